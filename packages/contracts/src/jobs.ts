@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { AgentInputSchema, CompactStrategySchema, MemoryBindingSchema, NamespaceSchema } from './mcp.js';
+
+// The job catalog (STYLE.md §10): every job the edge or an operator enqueues and the worker runs.
+// Job data never carries a secret or a token: only ids and validated arguments.
+
+export const QUEUES = {
+  /** Agent invokes and compactions: latency-sensitive, scaled with runtime workers. */
+  runtime: 'pkgreg-runtime',
+  /** Registry indexing: slow, rate-limited by the code host. */
+  indexing: 'pkgreg-indexing',
+} as const;
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+export interface JobDefinition<S extends z.ZodType> {
+  queue: QueueName;
+  schema: S;
+  attempts: number;
+  backoff: { type: 'exponential' | 'fixed'; delay: number };
+}
+
+function job<S extends z.ZodType>(definition: JobDefinition<S>): JobDefinition<S> {
+  return definition;
+}
+
+export const AgentInvokeJobSchema = z.object({
+  taskId: z.uuid(),
+  runId: z.uuid(),
+  namespace: NamespaceSchema,
+  agentId: z.string(),
+  input: AgentInputSchema,
+  memory: MemoryBindingSchema.optional(),
+});
+export type AgentInvokeJob = z.infer<typeof AgentInvokeJobSchema>;
+
+export const MemoryCompactJobSchema = z.object({
+  taskId: z.uuid(),
+  runId: z.uuid(),
+  namespace: NamespaceSchema,
+  sourceTier: z.literal('stm'),
+  strategy: CompactStrategySchema,
+  maxEntries: z.number().int().min(1),
+});
+export type MemoryCompactJob = z.infer<typeof MemoryCompactJobSchema>;
+
+export const RegistryIndexJobSchema = z.object({
+  /** `owner/repo` for GitHub, an absolute path for a local git repository. */
+  locator: z.string().min(1),
+  kind: z.enum(['github', 'git']),
+});
+export type RegistryIndexJob = z.infer<typeof RegistryIndexJobSchema>;
+
+export const RegistryReindexAllJobSchema = z.object({});
+export const TasksPurgeJobSchema = z.object({});
+
+export const JOB_CATALOG = {
+  'agent.invoke': job({
+    queue: QUEUES.runtime,
+    schema: AgentInvokeJobSchema,
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 500 },
+  }),
+  'memory.compact': job({
+    queue: QUEUES.runtime,
+    schema: MemoryCompactJobSchema,
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 500 },
+  }),
+  'registry.index': job({
+    queue: QUEUES.indexing,
+    schema: RegistryIndexJobSchema,
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 5_000 },
+  }),
+  'registry.reindex-all': job({
+    queue: QUEUES.indexing,
+    schema: RegistryReindexAllJobSchema,
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  }),
+  'tasks.purge-expired': job({
+    queue: QUEUES.runtime,
+    schema: TasksPurgeJobSchema,
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  }),
+} as const;
+
+export type JobName = keyof typeof JOB_CATALOG;
+export type JobPayload<N extends JobName> = z.infer<(typeof JOB_CATALOG)[N]['schema']>;
+/** A handler for every job: the worker's map must satisfy this or typecheck fails. */
+export type JobHandlers<Ctx> = { [N in JobName]: (payload: JobPayload<N>, ctx: Ctx) => Promise<unknown> };

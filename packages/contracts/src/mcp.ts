@@ -1,0 +1,397 @@
+import { z } from 'zod';
+
+// MCP edge shapes: ../shared/spec/mcp-edge.md and the MCP part of decisions.md.
+// The seed's stand-in prefix `pub` is `pkgreg` throughout.
+
+export const MCP_PROTOCOL_VERSION = '2025-11-25';
+/** Versions the edge negotiates, newest first (MCP lifecycle: the server answers with one it supports). */
+export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+
+export const NAMESPACE_PATTERN = /^app:[0-9a-f]{64}$/;
+/** `app:` + 64 lowercase hex chars, derived from the validated client identity. */
+export const NamespaceSchema = z
+  .string()
+  .regex(NAMESPACE_PATTERN, { error: 'namespace must be app: + 64 hex' });
+
+export const SCOPES = {
+  systemRead: 'pkgreg.system.read',
+  agentsInvoke: 'pkgreg.agents.invoke',
+  stmRead: 'pkgreg.memory.stm.read',
+  stmWrite: 'pkgreg.memory.stm.write',
+  stmDelete: 'pkgreg.memory.stm.delete',
+  ltmRead: 'pkgreg.memory.ltm.read',
+  ltmWrite: 'pkgreg.memory.ltm.write',
+  ltmDelete: 'pkgreg.memory.ltm.delete',
+} as const;
+export const ALL_SCOPES = Object.values(SCOPES);
+export const ScopeSchema = z.enum(ALL_SCOPES as [string, ...string[]]);
+
+export const MemoryTierSchema = z.enum(['stm', 'ltm']);
+export type MemoryTier = z.infer<typeof MemoryTierSchema>;
+
+/** The memory-tier scope for an action (decisions.md: `pkgreg.memory.{stm,ltm}.{read,write,delete}`). */
+export function memoryScope(tier: MemoryTier, action: 'read' | 'write' | 'delete'): string {
+  return `pkgreg.memory.${tier}.${action}`;
+}
+
+export const TOOL_NAMES = {
+  memoryPut: 'pkgreg.memory.v1.put',
+  memoryGet: 'pkgreg.memory.v1.get',
+  memorySearch: 'pkgreg.memory.v1.search',
+  memoryDelete: 'pkgreg.memory.v1.delete',
+  memoryCompact: 'pkgreg.memory.v1.compact',
+  agentsList: 'pkgreg.agents.v1.list',
+  agentsInvoke: 'pkgreg.agents.v1.invoke',
+  systemInfo: 'pkgreg.system.v1.info',
+} as const;
+export type ToolName = (typeof TOOL_NAMES)[keyof typeof TOOL_NAMES];
+
+// ---- Limits (decisions.md; also reported by system info) ----
+
+export const MEMORY_LIMITS = {
+  maxContentBytes: 16384,
+  maxTags: 32,
+  maxTagLength: 64,
+  maxMetadataKeys: 32,
+  maxMetadataValueLength: 1024,
+  maxSearchTopK: 50,
+  defaultSearchTopK: 10,
+  maxCompactEntries: 200,
+  defaultCompactEntries: 50,
+} as const;
+export const MAX_INVOKE_INPUT_BYTES = 8192;
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
+
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
+
+export const IdempotencyKeySchema = z.string().min(1).max(IDEMPOTENCY_KEY_MAX_LENGTH);
+
+export const MemoryTagsSchema = z
+  .array(z.string().min(1).max(MEMORY_LIMITS.maxTagLength))
+  .max(MEMORY_LIMITS.maxTags);
+
+export const MemoryMetadataSchema = z
+  .record(z.string().min(1).max(128), z.string().max(MEMORY_LIMITS.maxMetadataValueLength))
+  .refine((m) => Object.keys(m).length <= MEMORY_LIMITS.maxMetadataKeys, {
+    error: `metadata may have at most ${MEMORY_LIMITS.maxMetadataKeys} keys`,
+  });
+
+export const MemoryContentSchema = z
+  .string()
+  .min(1)
+  .refine((s) => utf8Bytes(s) <= MEMORY_LIMITS.maxContentBytes, {
+    error: `content must be at most ${MEMORY_LIMITS.maxContentBytes} bytes`,
+  });
+
+// ---- Memory entry (decisions.md) ----
+
+export const MemoryEntryStatusSchema = z.enum(['active', 'superseded', 'deleted']);
+
+export const MemoryEntrySchema = z.object({
+  entryId: z.uuid(),
+  namespace: NamespaceSchema,
+  tier: MemoryTierSchema,
+  content: z.string(),
+  tags: z.array(z.string()),
+  metadata: z.record(z.string(), z.string()),
+  /** `active`, `superseded` (replaced by a newer entry) or `deleted` (soft-deleted). */
+  status: MemoryEntryStatusSchema,
+  supersedesEntryId: z.uuid().nullable(),
+  supersededByEntryId: z.uuid().nullable(),
+  createdAt: z.iso.datetime({ offset: true }),
+  updatedAt: z.iso.datetime({ offset: true }),
+  deletedAt: z.iso.datetime({ offset: true }).nullable(),
+});
+export type MemoryEntry = z.infer<typeof MemoryEntrySchema>;
+
+// ---- Tool arguments and results ----
+
+export const MemoryPutArgsSchema = z
+  .object({
+    namespace: NamespaceSchema,
+    tier: MemoryTierSchema,
+    content: MemoryContentSchema,
+    /** `append` (default) adds an entry; `supersede` replaces `supersedesEntryId`. */
+    mode: z.enum(['append', 'supersede']).default('append'),
+    supersedesEntryId: z.uuid().optional(),
+    tags: MemoryTagsSchema.default([]),
+    metadata: MemoryMetadataSchema.default({}),
+    /** Replay key for safe retries (24 h, per subject and tool). */
+    idempotencyKey: IdempotencyKeySchema.optional(),
+  })
+  .strict()
+  .refine((a) => (a.mode === 'supersede') === (a.supersedesEntryId !== undefined), {
+    error: 'supersedesEntryId is required with mode supersede and only allowed with it',
+    path: ['supersedesEntryId'],
+  });
+export type MemoryPutArgs = z.infer<typeof MemoryPutArgsSchema>;
+
+export const MemoryPutResultSchema = z.object({
+  entry: MemoryEntrySchema,
+  /** The predecessor now marked superseded, when mode was supersede. */
+  supersededEntryId: z.uuid().nullable(),
+});
+export type MemoryPutResult = z.infer<typeof MemoryPutResultSchema>;
+
+export const MemoryGetArgsSchema = z.object({ namespace: NamespaceSchema, entryId: z.uuid() }).strict();
+export type MemoryGetArgs = z.infer<typeof MemoryGetArgsSchema>;
+
+export const MemoryGetResultSchema = z.object({ entry: MemoryEntrySchema });
+export type MemoryGetResult = z.infer<typeof MemoryGetResultSchema>;
+
+export const MemorySearchArgsSchema = z
+  .object({
+    namespace: NamespaceSchema,
+    query: z.string().max(1024),
+    /** Tiers to search; defaults to every tier the caller may read. */
+    tiers: z.array(MemoryTierSchema).min(1).optional(),
+    /** Only entries carrying all of these tags. */
+    tags: MemoryTagsSchema.optional(),
+    topK: z.number().int().min(1).max(MEMORY_LIMITS.maxSearchTopK).default(MEMORY_LIMITS.defaultSearchTopK),
+  })
+  .strict();
+export type MemorySearchArgs = z.infer<typeof MemorySearchArgsSchema>;
+
+export const MemorySearchResultSchema = z.object({
+  results: z.array(z.object({ entry: MemoryEntrySchema, score: z.number() })),
+  total: z.number().int().nonnegative(),
+});
+export type MemorySearchResult = z.infer<typeof MemorySearchResultSchema>;
+
+export const MemoryDeleteArgsSchema = z
+  .object({ namespace: NamespaceSchema, entryId: z.uuid(), idempotencyKey: IdempotencyKeySchema.optional() })
+  .strict();
+export type MemoryDeleteArgs = z.infer<typeof MemoryDeleteArgsSchema>;
+
+export const MemoryDeleteResultSchema = z.object({ entry: MemoryEntrySchema });
+export type MemoryDeleteResult = z.infer<typeof MemoryDeleteResultSchema>;
+
+export const ExecutionModeSchema = z.enum(['async', 'sync']);
+
+export const CompactStrategySchema = z.enum(['summarize', 'extract_facts']);
+export type CompactStrategy = z.infer<typeof CompactStrategySchema>;
+
+export const MemoryCompactArgsSchema = z
+  .object({
+    namespace: NamespaceSchema,
+    sourceTier: z.literal('stm').default('stm'),
+    strategy: CompactStrategySchema,
+    /** How many stm entries (oldest first) the window holds. */
+    maxEntries: z
+      .number()
+      .int()
+      .min(1)
+      .max(MEMORY_LIMITS.maxCompactEntries)
+      .default(MEMORY_LIMITS.defaultCompactEntries),
+    executionMode: ExecutionModeSchema.default('sync'),
+    idempotencyKey: IdempotencyKeySchema.optional(),
+  })
+  .strict();
+export type MemoryCompactArgs = z.infer<typeof MemoryCompactArgsSchema>;
+
+export const TaskStatusSchema = z.enum(['queued', 'running', 'completed', 'failed']);
+export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+
+export const TaskHandleSchema = z.object({ taskId: z.uuid(), status: TaskStatusSchema, runId: z.uuid() });
+export type TaskHandle = z.infer<typeof TaskHandleSchema>;
+
+export const TaskAcceptedResultSchema = z.object({ mode: z.literal('task'), task: TaskHandleSchema });
+export type TaskAcceptedResult = z.infer<typeof TaskAcceptedResultSchema>;
+
+export const CompactOutcomeSchema = z.object({
+  strategy: CompactStrategySchema,
+  /** stm entries the window held. */
+  sourceEntryIds: z.array(z.uuid()),
+  /** Entries written: one stm summary, or the new ltm facts. */
+  createdEntries: z.array(MemoryEntrySchema),
+});
+export type CompactOutcome = z.infer<typeof CompactOutcomeSchema>;
+
+export const MemoryCompactResultSchema = z.discriminatedUnion('mode', [
+  TaskAcceptedResultSchema,
+  CompactOutcomeSchema.extend({ mode: z.literal('completed'), runId: z.uuid() }),
+]);
+export type MemoryCompactResult = z.infer<typeof MemoryCompactResultSchema>;
+
+// ---- Agents ----
+
+export const InputModeSchema = z.enum(['text', 'packet', 'json']);
+
+export const AgentCatalogEntrySchema = z.object({
+  agentId: z.string(),
+  title: z.string(),
+  description: z.string(),
+  inputModes: z.array(InputModeSchema),
+  memoryBinding: z.object({
+    supported: z.boolean(),
+    readTiers: z.array(MemoryTierSchema),
+    writeTiers: z.array(MemoryTierSchema),
+  }),
+  execution: z.object({
+    taskSupport: z.enum(['none', 'optional']),
+    asyncThreshold: z.string(),
+  }),
+});
+export type AgentCatalogEntry = z.infer<typeof AgentCatalogEntrySchema>;
+
+export const AgentsListArgsSchema = z.object({}).strict();
+export const AgentsListResultSchema = z.object({ agents: z.array(AgentCatalogEntrySchema) });
+export type AgentsListResult = z.infer<typeof AgentsListResultSchema>;
+
+export const AgentInputSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string().min(1) }).strict(),
+  z.object({ type: z.literal('json'), json: z.unknown() }).strict(),
+  z
+    .object({
+      type: z.literal('packet'),
+      packet: z
+        .object({
+          goal: z.string().min(1),
+          constraints: z.array(z.string()).optional(),
+          context: z.string().optional(),
+        })
+        .strict(),
+    })
+    .strict(),
+]);
+export type AgentInput = z.infer<typeof AgentInputSchema>;
+
+export const MemoryBindingSchema = z
+  .object({
+    namespace: NamespaceSchema,
+    readTiers: z.array(MemoryTierSchema).default([]),
+    writeTiers: z.array(MemoryTierSchema).default([]),
+  })
+  .strict();
+export type MemoryBinding = z.infer<typeof MemoryBindingSchema>;
+
+export const AgentsInvokeArgsSchema = z
+  .object({
+    agentId: z.string().min(1).max(128),
+    input: AgentInputSchema.refine((i) => utf8Bytes(JSON.stringify(i)) <= MAX_INVOKE_INPUT_BYTES, {
+      error: `input must be at most ${MAX_INVOKE_INPUT_BYTES} bytes serialized`,
+    }),
+    memory: MemoryBindingSchema.optional(),
+    /** Defaults to `sync` (decisions.md). */
+    executionMode: ExecutionModeSchema.default('sync'),
+    idempotencyKey: IdempotencyKeySchema.optional(),
+  })
+  .strict();
+export type AgentsInvokeArgs = z.infer<typeof AgentsInvokeArgsSchema>;
+
+export const OutputItemSchema = z.object({ type: z.literal('text'), text: z.string() });
+export type OutputItem = z.infer<typeof OutputItemSchema>;
+
+export const AgentsInvokeResultSchema = z.discriminatedUnion('mode', [
+  TaskAcceptedResultSchema,
+  z.object({ mode: z.literal('completed'), runId: z.uuid(), outputs: z.array(OutputItemSchema) }),
+]);
+export type AgentsInvokeResult = z.infer<typeof AgentsInvokeResultSchema>;
+
+// ---- System info ----
+
+export const BackendModeSchema = z.enum(['development', 'local_tunnel', 'hosted']);
+export type BackendMode = z.infer<typeof BackendModeSchema>;
+
+export const SystemInfoArgsSchema = z.object({}).strict();
+
+export const SystemInfoResultSchema = z.object({
+  server: z.object({
+    name: z.string(),
+    phase: z.string().regex(/^phase-\d+$/),
+    backendMode: BackendModeSchema,
+    protocolVersion: z.string(),
+  }),
+  features: z.object({
+    publicAgents: z.boolean(),
+    publicSystemInfo: z.boolean(),
+    publicTasks: z.boolean(),
+    publicCompactAsync: z.boolean(),
+  }),
+  limits: z
+    .object({
+      maxInvokeInputBytes: z.number().int(),
+      maxSearchTopK: z.number().int(),
+      maxTaskPollWindowSeconds: z.number().int(),
+    })
+    .catchall(z.number().int()),
+  quotas: z
+    .object({ invokePerMinute: z.number().int(), compactPerMinute: z.number().int() })
+    .catchall(z.number()),
+  tasks: z.object({
+    supportedMethods: z.array(z.string()),
+    toolSupport: z.record(z.string(), z.literal('optional')),
+  }),
+});
+export type SystemInfoResult = z.infer<typeof SystemInfoResultSchema>;
+
+// ---- Protocol methods ----
+
+export const InitializeParamsSchema = z
+  .object({
+    protocolVersion: z.string().min(1),
+    clientInfo: z.object({ name: z.string(), version: z.string() }).loose(),
+    capabilities: z.record(z.string(), z.unknown()).optional(),
+  })
+  .loose();
+export type InitializeParams = z.infer<typeof InitializeParamsSchema>;
+
+export const InitializeResultSchema = z.object({
+  protocolVersion: z.string(),
+  serverInfo: z.object({ name: z.string(), version: z.string() }),
+  capabilities: z.object({
+    tools: z.object({ listChanged: z.literal(false) }),
+    tasks: z.record(z.string(), z.unknown()),
+  }),
+  instructions: z.string().optional(),
+});
+export type InitializeResult = z.infer<typeof InitializeResultSchema>;
+
+export const ToolDescriptorSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  description: z.string(),
+  capabilities: z.array(z.string()),
+  permissionScope: z.string(),
+  /** JSON Schema 2020-12 of the arguments. */
+  inputSchema: z.record(z.string(), z.unknown()),
+  /** JSON Schema 2020-12 of the tool-specific result. */
+  outputSchema: z.record(z.string(), z.unknown()),
+  /** MCP tool execution hints: whether the tool can run as a task. */
+  execution: z.object({ taskSupport: z.enum(['forbidden', 'optional', 'required']) }).optional(),
+});
+export type ToolDescriptor = z.infer<typeof ToolDescriptorSchema>;
+
+export const ToolsListResultSchema = z.object({ tools: z.array(ToolDescriptorSchema) });
+export type ToolsListResult = z.infer<typeof ToolsListResultSchema>;
+
+export const ToolsCallParamsSchema = z
+  .object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) })
+  .loose();
+export type ToolsCallParams = z.infer<typeof ToolsCallParamsSchema>;
+
+export const TaskIdParamsSchema = z.object({ taskId: z.uuid() }).loose();
+export type TaskIdParams = z.infer<typeof TaskIdParamsSchema>;
+
+export const TaskRecordSchema = z.object({
+  taskId: z.uuid(),
+  toolName: z.string(),
+  subjectNamespace: NamespaceSchema,
+  canonicalRunId: z.uuid(),
+  status: TaskStatusSchema,
+  submittedAt: z.iso.datetime({ offset: true }),
+  updatedAt: z.iso.datetime({ offset: true }),
+});
+export type TaskRecord = z.infer<typeof TaskRecordSchema>;
+
+export const TaskErrorSchema = z.object({ reason: z.string(), message: z.string() });
+
+export const TasksResultResultSchema = z.discriminatedUnion('status', [
+  z.object({
+    taskId: z.uuid(),
+    status: z.literal('completed'),
+    result: z.object({ runId: z.uuid(), outputs: z.array(OutputItemSchema) }).loose(),
+  }),
+  z.object({ taskId: z.uuid(), status: z.literal('failed'), error: TaskErrorSchema }),
+]);
+export type TasksResultResult = z.infer<typeof TasksResultResultSchema>;

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+// The seed's thirteen reject reasons (mcp-edge.md, Errors) with the wire form decisions.md gives them,
+// plus the edge's own reasons for failures the seed leaves unnamed (auth, origin, protocol).
+
+export const RejectReasonSchema = z.enum([
+  'scope_insufficient',
+  'namespace_unauthorized',
+  'memory_binding_forbidden',
+  'agent_not_available',
+  'task_not_found',
+  'task_not_ready',
+  'request_schema_invalid',
+  'source_quarantined',
+  'quota_exceeded',
+  'rate_limited',
+  'deployment_not_resolved',
+  'tunnel_envelope_invalid',
+  'tunnel_replay_detected',
+]);
+export type RejectReason = z.infer<typeof RejectReasonSchema>;
+
+export const EdgeErrorReasonSchema = z.enum([
+  /** Bearer token missing, malformed, expired, wrong issuer/audience or bad signature. */
+  'token_invalid',
+  /** Origin header present and not allowed. */
+  'origin_not_allowed',
+  /** Body is not JSON. */
+  'parse_error',
+  /** Body is not a single JSON-RPC request (a batch, or a broken envelope). */
+  'invalid_request',
+  /** Unknown JSON-RPC method or tool name. */
+  'method_not_found',
+  /** Request carries an unsupported MCP-Protocol-Version, Accept or Content-Type. */
+  'transport_invalid',
+  /** Unexpected failure; details are in the logs under the request id. */
+  'internal_error',
+]);
+export type EdgeErrorReason = z.infer<typeof EdgeErrorReasonSchema>;
+
+export type ErrorReason = RejectReason | EdgeErrorReason;
+
+export interface ReasonWireForm {
+  /** JSON-RPC error code. */
+  code: number;
+  /** HTTP status of the response carrying the error. */
+  httpStatus: number;
+  /** Default message. */
+  message: string;
+}
+
+/** decisions.md, "Admission order and wire form". */
+export const ERROR_WIRE_FORMS: Record<ErrorReason, ReasonWireForm> = {
+  deployment_not_resolved: { code: -32011, httpStatus: 421, message: 'No deployment serves this host' },
+  origin_not_allowed: { code: -32002, httpStatus: 403, message: 'Origin not allowed' },
+  token_invalid: { code: -32001, httpStatus: 401, message: 'Missing or invalid bearer token' },
+  parse_error: { code: -32700, httpStatus: 400, message: 'Parse error' },
+  invalid_request: { code: -32600, httpStatus: 400, message: 'Invalid request' },
+  transport_invalid: { code: -32600, httpStatus: 400, message: 'Unsupported transport headers' },
+  scope_insufficient: { code: -32003, httpStatus: 403, message: 'Insufficient scope' },
+  quota_exceeded: { code: -32009, httpStatus: 429, message: 'Quota exceeded' },
+  rate_limited: { code: -32010, httpStatus: 429, message: 'Rate limited' },
+  request_schema_invalid: { code: -32602, httpStatus: 200, message: 'Invalid params' },
+  task_not_found: { code: -32602, httpStatus: 200, message: 'Task not found' },
+  method_not_found: { code: -32601, httpStatus: 200, message: 'Method not found' },
+  namespace_unauthorized: { code: -32004, httpStatus: 200, message: 'Namespace not authorized' },
+  memory_binding_forbidden: {
+    code: -32005,
+    httpStatus: 200,
+    message: 'Memory binding not allowed for this agent',
+  },
+  agent_not_available: { code: -32006, httpStatus: 200, message: 'Agent not available' },
+  task_not_ready: { code: -32007, httpStatus: 200, message: 'Task result not ready' },
+  source_quarantined: { code: -32008, httpStatus: 200, message: 'Source is quarantined' },
+  tunnel_envelope_invalid: { code: -32012, httpStatus: 200, message: 'Tunnel envelope invalid' },
+  tunnel_replay_detected: { code: -32013, httpStatus: 200, message: 'Tunnel replay detected' },
+  internal_error: { code: -32603, httpStatus: 500, message: 'Internal error' },
+};

@@ -1,0 +1,33 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './database.js';
+
+// int8 (bigint, bigserial, count(*)) as number: our counters stay far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+
+export interface CreateDbOptions {
+  /** Pool size; defaults to 10. */
+  max?: number;
+  /** Postgres schema to put first on the search_path (hosted tenants). */
+  schema?: string;
+  applicationName?: string;
+}
+
+export type Db = Kysely<Database>;
+
+export function createPool(url: string, options: CreateDbOptions = {}): pg.Pool {
+  return new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'pkgreg',
+    ...(options.schema ? { options: `-c search_path=${quoteIdent(options.schema)},public` } : {}),
+  });
+}
+
+export function createDb(url: string, options: CreateDbOptions = {}): Db {
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(url, options) }) });
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}

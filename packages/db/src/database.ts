@@ -1,0 +1,193 @@
+import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+
+/** A timestamp: read as Date, written as Date or ISO string, defaulted by the database. */
+export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+type Json<T extends object | null> = JSONColumnType<T, T | string, T | string>;
+
+export interface PackagesTable {
+  id: Generated<string>;
+  scope: string;
+  name: string;
+  description: Generated<string>;
+  kind: Generated<'skill' | 'composite' | 'workflow' | 'app'>;
+  category: string | null;
+  tags: Generated<string[]>;
+  compatibility: Generated<string[]>;
+  language: string | null;
+  version: string | null;
+  source_repo: string;
+  source_path: Generated<string>;
+  source_ref: Generated<string>;
+  repo_url: string | null;
+  homepage_url: string | null;
+  repo_owner: string;
+  author: string | null;
+  repo_stars: Generated<number>;
+  license: string | null;
+  skill_md_raw: string;
+  frontmatter: Json<Record<string, unknown>>;
+  allowed_tools: Generated<string[]>;
+  token_count: Generated<number>;
+  file_count: Generated<number>;
+  progressive_disclosure: Generated<boolean>;
+  /** bigint; parsed to number by createDb (counts stay far below 2^53). */
+  download_count: Generated<number>;
+  dep_count: Generated<number>;
+  dependant_count: Generated<number>;
+  verified: Generated<boolean>;
+  featured: Generated<boolean>;
+  status: Generated<'active' | 'deprecated' | 'delisted'>;
+  hosted: Generated<boolean>;
+  first_indexed_at: Timestamp;
+  last_indexed_at: Timestamp;
+  last_commit_sha: string | null;
+  /** Bumped by trigger on every update; the ETag source. */
+  row_version: Generated<number>;
+  updated_at: Timestamp;
+  /** Generated column; never written. */
+  search_vector: ColumnType<string, never, never>;
+}
+
+export interface PackageDownloadDeltasTable {
+  id: Generated<number>;
+  package_id: string;
+  delta: Generated<number>;
+  created_at: Timestamp;
+}
+
+export interface IndexedSourcesTable {
+  id: Generated<string>;
+  kind: 'github' | 'git';
+  locator: string;
+  source_repo: string;
+  default_branch: string | null;
+  etags: Json<Record<string, string>>;
+  created_at: Timestamp;
+  last_run_at: NullableTimestamp;
+}
+
+export interface IndexingRunsTable {
+  id: Generated<string>;
+  source_id: string | null;
+  locator: string;
+  status: Generated<'running' | 'succeeded' | 'failed'>;
+  indexed: Generated<number>;
+  updated: Generated<number>;
+  unchanged: Generated<number>;
+  delisted: Generated<number>;
+  rejected: Generated<number>;
+  error: string | null;
+  started_at: Timestamp;
+  finished_at: NullableTimestamp;
+}
+
+export interface IndexingRejectionsTable {
+  id: Generated<number>;
+  run_id: string;
+  path: string;
+  reason: string;
+  created_at: Timestamp;
+}
+
+export interface MemoryEntriesTable {
+  entry_id: Generated<string>;
+  namespace: string;
+  tier: 'stm' | 'ltm';
+  content: string;
+  tags: Generated<string[]>;
+  metadata: Json<Record<string, string>>;
+  status: Generated<'active' | 'superseded' | 'deleted'>;
+  supersedes_entry_id: string | null;
+  superseded_by_entry_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: NullableTimestamp;
+  search_vector: ColumnType<string, never, never>;
+}
+
+export interface TasksTable {
+  task_id: Generated<string>;
+  tool_name: string;
+  subject_namespace: string;
+  client_id: string | null;
+  canonical_run_id: Generated<string>;
+  status: Generated<'queued' | 'running' | 'completed' | 'failed'>;
+  input: Json<Record<string, unknown>>;
+  result: Json<Record<string, unknown>> | null;
+  error: Json<Record<string, unknown>> | null;
+  attempts: Generated<number>;
+  submitted_at: Timestamp;
+  updated_at: Timestamp;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+  expires_at: NullableTimestamp;
+}
+
+export interface IdempotencyRecordsTable {
+  subject_namespace: string;
+  tool_name: string;
+  idempotency_key: string;
+  request_hash: string;
+  /** Null while the first call is still running. */
+  result: Json<Record<string, unknown>> | null;
+  created_at: Timestamp;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface OauthClientsTable {
+  client_id: string;
+  client_secret_hash: string;
+  name: string;
+  allowed_scopes: Generated<string[]>;
+  created_at: Timestamp;
+  disabled_at: NullableTimestamp;
+}
+
+export interface OauthSigningKeysTable {
+  kid: string;
+  alg: string;
+  public_jwk: Json<Record<string, unknown>>;
+  private_jwk: Json<Record<string, unknown>>;
+  status: Generated<'active' | 'retiring' | 'retired'>;
+  created_at: Timestamp;
+  retired_at: NullableTimestamp;
+}
+
+export interface AuditRecordsTable {
+  id: Generated<number>;
+  at: Timestamp;
+  request_id: string;
+  namespace: string | null;
+  client_id: string | null;
+  method: string | null;
+  tool: string | null;
+  outcome: 'ok' | 'rejected' | 'error';
+  reason: string | null;
+  http_status: number;
+  latency_ms: number;
+  backend: string | null;
+}
+
+export interface QuarantinedSourcesTable {
+  namespace: string;
+  state: 'quarantined' | 'purged';
+  reason: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface Database {
+  packages: PackagesTable;
+  package_download_deltas: PackageDownloadDeltasTable;
+  indexed_sources: IndexedSourcesTable;
+  indexing_runs: IndexingRunsTable;
+  indexing_rejections: IndexingRejectionsTable;
+  memory_entries: MemoryEntriesTable;
+  tasks: TasksTable;
+  idempotency_records: IdempotencyRecordsTable;
+  oauth_clients: OauthClientsTable;
+  oauth_signing_keys: OauthSigningKeysTable;
+  audit_records: AuditRecordsTable;
+  quarantined_sources: QuarantinedSourcesTable;
+}

@@ -1,0 +1,20 @@
+export { type CreateDbOptions, createDb, createPool, type Db, quoteIdent } from './create-db.js';
+export type {
+  AuditRecordsTable,
+  Database,
+  IdempotencyRecordsTable,
+  IndexedSourcesTable,
+  IndexingRejectionsTable,
+  IndexingRunsTable,
+  MemoryEntriesTable,
+  OauthClientsTable,
+  OauthSigningKeysTable,
+  PackageDownloadDeltasTable,
+  PackagesTable,
+  QuarantinedSourcesTable,
+  TasksTable,
+  Timestamp,
+} from './database.js';
+export { ensureDatabase } from './ensure-database.js';
+export { type MigrateOptions, migrateToLatest } from './migrate.js';
+export { migrations } from './migrations/index.js';

@@ -1,0 +1,38 @@
+import { type Kysely, sql } from 'kysely';
+import { type MigrationResultSet, Migrator } from 'kysely/migration';
+import { quoteIdent } from './create-db.js';
+import { migrations } from './migrations/index.js';
+
+export interface MigrateOptions {
+  /** Run the migrations inside this schema (hosted tenants); created when missing. */
+  schema?: string;
+}
+
+async function run(db: Kysely<any>): Promise<MigrationResultSet> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const result = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error');
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed`, { cause: result.error });
+  }
+  return result;
+}
+
+/** Brings the database to the latest migration. The same migrator runs in dev, tests and deploys. */
+export async function migrateToLatest(
+  db: Kysely<any>,
+  options: MigrateOptions = {},
+): Promise<MigrationResultSet> {
+  const { schema } = options;
+  if (!schema) return run(db);
+  // Migrations use raw SQL too, so the tenant schema is set on the connection, not per query.
+  await db.schema.createSchema(schema).ifNotExists().execute();
+  return db.connection().execute(async (conn) => {
+    await sql.raw(`set search_path to ${quoteIdent(schema)}, public`).execute(conn);
+    try {
+      return await run(conn);
+    } finally {
+      await sql`reset search_path`.execute(conn);
+    }
+  });
+}

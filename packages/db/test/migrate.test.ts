@@ -1,0 +1,123 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, migrateToLatest, migrations } from '../src/index.js';
+import { createTestDatabase, type TestDatabase } from '../src/testing.js';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t?.destroy();
+});
+
+describe('migrations', () => {
+  it('creates every table the stack needs (issue: packages/db)', async () => {
+    const rows = await sql<{ table_name: string }>`
+      select table_name from information_schema.tables where table_schema = 'public'`.execute(t.db);
+    const tables = rows.rows.map((r) => r.table_name);
+    for (const table of [
+      'packages',
+      'package_download_deltas',
+      'indexed_sources',
+      'indexing_runs',
+      'indexing_rejections',
+      'memory_entries',
+      'tasks',
+      'idempotency_records',
+      'oauth_clients',
+      'oauth_signing_keys',
+      'audit_records',
+      'quarantined_sources',
+    ]) {
+      expect(tables).toContain(table);
+    }
+  });
+
+  it('is idempotent: a second run applies nothing', async () => {
+    const { results } = await migrateToLatest(t.db);
+    expect(results).toEqual([]);
+  });
+
+  it('runs into a tenant schema for hosted backends', async () => {
+    await migrateToLatest(t.db, { schema: 'tenant_a' });
+    const tenant = createDb(t.url, { schema: 'tenant_a', max: 1 });
+    try {
+      const rows = await sql<{ s: string }>`select current_schema() as s`.execute(tenant);
+      expect(rows.rows[0]?.s).toBe('tenant_a');
+      const count = await tenant
+        .selectFrom('packages')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      expect(count.n).toBe(0);
+    } finally {
+      await tenant.destroy();
+    }
+  });
+
+  it('names migrations by timestamp so they sort in the order they were written', () => {
+    const names = Object.keys(migrations);
+    expect(names).toEqual([...names].sort());
+    for (const name of names) expect(name).toMatch(/^\d{4}-\d{2}-\d{2}T\d{4}-[a-z0-9-]+$/);
+  });
+});
+
+describe('packages table', () => {
+  it('splits names and scopes on - for prefix search, stems only the description', async () => {
+    await t.db
+      .insertInto('packages')
+      .values({
+        scope: 'acme',
+        name: 'pdf-editor',
+        description: 'Editing PDF documents',
+        source_repo: 'acme/skills',
+        repo_owner: 'acme',
+        skill_md_raw: '---\nname: pdf-editor\n---\n',
+        frontmatter: JSON.stringify({ name: 'pdf-editor' }),
+      })
+      .execute();
+    const hit = await sql<{ n: number }>`
+      select count(*)::int as n from packages where search_vector @@ to_tsquery('simple', 'pdf:* & edi:*')`.execute(
+      t.db,
+    );
+    expect(hit.rows[0]?.n).toBe(1);
+  });
+
+  it('bumps row_version on every update (the ETag source)', async () => {
+    const before = await t.db
+      .selectFrom('packages')
+      .select('row_version')
+      .where('name', '=', 'pdf-editor')
+      .executeTakeFirstOrThrow();
+    await t.db.updateTable('packages').set({ download_count: 5 }).where('name', '=', 'pdf-editor').execute();
+    const after = await t.db
+      .selectFrom('packages')
+      .select(['row_version', 'download_count'])
+      .where('name', '=', 'pdf-editor')
+      .executeTakeFirstOrThrow();
+    expect(after.row_version).toBe(before.row_version + 1);
+    expect(after.download_count).toBe(5);
+  });
+
+  it('rejects an unknown kind or status', async () => {
+    const base = {
+      scope: 'acme',
+      source_repo: 'acme/x',
+      repo_owner: 'acme',
+      skill_md_raw: '',
+      frontmatter: '{}',
+    };
+    await expect(
+      t.db
+        .insertInto('packages')
+        .values({ ...base, name: 'a', kind: 'plugin' as never })
+        .execute(),
+    ).rejects.toThrow();
+    await expect(
+      t.db
+        .insertInto('packages')
+        .values({ ...base, name: 'b', status: 'gone' as never })
+        .execute(),
+    ).rejects.toThrow();
+  });
+});

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+
+// Shared pieces of each app's env.ts (STYLE.md §5): each app still parses its own schema once at start.
+
+/** A boolean flag read explicitly: z.coerce.boolean() would turn "false" into true. */
+export const booleanFlag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .optional()
+    .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1' || v === 'yes'));
+
+export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+export const commonEnvShape = {
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/pkgreg'),
+  REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+};
+
+/** Parses `source` with `schema`; on failure throws one message naming every bad variable (values never shown). */
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  source: Record<string, string | undefined>,
+): z.infer<S> {
+  const result = schema.safeParse(source);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new Error(`invalid environment:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}
