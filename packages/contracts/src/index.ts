@@ -1,6 +1,12 @@
 // Explicit named exports only (STYLE.md §9).
 
 export {
+  AGENT_CATALOG,
+  ENGINEERING_WORKFLOW_AGENT_ID,
+  findAgent,
+  forbiddenBindingTiers,
+} from './agents.js';
+export {
   type AgentInvokeJob,
   AgentInvokeJobSchema,
   JOB_CATALOG,
@@ -168,6 +174,7 @@ export {
   ERROR_WIRE_FORMS,
   type ErrorReason,
   type ReasonWireForm,
+  RejectError,
   type RejectReason,
   RejectReasonSchema,
 } from './reject-reasons.js';

@@ -76,3 +76,20 @@ export const ERROR_WIRE_FORMS: Record<ErrorReason, ReasonWireForm> = {
   tunnel_replay_detected: { code: -32013, httpStatus: 200, message: 'Tunnel replay detected' },
   internal_error: { code: -32603, httpStatus: 500, message: 'Internal error' },
 };
+
+/**
+ * A request refused for a documented reason. Thrown by services and packages (memory, tasks, edge);
+ * the edge's one error writer turns it into the wire form of ERROR_WIRE_FORMS. Never carries secrets.
+ */
+export class RejectError extends Error {
+  readonly reason: ErrorReason;
+  /** Extra fields for `error.data` (e.g. `retryAfterSeconds`, `requiredScopes`, `issues`). */
+  readonly details: Record<string, unknown>;
+
+  constructor(reason: ErrorReason, message?: string, details: Record<string, unknown> = {}) {
+    super(message ?? ERROR_WIRE_FORMS[reason].message);
+    this.name = 'RejectError';
+    this.reason = reason;
+    this.details = details;
+  }
+}
