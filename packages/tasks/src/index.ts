@@ -1,0 +1,34 @@
+// @pkgreg/tasks: task rows, their check-and-set transitions, and the runtime job queue.
+// The edge submits and polls; the runtime worker starts, completes and fails.
+
+export {
+  connectionOptions,
+  createRuntimeQueue,
+  createTaskEvents,
+  DEFAULT_QUEUE_PREFIX,
+  type EnqueueOptions,
+  type RedisConnection,
+  type RuntimeQueue,
+  type RuntimeQueueOptions,
+  type TaskEvents,
+} from './queue.js';
+export { findTaskById, isTerminal, type TaskRow } from './task.repository.js';
+export {
+  completeTask,
+  DEFAULT_POLL_WINDOW_SECONDS,
+  DEFAULT_SYNC_THRESHOLD_MS,
+  failOrphanedTasks,
+  failTask,
+  getTaskRecord,
+  getTaskResult,
+  purgeExpiredTasks,
+  type StartOutcome,
+  type SubmitDeps,
+  startTask,
+  submitCompact,
+  submitInvoke,
+  type TaskError,
+  type TaskResult,
+  toTaskRecord,
+  waitForTask,
+} from './task.service.js';

@@ -1,0 +1,158 @@
+import {
+  JOB_CATALOG,
+  type JobName,
+  type JobPayload,
+  QUEUES,
+  type QueueName,
+  RejectError,
+} from '@pkgreg/contracts';
+import { type ConnectionOptions, type Job, Queue, QueueEvents } from 'bullmq';
+
+// Producer side of the job catalog (STYLE.md §10, §11). Job data carries ids and validated arguments
+// only, never a token or secret; the task id is the job id so a duplicate enqueue adds nothing.
+
+/** A Redis URL, or ioredis-style options (host, port, password, db, tls…). */
+export type RedisConnection = string | Exclude<ConnectionOptions, { connect: unknown }>;
+
+export interface RuntimeQueueOptions {
+  connection: RedisConnection;
+  /** BullMQ key prefix: hosted tenants and test files get their own. */
+  prefix?: string;
+  /** Finished jobs kept in Redis (the task row is the durable record). */
+  keepCompleted?: { age: number; count: number };
+  keepFailed?: { age: number; count: number };
+}
+
+export interface EnqueueOptions {
+  /** Defaults to the payload's taskId for task jobs; required to dedupe other jobs. */
+  jobId?: string;
+  delay?: number;
+}
+
+export interface RuntimeQueue {
+  readonly prefix: string;
+  /** The BullMQ queue behind a catalog queue name. */
+  queue(name: QueueName): Queue;
+  /** Validates `payload` with the catalog schema and adds the job; same job id twice is a no-op. */
+  enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options?: EnqueueOptions): Promise<Job>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_QUEUE_PREFIX = 'pkgreg';
+const KEEP_COMPLETED = { age: 3600, count: 1000 };
+const KEEP_FAILED = { age: 7 * 24 * 3600, count: 5000 };
+
+export function connectionOptions(
+  connection: RedisConnection,
+  overrides: Record<string, unknown> = {},
+): ConnectionOptions {
+  return typeof connection === 'string'
+    ? { url: connection, ...overrides }
+    : ({ ...connection, ...overrides } as ConnectionOptions);
+}
+
+export function createRuntimeQueue(options: RuntimeQueueOptions): RuntimeQueue {
+  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+  // Producers fail fast when Redis is down (the caller answers an error) instead of queueing commands.
+  const connection = connectionOptions(options.connection, { enableOfflineQueue: false });
+  const queues = new Map<QueueName, Queue>();
+  for (const name of Object.values(QUEUES)) {
+    const queue = new Queue(name, {
+      connection,
+      prefix,
+      defaultJobOptions: {
+        removeOnComplete: options.keepCompleted ?? KEEP_COMPLETED,
+        removeOnFail: options.keepFailed ?? KEEP_FAILED,
+      },
+    });
+    // Connection errors surface on the enqueue call; without a listener they would crash the process.
+    queue.on('error', () => {});
+    queues.set(name, queue);
+  }
+  const get = (name: QueueName): Queue => {
+    const queue = queues.get(name);
+    if (!queue) throw new Error(`unknown queue ${name}`);
+    return queue;
+  };
+
+  return {
+    prefix,
+    queue: get,
+    async enqueue(name, payload, enqueueOptions = {}) {
+      const definition = JOB_CATALOG[name];
+      const parsed = definition.schema.safeParse(payload);
+      if (!parsed.success) {
+        throw new RejectError('request_schema_invalid', `invalid ${name} job payload`, {
+          issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+        });
+      }
+      const data = parsed.data as Record<string, unknown>;
+      const jobId = enqueueOptions.jobId ?? (typeof data.taskId === 'string' ? data.taskId : undefined);
+      return get(definition.queue).add(name, data, {
+        ...(jobId ? { jobId } : {}),
+        ...(enqueueOptions.delay ? { delay: enqueueOptions.delay } : {}),
+        attempts: definition.attempts,
+        backoff: definition.backoff,
+      });
+    },
+    async close() {
+      await Promise.all([...queues.values()].map((q) => q.close()));
+    },
+  };
+}
+
+/** Wakes waiters when a runtime job finishes; the waiter then re-reads the task row (the truth). */
+export interface TaskEvents {
+  /** Resolves on the next completed/failed event of `taskId`'s job, or after `timeoutMs`. */
+  waitFor(taskId: string, timeoutMs: number): { promise: Promise<void>; cancel(): void };
+  close(): Promise<void>;
+}
+
+export async function createTaskEvents(options: {
+  connection: RedisConnection;
+  prefix?: string;
+}): Promise<TaskEvents> {
+  const events = new QueueEvents(QUEUES.runtime, {
+    // QueueEvents blocks on XREAD: its connection must retry forever rather than throw.
+    connection: connectionOptions(options.connection, { maxRetriesPerRequest: null }),
+    prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
+  });
+  events.on('error', () => {});
+  const waiters = new Map<string, Set<() => void>>();
+  const wake = ({ jobId }: { jobId: string }) => {
+    const set = waiters.get(jobId);
+    if (!set) return;
+    waiters.delete(jobId);
+    for (const fn of set) fn();
+  };
+  events.on('completed', wake);
+  events.on('failed', wake);
+  await events.waitUntilReady();
+
+  return {
+    waitFor(taskId, timeoutMs) {
+      let done: () => void = () => {};
+      let timer: NodeJS.Timeout | undefined;
+      const promise = new Promise<void>((resolve) => {
+        done = () => {
+          if (timer) clearTimeout(timer);
+          waiters.get(taskId)?.delete(done);
+          if (waiters.get(taskId)?.size === 0) waiters.delete(taskId);
+          resolve();
+        };
+        timer = setTimeout(done, Math.max(0, timeoutMs));
+        let set = waiters.get(taskId);
+        if (!set) {
+          set = new Set();
+          waiters.set(taskId, set);
+        }
+        set.add(done);
+      });
+      return { promise, cancel: () => done() };
+    },
+    async close() {
+      for (const set of waiters.values()) for (const fn of [...set]) fn();
+      await events.close();
+    },
+  };
+}
