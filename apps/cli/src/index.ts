@@ -1,5 +1,29 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
+import { CommanderError } from 'commander';
+import { CliError, EXIT, type ExitCode } from './errors.js';
+import { createProgram } from './program.js';
 
-const program = new Command('pkgreg').description('Install and find agent-skill packages').version('0.1.0');
-await program.parseAsync(process.argv);
+const verbose = process.argv.includes('--verbose');
+
+function exitCodeFor(error: unknown): ExitCode {
+  if (error instanceof CommanderError) {
+    // Commander has already printed its message (or the help / version text).
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
+    return EXIT.usage;
+  }
+  if (error instanceof CliError) {
+    process.stderr.write(`error: ${error.message}\n`);
+    if (verbose && error.detail) process.stderr.write(`${error.detail}\n`);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`error: ${message}\n`);
+  if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  return EXIT.error;
+}
+
+try {
+  await createProgram().parseAsync(process.argv);
+} catch (error) {
+  process.exitCode = exitCodeFor(error);
+}

@@ -1,0 +1,66 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import type { Env } from './env.js';
+import { CliError, EXIT } from './errors.js';
+
+export const DEFAULT_REGISTRY = 'https://registry.pkgreg.dev';
+
+const RegistryUrlSchema = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+const ConfigFileSchema = z.looseObject({
+  registry: RegistryUrlSchema.optional(),
+});
+
+export type RegistrySource = 'option' | 'env' | 'config' | 'default';
+
+export interface ResolvedRegistry {
+  url: string;
+  source: RegistrySource;
+}
+
+export function configFilePath(env: Env): string {
+  return `${env.configDir}/config.json`;
+}
+
+async function readConfigRegistry(path: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CliError(EXIT.error, `Cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new CliError(EXIT.error, `Config file ${path} is not valid JSON`);
+  }
+  const parsed = ConfigFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new CliError(
+      EXIT.error,
+      `Config file ${path}: ${issue?.path.join('.') || 'root'} ${issue?.message}`,
+    );
+  }
+  return parsed.data.registry;
+}
+
+function checkUrl(value: string, origin: string): string {
+  const parsed = RegistryUrlSchema.safeParse(value);
+  if (!parsed.success) {
+    const exitCode = origin === '--registry' ? EXIT.usage : EXIT.error;
+    throw new CliError(exitCode, `Invalid registry URL from ${origin}: ${value} (must be an http(s) URL)`);
+  }
+  return parsed.data.replace(/\/+$/, '');
+}
+
+/** --registry > PKGREG_REGISTRY > config file > the public default (decisions.md: Names). */
+export async function resolveRegistry(option: string | undefined, env: Env): Promise<ResolvedRegistry> {
+  if (option !== undefined) return { url: checkUrl(option, '--registry'), source: 'option' };
+  if (env.registry !== undefined) return { url: checkUrl(env.registry, 'PKGREG_REGISTRY'), source: 'env' };
+  const fromConfig = await readConfigRegistry(configFilePath(env));
+  if (fromConfig !== undefined) return { url: checkUrl(fromConfig, configFilePath(env)), source: 'config' };
+  return { url: DEFAULT_REGISTRY, source: 'default' };
+}

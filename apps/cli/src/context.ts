@@ -1,0 +1,58 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { type ResolvedRegistry, resolveRegistry } from './config.js';
+import { type Env, loadEnv } from './env.js';
+import { usageError } from './errors.js';
+import { createRegistryClient, DEFAULT_RETRY, type RegistryClient } from './http-client.js';
+
+const GlobalOptionsSchema = z.object({
+  registry: z.string().optional(),
+  verbose: z.boolean().default(false),
+});
+
+export interface Context {
+  env: Env;
+  registry: ResolvedRegistry;
+  client: RegistryClient;
+  verbose: boolean;
+  /** --verbose detail on stderr. */
+  debug(line: string): void;
+  /** A warning on stderr. */
+  warn(line: string): void;
+  /** One line of results on stdout. */
+  out(line: string): void;
+}
+
+/** Options validated by zod (STYLE.md §15); a failure is a usage error (exit 2). */
+export function parseOptions<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `${String(issue.path[0])}: ` : '';
+    throw usageError(`${where}${issue?.message ?? 'invalid options'}`);
+  }
+  return parsed.data;
+}
+
+export async function createContext(command: Command): Promise<Context> {
+  const globals = parseOptions(GlobalOptionsSchema, command.optsWithGlobals());
+  const env = loadEnv();
+  const registry = await resolveRegistry(globals.registry, env);
+  const debug = globals.verbose ? (line: string) => process.stderr.write(`pkgreg: ${line}\n`) : () => {};
+  debug(`registry ${registry.url} (from ${registry.source})`);
+  const client = createRegistryClient({
+    baseUrl: registry.url,
+    timeoutMs: env.timeoutMs,
+    retry: DEFAULT_RETRY,
+    debug,
+  });
+  return {
+    env,
+    registry,
+    client,
+    verbose: globals.verbose,
+    debug,
+    warn: (line) => process.stderr.write(`warning: ${line}\n`),
+    out: (line) => process.stdout.write(`${line}\n`),
+  };
+}

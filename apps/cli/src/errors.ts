@@ -1,0 +1,35 @@
+// Exit codes are part of the CLI's interface: documented in `pkgreg --help` and README.md.
+export const EXIT = {
+  ok: 0,
+  error: 1,
+  usage: 2,
+  notFound: 3,
+  unavailable: 4,
+  integrity: 5,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const EXIT_CODES_HELP = `Exit codes:
+  0  success
+  1  error (bad config, refused write, the registry rejected the request)
+  2  usage error (unknown command or option, invalid argument)
+  3  package not found
+  4  registry unavailable (network error, timeout, 5xx after retries, malformed response)
+  5  integrity mismatch (a file or the registry content differs from pkgreg-lock.json)`;
+
+/** The one error type of the CLI: a single line for stderr, an exit code, optional detail for --verbose. */
+export class CliError extends Error {
+  readonly exitCode: ExitCode;
+  readonly detail: string | undefined;
+
+  constructor(exitCode: ExitCode, message: string, detail?: string) {
+    super(message);
+    this.name = 'CliError';
+    this.exitCode = exitCode;
+    this.detail = detail;
+  }
+}
+
+export function usageError(message: string): CliError {
+  return new CliError(EXIT.usage, message);
+}

@@ -1,0 +1,32 @@
+import { Command } from 'commander';
+import { configureInfoCommand } from './commands/info.js';
+import { configureInstallCommand } from './commands/install.js';
+import { configureOutdatedCommand } from './commands/outdated.js';
+import { configureSearchCommand } from './commands/search.js';
+import { configureUpdateCommand } from './commands/update.js';
+import { DEFAULT_REGISTRY } from './config.js';
+import { EXIT_CODES_HELP } from './errors.js';
+import { CLI_VERSION } from './version.js';
+
+const REGISTRY_HELP = `Registry address, first found wins:
+  --registry <url>, PKGREG_REGISTRY, "registry" in $XDG_CONFIG_HOME/pkgreg/config.json
+  (~/.config/pkgreg/config.json), then ${DEFAULT_REGISTRY}`;
+
+/** Builds the command tree; never exits the process itself (index.ts maps errors to exit codes). */
+export function createProgram(): Command {
+  const program = new Command('pkgreg')
+    .description('Find, inspect and install agent-skill packages from the pkgreg registry')
+    .version(CLI_VERSION, '-V, --version', 'print the version')
+    .option('--registry <url>', 'registry address (overrides PKGREG_REGISTRY and the config file)')
+    .option('--verbose', 'print requests, retries and error details on stderr')
+    .helpOption('-h, --help', 'show help')
+    .addHelpText('after', `\n${REGISTRY_HELP}\n\n${EXIT_CODES_HELP}\n`)
+    .showHelpAfterError('(run "pkgreg --help" for usage)')
+    .exitOverride();
+  configureSearchCommand(program);
+  configureInfoCommand(program);
+  configureInstallCommand(program);
+  configureOutdatedCommand(program);
+  configureUpdateCommand(program);
+  return program;
+}
