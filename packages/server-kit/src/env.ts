@@ -9,7 +9,12 @@ export const booleanFlag = (fallback: boolean) =>
     .optional()
     .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1' || v === 'yes'));
 
-export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+/** `PORT=` (set but empty, common in compose files) means unset: z.coerce would make it port 0. */
+export const port = (fallback: number) =>
+  z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().int().min(0).max(65535).default(fallback),
+  );
 
 export const commonEnvShape = {
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),

@@ -1,4 +1,4 @@
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger };
 
@@ -19,8 +19,14 @@ const REDACT = [
   '*.secret',
   '*.client_secret',
   '*.password',
+  '*.authorization',
+  '*.accessToken',
+  '*.access_token',
+  '*.clientSecret',
 ];
 
-export function createLogger(name: string, level: string): Logger {
-  return pino({ name, level, redact: { paths: REDACT, censor: '[redacted]' } });
+/** `destination` defaults to stdout; tests pass a stream to read what would be logged. */
+export function createLogger(name: string, level: string, destination?: DestinationStream): Logger {
+  const options = { name, level, redact: { paths: REDACT, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }

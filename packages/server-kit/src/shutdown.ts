@@ -26,6 +26,7 @@ export function onShutdown(logger: Logger, close: () => Promise<void>, graceMs =
       },
     );
   };
-  process.once('SIGTERM', handle);
-  process.once('SIGINT', handle);
+  // `on`, not `once`: with `once` a repeated SIGTERM finds no listener and kills the process by signal.
+  process.on('SIGTERM', handle);
+  process.on('SIGINT', handle);
 }
