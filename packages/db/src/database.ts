@@ -49,6 +49,17 @@ export interface PackagesTable {
   search_vector: ColumnType<string, never, never>;
 }
 
+/** Materialized view: each visible package's dense position in each list order (refreshed by registry-api). */
+export interface PackageListRanksTable {
+  id: string;
+  name_asc: number;
+  name_desc: number;
+  stars_asc: number;
+  stars_desc: number;
+  indexed_asc: number;
+  indexed_desc: number;
+}
+
 export interface PackageDownloadDeltasTable {
   id: Generated<number>;
   package_id: string;
@@ -63,6 +74,8 @@ export interface IndexedSourcesTable {
   source_repo: string;
   default_branch: string | null;
   etags: Json<Record<string, string>>;
+  /** Repository metadata last received with the ETag in `etags` (a 304 carries no body). */
+  repo_meta: Generated<Json<Record<string, unknown>>>;
   created_at: Timestamp;
   last_run_at: NullableTimestamp;
 }
@@ -104,6 +117,10 @@ export interface MemoryEntriesTable {
   updated_at: Timestamp;
   deleted_at: NullableTimestamp;
   search_vector: ColumnType<string, never, never>;
+  /** Identity: insertion order, the tie-break where created_at (transaction time) ties. */
+  seq: ColumnType<number, never, never>;
+  /** Generated: sha256 hex of the lowercased, whitespace-collapsed content (fact dedup). */
+  content_fingerprint: ColumnType<string, never, never>;
 }
 
 export interface TasksTable {
@@ -180,6 +197,7 @@ export interface QuarantinedSourcesTable {
 export interface Database {
   packages: PackagesTable;
   package_download_deltas: PackageDownloadDeltasTable;
+  package_list_ranks: PackageListRanksTable;
   indexed_sources: IndexedSourcesTable;
   indexing_runs: IndexingRunsTable;
   indexing_rejections: IndexingRejectionsTable;

@@ -1,0 +1,187 @@
+import type { MemoryTier } from '@pkgreg/contracts';
+import type { MemoryEntriesTable } from '@pkgreg/db';
+import { type Selectable, sql } from 'kysely';
+import type { DbOrTx } from '../db.js';
+
+export type MemoryEntryRow = Omit<
+  Selectable<MemoryEntriesTable>,
+  'search_vector' | 'seq' | 'content_fingerprint'
+>;
+
+export interface NewEntryRow {
+  namespace: string;
+  tier: MemoryTier;
+  content: string;
+  tags: string[];
+  metadata: Record<string, string>;
+  supersedes_entry_id?: string | null;
+}
+
+// Never select search_vector (large, internal) or the bookkeeping columns.
+const ENTRY_COLUMNS = [
+  'entry_id',
+  'namespace',
+  'tier',
+  'content',
+  'tags',
+  'metadata',
+  'status',
+  'supersedes_entry_id',
+  'superseded_by_entry_id',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+] as const;
+
+function toInsert(row: NewEntryRow) {
+  return {
+    namespace: row.namespace,
+    tier: row.tier,
+    content: row.content,
+    tags: row.tags,
+    metadata: JSON.stringify(row.metadata),
+    supersedes_entry_id: row.supersedes_entry_id ?? null,
+  };
+}
+
+export function insertEntryRows(db: DbOrTx, rows: NewEntryRow[]): Promise<MemoryEntryRow[]> {
+  if (rows.length === 0) return Promise.resolve([]);
+  // RETURNING follows VALUES order for a plain multi-row insert; the caller relies on it.
+  return db.insertInto('memory_entries').values(rows.map(toInsert)).returning(ENTRY_COLUMNS).execute();
+}
+
+export function findEntryRow(db: DbOrTx, namespace: string, entryId: string) {
+  return db
+    .selectFrom('memory_entries')
+    .select(ENTRY_COLUMNS)
+    .where('entry_id', '=', entryId)
+    .where('namespace', '=', namespace)
+    .executeTakeFirst();
+}
+
+/** Row-locks the entries (in id order, so two lockers never deadlock) and returns them. */
+export function lockEntryRows(db: DbOrTx, namespace: string, entryIds: string[]) {
+  if (entryIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('memory_entries')
+    .select(ENTRY_COLUMNS)
+    .where('entry_id', 'in', entryIds)
+    .where('namespace', '=', namespace)
+    .orderBy('entry_id')
+    .forUpdate()
+    .execute();
+}
+
+export function markSuperseded(db: DbOrTx, namespace: string, entryIds: string[], supersededBy: string) {
+  return db
+    .updateTable('memory_entries')
+    .set({ status: 'superseded', superseded_by_entry_id: supersededBy, updated_at: sql<Date>`now()` })
+    .where('entry_id', 'in', entryIds)
+    .where('namespace', '=', namespace)
+    .where('status', '=', 'active')
+    .returning(ENTRY_COLUMNS)
+    .execute();
+}
+
+export function markDeleted(db: DbOrTx, namespace: string, entryId: string) {
+  return db
+    .updateTable('memory_entries')
+    .set({ status: 'deleted', deleted_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .where('entry_id', '=', entryId)
+    .where('namespace', '=', namespace)
+    .where('status', '<>', 'deleted')
+    .returning(ENTRY_COLUMNS)
+    .executeTakeFirst();
+}
+
+/** Soft-deletes every entry of the namespace not yet deleted; returns how many. */
+export async function markAllDeleted(db: DbOrTx, namespace: string): Promise<number> {
+  const result = await db
+    .updateTable('memory_entries')
+    .set({ status: 'deleted', deleted_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .where('namespace', '=', namespace)
+    .where('status', '<>', 'deleted')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export function listActiveRows(db: DbOrTx, namespace: string, tier: MemoryTier, limit: number) {
+  return db
+    .selectFrom('memory_entries')
+    .select(ENTRY_COLUMNS)
+    .where('namespace', '=', namespace)
+    .where('tier', '=', tier)
+    .where('status', '=', 'active')
+    .orderBy('created_at')
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Active entries whose fingerprint (lowercased, whitespace-collapsed content) equals that of one of
+ * `contents`, each with the input it matched. Both sides are fingerprinted by the same SQL function.
+ */
+export async function findActiveRowsByFingerprint(
+  db: DbOrTx,
+  namespace: string,
+  tier: MemoryTier,
+  contents: string[],
+): Promise<(MemoryEntryRow & { input: string })[]> {
+  if (contents.length === 0) return [];
+  const columns = sql.join(ENTRY_COLUMNS.map((c) => sql.ref(`e.${c}`)));
+  const { rows } = await sql<MemoryEntryRow & { input: string }>`
+    select i.input, ${columns}
+    from (select distinct c as input from unnest(${contents}::text[]) as c) i
+    join memory_entries e on e.content_fingerprint = pkgreg_content_fingerprint(i.input)
+    where e.namespace = ${namespace} and e.tier = ${tier} and e.status = 'active'
+    order by e.created_at, e.seq`.execute(db);
+  return rows;
+}
+
+export interface SearchRowsQuery {
+  namespace: string;
+  tiers: MemoryTier[];
+  tags: string[];
+  limit: number;
+  /** Sanitized terms; null lists the most recent entries instead of searching. */
+  terms: string[] | null;
+}
+
+export type SearchRow = MemoryEntryRow & { score: number; total: number };
+
+export async function searchRows(db: DbOrTx, q: SearchRowsQuery): Promise<SearchRow[]> {
+  const tagFilter = q.tags.length > 0 ? sql`and e.tags @> ${q.tags}::text[]` : sql``;
+  const columns = sql.join(ENTRY_COLUMNS.map((c) => sql.ref(`e.${c}`)));
+  if (q.terms === null) {
+    const { rows } = await sql<SearchRow>`
+      select ${columns}, 0::float8 as score, count(*) over ()::int as total
+      from memory_entries e
+      where e.namespace = ${q.namespace} and e.tier = any(${q.tiers}::text[]) and e.status = 'active'
+        ${tagFilter}
+      order by e.created_at desc, e.seq desc
+      limit ${q.limit}`.execute(db);
+    return rows;
+  }
+  // Each term matches as a prefix of an English-stemmed content lexeme (weight A) or of a tag word
+  // (simple config, weight B); terms are OR-ed and ts_rank rewards entries matching more of them.
+  // Stop words ('the', 'what') yield no English lexeme and are dropped rather than prefix-matching tags.
+  // The terms are letters and digits only, so the quoted to_tsquery input can never be malformed.
+  const { rows } = await sql<SearchRow>`
+    with terms as (
+      select to_tsquery('english', quote_literal(t) || ':*A') as en,
+             to_tsquery('simple', quote_literal(t) || ':*B') as si
+      from unnest(${q.terms}::text[]) as t
+    ), query as (
+      select string_agg('(' || (en || si)::text || ')', ' | ')::tsquery as q
+      from terms where numnode(en) > 0
+    )
+    select ${columns}, ts_rank(e.search_vector, query.q)::float8 as score, count(*) over ()::int as total
+    from memory_entries e, query
+    where e.namespace = ${q.namespace} and e.tier = any(${q.tiers}::text[]) and e.status = 'active'
+      and e.search_vector @@ query.q
+      ${tagFilter}
+    order by score desc, e.created_at desc, e.seq desc
+    limit ${q.limit}`.execute(db);
+  return rows;
+}

@@ -1,0 +1,166 @@
+import {
+  MEMORY_LIMITS,
+  type MemoryDeleteResult,
+  type MemoryGetResult,
+  type MemoryPutArgs,
+  type MemoryPutResult,
+  type MemorySearchArgs,
+  type MemorySearchResult,
+  type MemoryTier,
+  RejectError,
+} from '@pkgreg/contracts';
+import { type DbOrTx, inTransaction, isUniqueViolation } from '../db.js';
+import { lockNamespaceShared } from '../quarantine/quarantine.repository.js';
+import { assertNotQuarantined } from '../quarantine/quarantine.service.js';
+import {
+  findEntryRow,
+  insertEntryRows,
+  lockEntryRows,
+  type MemoryEntryRow,
+  markDeleted,
+  markSuperseded,
+  searchRows,
+} from './entries.repository.js';
+import { toMemoryEntry } from './entry.mapper.js';
+import { extractSearchTerms } from './search-terms.js';
+
+/**
+ * docs/decisions.md: a missing entry and another namespace's entry give the same answer, with the one
+ * reason the seed has for bad tool arguments, so a caller can never probe other namespaces.
+ */
+export const ENTRY_NOT_FOUND_MESSAGE = 'entry not found';
+export const SUPERSEDES_KEY = 'memory_entries_supersedes_key';
+
+function entryNotFound(): RejectError {
+  return new RejectError('request_schema_invalid', ENTRY_NOT_FOUND_MESSAGE);
+}
+
+/** The caller checked args.namespace against the subject; a mismatch here is a caller bug, refused safely. */
+function assertSameNamespace(namespace: string, argsNamespace: string): void {
+  if (namespace !== argsNamespace) throw new RejectError('namespace_unauthorized');
+}
+
+/**
+ * Opens the write path of a namespace inside `trx`: shared namespace lock (a concurrent purge waits for
+ * us, or we for it), then the quarantine check (mcp-edge.md: `source_quarantined` on durable mutations).
+ */
+export async function beginNamespaceWrite(trx: DbOrTx, namespace: string): Promise<void> {
+  await lockNamespaceShared(trx, namespace);
+  await assertNotQuarantined(trx, namespace);
+}
+
+/**
+ * Why a locked row may not be superseded by an entry of `tier`, or null when it may. A missing row and
+ * another namespace's row read alike.
+ */
+export function predecessorProblem(row: MemoryEntryRow | undefined, tier: MemoryTier | null): string | null {
+  if (!row) return 'supersedesEntryId does not name an entry of this namespace';
+  if (tier !== null && row.tier !== tier) {
+    return `supersedesEntryId names a ${row.tier} entry; an entry can only be superseded within its tier`;
+  }
+  if (row.status !== 'active') {
+    return `supersedesEntryId names a ${row.status} entry; only an active entry can be superseded`;
+  }
+  return null;
+}
+
+/**
+ * pkgreg.memory.v1.put: appends an entry, or supersedes an active entry of the same namespace and tier
+ * (mcp-edge.md, States: predecessor marked superseded). The predecessor is row-locked, so of two
+ * concurrent supersedes of one entry exactly one wins; the other sees it superseded and is refused.
+ */
+export async function putEntry(db: DbOrTx, namespace: string, args: MemoryPutArgs): Promise<MemoryPutResult> {
+  assertSameNamespace(namespace, args.namespace);
+  return inTransaction(db, async (trx) => {
+    await beginNamespaceWrite(trx, namespace);
+    const fields = {
+      namespace,
+      tier: args.tier,
+      content: args.content,
+      tags: args.tags ?? [],
+      metadata: args.metadata ?? {},
+    };
+    if (args.mode !== 'supersede' || args.supersedesEntryId === undefined) {
+      const [row] = await insertEntryRows(trx, [fields]);
+      return { entry: toMemoryEntry(row as MemoryEntryRow), supersededEntryId: null };
+    }
+
+    const predecessorId = args.supersedesEntryId;
+    const [predecessor] = await lockEntryRows(trx, namespace, [predecessorId]);
+    const problem = predecessorProblem(predecessor, args.tier);
+    if (problem) throw new RejectError('request_schema_invalid', problem);
+    let inserted: MemoryEntryRow[];
+    try {
+      inserted = await insertEntryRows(trx, [{ ...fields, supersedes_entry_id: predecessorId }]);
+    } catch (error) {
+      // The unique index is the backstop should two writers ever get past the row lock together.
+      if (isUniqueViolation(error, SUPERSEDES_KEY)) {
+        throw new RejectError('request_schema_invalid', 'supersedesEntryId was already superseded');
+      }
+      throw error;
+    }
+    const entry = inserted[0] as MemoryEntryRow;
+    await markSuperseded(trx, namespace, [predecessorId], entry.entry_id);
+    return { entry: toMemoryEntry(entry), supersededEntryId: predecessorId };
+  });
+}
+
+/** pkgreg.memory.v1.get: one entry of the namespace in any status (a soft-deleted one reads `deleted`). */
+export async function getEntry(
+  db: DbOrTx,
+  namespace: string,
+  args: { entryId: string },
+): Promise<MemoryGetResult> {
+  const row = await findEntryRow(db, namespace, args.entryId);
+  if (!row) throw entryNotFound();
+  return { entry: toMemoryEntry(row) };
+}
+
+/** pkgreg.memory.v1.delete: soft delete (mcp-edge.md: not physically removed); deleting twice is a no-op. */
+export function deleteEntry(
+  db: DbOrTx,
+  namespace: string,
+  args: { entryId: string },
+): Promise<MemoryDeleteResult> {
+  return inTransaction(db, async (trx) => {
+    await beginNamespaceWrite(trx, namespace);
+    const [row] = await lockEntryRows(trx, namespace, [args.entryId]);
+    if (!row) throw entryNotFound();
+    if (row.status === 'deleted') return { entry: toMemoryEntry(row) };
+    const deleted = await markDeleted(trx, namespace, args.entryId);
+    return { entry: toMemoryEntry(deleted ?? row) };
+  });
+}
+
+export type SearchEntriesArgs = Pick<MemorySearchArgs, 'query'> &
+  Partial<Pick<MemorySearchArgs, 'tags' | 'topK'>> & {
+    /** The tiers to search, already narrowed by the caller to those it may read. */
+    tiers: MemoryTier[];
+  };
+
+/**
+ * pkgreg.memory.v1.search over active entries (decisions.md: Memory entry / search): Postgres full text
+ * over content and tags, every term also a prefix, ranked by ts_rank; `total` counts all matches. A
+ * blank query lists the most recent active entries with score 0.
+ */
+export async function searchEntries(
+  db: DbOrTx,
+  namespace: string,
+  args: SearchEntriesArgs,
+): Promise<MemorySearchResult> {
+  const tiers = [...new Set(args.tiers)];
+  const topK = Math.min(
+    Math.max(args.topK ?? MEMORY_LIMITS.defaultSearchTopK, 1),
+    MEMORY_LIMITS.maxSearchTopK,
+  );
+  if (tiers.length === 0) return { results: [], total: 0 };
+  const blank = args.query.trim() === '';
+  const terms = blank ? null : extractSearchTerms(args.query);
+  // Text with no letters or digits ("!!!", "&|") searches for nothing rather than listing everything.
+  if (terms !== null && terms.length === 0) return { results: [], total: 0 };
+  const rows = await searchRows(db, { namespace, tiers, tags: args.tags ?? [], limit: topK, terms });
+  return {
+    results: rows.map((row) => ({ entry: toMemoryEntry(row), score: Number(row.score) })),
+    total: rows[0]?.total ?? 0,
+  };
+}

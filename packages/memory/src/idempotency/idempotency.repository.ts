@@ -1,0 +1,114 @@
+import { sql } from 'kysely';
+import type { DbOrTx } from '../db.js';
+
+export interface IdempotencyKeyRef {
+  namespace: string;
+  toolName: string;
+  key: string;
+}
+
+function whereKey(ref: IdempotencyKeyRef) {
+  return sql`subject_namespace = ${ref.namespace} and tool_name = ${ref.toolName} and idempotency_key = ${ref.key}`;
+}
+
+/**
+ * A claim is identified by its row's created_at as text: full microseconds, where a JS Date would
+ * round to milliseconds and never compare equal again.
+ */
+export type ClaimId = string;
+
+/** Claims the key with a placeholder (result null); returns the claim, or undefined when taken. */
+export async function claimKey(
+  db: DbOrTx,
+  ref: IdempotencyKeyRef,
+  hash: string,
+  ttlSeconds: number,
+): Promise<ClaimId | undefined> {
+  const row = await db
+    .insertInto('idempotency_records')
+    .values({
+      subject_namespace: ref.namespace,
+      tool_name: ref.toolName,
+      idempotency_key: ref.key,
+      request_hash: hash,
+      result: null,
+      // clock_timestamp: a placeholder's age must be measurable even inside a long caller transaction.
+      created_at: sql<Date>`clock_timestamp()`,
+      expires_at: sql<Date>`clock_timestamp() + make_interval(secs => ${ttlSeconds})`,
+    })
+    .onConflict((oc) => oc.columns(['subject_namespace', 'tool_name', 'idempotency_key']).doNothing())
+    .returning(sql<string>`created_at::text`.as('claim'))
+    .executeTakeFirst();
+  return row?.claim;
+}
+
+export interface IdempotencyRecordView {
+  requestHash: string;
+  result: unknown;
+  claim: ClaimId;
+  expired: boolean;
+  /** Milliseconds since the claim. */
+  ageMs: number;
+}
+
+export async function findRecord(
+  db: DbOrTx,
+  ref: IdempotencyKeyRef,
+): Promise<IdempotencyRecordView | undefined> {
+  const { rows } = await sql<{
+    request_hash: string;
+    result: unknown;
+    claim: string;
+    expired: boolean;
+    age_ms: number;
+  }>`
+    select request_hash, result, created_at::text as claim, expires_at <= clock_timestamp() as expired,
+           (extract(epoch from clock_timestamp() - created_at) * 1000)::float8 as age_ms
+    from idempotency_records where ${whereKey(ref)}`.execute(db);
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    requestHash: row.request_hash,
+    result: row.result,
+    claim: row.claim,
+    expired: row.expired,
+    ageMs: row.age_ms,
+  };
+}
+
+/** Stores the result of `claim`; false when that claim is gone (purged, taken over). */
+export async function completeClaim(
+  db: DbOrTx,
+  ref: IdempotencyKeyRef,
+  claim: ClaimId,
+  result: unknown,
+): Promise<boolean> {
+  const r = await sql`
+    update idempotency_records set result = ${JSON.stringify(result)}::jsonb
+    where ${whereKey(ref)} and created_at = ${claim}::timestamptz and result is null`.execute(db);
+  return Number(r.numAffectedRows ?? 0) > 0;
+}
+
+/** Removes one claim: a failed run's placeholder, or an expired/abandoned record being replaced. */
+export async function releaseClaim(db: DbOrTx, ref: IdempotencyKeyRef, claim: ClaimId): Promise<void> {
+  await sql`delete from idempotency_records where ${whereKey(ref)} and created_at = ${claim}::timestamptz`.execute(
+    db,
+  );
+}
+
+export async function deleteIdempotencyRecordsOf(db: DbOrTx, namespace: string): Promise<number> {
+  const r = await db
+    .deleteFrom('idempotency_records')
+    .where('subject_namespace', '=', namespace)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Housekeeping for a periodic job: records past expires_at are ignored anyway. */
+export async function deleteExpiredIdempotencyRecords(db: DbOrTx): Promise<number> {
+  const r = await db
+    .deleteFrom('idempotency_records')
+    .where('expires_at', '<=', sql<Date>`now()`)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

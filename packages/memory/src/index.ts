@@ -1,0 +1,44 @@
+// @pkgreg/memory: the public memory service behind pkgreg.memory.v1.* (mcp-edge.md, decisions.md).
+// Every function takes `db` (the Kysely instance or a transaction) first. Explicit named exports only.
+
+export { type DbOrTx, inTransaction } from './db.js';
+export {
+  findActiveByContent,
+  insertEntries,
+  listActiveWindow,
+  type NewMemoryEntry,
+  type SupersedeManyResult,
+  supersedeMany,
+} from './entries/compaction.service.js';
+export {
+  beginNamespaceWrite,
+  deleteEntry,
+  ENTRY_NOT_FOUND_MESSAGE,
+  getEntry,
+  putEntry,
+  type SearchEntriesArgs,
+  searchEntries,
+} from './entries/entries.service.js';
+export { toMemoryEntry } from './entries/entry.mapper.js';
+export { extractSearchTerms, MAX_SEARCH_TERMS, MAX_TERM_LENGTH } from './entries/search-terms.js';
+export { canonicalJson, requestHash } from './idempotency/canonical-json.js';
+export { deleteExpiredIdempotencyRecords } from './idempotency/idempotency.repository.js';
+export {
+  IDEMPOTENCY_IN_PROGRESS_MESSAGE,
+  IDEMPOTENCY_REUSED_MESSAGE,
+  IDEMPOTENCY_TTL_SECONDS,
+  type IdempotencyOptions,
+  type IdempotencyRequest,
+  withIdempotency,
+} from './idempotency/idempotency.service.js';
+export {
+  assertNotQuarantined,
+  getQuarantineState,
+  listQuarantined,
+  type PurgeResult,
+  purgeNamespace,
+  type QuarantineRecord,
+  type QuarantineState,
+  quarantineNamespace,
+  releaseNamespace,
+} from './quarantine/quarantine.service.js';

@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import { MemoryEntrySchema } from '@pkgreg/contracts';
+import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteEntry, ENTRY_NOT_FOUND_MESSAGE, getEntry, putEntry } from '../src/index.js';
+import { expectReject, ns, putArgs } from './helpers.js';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.destroy();
+});
+
+describe('putEntry append (mcp-edge.md: pkgreg.memory.v1.put)', () => {
+  it('stores an active entry and returns it in the contract shape (decisions.md: Memory entry)', async () => {
+    const namespace = ns();
+    const { entry, supersededEntryId } = await putEntry(
+      t.db,
+      namespace,
+      putArgs(namespace, {
+        tier: 'ltm',
+        content: 'User prefers Postgres',
+        tags: ['pref'],
+        metadata: { k: 'v' },
+      }),
+    );
+    expect(supersededEntryId).toBeNull();
+    expect(MemoryEntrySchema.parse(entry)).toEqual(entry);
+    expect(entry).toMatchObject({
+      namespace,
+      tier: 'ltm',
+      content: 'User prefers Postgres',
+      tags: ['pref'],
+      metadata: { k: 'v' },
+      status: 'active',
+      supersedesEntryId: null,
+      supersededByEntryId: null,
+      deletedAt: null,
+    });
+    const row = await t.db
+      .selectFrom('memory_entries')
+      .selectAll()
+      .where('entry_id', '=', entry.entryId)
+      .executeTakeFirstOrThrow();
+    expect(row.namespace).toBe(namespace);
+    expect(row.content).toBe('User prefers Postgres');
+  });
+
+  it('refuses args whose namespace differs from the subject namespace (namespace_unauthorized)', async () => {
+    const namespace = ns();
+    await expectReject(putEntry(t.db, namespace, putArgs(ns(), { content: 'x' })), 'namespace_unauthorized');
+  });
+});
+
+describe('putEntry supersede (mcp-edge.md, States: predecessor marked superseded)', () => {
+  it('marks the predecessor superseded and links both ways, atomically', async () => {
+    const namespace = ns();
+    const first = (await putEntry(t.db, namespace, putArgs(namespace, { content: 'v1' }))).entry;
+    const result = await putEntry(
+      t.db,
+      namespace,
+      putArgs(namespace, { content: 'v2', mode: 'supersede', supersedesEntryId: first.entryId }),
+    );
+    expect(result.supersededEntryId).toBe(first.entryId);
+    expect(result.entry).toMatchObject({ status: 'active', supersedesEntryId: first.entryId, content: 'v2' });
+    const old = (await getEntry(t.db, namespace, { entryId: first.entryId })).entry;
+    expect(old).toMatchObject({ status: 'superseded', supersededByEntryId: result.entry.entryId });
+    expect(Date.parse(old.updatedAt)).toBeGreaterThanOrEqual(Date.parse(first.updatedAt));
+  });
+
+  it('a superseded predecessor cannot be superseded again', async () => {
+    const namespace = ns();
+    const first = (await putEntry(t.db, namespace, putArgs(namespace, { content: 'v1' }))).entry;
+    const args = putArgs(namespace, { content: 'v2', mode: 'supersede', supersedesEntryId: first.entryId });
+    await putEntry(t.db, namespace, args);
+    await expectReject(
+      putEntry(t.db, namespace, { ...args, content: 'v3' }),
+      'request_schema_invalid',
+      /superseded entry; only an active entry/,
+    );
+  });
+
+  it('a deleted predecessor cannot be superseded', async () => {
+    const namespace = ns();
+    const first = (await putEntry(t.db, namespace, putArgs(namespace, { content: 'v1' }))).entry;
+    await deleteEntry(t.db, namespace, { entryId: first.entryId });
+    await expectReject(
+      putEntry(
+        t.db,
+        namespace,
+        putArgs(namespace, { content: 'v2', mode: 'supersede', supersedesEntryId: first.entryId }),
+      ),
+      'request_schema_invalid',
+      /deleted entry/,
+    );
+  });
+
+  it('concurrent double supersede of one predecessor: exactly one wins, no fork', async () => {
+    const namespace = ns();
+    for (let round = 0; round < 5; round++) {
+      const first = (await putEntry(t.db, namespace, putArgs(namespace, { content: `base ${round}` }))).entry;
+      const attempts = await Promise.allSettled(
+        ['a', 'b', 'c'].map((c) =>
+          putEntry(
+            t.db,
+            namespace,
+            putArgs(namespace, { content: c, mode: 'supersede', supersedesEntryId: first.entryId }),
+          ),
+        ),
+      );
+      const won = attempts.filter((a) => a.status === 'fulfilled');
+      const lost = attempts.filter((a) => a.status === 'rejected');
+      expect(won).toHaveLength(1);
+      expect(lost).toHaveLength(2);
+      for (const l of lost) expect((l as PromiseRejectedResult).reason.reason).toBe('request_schema_invalid');
+      const successors = await t.db
+        .selectFrom('memory_entries')
+        .select('entry_id')
+        .where('supersedes_entry_id', '=', first.entryId)
+        .execute();
+      expect(successors).toHaveLength(1);
+      const old = (await getEntry(t.db, namespace, { entryId: first.entryId })).entry;
+      expect(old.supersededByEntryId).toBe(successors[0]?.entry_id);
+    }
+  });
+
+  it('refuses a predecessor of another namespace with the same message as a missing one', async () => {
+    const mine = ns();
+    const theirs = ns();
+    const foreign = (await putEntry(t.db, theirs, putArgs(theirs, { content: 'theirs' }))).entry;
+    const a = await expectReject(
+      putEntry(
+        t.db,
+        mine,
+        putArgs(mine, { content: 'x', mode: 'supersede', supersedesEntryId: foreign.entryId }),
+      ),
+      'request_schema_invalid',
+    );
+    const b = await expectReject(
+      putEntry(
+        t.db,
+        mine,
+        putArgs(mine, { content: 'x', mode: 'supersede', supersedesEntryId: randomUUID() }),
+      ),
+      'request_schema_invalid',
+    );
+    expect(a.message).toBe(b.message);
+    expect((await getEntry(t.db, theirs, { entryId: foreign.entryId })).entry.status).toBe('active');
+    const count = await t.db
+      .selectFrom('memory_entries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('namespace', '=', mine)
+      .executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(0);
+  });
+
+  it('refuses a predecessor of another tier and writes nothing', async () => {
+    const namespace = ns();
+    const stm = (await putEntry(t.db, namespace, putArgs(namespace, { tier: 'stm', content: 'short' })))
+      .entry;
+    await expectReject(
+      putEntry(
+        t.db,
+        namespace,
+        putArgs(namespace, {
+          tier: 'ltm',
+          content: 'long',
+          mode: 'supersede',
+          supersedesEntryId: stm.entryId,
+        }),
+      ),
+      'request_schema_invalid',
+      /within its tier/,
+    );
+    expect((await getEntry(t.db, namespace, { entryId: stm.entryId })).entry.status).toBe('active');
+    const ltm = await t.db
+      .selectFrom('memory_entries')
+      .select('entry_id')
+      .where('namespace', '=', namespace)
+      .where('tier', '=', 'ltm')
+      .execute();
+    expect(ltm).toHaveLength(0);
+  });
+});
+
+describe('getEntry (decisions.md: get {namespace, entryId})', () => {
+  it('returns an entry in every status: active, superseded, deleted', async () => {
+    const namespace = ns();
+    const a = (await putEntry(t.db, namespace, putArgs(namespace, { content: 'a' }))).entry;
+    const b = (
+      await putEntry(
+        t.db,
+        namespace,
+        putArgs(namespace, { content: 'b', mode: 'supersede', supersedesEntryId: a.entryId }),
+      )
+    ).entry;
+    const c = (await putEntry(t.db, namespace, putArgs(namespace, { content: 'c' }))).entry;
+    await deleteEntry(t.db, namespace, { entryId: c.entryId });
+    expect((await getEntry(t.db, namespace, { entryId: a.entryId })).entry.status).toBe('superseded');
+    expect((await getEntry(t.db, namespace, { entryId: b.entryId })).entry.status).toBe('active');
+    const deleted = (await getEntry(t.db, namespace, { entryId: c.entryId })).entry;
+    expect(deleted.status).toBe('deleted');
+    expect(deleted.deletedAt).not.toBeNull();
+    expect(deleted.content).toBe('c');
+  });
+
+  it('another namespace’s entry and a missing entry give the same request_schema_invalid (docs/decisions.md)', async () => {
+    const mine = ns();
+    const theirs = ns();
+    const foreign = (await putEntry(t.db, theirs, putArgs(theirs, { content: 'secret' }))).entry;
+    const a = await expectReject(
+      getEntry(t.db, mine, { entryId: foreign.entryId }),
+      'request_schema_invalid',
+    );
+    const b = await expectReject(getEntry(t.db, mine, { entryId: randomUUID() }), 'request_schema_invalid');
+    expect(a.message).toBe(ENTRY_NOT_FOUND_MESSAGE);
+    expect(b.message).toBe(ENTRY_NOT_FOUND_MESSAGE);
+    expect(a.details).toEqual(b.details);
+  });
+});
