@@ -147,20 +147,25 @@ describe('quarantine (mcp-edge.md: source_quarantined for durable mutation paths
     });
   });
 
-  it('a purge racing concurrent writes leaves no active entry behind', async () => {
-    const namespace = ns();
-    const writes = Array.from({ length: 20 }, (_, i) =>
-      putEntry(t.db, namespace, putArgs(namespace, { content: `w${i}` })).catch((e: unknown) => e),
-    );
-    const purge = purgeNamespace(t.db, namespace, 'race');
-    await Promise.all([...writes, purge]);
-    const active = await t.db
-      .selectFrom('memory_entries')
-      .select('entry_id')
-      .where('namespace', '=', namespace)
-      .where('status', '=', 'active')
-      .execute();
-    expect(active).toHaveLength(0);
+  it('a purge racing concurrent writes leaves no active entry behind (namespace lock)', async () => {
+    for (let round = 0; round < 5; round++) {
+      const namespace = ns();
+      const writes = Array.from({ length: 20 }, (_, i) =>
+        putEntry(t.db, namespace, putArgs(namespace, { content: `w${i}` })).catch((e: unknown) => e),
+      );
+      const purge = purgeNamespace(t.db, namespace, 'race');
+      const settled = await Promise.all([...writes, purge]);
+      for (const w of settled.slice(0, 20)) {
+        if (w instanceof Error) expect((w as { reason?: string }).reason).toBe('source_quarantined');
+      }
+      const active = await t.db
+        .selectFrom('memory_entries')
+        .select('entry_id')
+        .where('namespace', '=', namespace)
+        .where('status', '=', 'active')
+        .execute();
+      expect(active).toHaveLength(0);
+    }
   });
 
   it('listQuarantined lists quarantined and purged namespaces', async () => {
