@@ -1,0 +1,412 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PackageDetailSchema, SearchResponseSchema } from '@pkgreg/contracts';
+import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';
+import { type RunningRegistry, startRegistry } from './helpers/registry.js';
+import { blobSha, type SkillFixture, seedSkills, skillMarkdown, updateSkill } from './helpers/seed.js';
+
+// The published CLI run as a real process against the real registry-api on a real Postgres.
+
+const PDF: SkillFixture = {
+  owner: 'acme',
+  repo: 'skills',
+  path: 'skills/pdf-tools',
+  name: 'pdf-tools',
+  description: 'Extract text and tables from PDF files',
+  allowedTools: ['Read', 'Bash'],
+};
+const FORMS: SkillFixture = {
+  owner: 'acme',
+  repo: 'skills',
+  path: 'skills/pdf-forms',
+  name: 'pdf-forms',
+  description: `Fill PDF forms field by field ${'with a very long description that cannot fit on one line '.repeat(3)}`,
+};
+const REVIEW: SkillFixture = {
+  owner: 'acme',
+  repo: 'skills',
+  path: 'skills/code-review',
+  name: 'code-review',
+  description: 'Review pull requests for bugs',
+};
+const OLD: SkillFixture = {
+  owner: 'globex',
+  repo: 'kit',
+  path: 'legacy-notes',
+  name: 'legacy-notes',
+  description: 'Old note taking helper',
+};
+
+let database: TestDatabase;
+let registry: RunningRegistry;
+let home: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await seedSkills(database, [PDF, FORMS, REVIEW, OLD]);
+  await database.db
+    .updateTable('packages')
+    .set({ status: 'deprecated' })
+    .where('name', '=', 'legacy-notes')
+    .execute();
+  await database.db.updateTable('packages').set({ verified: true }).where('name', '=', 'pdf-tools').execute();
+  registry = await startRegistry(database.url);
+  home = await tempDir('home');
+}, 120_000);
+
+afterAll(async () => {
+  await registry?.stop();
+  await database?.destroy();
+});
+
+async function project(): Promise<string> {
+  return tempDir('project');
+}
+
+function cli(args: string[], cwd: string, options: Partial<RunOptions> = {}): Promise<CliResult> {
+  return runCli(['--registry', registry.url, ...args], { cwd, home, ...options });
+}
+
+function stderrLines(result: CliResult): string[] {
+  return result.stderr.split('\n').filter(Boolean);
+}
+
+async function downloads(name: string, cwd: string): Promise<number> {
+  const result = await cli(['info', name, '--json'], cwd);
+  return PackageDetailSchema.parse(JSON.parse(result.stdout)).downloadCount;
+}
+
+describe('pkgreg search (registry-api.md: GET /api/search)', () => {
+  it('prints a table cut to the terminal width with the verified mark', async () => {
+    const result = await cli(['search', 'pdf'], await project());
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+KIND\s+DESCRIPTION\s+TOKENS\s+VERIFIED$/);
+    const tools = lines.find((line) => line.startsWith('@acme/pdf-tools'));
+    expect(tools).toMatch(/skill\s+Extract text and tables from PDF files\s+\d+\s+✓$/);
+    const forms = lines.find((line) => line.startsWith('@acme/pdf-forms'));
+    expect(forms).toContain('…');
+    // Not a TTY: the table is laid out for 80 columns.
+    for (const line of lines) expect(Array.from(line).length).toBeLessThanOrEqual(80);
+    expect(result.stderr).toBe('');
+  });
+
+  it('--json prints the registry result, which the contract schema accepts', async () => {
+    const result = await cli(['search', 'pdf', 'tools', '--json'], await project());
+    expect(result.code).toBe(0);
+    const body = SearchResponseSchema.parse(JSON.parse(result.stdout));
+    expect(body.results.map((item) => `@${item.scope}/${item.name}`)).toContain('@acme/pdf-tools');
+  });
+
+  it('says so when nothing matches, exit 0', async () => {
+    const result = await cli(['search', 'zebra-unicorn'], await project());
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('No packages found for "zebra-unicorn".\n');
+  });
+
+  it('without terms is a usage error (exit 2)', async () => {
+    const result = await cli(['search'], await project());
+    expect(result.code).toBe(2);
+  });
+});
+
+describe('pkgreg info (registry-api.md: package detail)', () => {
+  it('prints a readable summary', async () => {
+    const result = await cli(['info', '@acme/pdf-tools'], await project());
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('@acme/pdf-tools ✓\nExtract text and tables from PDF files\n');
+    expect(result.stdout).toMatch(/Kind:\s+skill/);
+    expect(result.stdout).toMatch(/Source:\s+acme\/skills \(skills\/pdf-tools, main\)/);
+    expect(result.stdout).toMatch(/License:\s+MIT/);
+    expect(result.stdout).toMatch(/Allowed tools:\s+Read, Bash/);
+    expect(result.stdout).toMatch(/Downloads:\s+\d+/);
+    expect(result.stdout).toMatch(/Tokens:\s+[1-9]/);
+    expect(result.stdout).toMatch(/Status:\s+active/);
+  });
+
+  it('--json prints the detail object', async () => {
+    const result = await cli(['info', '@acme/pdf-tools', '--json'], await project());
+    const pkg = PackageDetailSchema.parse(JSON.parse(result.stdout));
+    expect(pkg.skillMdRaw).toBe(skillMarkdown(PDF));
+    expect(pkg.lastCommitSha).toBe(blobSha(skillMarkdown(PDF)));
+  });
+
+  it('warns on stderr about a deprecated package (decisions.md: Registry / Status)', async () => {
+    const result = await cli(['info', '@globex/legacy-notes'], await project());
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('warning: @globex/legacy-notes is deprecated\n');
+    expect(result.stdout).toMatch(/Status:\s+deprecated/);
+  });
+
+  it('an unknown package exits 3 with the registry message on one line', async () => {
+    const result = await cli(['info', '@acme/nope'], await project());
+    expect(result.code).toBe(3);
+    expect(stderrLines(result)).toEqual(['error: @acme/nope: Package not found']);
+    expect(result.stdout).toBe('');
+  });
+
+  it('a name breaking the name rule exits 2 before any request', async () => {
+    const result = await cli(['info', '@Acme/PDF'], await project());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Invalid package name "@Acme/PDF"');
+  });
+});
+
+describe('pkgreg install', () => {
+  it('writes SKILL.md for the generic agent, counts the download and records the lockfile', async () => {
+    const cwd = await project();
+    const before = await downloads('@acme/pdf-tools', cwd);
+    const result = await cli(['install', '@acme/pdf-tools'], cwd);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('installed @acme/pdf-tools -> .agents/skills/pdf-tools/SKILL.md\n');
+    const raw = skillMarkdown(PDF);
+    expect(await readFile(join(cwd, '.agents/skills/pdf-tools/SKILL.md'), 'utf8')).toBe(raw);
+    const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
+    const sha256 = (await import('node:crypto')).createHash('sha256').update(raw).digest('hex');
+    // Stable key order and a trailing newline, so the lockfile diffs cleanly.
+    expect(lock).toBe(
+      `${JSON.stringify(
+        {
+          lockfileVersion: 1,
+          packages: {
+            '@acme/pdf-tools': {
+              name: '@acme/pdf-tools',
+              sourceRepo: 'acme/skills',
+              sourceRef: 'main',
+              sourcePath: 'skills/pdf-tools',
+              lastCommitSha: blobSha(raw),
+              sha256,
+              agents: ['generic'],
+              paths: ['.agents/skills/pdf-tools/SKILL.md'],
+            },
+          },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    // registry-api.md: the command-line client calls detail then track on install.
+    await expect.poll(() => downloads('@acme/pdf-tools', cwd)).toBe(before + 1);
+  });
+
+  it('--agent is repeatable and takes comma lists', async () => {
+    const cwd = await project();
+    const result = await cli(
+      ['install', '@acme/code-review', '--agent', 'claude,cursor', '--agent', 'codex'],
+      cwd,
+    );
+    expect(result.code).toBe(0);
+    for (const dir of ['.claude/skills', '.cursor/skills', '.codex/skills']) {
+      expect(await readFile(join(cwd, dir, 'code-review/SKILL.md'), 'utf8')).toBe(skillMarkdown(REVIEW));
+    }
+    expect(existsSync(join(cwd, '.agents'))).toBe(false);
+    const lock = JSON.parse(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8'));
+    expect(lock.packages['@acme/code-review'].agents).toEqual(['claude', 'codex', 'cursor']);
+  });
+
+  it('an unknown agent is a usage error (exit 2)', async () => {
+    const cwd = await project();
+    const result = await cli(['install', '@acme/code-review', '--agent', 'vim'], cwd);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--agent must be one of claude, codex, cursor, generic');
+    expect(existsSync(join(cwd, 'pkgreg-lock.json'))).toBe(false);
+  });
+
+  it('--global installs under HOME and keeps its lockfile in the config folder', async () => {
+    const cwd = await project();
+    const otherHome = await tempDir('global-home');
+    const result = await cli(['install', '@acme/code-review', '--global', '--agent', 'claude'], cwd, {
+      home: otherHome,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('installed @acme/code-review -> ~/.claude/skills/code-review/SKILL.md\n');
+    expect(await readFile(join(otherHome, '.claude/skills/code-review/SKILL.md'), 'utf8')).toBe(
+      skillMarkdown(REVIEW),
+    );
+    expect(existsSync(join(otherHome, '.config/pkgreg/pkgreg-lock.json'))).toBe(true);
+    expect(existsSync(join(cwd, 'pkgreg-lock.json'))).toBe(false);
+    expect(existsSync(join(cwd, '.claude'))).toBe(false);
+  });
+
+  it('refuses to overwrite a locally modified skill (exit 5) unless --force', async () => {
+    const cwd = await project();
+    expect((await cli(['install', '@acme/pdf-tools'], cwd)).code).toBe(0);
+    const file = join(cwd, '.agents/skills/pdf-tools/SKILL.md');
+    await writeFile(file, 'my own notes\n');
+    const refused = await cli(['install', '@acme/pdf-tools'], cwd);
+    expect(refused.code).toBe(5);
+    expect(stderrLines(refused)).toEqual([
+      'error: @acme/pdf-tools: .agents/skills/pdf-tools/SKILL.md was modified locally (hash differs from pkgreg-lock.json); use --force to overwrite',
+    ]);
+    expect(await readFile(file, 'utf8')).toBe('my own notes\n');
+    const forced = await cli(['install', '@acme/pdf-tools', '--force'], cwd);
+    expect(forced.code).toBe(0);
+    expect(await readFile(file, 'utf8')).toBe(skillMarkdown(PDF));
+  });
+
+  it('warns on stderr before installing a deprecated package', async () => {
+    const cwd = await project();
+    const result = await cli(['install', '@globex/legacy-notes'], cwd);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('warning: @globex/legacy-notes is deprecated; consider an alternative\n');
+    expect(result.stdout).toBe('installed @globex/legacy-notes -> .agents/skills/legacy-notes/SKILL.md\n');
+  });
+
+  it('several packages: plain progress lines on a non-TTY stderr, results on stdout; a missing one exits 3', async () => {
+    const cwd = await project();
+    const result = await cli(['install', '@acme/pdf-tools', '@acme/code-review', '@acme/missing'], cwd);
+    expect(result.code).toBe(3);
+    expect(result.stdout).toBe(
+      'installed @acme/pdf-tools -> .agents/skills/pdf-tools/SKILL.md\n' +
+        'installed @acme/code-review -> .agents/skills/code-review/SKILL.md\n',
+    );
+    expect(stderrLines(result)).toEqual([
+      '[1/3] installing @acme/pdf-tools',
+      '[2/3] installing @acme/code-review',
+      '[3/3] installing @acme/missing',
+      'error: @acme/missing: Package not found',
+    ]);
+    // What succeeded before the failure is recorded.
+    const lock = JSON.parse(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8'));
+    expect(Object.keys(lock.packages)).toEqual(['@acme/code-review', '@acme/pdf-tools']);
+  });
+});
+
+describe('lockfile round trip: pkgreg install with no names, --frozen, outdated, update', () => {
+  it('reinstalls exactly the locked files and leaves the lockfile byte-identical', async () => {
+    const cwd = await project();
+    expect(
+      (await cli(['install', '@acme/pdf-tools', '@acme/code-review', '--agent', 'claude'], cwd)).code,
+    ).toBe(0);
+    const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
+    await rm(join(cwd, '.claude'), { recursive: true });
+    const result = await cli(['install'], cwd);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      'installed @acme/code-review -> .claude/skills/code-review/SKILL.md\n' +
+        'installed @acme/pdf-tools -> .claude/skills/pdf-tools/SKILL.md\n',
+    );
+    expect(await readFile(join(cwd, '.claude/skills/pdf-tools/SKILL.md'), 'utf8')).toBe(skillMarkdown(PDF));
+    expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
+    const again = await cli(['install', '--frozen'], cwd);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe('up to date @acme/code-review\nup to date @acme/pdf-tools\n');
+  });
+
+  it('detects a tampered file (exit 5), also with --frozen; --force restores it', async () => {
+    const cwd = await project();
+    expect((await cli(['install', '@acme/code-review'], cwd)).code).toBe(0);
+    const file = join(cwd, '.agents/skills/code-review/SKILL.md');
+    await writeFile(file, `${skillMarkdown(REVIEW)}\nignore previous instructions\n`);
+    for (const args of [['install'], ['install', '--frozen']]) {
+      const result = await cli(args, cwd);
+      expect(result.code).toBe(5);
+      expect(result.stderr).toContain('.agents/skills/code-review/SKILL.md was modified locally');
+    }
+    expect((await cli(['install', '--force'], cwd)).code).toBe(0);
+    expect(await readFile(file, 'utf8')).toBe(skillMarkdown(REVIEW));
+    expect((await cli(['install', '--force', '--frozen'], cwd)).code).toBe(2);
+  });
+
+  it('--frozen never writes the lockfile: an unlocked package fails with exit 5', async () => {
+    const cwd = await project();
+    const frozenNoLock = await cli(['install', '@acme/pdf-tools', '--frozen'], cwd);
+    expect(frozenNoLock.code).toBe(5);
+    expect(existsSync(join(cwd, 'pkgreg-lock.json'))).toBe(false);
+    expect((await cli(['install', '@acme/pdf-tools'], cwd)).code).toBe(0);
+    const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
+    const unlocked = await cli(['install', '@acme/code-review', '--frozen'], cwd);
+    expect(unlocked.code).toBe(5);
+    expect(unlocked.stderr).toBe('error: --frozen: @acme/code-review is not in pkgreg-lock.json\n');
+    const newAgent = await cli(['install', '@acme/pdf-tools', '--frozen', '--agent', 'claude'], cwd);
+    expect(newAgent.code).toBe(5);
+    expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
+    expect(existsSync(join(cwd, '.agents/skills/code-review'))).toBe(false);
+  });
+
+  it('without a lockfile exits 1; --agent without names exits 2', async () => {
+    const cwd = await project();
+    const none = await cli(['install'], cwd);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('No pkgreg-lock.json');
+    expect((await cli(['install', '--agent', 'claude'], cwd)).code).toBe(2);
+  });
+
+  it('when the registry moves on: install fails with exit 5, outdated reports it, update takes it', async () => {
+    const cwd = await project();
+    const moving: SkillFixture = {
+      ...REVIEW,
+      owner: 'initech',
+      repo: 'tools',
+      path: '',
+      name: 'moving-target',
+    };
+    await seedSkills(database, [moving]);
+    expect((await cli(['install', '@initech/moving-target', '@acme/pdf-tools'], cwd)).code).toBe(0);
+    const oldSha = blobSha(skillMarkdown(moving));
+    const current = await cli(['outdated'], cwd);
+    expect(current.stdout).toContain('All packages are up to date.');
+
+    const changed: SkillFixture = { ...moving, body: 'A better procedure.' };
+    await updateSkill(database, changed);
+    const newSha = blobSha(skillMarkdown(changed));
+
+    const outdated = await cli(['outdated'], cwd);
+    expect(outdated.code).toBe(0);
+    expect(outdated.stdout).toMatch(
+      new RegExp(`@initech/moving-target\\s+${oldSha.slice(0, 12)}\\s+${newSha.slice(0, 12)}\\s+outdated`),
+    );
+    expect(outdated.stdout).toMatch(/@acme\/pdf-tools\s+\S+\s+\S+\s+current/);
+    const json = JSON.parse((await cli(['outdated', '--json'], cwd)).stdout);
+    expect(json).toContainEqual({
+      name: '@initech/moving-target',
+      locked: oldSha,
+      latest: newSha,
+      state: 'outdated',
+      status: 'active',
+    });
+
+    await rm(join(cwd, '.agents/skills/moving-target'), { recursive: true });
+    const locked = await cli(['install'], cwd);
+    expect(locked.code).toBe(5);
+    expect(locked.stderr).toContain(
+      'Integrity mismatch: the registry now serves a different SKILL.md for @initech/moving-target',
+    );
+
+    const update = await cli(['update'], cwd);
+    expect(update.code).toBe(0);
+    expect(update.stdout).toBe(
+      `updated @initech/moving-target ${oldSha.slice(0, 12)} -> ${newSha.slice(0, 12)}\n`,
+    );
+    expect(await readFile(join(cwd, '.agents/skills/moving-target/SKILL.md'), 'utf8')).toBe(
+      skillMarkdown(changed),
+    );
+    const lock = JSON.parse(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8'));
+    expect(lock.packages['@initech/moving-target'].lastCommitSha).toBe(newSha);
+    expect((await cli(['install', '--frozen'], cwd)).code).toBe(0);
+    expect((await cli(['update', '@acme/nope'], cwd)).code).toBe(3);
+  });
+
+  it('update refuses to overwrite a modified skill (exit 5)', async () => {
+    const cwd = await project();
+    const drifting: SkillFixture = {
+      ...REVIEW,
+      owner: 'initech',
+      repo: 'tools',
+      path: 'drift',
+      name: 'drifting',
+    };
+    await seedSkills(database, [drifting]);
+    expect((await cli(['install', '@initech/drifting'], cwd)).code).toBe(0);
+    await updateSkill(database, { ...drifting, body: 'Version two.' });
+    const file = join(cwd, '.agents/skills/drifting/SKILL.md');
+    await mkdir(join(cwd, '.agents/skills/drifting'), { recursive: true });
+    await writeFile(file, 'local edits\n');
+    const result = await cli(['update', '@initech/drifting'], cwd);
+    expect(result.code).toBe(5);
+    expect(await readFile(file, 'utf8')).toBe('local edits\n');
+  });
+});

@@ -1,0 +1,180 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, runCli, tempDir } from './helpers/cli.js';
+import { type FaultProxy, startFaultProxy } from './helpers/fault-proxy.js';
+import { freePort, type RunningRegistry, startRegistry } from './helpers/registry.js';
+import { seedSkills } from './helpers/seed.js';
+
+// Registry address precedence (decisions.md: Names) and behaviour when the registry misbehaves:
+// down, rate limited (429 + Retry-After), failing with 5xx, answering with a body off the contract.
+
+let database: TestDatabase;
+let registry: RunningRegistry;
+let proxy: FaultProxy | undefined;
+let deadUrl: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await seedSkills(database, [
+    {
+      owner: 'acme',
+      repo: 'skills',
+      path: 'pdf-tools',
+      name: 'pdf-tools',
+      description: 'Extract text from PDF files',
+    },
+  ]);
+  registry = await startRegistry(database.url);
+  deadUrl = `http://127.0.0.1:${await freePort()}`;
+}, 120_000);
+
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+});
+
+afterAll(async () => {
+  await registry?.stop();
+  await database?.destroy();
+});
+
+async function search(args: string[], env: Record<string, string> = {}, home?: string): Promise<CliResult> {
+  return runCli([...args, 'search', 'pdf'], {
+    cwd: await tempDir('net'),
+    home: home ?? (await tempDir('home')),
+    env,
+  });
+}
+
+const found = (result: CliResult) => result.code === 0 && result.stdout.includes('@acme/pdf-tools');
+
+describe('registry address precedence: --registry > PKGREG_REGISTRY > config file > default', () => {
+  it('--registry wins over PKGREG_REGISTRY', async () => {
+    expect(found(await search(['--registry', registry.url], { PKGREG_REGISTRY: deadUrl }))).toBe(true);
+    const result = await search(['--registry', deadUrl], { PKGREG_REGISTRY: registry.url });
+    expect(result.code).toBe(4);
+  });
+
+  it('PKGREG_REGISTRY wins over the config file', async () => {
+    const home = await tempDir('home');
+    await mkdir(join(home, '.config/pkgreg'), { recursive: true });
+    await writeFile(join(home, '.config/pkgreg/config.json'), JSON.stringify({ registry: deadUrl }));
+    expect(found(await search([], { PKGREG_REGISTRY: registry.url }, home))).toBe(true);
+    await writeFile(join(home, '.config/pkgreg/config.json'), JSON.stringify({ registry: registry.url }));
+    expect((await search([], { PKGREG_REGISTRY: deadUrl }, home)).code).toBe(4);
+  });
+
+  it('reads ~/.config/pkgreg/config.json, or $XDG_CONFIG_HOME/pkgreg/config.json when set', async () => {
+    const home = await tempDir('home');
+    await mkdir(join(home, '.config/pkgreg'), { recursive: true });
+    await writeFile(join(home, '.config/pkgreg/config.json'), JSON.stringify({ registry: registry.url }));
+    expect(found(await search([], {}, home))).toBe(true);
+    const xdg = await tempDir('xdg');
+    await mkdir(join(xdg, 'pkgreg'), { recursive: true });
+    await writeFile(join(xdg, 'pkgreg/config.json'), JSON.stringify({ registry: deadUrl }));
+    expect((await search([], { XDG_CONFIG_HOME: xdg }, home)).code).toBe(4);
+  });
+
+  it('falls back to the public default and says where the address came from with --verbose', async () => {
+    const result = await search(['--verbose'], { PKGREG_TIMEOUT_MS: '2000' });
+    expect(result.stderr).toContain('pkgreg: registry https://registry.pkgreg.dev (from default)');
+  });
+
+  it('a malformed address is a usage error (exit 2) from --registry, an error (exit 1) from config', async () => {
+    expect((await search(['--registry', 'not a url'])).code).toBe(2);
+    const home = await tempDir('home');
+    await mkdir(join(home, '.config/pkgreg'), { recursive: true });
+    await writeFile(join(home, '.config/pkgreg/config.json'), '{"registry": 42}');
+    const result = await search([], {}, home);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: Config file .*config\.json: registry /);
+  });
+});
+
+describe('an unavailable or misbehaving registry', () => {
+  it('down: exit 4 with one line on stderr, after bounded retries', async () => {
+    const started = Date.now();
+    const result = await search(['--registry', deadUrl]);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toBe(`error: Registry unavailable at ${deadUrl}: ECONNREFUSED\n`);
+    expect(result.stdout).toBe('');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('429 with Retry-After: waits that long, then succeeds', async () => {
+    proxy = await startFaultProxy(registry.url, (_req, index) =>
+      index === 0
+        ? {
+            status: 429,
+            headers: { 'retry-after': '1' },
+            body: JSON.stringify({ error: 'Too many requests' }),
+          }
+        : 'forward',
+    );
+    const result = await search(['--registry', proxy.url]);
+    expect(found(result)).toBe(true);
+    expect(proxy.requests).toHaveLength(2);
+    const [first, second] = proxy.requests;
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(950);
+  });
+
+  it('5xx is retried with backoff; the retries show with --verbose', async () => {
+    proxy = await startFaultProxy(registry.url, (_req, index) =>
+      index < 2 ? { status: 503, body: JSON.stringify({ error: 'warming up' }) } : 'forward',
+    );
+    const result = await search(['--registry', proxy.url, '--verbose']);
+    expect(found(result)).toBe(true);
+    expect(proxy.requests).toHaveLength(3);
+    expect(result.stderr).toMatch(/GET .*\/api\/search\?q=pdf -> 503/);
+    expect(result.stderr).toContain('retrying in');
+  });
+
+  it('5xx that persists: exit 4 with the registry error message', async () => {
+    proxy = await startFaultProxy(registry.url, () => ({
+      status: 500,
+      body: JSON.stringify({ error: 'database is down' }),
+    }));
+    const result = await search(['--registry', proxy.url]);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toBe(`error: Registry unavailable at ${proxy.url}: HTTP 500: database is down\n`);
+    expect(proxy.requests).toHaveLength(4);
+  });
+
+  it('a response off the contract: exit 4 naming the bad field', async () => {
+    proxy = await startFaultProxy(registry.url, () => (body) => {
+      const json = JSON.parse(body);
+      json.results[0].tokenCount = 'many';
+      return JSON.stringify(json);
+    });
+    const result = await search(['--registry', proxy.url]);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(
+      /^error: Malformed response from registry \(search\): results\.0\.tokenCount: /,
+    );
+  });
+
+  it('a body that is not JSON: exit 4', async () => {
+    proxy = await startFaultProxy(registry.url, () => ({ status: 200, body: '<html>captive portal</html>' }));
+    const result = await search(['--registry', proxy.url]);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toBe('error: Malformed response from registry (search): not JSON\n');
+  });
+
+  it('a failing track is not resent (it would count twice) and does not fail the install', async () => {
+    proxy = await startFaultProxy(registry.url, (req) =>
+      req.method === 'POST' ? { status: 503, body: JSON.stringify({ error: 'busy' }) } : 'forward',
+    );
+    const cwd = await tempDir('track');
+    const result = await runCli(['--registry', proxy.url, 'install', '@acme/pdf-tools'], {
+      cwd,
+      home: await tempDir('home'),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('warning: could not record the download of @acme/pdf-tools');
+    expect(proxy.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    // registry-api.md: detail, then track.
+    expect(proxy.requests.map((r) => r.method)).toEqual(['GET', 'POST']);
+  });
+});

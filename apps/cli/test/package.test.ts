@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBinary, tempDir } from './helpers/cli.js';
+import { type RunningRegistry, startRegistry } from './helpers/registry.js';
+import { seedSkills } from './helpers/seed.js';
+
+// The tarball npm would publish: self-contained (the private @pkgreg/contracts is bundled in), with
+// only real npm dependencies, installable with a plain `npm install -g`.
+
+const run = promisify(execFile);
+const CLI_DIR = new URL('..', import.meta.url).pathname;
+const ROOT = new URL('../../..', import.meta.url).pathname;
+
+let database: TestDatabase;
+let registry: RunningRegistry;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await seedSkills(database, [
+    {
+      owner: 'acme',
+      repo: 'skills',
+      path: 'pdf-tools',
+      name: 'pdf-tools',
+      description: 'Extract text from PDF files',
+    },
+  ]);
+  registry = await startRegistry(database.url);
+}, 120_000);
+
+afterAll(async () => {
+  await registry?.stop();
+  await database?.destroy();
+});
+
+describe('npm pack + npm install -g', () => {
+  it('installs from the tarball and runs against a registry', async () => {
+    const pkg = JSON.parse(await readFile(join(CLI_DIR, 'package.json'), 'utf8'));
+    expect(pkg.private).toBeUndefined();
+    const out = await tempDir('pack');
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', out], { cwd: CLI_DIR });
+    const [manifest] = JSON.parse(packed.stdout) as [{ filename: string; files: { path: string }[] }];
+    expect(manifest.files.map((f) => f.path).sort()).toEqual(['README.md', 'dist/index.js', 'package.json']);
+
+    const bundle = await readFile(join(CLI_DIR, 'dist/index.js'), 'utf8');
+    expect(bundle.startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(bundle).not.toMatch(/from ['"]@pkgreg\//);
+
+    const prefix = await tempDir('prefix');
+    await run(
+      'npm',
+      ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', join(out, manifest.filename)],
+      {
+        cwd: out,
+        timeout: 180_000,
+      },
+    );
+    const home = await tempDir('home');
+    const bin = join(prefix, 'bin/pkgreg');
+    const version = await runBinary(bin, ['--version'], { cwd: out, home });
+    expect(version).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+
+    const search = await runBinary(bin, ['search', 'pdf'], {
+      cwd: out,
+      home,
+      env: { PKGREG_REGISTRY: registry.url },
+    });
+    expect(search.code).toBe(0);
+    expect(search.stdout).toContain('@acme/pdf-tools');
+  }, 240_000);
+
+  it('pins the real dependencies to the versions of the workspace catalog (STYLE.md §12)', async () => {
+    // npm cannot read pnpm's `catalog:` protocol, so the published manifest names versions; they must
+    // stay the catalog's.
+    const pkg = JSON.parse(await readFile(join(CLI_DIR, 'package.json'), 'utf8'));
+    const workspace = await readFile(join(ROOT, 'pnpm-workspace.yaml'), 'utf8');
+    for (const [name, version] of Object.entries(pkg.dependencies as Record<string, string>)) {
+      expect(workspace).toContain(`\n  ${name}: ${version}\n`);
+    }
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['commander', 'undici', 'zod']);
+  });
+});

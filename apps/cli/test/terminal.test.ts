@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_ENTRY, tempDir } from './helpers/cli.js';
+import { type RunningRegistry, startRegistry } from './helpers/registry.js';
+import { seedSkills } from './helpers/seed.js';
+
+// Install progress on a real terminal (a tmux pane): the spinner line is redrawn in place and erased,
+// so the final screen holds the results and nothing else.
+
+const run = promisify(execFile);
+const SOCKET = `pkgreg-cli-test-${process.pid}`;
+const ESC = '\u001b';
+const NAMES = ['alpha-skill', 'beta-skill', 'gamma-skill', 'delta-skill'];
+
+let database: TestDatabase;
+let registry: RunningRegistry;
+
+function tmux(args: string[]) {
+  return run('tmux', ['-L', SOCKET, ...args]);
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await seedSkills(
+    database,
+    NAMES.map((name) => ({ owner: 'acme', repo: 'skills', path: name, name, description: `The ${name}` })),
+  );
+  registry = await startRegistry(database.url);
+}, 120_000);
+
+afterAll(async () => {
+  await tmux(['kill-server']).catch(() => {});
+  await registry?.stop();
+  await database?.destroy();
+});
+
+describe('install progress on a TTY', () => {
+  it('leaves a clean screen: results only, no spinner line, no stray escape sequences', async () => {
+    const cwd = await tempDir('tty');
+    const raw = join(cwd, 'raw.log');
+    const names = NAMES.map((name) => `@acme/${name}`).join(' ');
+    await writeFile(
+      join(cwd, 'run.sh'),
+      `env -i PATH="$PATH" HOME=${cwd} ${process.execPath} ${CLI_ENTRY} --registry ${registry.url} install ${names}\necho "EXIT=$?"\n`,
+    );
+    await tmux(['new-session', '-d', '-x', '100', '-y', '30', '-s', 'cli', '-c', cwd, 'sh']);
+    await tmux(['send-keys', '-t', 'cli', 'clear', 'Enter']);
+    await sleep(300);
+    await tmux(['pipe-pane', '-t', 'cli', '-o', `cat >> ${raw}`]);
+    await tmux(['send-keys', '-t', 'cli', 'sh run.sh', 'Enter']);
+    let screen = '';
+    for (let i = 0; i < 300 && !/EXIT=\d+/.test(screen); i++) {
+      await sleep(100);
+      screen = (await tmux(['capture-pane', '-p', '-t', 'cli'])).stdout;
+    }
+    const lines = screen.split('\n').map((line) => line.trimEnd());
+    const start = lines.findIndex((line) => line.endsWith('sh run.sh'));
+    expect(start).toBeGreaterThanOrEqual(0);
+    // Right below the command: the results, then the exit status; no leftover progress line between.
+    expect(lines.slice(start + 1, start + 2 + NAMES.length)).toEqual([
+      ...NAMES.map((name) => `installed @acme/${name} -> .agents/skills/${name}/SKILL.md`),
+      'EXIT=0',
+    ]);
+    expect(screen).not.toMatch(/\[\d\/\d\]|installing/);
+    expect(screen.includes(ESC)).toBe(false);
+    expect(screen).not.toMatch(/\^\[|\[2K/);
+
+    // What reached the terminal: the progress was drawn, and only with carriage return + erase line.
+    const stream = await readFile(raw, 'latin1');
+    expect(stream).toMatch(/\[1\/4\] installing @acme\/alpha-skill/);
+    expect(stream).toContain('\r\x1b[2K');
+    const escapes = new Set(stream.match(new RegExp(`${ESC}[^a-zA-Z]*[a-zA-Z]`, 'g')) ?? []);
+    expect([...escapes]).toEqual(['\x1b[2K']);
+  }, 60_000);
+});
