@@ -75,7 +75,11 @@ export interface IndexedSourcesTable {
   default_branch: string | null;
   etags: Json<Record<string, string>>;
   /** Repository metadata last received with the ETag in `etags` (a 304 carries no body). */
-  repo_meta: Generated<Json<Record<string, unknown>>>;
+  repo_meta: JSONColumnType<
+    Record<string, unknown>,
+    Record<string, unknown> | string | undefined,
+    Record<string, unknown> | string
+  >;
   created_at: Timestamp;
   last_run_at: NullableTimestamp;
 }

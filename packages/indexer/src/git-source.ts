@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process';
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute } from 'node:path';
+import { promisify } from 'node:util';
+import { IndexingError } from './errors.js';
+import { sanitizeScope } from './skill-md.js';
+import type { RepoMeta, SkillSource, SourceSnapshot, TreeFile } from './types.js';
+
+// A local git repository read through the `git` CLI: the committed tree at HEAD (not the working
+// copy), so blob SHAs are git's own and match what a code host would report.
+
+const run = promisify(execFile);
+const MAX_OUTPUT = 256 * 1024 * 1024;
+
+async function git(cwd: string, args: string[]): Promise<Buffer> {
+  try {
+    const { stdout } = await run('git', args, { cwd, maxBuffer: MAX_OUTPUT, encoding: 'buffer' });
+    return stdout;
+  } catch (error) {
+    const stderr = String((error as { stderr?: Buffer }).stderr ?? '').trim();
+    throw new IndexingError(
+      'invalid_locator',
+      `git ${args[0]} failed in ${cwd}: ${stderr.split('\n')[0] || (error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
+/** The scope a local repository is indexed under when none is configured: its parent directory's name. */
+export function defaultLocalOwner(repoPath: string): string {
+  return sanitizeScope(basename(dirname(repoPath))) ?? 'local';
+}
+
+export interface GitSourceOptions {
+  /** Scope for the repository's packages; default: the parent directory's name, else `local`. */
+  owner?: string;
+}
+
+export class GitSource implements SkillSource {
+  readonly kind = 'git' as const;
+  readonly locator: string;
+  readonly owner: string;
+
+  private constructor(locator: string, owner: string) {
+    this.locator = locator;
+    this.owner = owner;
+  }
+
+  /** Resolves `path` to its repository's top level (the source's identity) and checks it is a work tree. */
+  static async open(path: string, options: GitSourceOptions = {}): Promise<GitSource> {
+    if (!isAbsolute(path)) throw new IndexingError('invalid_locator', `not an absolute path: "${path}"`);
+    let real: string;
+    try {
+      real = await realpath(path);
+    } catch {
+      throw new IndexingError('invalid_locator', `no such directory: ${path}`);
+    }
+    const top = (await git(real, ['rev-parse', '--show-toplevel'])).toString('utf8').trim();
+    const owner = options.owner === undefined ? defaultLocalOwner(top) : sanitizeScope(options.owner);
+    if (!owner)
+      throw new IndexingError('invalid_locator', `owner "${options.owner}" cannot be made a valid scope`);
+    return new GitSource(top, owner);
+  }
+
+  async snapshot(): Promise<SourceSnapshot> {
+    const head = await git(this.locator, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']).catch(
+      () => null,
+    );
+    if (!head) throw new IndexingError('invalid_locator', `${this.locator} has no commits`);
+    const branch = (await git(this.locator, ['rev-parse', '--abbrev-ref', 'HEAD'])).toString('utf8').trim();
+    const listing = await git(this.locator, ['ls-tree', '-r', '-z', '-l', '--full-tree', 'HEAD']);
+    const files: TreeFile[] = [];
+    for (const record of listing.toString('utf8').split('\0')) {
+      if (!record) continue;
+      // "<mode> SP <type> SP <sha> SP+ <size> TAB <path>"
+      const tab = record.indexOf('\t');
+      const [, type, sha, size] = record.slice(0, tab).split(/\s+/);
+      if (type !== 'blob' || !sha) continue;
+      files.push({
+        path: record.slice(tab + 1),
+        sha,
+        size: size && /^\d+$/.test(size) ? Number(size) : null,
+      });
+    }
+    const repo: RepoMeta = {
+      owner: this.owner,
+      name: basename(this.locator),
+      // A detached HEAD has no branch name; 'HEAD' is still a ref the tree can be read at.
+      defaultBranch: branch,
+      stars: 0,
+      license: null,
+      homepageUrl: null,
+      repoUrl: null,
+    };
+    return { repo, files, truncated: false, etags: {} };
+  }
+
+  async readBlob(sha: string): Promise<string> {
+    if (!/^[0-9a-f]{40,64}$/.test(sha)) throw new IndexingError('source_error', `not a blob id: ${sha}`);
+    return (await git(this.locator, ['cat-file', 'blob', sha])).toString('utf8');
+  }
+}

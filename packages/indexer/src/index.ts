@@ -1,0 +1,65 @@
+/**
+ * @pkgreg/indexer: turns repositories' SKILL.md files into registry packages
+ * (decisions.md, Registry / Indexing).
+ *
+ * Entry points (the runtime worker calls them from the BullMQ jobs of JOB_CATALOG):
+ *
+ * - `indexSource(deps, {kind, locator, owner?})` for `registry.index` {kind, locator}.
+ *   `kind: 'github'` takes `owner/repo` (or its URL) and reads GitHub's REST API (`deps.github`:
+ *   apiUrl/webUrl for GitHub Enterprise, optional token, rate-limit patience); `kind: 'git'` takes
+ *   an absolute path to a local git repository and reads HEAD through the `git` CLI.
+ *   Resolves with an `IndexSummary` (counts indexed/updated/unchanged/delisted/rejected and each
+ *   rejection's path and reason). On failure the run is recorded and an `IndexingError` is thrown
+ *   carrying `summary`; `error.permanent` says whether a retry can help (else `retryAt` may say when).
+ * - `reindexAll(deps)` for `registry.reindex-all` {}: every known source, failures returned as failed
+ *   summaries; GitHub sources after a rate limit are skipped, not hammered.
+ * - `listKnownSources(db)`: the sources in `indexed_sources` with their last run.
+ * - `seedDemo(deps, dir)`: writes the demo git repositories under `dir` and indexes them (idempotent).
+ *
+ * Re-index is incremental: a SKILL.md whose blob SHA is stored is not fetched again and its row is
+ * not rewritten unless something about it changed; `downloadCount` and `firstIndexedAt` are never
+ * touched; a vanished SKILL.md delists its package and a reappearing one relists it. Runs of one
+ * source are serialised with a Postgres advisory lock; every run is an `indexing_runs` row.
+ */
+
+export { DEMO_REPOSITORIES, type DemoSeedResult, seedDemo, writeDemoRepositories } from './demo-seed.js';
+export { IndexingError, type IndexingErrorCode } from './errors.js';
+export { gitBlobSha } from './git-blob-sha.js';
+export { defaultLocalOwner, GitSource, type GitSourceOptions } from './git-source.js';
+export {
+  GitHubClient,
+  GitHubSource,
+  type GitHubSourceOptions,
+  normalizeGitHubLocator,
+} from './github-source.js';
+export type { Rejection, RunCounts } from './indexer.repository.js';
+export {
+  type IndexerDeps,
+  type IndexFailure,
+  type IndexRequest,
+  type IndexSummary,
+  indexSource,
+  type KnownSource,
+  listKnownSources,
+  reindexAll,
+} from './indexer.service.js';
+export {
+  type Analysis,
+  analyzeSkill,
+  type DerivedPackage,
+  isValidName,
+  MAX_SKILL_MD_BYTES,
+  normalizeVersion,
+  parseFrontmatter,
+  type SkillInput,
+  sanitizeScope,
+} from './skill-md.js';
+export type {
+  RepoMeta,
+  SkillSource,
+  SnapshotRequest,
+  SourceKind,
+  SourceRef,
+  SourceSnapshot,
+  TreeFile,
+} from './types.js';

@@ -1,0 +1,308 @@
+import { posix } from 'node:path';
+import { PACKAGE_SEGMENT_PATTERN, type PackageKind, PackageKindSchema } from '@pkgreg/contracts';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import semver from 'semver';
+import { parse as parseYaml } from 'yaml';
+import type { RepoMeta } from './types.js';
+
+// SKILL.md -> package fields. The rules are the agentskills.io ones (name, description, compatibility)
+// plus the field mapping of decisions.md (Registry / Indexing). Pure: no I/O, so every rule is testable.
+
+/** Larger files are refused before they are fetched or tokenized. */
+export const MAX_SKILL_MD_BYTES = 512 * 1024;
+const MAX_DESCRIPTION_CHARS = 1024;
+const MAX_COMPATIBILITY_CHARS = 500;
+const MAX_TAGS = 32;
+const MAX_TAG_CHARS = 64;
+/** Subdirectories the agentskills.io layout loads on demand. */
+const DISCLOSURE_DIRS = ['references/', 'scripts/', 'assets/'];
+
+export interface SkillInput {
+  /** SKILL.md text. */
+  raw: string;
+  /** Its git blob SHA-1. */
+  sha: string;
+  /** The skill's directory from the repository root ('' at the root). */
+  dir: string;
+  /** Every file of the skill's directory, relative to it (SKILL.md included, nested skills excluded). */
+  dirFiles: string[];
+  repo: RepoMeta;
+  /** Registry scope (the repository owner, lowercased and sanitized). */
+  scope: string;
+  /** `owner/repo`. */
+  sourceRepo: string;
+}
+
+/** Every column the indexer owns, derived from one SKILL.md. */
+export interface DerivedPackage {
+  scope: string;
+  name: string;
+  description: string;
+  kind: PackageKind;
+  category: string | null;
+  tags: string[];
+  compatibility: string[];
+  language: string | null;
+  version: string | null;
+  sourceRepo: string;
+  sourcePath: string;
+  sourceRef: string;
+  repoUrl: string | null;
+  homepageUrl: string | null;
+  repoOwner: string;
+  author: string | null;
+  repoStars: number;
+  license: string | null;
+  skillMdRaw: string;
+  frontmatter: Record<string, unknown>;
+  allowedTools: string[];
+  tokenCount: number;
+  fileCount: number;
+  progressiveDisclosure: boolean;
+  status: 'active' | 'deprecated';
+  lastCommitSha: string;
+}
+
+export type Analysis = { ok: true; pkg: DerivedPackage } | { ok: false; reason: string };
+
+/** True when `value` satisfies the agentskills.io name rule (also the registry's scope/name rule). */
+export function isValidName(value: string): boolean {
+  return PACKAGE_SEGMENT_PATTERN.test(value);
+}
+
+/** Turns an owner login or directory name into a valid scope: lowercased, other characters to `-`. */
+export function sanitizeScope(value: string): string | null {
+  const cleaned = value
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 64)
+    .replace(/-+$/, '');
+  return isValidName(cleaned) ? cleaned : null;
+}
+
+type Frontmatter = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Splits SKILL.md into its YAML frontmatter (parsed) and body. */
+export function parseFrontmatter(
+  raw: string,
+): { ok: true; data: Frontmatter } | { ok: false; reason: string } {
+  const text = raw.startsWith('\uFEFF') ? raw.slice(1) : raw;
+  const match = /^---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?---[ \t]*(?:\r?\n|$)/.exec(text);
+  if (!match) return { ok: false, reason: 'missing YAML frontmatter (SKILL.md must start with ---)' };
+  let data: unknown;
+  try {
+    data = parseYaml(match[1] ?? '', { maxAliasCount: 50 });
+  } catch (error) {
+    const first = String((error as Error).message).split('\n')[0];
+    return { ok: false, reason: `frontmatter is not valid YAML: ${first}` };
+  }
+  if (data === null || data === undefined) data = {};
+  if (!isPlainObject(data)) return { ok: false, reason: 'frontmatter must be a YAML mapping' };
+  // Stored as jsonb and served as JSON: keep exactly what survives a JSON round trip.
+  return { ok: true, data: JSON.parse(JSON.stringify(data)) as Frontmatter };
+}
+
+function chars(value: string): number {
+  return [...value].length;
+}
+
+function optionalString(value: unknown): string | null {
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (typeof value !== 'string') return null;
+  const trimmed = value.trim();
+  return trimmed === '' ? null : trimmed;
+}
+
+/** Splits on whitespace and commas, but not inside parentheses (`Bash(git status:*)` stays whole). */
+function splitTools(value: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of value) {
+    if (ch === '(') depth += 1;
+    if (ch === ')') depth = Math.max(0, depth - 1);
+    if (depth === 0 && (ch === ',' || /\s/.test(ch))) {
+      if (current) out.push(current);
+      current = '';
+    } else {
+      current += ch;
+    }
+  }
+  if (current) out.push(current);
+  return out;
+}
+
+function stringList(value: unknown, split: (s: string) => string[]): string[] | null {
+  if (value === undefined || value === null) return [];
+  if (typeof value === 'string') return split(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number')) {
+    return value.map((v) => String(v).trim()).filter((v) => v !== '');
+  }
+  return null;
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+/** semver or null: exact versions as given, `1.2`/`v1` widened to `1.2.0`/`1.0.0`, anything else null. */
+export function normalizeVersion(value: unknown): string | null {
+  const text = optionalString(value);
+  if (!text) return null;
+  const exact = semver.valid(text);
+  if (exact) return exact;
+  if (/^v?\d+(\.\d+){0,2}$/.test(text)) return semver.coerce(text)?.version ?? null;
+  return null;
+}
+
+/** Relative link targets of the markdown body, resolved against the skill directory. */
+function linkedPaths(raw: string): string[] {
+  const targets: string[] = [];
+  const inline = /\]\(\s*<?([^)\s>]+)>?(?:\s+["'][^"']*["'])?\s*\)/g;
+  const reference = /^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm;
+  for (const re of [inline, reference]) {
+    for (const m of raw.matchAll(re)) if (m[1]) targets.push(m[1]);
+  }
+  const resolved: string[] = [];
+  for (const target of targets) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#') || target.startsWith('/')) continue;
+    let clean = target.replace(/[#?].*$/, '');
+    try {
+      clean = decodeURIComponent(clean);
+    } catch {
+      // Keep the raw target: a broken escape is still a path someone may have meant literally.
+    }
+    const normal = posix.normalize(clean).replace(/\/+$/, '');
+    if (normal === '' || normal === '.' || normal.startsWith('..')) continue;
+    resolved.push(normal);
+  }
+  return resolved;
+}
+
+function hasProgressiveDisclosure(raw: string, dirFiles: string[]): boolean {
+  const others = dirFiles.filter((f) => f !== 'SKILL.md');
+  if (others.some((f) => DISCLOSURE_DIRS.some((d) => f.startsWith(d)))) return true;
+  const links = linkedPaths(raw);
+  return links.some((link) => others.some((f) => f === link || f.startsWith(`${link}/`)));
+}
+
+/** Applies the agentskills.io rules and the registry's field mapping to one SKILL.md. */
+export function analyzeSkill(input: SkillInput): Analysis {
+  const { raw, dir, repo } = input;
+  if (Buffer.byteLength(raw, 'utf8') > MAX_SKILL_MD_BYTES) {
+    return { ok: false, reason: `SKILL.md is larger than ${MAX_SKILL_MD_BYTES} bytes` };
+  }
+  const parsed = parseFrontmatter(raw);
+  if (!parsed.ok) return parsed;
+  const fm = parsed.data;
+
+  const dirName = dir === '' ? repo.name : posix.basename(dir);
+  let name: string;
+  if (fm.name === undefined || fm.name === null) {
+    if (!isValidName(dirName)) {
+      return {
+        ok: false,
+        reason: `name is missing and the directory name "${dirName}" is not a valid name (1-64 of a-z 0-9 -, no leading, trailing or double -)`,
+      };
+    }
+    name = dirName;
+  } else {
+    if (typeof fm.name !== 'string') return { ok: false, reason: 'name must be a string' };
+    name = fm.name;
+    if (!isValidName(name)) {
+      return {
+        ok: false,
+        reason: `invalid name "${name.slice(0, 80)}": 1-64 of a-z 0-9 -, no leading, trailing or double -`,
+      };
+    }
+    // The root directory's name is the checkout's, which the author does not control.
+    if (dir !== '' && name !== dirName) {
+      return { ok: false, reason: `name "${name}" does not match its directory "${dirName}"` };
+    }
+  }
+
+  if (fm.description === undefined || fm.description === null) {
+    return { ok: false, reason: 'description is missing' };
+  }
+  if (typeof fm.description !== 'string') return { ok: false, reason: 'description must be a string' };
+  const description = fm.description.trim();
+  if (description === '') return { ok: false, reason: 'description is empty' };
+  if (chars(description) > MAX_DESCRIPTION_CHARS) {
+    return { ok: false, reason: `description is longer than ${MAX_DESCRIPTION_CHARS} characters` };
+  }
+
+  if (fm.metadata !== undefined && fm.metadata !== null && !isPlainObject(fm.metadata)) {
+    return { ok: false, reason: 'metadata must be a mapping' };
+  }
+  const metadata = isPlainObject(fm.metadata) ? fm.metadata : {};
+  const field = (key: string): unknown => metadata[key] ?? fm[key];
+
+  let compatibility: string[];
+  if (typeof fm.compatibility === 'string' && chars(fm.compatibility) > MAX_COMPATIBILITY_CHARS) {
+    return { ok: false, reason: `compatibility is longer than ${MAX_COMPATIBILITY_CHARS} characters` };
+  }
+  {
+    const list = stringList(fm.compatibility, (s) => s.split(',').map((p) => p.trim()));
+    if (!list) return { ok: false, reason: 'compatibility must be a string or a list of strings' };
+    compatibility = unique(list.filter((p) => p !== ''));
+  }
+
+  const tools = stringList(fm['allowed-tools'], splitTools);
+  if (!tools) return { ok: false, reason: 'allowed-tools must be a string or a list of strings' };
+
+  const kindValue = metadata.kind ?? 'skill';
+  const kind = PackageKindSchema.safeParse(kindValue);
+  if (!kind.success) {
+    return {
+      ok: false,
+      reason: `metadata.kind "${String(kindValue).slice(0, 40)}" is not one of ${PackageKindSchema.options.join(', ')}`,
+    };
+  }
+
+  const tagList = stringList(field('tags'), (s) => s.split(/[,\s]+/)) ?? [];
+  const tags = unique(
+    tagList.map((t) => t.trim()).filter((t) => t !== '' && chars(t) <= MAX_TAG_CHARS),
+  ).slice(0, MAX_TAGS);
+
+  const authorValue = field('author');
+  const author = isPlainObject(authorValue) ? optionalString(authorValue.name) : optionalString(authorValue);
+  const status = optionalString(metadata.status)?.toLowerCase() === 'deprecated' ? 'deprecated' : 'active';
+
+  return {
+    ok: true,
+    pkg: {
+      scope: input.scope,
+      name,
+      description,
+      kind: kind.data,
+      category: optionalString(field('category')),
+      tags,
+      compatibility,
+      language: optionalString(field('language')),
+      version: normalizeVersion(field('version')),
+      sourceRepo: input.sourceRepo,
+      sourcePath: dir,
+      sourceRef: repo.defaultBranch,
+      repoUrl: repo.repoUrl,
+      homepageUrl: repo.homepageUrl,
+      repoOwner: repo.owner,
+      author,
+      repoStars: repo.stars,
+      license: optionalString(fm.license) ?? repo.license,
+      skillMdRaw: raw,
+      frontmatter: fm,
+      allowedTools: unique(tools),
+      tokenCount: countTokens(raw),
+      fileCount: input.dirFiles.length,
+      progressiveDisclosure: hasProgressiveDisclosure(raw, input.dirFiles),
+      status,
+      lastCommitSha: input.sha,
+    },
+  };
+}

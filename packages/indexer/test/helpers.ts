@@ -1,0 +1,60 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** A SKILL.md with the given frontmatter lines and body. */
+export function skillMd(frontmatter: string[], body = '# Skill\n\nDo the thing.\n'): string {
+  return `---\n${frontmatter.join('\n')}\n---\n${body}`;
+}
+
+export function tempDir(label: string): string {
+  return mkdtempSync(join(tmpdir(), `pkgreg-indexer-${label}-`));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync(
+    'git',
+    ['-c', 'user.name=test', '-c', 'user.email=test@pkgreg.invalid', '-c', 'commit.gpgsign=false', ...args],
+    { cwd, encoding: 'utf8' },
+  );
+}
+
+/** A real git repository at `root/<owner>/<name>` with `files` committed on `branch`. */
+export function createRepo(
+  root: string,
+  owner: string,
+  name: string,
+  files: Record<string, string>,
+  branch = 'main',
+): string {
+  const dir = join(root, owner, name);
+  mkdirSync(dir, { recursive: true });
+  git(dir, 'init', '--quiet', '-b', branch);
+  commitFiles(dir, files, 'initial');
+  return dir;
+}
+
+/** Writes (string) or deletes (null) files, then commits everything. */
+export function commitFiles(dir: string, files: Record<string, string | null>, message = 'change'): void {
+  for (const [path, content] of Object.entries(files)) {
+    const target = join(dir, path);
+    if (content === null) {
+      rmSync(target, { force: true });
+    } else {
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, content);
+    }
+  }
+  git(dir, 'add', '--all');
+  git(dir, 'commit', '--quiet', '--allow-empty', '-m', message);
+}
+
+/** What `git hash-object` says for a committed file. */
+export function blobShaOf(dir: string, path: string): string {
+  return git(dir, 'rev-parse', `HEAD:${path}`).trim();
+}
