@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express, { type Router } from 'express';
+
+// Serves the built web UI (apps/web/dist) next to the API, so production is one origin and the UI needs
+// no CORS. Owned by the web app (issue 7); app.ts mounts it last, after every API route.
+
+/**
+ * The UI renders untrusted SKILL.md (after DOMPurify); this policy is the second wall: no inline or foreign
+ * script, no plugins, no <base> hijack, no framing. Keep in step with apps/web/csp.ts (PRODUCTION_CSP).
+ */
+export const WEB_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' https: data:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** apps/web/dist, found from this file's place (src/ under vitest, dist/ when built). */
+export const DEFAULT_WEB_DIST_DIR = fileURLToPath(new URL('../../web/dist', import.meta.url));
+
+/** Paths the SPA never answers: the API, health checks, and anything that looks like a file. */
+function isSpaRoute(urlPath: string): boolean {
+  if (urlPath === '/api' || urlPath.startsWith('/api/')) return false;
+  if (urlPath === '/healthz' || urlPath === '/readyz') return false;
+  return !path.posix.basename(urlPath).includes('.') || urlPath.startsWith('/@');
+}
+
+function setSecurityHeaders(res: express.Response): void {
+  res.setHeader('Content-Security-Policy', WEB_CONTENT_SECURITY_POLICY);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'strict-origin-when-cross-origin');
+  res.setHeader('X-Frame-Options', 'DENY');
+}
+
+/**
+ * Static files of the built UI with an SPA fallback (index.html) for GET/HEAD of non-/api paths.
+ * Without a build (API-only deployments, most tests) it is an empty router.
+ */
+export function webStatic(options: { distDir?: string } = {}): Router {
+  const distDir = options.distDir ?? DEFAULT_WEB_DIST_DIR;
+  const router = express.Router();
+  const indexHtml = path.join(distDir, 'index.html');
+  if (!existsSync(indexHtml)) return router;
+
+  router.use(
+    express.static(distDir, {
+      index: false,
+      redirect: false,
+      setHeaders(res, filePath) {
+        setSecurityHeaders(res as express.Response);
+        // Vite fingerprints everything under assets/: cache it for good; the rest must revalidate.
+        const immutable = filePath.startsWith(path.join(distDir, 'assets') + path.sep);
+        res.setHeader('Cache-Control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+      },
+    }),
+  );
+
+  router.use((req, res, next) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !isSpaRoute(req.path)) {
+      next();
+      return;
+    }
+    setSecurityHeaders(res);
+    res.setHeader('Cache-Control', 'no-cache');
+    res.sendFile(indexHtml, (error) => {
+      if (error && !res.headersSent) next(error);
+    });
+  });
+  return router;
+}

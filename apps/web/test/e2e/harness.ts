@@ -1,0 +1,152 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TEST_REDIS_URL } from '@pkgreg/db/testing';
+import { type BrowserContext, chromium } from 'playwright-core';
+
+// Real pieces only: the built registry-api as a child process (serving the built UI through web-static.ts)
+// against this file's own database, driven by Debian's Chromium through playwright-core.
+
+export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+export const REGISTRY_ENTRY = path.join(REPO_ROOT, 'apps/registry-api/dist/index.js');
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/** The flags that work on this machine (closed network: no background networking). */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+export interface RegistryProcess {
+  baseUrl: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+async function waitForHealth(baseUrl: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`registry-api exited (${child.exitCode}):\n${output()}`);
+    try {
+      const res = await fetch(`${baseUrl}/healthz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`registry-api did not become healthy:\n${output()}`);
+}
+
+export async function startRegistry(options: {
+  databaseUrl: string;
+  port?: number;
+}): Promise<RegistryProcess> {
+  if (!existsSync(REGISTRY_ENTRY)) {
+    throw new Error(`${REGISTRY_ENTRY} is missing: run pnpm turbo run build --filter=@pkgreg/web...`);
+  }
+  const port = options.port ?? (await freePort());
+  const child = spawn(process.execPath, [REGISTRY_ENTRY], {
+    cwd: path.join(REPO_ROOT, 'apps/registry-api'),
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: options.databaseUrl,
+      REDIS_URL: TEST_REDIS_URL,
+      REGISTRY_HOST: '127.0.0.1',
+      REGISTRY_PORT: String(port),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  const keep = (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-8000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    await waitForHealth(baseUrl, child, () => log);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    baseUrl,
+    port,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export interface Browser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+/** Chromium with a fresh, empty profile directory (removed on close). */
+export async function launchBrowser(options: { width?: number; height?: number } = {}): Promise<Browser> {
+  const userDataDir = mkdtempSync(path.join(tmpdir(), 'pkgreg-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    acceptDownloads: true,
+    viewport: { width: options.width ?? 1280, height: options.height ?? 900 },
+    reducedMotion: 'reduce',
+    colorScheme: 'light',
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `read` until `accept` holds or the deadline passes; returns the last value read. */
+export async function poll<T>(
+  read: () => Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (!accept(value) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 150));
+    value = await read();
+  }
+  return value;
+}
