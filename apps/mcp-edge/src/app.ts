@@ -1,8 +1,17 @@
 import type { Db } from '@pkgreg/db';
 import { healthRoutes, type Logger } from '@pkgreg/server-kit';
-import express, { type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Redis } from 'ioredis';
+import { createBackendResolver } from './admission/backends.js';
+import { createLimiter } from './admission/limits.js';
+import { createOriginPolicy } from './admission/origin.js';
+import { createAuditWriter } from './audit/audit-writer.js';
 import type { Env } from './env.js';
+import { createMcpHandler } from './mcp/mcp.handler.js';
+import { oauthRoutes, oauthUrls } from './oauth/oauth.routes.js';
+import { createKeyStore, type KeyStore } from './oauth/signing-keys.service.js';
+import { createTokenVerifier } from './oauth/verify-token.js';
+import { createRuntimes } from './runtimes.js';
 
 export interface AppDeps {
   db: Db;
@@ -11,11 +20,79 @@ export interface AppDeps {
   env: Env;
 }
 
-/** Builds the edge's Express app; never listens (tests drive it with supertest). */
-export function createApp(deps: AppDeps): Express {
+export interface Edge {
+  app: Express;
+  keyStore: KeyStore;
+  /** Flushes the audit buffer and closes queues and tenant pools (not `db`/`redis`: the caller owns them). */
+  shutdown(): Promise<void>;
+}
+
+/** Builds the edge; never listens (tests drive `app` with supertest). */
+export function createEdge(deps: AppDeps): Edge {
+  const { env, db, logger } = deps;
+  const urls = oauthUrls(env.PKGREG_PUBLIC_BASE_URL);
+  const keyStore = createKeyStore(db);
+  const resolver = createBackendResolver(env, db);
+  const runtimes = createRuntimes({ redisUrl: env.REDIS_URL, syncThresholdMs: env.EDGE_SYNC_THRESHOLD_MS });
+  const audit = createAuditWriter(db, logger, {
+    flushMs: env.EDGE_AUDIT_FLUSH_MS,
+    batchSize: env.EDGE_AUDIT_BATCH_SIZE,
+  });
+  const handleMcp = createMcpHandler({
+    env,
+    logger,
+    resolver,
+    origins: createOriginPolicy(env),
+    verifier: createTokenVerifier({
+      keyStore,
+      issuer: urls.issuer,
+      resource: urls.resource,
+      trustedIssuers: env.EDGE_TRUSTED_ISSUERS_JSON,
+      cacheSize: env.EDGE_TOKEN_CACHE_SIZE,
+    }),
+    limiter: createLimiter(deps.redis, {
+      ratePerMinute: env.EDGE_RATE_LIMIT_PER_MINUTE,
+      rateOverrides: env.EDGE_RATE_LIMITS_JSON,
+      invokePerMinute: env.EDGE_INVOKE_PER_MINUTE,
+      compactPerMinute: env.EDGE_COMPACT_PER_MINUTE,
+    }),
+    runtimes,
+    audit,
+    resourceMetadataUrl: urls.resourceMetadata,
+  });
+
   const app = express();
   app.disable('x-powered-by');
+  app.disable('etag');
   app.set('trust proxy', 'loopback');
-  app.use(healthRoutes({ db: deps.db, redis: deps.redis }));
-  return app;
+  app.post('/mcp', (req, res) => void handleMcp(req, res));
+  // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).
+  app.all('/mcp', (_req, res) => {
+    res.setHeader('Allow', 'POST');
+    res.status(405).json({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, message: 'Method not allowed: this endpoint accepts POST only' },
+    });
+  });
+  app.use(oauthRoutes({ db, keyStore, urls, tokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS }));
+  app.use(healthRoutes({ db, redis: deps.redis }));
+  const onError: ErrorRequestHandler = (error, _req, res, _next) => {
+    logger.error({ err: error }, 'request failed');
+    if (!res.headersSent) res.status(500).json({ error: 'server_error' });
+  };
+  app.use(onError);
+
+  return {
+    app,
+    keyStore,
+    async shutdown() {
+      await audit.close();
+      await Promise.allSettled([runtimes.close(), resolver.close()]);
+    },
+  };
+}
+
+export function createApp(deps: AppDeps): Express {
+  return createEdge(deps).app;
 }

@@ -1,0 +1,147 @@
+import { NamespaceSchema } from '@pkgreg/contracts';
+import { createDb, type Db } from '@pkgreg/db';
+import { listQuarantined, purgeNamespace, quarantineNamespace, releaseNamespace } from '@pkgreg/memory';
+import { Command, InvalidArgumentError } from 'commander';
+import { listAuditRows } from './audit/audit.repository.js';
+import { loadEnv } from './env.js';
+import { createClient, disableClient, listClients, UnknownScopeError } from './oauth/clients.service.js';
+import { ensureActiveKey, listAllKeys, rotateSigningKey } from './oauth/signing-keys.service.js';
+
+// Operator commands: `pnpm edge <command>`. They talk to the database directly; the running edge picks
+// up key rotations and client changes on its own.
+
+const env = loadEnv();
+
+async function withDb(run: (db: Db) => Promise<void>): Promise<void> {
+  const db = createDb(env.DATABASE_URL, { max: 2, applicationName: 'pkgreg-edge-cli' });
+  try {
+    await run(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+function namespaceArg(value: string): string {
+  if (!NamespaceSchema.safeParse(value).success) throw new InvalidArgumentError('expected app: + 64 hex');
+  return value;
+}
+
+function positive(value: string): number {
+  const n = Number.parseInt(value, 10);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new InvalidArgumentError('expected 1..10000');
+  return n;
+}
+
+const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
+
+const program = new Command('edge').description('pkgreg MCP edge operator commands');
+
+program
+  .command('clients:create')
+  .description('register an OAuth client (client_credentials); the secret is shown once')
+  .requiredOption('--name <name>', 'display name')
+  .requiredOption('--scopes <scopes>', 'space- or comma-separated scopes the client may request')
+  .action(async (opts: { name: string; scopes: string }) =>
+    withDb(async (db) => {
+      const scopes = opts.scopes.split(/[\s,]+/).filter(Boolean);
+      try {
+        const client = await createClient(db, { name: opts.name, scopes });
+        print(client);
+        console.error('Store client_secret now: it is kept hashed and cannot be shown again.');
+      } catch (error) {
+        if (error instanceof UnknownScopeError) program.error(error.message);
+        throw error;
+      }
+    }),
+  );
+
+program
+  .command('clients:list')
+  .description('list registered clients (never their secrets)')
+  .action(async () => withDb(async (db) => print(await listClients(db))));
+
+program
+  .command('clients:disable <clientId>')
+  .description('disable a client: it gets no new tokens (issued ones expire within the token lifetime)')
+  .action(async (clientId: string) =>
+    withDb(async (db) => {
+      if (!(await disableClient(db, clientId))) program.error(`no enabled client ${clientId}`);
+      console.log(`disabled ${clientId}`);
+    }),
+  );
+
+program
+  .command('keys:rotate')
+  .description('new signing key; old keys stay published until the tokens they signed expire')
+  .action(async () =>
+    withDb(async (db) => {
+      await ensureActiveKey(db);
+      const kid = await rotateSigningKey(db, env.EDGE_TOKEN_TTL_SECONDS);
+      console.log(`active signing key is now ${kid}`);
+    }),
+  );
+
+program
+  .command('keys:list')
+  .description('list signing keys and their state')
+  .action(async () => withDb(async (db) => print(await listAllKeys(db))));
+
+program
+  .command('audit')
+  .description('recent /mcp audit records, newest first')
+  .option('--namespace <namespace>', 'only this namespace', namespaceArg)
+  .option('--limit <n>', 'how many', positive, 50)
+  .action(async (opts: { namespace?: string; limit: number }) =>
+    withDb(async (db) => {
+      const rows = await listAuditRows(db, opts);
+      for (const r of rows) {
+        console.log(
+          [
+            r.at.toISOString(),
+            r.request_id,
+            r.namespace ?? '-',
+            r.client_id ?? '-',
+            r.method ?? '-',
+            r.tool ?? '-',
+            r.reason ? `${r.outcome}:${r.reason}` : r.outcome,
+            r.http_status,
+            `${r.latency_ms.toFixed(1)}ms`,
+            r.backend ?? '-',
+          ].join('  '),
+        );
+      }
+    }),
+  );
+
+program
+  .command('quarantine <namespace>')
+  .description('refuse memory writes, deletes, compactions and write-bound invokes of a namespace')
+  .option('--reason <reason>', 'why (kept with the record)')
+  .action(async (namespace: string, opts: { reason?: string }) =>
+    withDb(async (db) => print(await quarantineNamespace(db, namespaceArg(namespace), opts.reason ?? null))),
+  );
+
+program
+  .command('release <namespace>')
+  .description('lift a quarantine or purge (purged memory stays deleted)')
+  .action(async (namespace: string) =>
+    withDb(async (db) => {
+      const released = await releaseNamespace(db, namespaceArg(namespace));
+      console.log(released ? `released ${namespace}` : `${namespace} was not quarantined`);
+    }),
+  );
+
+program
+  .command('purge <namespace>')
+  .description('quarantine a namespace and soft-delete all of its memory')
+  .option('--reason <reason>', 'why (kept with the record)')
+  .action(async (namespace: string, opts: { reason?: string }) =>
+    withDb(async (db) => print(await purgeNamespace(db, namespaceArg(namespace), opts.reason ?? null))),
+  );
+
+program
+  .command('quarantine:list')
+  .description('quarantined and purged namespaces')
+  .action(async () => withDb(async (db) => print(await listQuarantined(db))));
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,59 @@
+import type { ServerResponse } from 'node:http';
+import { ERROR_WIRE_FORMS, type JsonRpcId, RejectError } from '@pkgreg/contracts';
+
+// The edge's one error writer (STYLE.md §6, §7): every refusal on /mcp, whatever raised it, leaves here
+// as a JSON-RPC error whose HTTP status, code and headers come from ERROR_WIRE_FORMS.
+
+export interface RpcErrorContext {
+  id: JsonRpcId | null;
+  requestId: string;
+  /** `{base}/.well-known/oauth-protected-resource/mcp`, named in 401 challenges. */
+  resourceMetadataUrl: string;
+}
+
+/** Turns anything thrown into a RejectError; unexpected errors become internal_error (details only in logs). */
+export function toRejectError(error: unknown): RejectError {
+  return error instanceof RejectError ? error : new RejectError('internal_error');
+}
+
+/** Writes the error and returns the HTTP status used (for the audit record). */
+export function writeRpcError(res: ServerResponse, ctx: RpcErrorContext, error: RejectError): number {
+  const form = ERROR_WIRE_FORMS[error.reason];
+  const {
+    httpStatus: statusOverride,
+    retryAfterSeconds,
+    requiredScopes,
+    tokenMissing,
+    ...details
+  } = error.details as {
+    httpStatus?: number;
+    tokenMissing?: boolean;
+    retryAfterSeconds?: number;
+    requiredScopes?: string[];
+    [key: string]: unknown;
+  };
+  const status = typeof statusOverride === 'number' ? statusOverride : form.httpStatus;
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  if (error.reason === 'token_invalid') {
+    // RFC 6750 §3.1: a request without credentials gets a challenge without an error code.
+    headers['WWW-Authenticate'] = tokenMissing
+      ? `Bearer resource_metadata="${ctx.resourceMetadataUrl}"`
+      : `Bearer error="invalid_token", resource_metadata="${ctx.resourceMetadataUrl}"`;
+  }
+  if (error.reason === 'scope_insufficient') {
+    headers['WWW-Authenticate'] =
+      `Bearer error="insufficient_scope", scope="${(requiredScopes ?? []).join(' ')}", resource_metadata="${ctx.resourceMetadataUrl}"`;
+  }
+  if (status === 429) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfterSeconds ?? 1)));
+  const data: Record<string, unknown> = { ...details, reason: error.reason, requestId: ctx.requestId };
+  if (requiredScopes) data.requiredScopes = requiredScopes;
+  if (retryAfterSeconds !== undefined) data.retryAfterSeconds = retryAfterSeconds;
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: ctx.id,
+    error: { code: form.code, message: error.message || form.message, data },
+  });
+  res.writeHead(status, headers);
+  res.end(body);
+  return status;
+}

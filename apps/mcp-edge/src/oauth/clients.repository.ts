@@ -1,0 +1,40 @@
+import type { Db } from '@pkgreg/db';
+import { sql } from 'kysely';
+
+export function insertClient(
+  db: Db,
+  client: { clientId: string; secretHash: string; name: string; allowedScopes: string[] },
+) {
+  return db
+    .insertInto('oauth_clients')
+    .values({
+      client_id: client.clientId,
+      client_secret_hash: client.secretHash,
+      name: client.name,
+      allowed_scopes: client.allowedScopes,
+    })
+    .returning(['client_id', 'name', 'allowed_scopes', 'created_at'])
+    .executeTakeFirstOrThrow();
+}
+
+export function findClient(db: Db, clientId: string) {
+  return db.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+}
+
+export function listClients(db: Db) {
+  return db
+    .selectFrom('oauth_clients')
+    .select(['client_id', 'name', 'allowed_scopes', 'created_at', 'disabled_at'])
+    .orderBy('created_at')
+    .execute();
+}
+
+export async function disableClient(db: Db, clientId: string): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_clients')
+    .set({ disabled_at: sql<Date>`now()` })
+    .where('client_id', '=', clientId)
+    .where('disabled_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

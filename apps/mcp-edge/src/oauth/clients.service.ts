@@ -1,0 +1,74 @@
+import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import { ALL_SCOPES } from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import { disableClient, findClient, insertClient, listClients } from './clients.repository.js';
+
+// Client secrets are stored as scrypt hashes: `scrypt$N$r$p$salt$hash` (base64url), so the parameters
+// can be raised later without invalidating existing secrets.
+
+const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 };
+
+function scryptAsync(
+  secret: string,
+  salt: Buffer,
+  keyLength: number,
+  options: ScryptOptions,
+): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(secret, salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key))),
+  );
+}
+
+export async function hashSecret(secret: string): Promise<string> {
+  const salt = randomBytes(16);
+  const { N, r, p, keyLength } = SCRYPT;
+  const hash = await scryptAsync(secret, salt, keyLength, { N, r, p });
+  return ['scrypt', N, r, p, salt.toString('base64url'), hash.toString('base64url')].join('$');
+}
+
+export async function verifySecret(secret: string, stored: string): Promise<boolean> {
+  const [kind, n, r, p, salt, hash] = stored.split('$');
+  if (kind !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const actual = await scryptAsync(secret, Buffer.from(salt, 'base64url'), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+  });
+  return timingSafeEqual(actual, expected);
+}
+
+export class UnknownScopeError extends Error {}
+
+/** Registers a client; the returned secret is shown once and never stored in clear. */
+export async function createClient(db: Db, input: { name: string; scopes: string[] }) {
+  const unknown = input.scopes.filter((s) => !ALL_SCOPES.includes(s as (typeof ALL_SCOPES)[number]));
+  if (unknown.length) throw new UnknownScopeError(`unknown scopes: ${unknown.join(', ')}`);
+  const clientId = `pkc_${randomBytes(12).toString('hex')}`;
+  const clientSecret = `pks_${randomBytes(32).toString('base64url')}`;
+  const row = await insertClient(db, {
+    clientId,
+    secretHash: await hashSecret(clientSecret),
+    name: input.name,
+    allowedScopes: [...new Set(input.scopes)],
+  });
+  return { clientId: row.client_id, clientSecret, name: row.name, allowedScopes: row.allowed_scopes };
+}
+
+// A fixed hash compared against when the client id is unknown, so a miss costs as much as a hit.
+let dummyHash: Promise<string> | undefined;
+
+/** The client when id and secret match an enabled client; undefined otherwise (never says which part failed). */
+export async function authenticateClient(db: Db, clientId: string, clientSecret: string) {
+  const row = await findClient(db, clientId);
+  if (!row) {
+    dummyHash ??= hashSecret('pkgreg-dummy-secret');
+    await verifySecret(clientSecret, await dummyHash);
+    return undefined;
+  }
+  const ok = await verifySecret(clientSecret, row.client_secret_hash);
+  if (!ok || row.disabled_at) return undefined;
+  return { clientId: row.client_id, name: row.name, allowedScopes: row.allowed_scopes };
+}
+
+export { disableClient, listClients };

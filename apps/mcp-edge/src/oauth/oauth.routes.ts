@@ -1,0 +1,167 @@
+import { ALL_SCOPES } from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import express, { type Router as ExpressRouter, type Request, type Response, Router } from 'express';
+import type { KeyStore } from './signing-keys.service.js';
+import { type IssuerContext, issueToken, OAuthError, type TokenRequest } from './token.service.js';
+
+export interface OAuthUrls {
+  issuer: string;
+  resource: string;
+  tokenEndpoint: string;
+  jwksUri: string;
+  authorizationEndpoint: string;
+  resourceMetadata: string;
+}
+
+/** Every OAuth URL hangs off PKGREG_PUBLIC_BASE_URL (decisions.md: issuer `{base}/mcp`). */
+export function oauthUrls(base: string): OAuthUrls {
+  return {
+    issuer: `${base}/mcp`,
+    resource: `${base}/mcp`,
+    tokenEndpoint: `${base}/mcp/token`,
+    jwksUri: `${base}/mcp/jwks.json`,
+    authorizationEndpoint: `${base}/mcp/authorize`,
+    resourceMetadata: `${base}/.well-known/oauth-protected-resource/mcp`,
+  };
+}
+
+function formDecode(value: string): string {
+  return decodeURIComponent(value.replaceAll('+', ' '));
+}
+
+/** client_secret_basic (RFC 6749 §2.3.1: id and secret form-encoded inside Basic) or client_secret_post. */
+function clientCredentials(req: Request): { clientId: string; clientSecret: string } {
+  const header = req.headers.authorization;
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const postId = typeof body.client_id === 'string' ? body.client_id : undefined;
+  const postSecret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
+  if (header) {
+    const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+    if (!match?.[1]) throw new OAuthError('invalid_client', 'unsupported client authentication');
+    if (postSecret !== undefined) {
+      throw new OAuthError('invalid_request', 'use one client authentication method, not two');
+    }
+    const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) throw new OAuthError('invalid_client', 'malformed Basic credentials');
+    try {
+      const clientId = formDecode(decoded.slice(0, colon));
+      if (postId !== undefined && postId !== clientId) {
+        throw new OAuthError('invalid_request', 'client_id differs from the authenticated client');
+      }
+      return { clientId, clientSecret: formDecode(decoded.slice(colon + 1)) };
+    } catch (error) {
+      if (error instanceof OAuthError) throw error;
+      throw new OAuthError('invalid_client', 'malformed Basic credentials');
+    }
+  }
+  if (postId === undefined || postSecret === undefined) {
+    throw new OAuthError('invalid_client', 'client authentication required');
+  }
+  return { clientId: postId, clientSecret: postSecret };
+}
+
+function tokenRequest(req: Request): TokenRequest {
+  if (!req.is('application/x-www-form-urlencoded')) {
+    throw new OAuthError('invalid_request', 'body must be application/x-www-form-urlencoded');
+  }
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  for (const single of ['grant_type', 'scope', 'client_id', 'client_secret']) {
+    if (Array.isArray(body[single]))
+      throw new OAuthError('invalid_request', `${single} given more than once`);
+  }
+  const grantType = typeof body.grant_type === 'string' ? body.grant_type : undefined;
+  if (!grantType) throw new OAuthError('invalid_request', 'grant_type is required');
+  const resource = body.resource;
+  const resources = Array.isArray(resource)
+    ? resource.map(String)
+    : typeof resource === 'string'
+      ? [resource]
+      : [];
+  const scope = typeof body.scope === 'string' ? body.scope : undefined;
+  return { grantType, scope, resources, ...clientCredentials(req) };
+}
+
+function writeOAuthError(res: Response, error: OAuthError): void {
+  if (error.error === 'invalid_client') res.setHeader('WWW-Authenticate', 'Basic realm="pkgreg"');
+  res.status(error.status).json({ error: error.error, error_description: error.message });
+}
+
+export function oauthRoutes(deps: {
+  db: Db;
+  keyStore: KeyStore;
+  urls: OAuthUrls;
+  tokenTtlSeconds: number;
+}): ExpressRouter {
+  const { urls } = deps;
+  const router = Router();
+  const ctx: IssuerContext = {
+    issuer: urls.issuer,
+    resource: urls.resource,
+    ttlSeconds: deps.tokenTtlSeconds,
+  };
+
+  // RFC 8414. `authorization_endpoint` and `response_types_supported` are required members even for a
+  // client_credentials-only server (MCP SDK clients reject metadata without them); the endpoint refuses.
+  const asMetadata = {
+    issuer: urls.issuer,
+    authorization_endpoint: urls.authorizationEndpoint,
+    token_endpoint: urls.tokenEndpoint,
+    jwks_uri: urls.jwksUri,
+    scopes_supported: ALL_SCOPES,
+    response_types_supported: [],
+    grant_types_supported: ['client_credentials'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+  };
+  // RFC 9728.
+  const resourceMetadata = {
+    resource: urls.resource,
+    authorization_servers: [urls.issuer],
+    scopes_supported: ALL_SCOPES,
+    bearer_methods_supported: ['header'],
+    resource_name: 'pkgreg MCP edge',
+  };
+  const publicJson = (body: unknown) => (_req: Request, res: Response) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.json(body);
+  };
+  // The path-aware documents plus the root variants clients probe when the path-aware one is missing.
+  router.get(
+    ['/.well-known/oauth-authorization-server/mcp', '/.well-known/oauth-authorization-server'],
+    publicJson(asMetadata),
+  );
+  router.get(
+    ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource'],
+    publicJson(resourceMetadata),
+  );
+
+  router.get('/mcp/jwks.json', async (_req, res, next) => {
+    try {
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      res.setHeader('Cache-Control', 'public, max-age=60');
+      res.json(await deps.keyStore.jwks());
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.get('/mcp/authorize', (_req, res) => {
+    res.status(400).json({
+      error: 'unsupported_response_type',
+      error_description: 'this server only issues tokens through the client_credentials grant',
+    });
+  });
+
+  router.post('/mcp/token', express.urlencoded({ extended: false, limit: '8kb' }), async (req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Pragma', 'no-cache');
+    try {
+      res.json(await issueToken(deps.db, deps.keyStore, ctx, tokenRequest(req)));
+    } catch (error) {
+      if (error instanceof OAuthError) writeOAuthError(res, error);
+      else next(error);
+    }
+  });
+  return router;
+}

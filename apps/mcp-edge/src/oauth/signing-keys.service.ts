@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from '@pkgreg/db';
+import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JSONWebKeySet, type JWK } from 'jose';
+import { sql } from 'kysely';
+import {
+  insertKey,
+  listAllKeys,
+  listPublishedKeys,
+  retireActiveKeysExcept,
+  retireExpiredKeys,
+} from './signing-keys.repository.js';
+
+export const SIGNING_ALG = 'ES256';
+/** Clock skew allowed on top of a token's lifetime before its key leaves the JWKS. */
+const RETIRE_GRACE_SECONDS = 60;
+const KEYS_LOCK = 'pkgreg:oauth_signing_keys';
+
+async function newKey(db: Db): Promise<string> {
+  const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
+  const kid = randomBytes(12).toString('base64url');
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' };
+  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG };
+  await insertKey(db, { kid, alg: SIGNING_ALG, publicJwk, privateJwk });
+  return kid;
+}
+
+/** Creates the first signing key when none is active. Safe when several edges start at once. */
+export async function ensureActiveKey(db: Db): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${KEYS_LOCK}))`.execute(trx);
+    const active = await trx
+      .selectFrom('oauth_signing_keys')
+      .select('kid')
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    if (!active) await newKey(trx);
+  });
+}
+
+/**
+ * Rotation: a new key becomes active; the old ones keep verifying (published as retiring) until every
+ * token they signed has expired, so no valid token is dropped. Keys past that point are retired.
+ */
+export async function rotateSigningKey(db: Db, tokenTtlSeconds: number): Promise<string> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${KEYS_LOCK}))`.execute(trx);
+    await retireExpiredKeys(trx);
+    const kid = await newKey(trx);
+    const retireAt = new Date(Date.now() + (tokenTtlSeconds + RETIRE_GRACE_SECONDS) * 1000);
+    await retireActiveKeysExcept(trx, kid, retireAt);
+    return kid;
+  });
+}
+
+export { listAllKeys };
+
+interface LoadedKey {
+  kid: string;
+  status: string;
+  publicJwk: JWK;
+  verifyKey: CryptoKey;
+  signKey?: CryptoKey;
+}
+
+export interface KeyStore {
+  /** The newest active key, for signing. */
+  signingKey(): Promise<{ kid: string; key: CryptoKey }>;
+  /** Public keys to publish (active and retiring). */
+  jwks(): Promise<JSONWebKeySet>;
+  /** Verification key by kid; undefined when the kid is unknown even after a reload. */
+  verificationKey(kid: string | undefined): Promise<CryptoKey | undefined>;
+  reload(): Promise<void>;
+}
+
+/**
+ * In-memory view of the published keys. Reloaded periodically and when a token names an unknown kid
+ * (throttled), so a rotation done by the operator command reaches running edges without a restart.
+ */
+export function createKeyStore(db: Db, options: { reloadEveryMs?: number; minReloadGapMs?: number } = {}) {
+  const reloadEveryMs = options.reloadEveryMs ?? 30_000;
+  const minReloadGapMs = options.minReloadGapMs ?? 1_000;
+  let keys: LoadedKey[] = [];
+  let loadedAt = 0;
+  let loading: Promise<void> | undefined;
+
+  async function load(): Promise<void> {
+    const rows = await listPublishedKeys(db);
+    const next: LoadedKey[] = [];
+    for (const row of rows) {
+      const publicJwk = row.public_jwk as JWK;
+      const verifyKey = (await importJWK(publicJwk, row.alg)) as CryptoKey;
+      const signKey =
+        row.status === 'active'
+          ? ((await importJWK(row.private_jwk as JWK, row.alg)) as CryptoKey)
+          : undefined;
+      next.push({ kid: row.kid, status: row.status, publicJwk, verifyKey, signKey });
+    }
+    keys = next;
+    loadedAt = Date.now();
+  }
+
+  function reload(): Promise<void> {
+    loading ??= load().finally(() => {
+      loading = undefined;
+    });
+    return loading;
+  }
+
+  async function fresh(): Promise<LoadedKey[]> {
+    if (Date.now() - loadedAt > reloadEveryMs) await reload();
+    return keys;
+  }
+
+  const store: KeyStore = {
+    async signingKey() {
+      let active = (await fresh()).find((k) => k.signKey);
+      if (!active) {
+        await ensureActiveKey(db);
+        await reload();
+        active = keys.find((k) => k.signKey);
+      }
+      if (!active?.signKey) throw new Error('no active signing key');
+      return { kid: active.kid, key: active.signKey };
+    },
+    async jwks() {
+      return { keys: (await fresh()).map((k) => k.publicJwk) };
+    },
+    async verificationKey(kid) {
+      if (!kid) return undefined;
+      let found = (await fresh()).find((k) => k.kid === kid);
+      if (!found && Date.now() - loadedAt > minReloadGapMs) {
+        await reload();
+        found = keys.find((k) => k.kid === kid);
+      }
+      return found?.verifyKey;
+    },
+    reload,
+  };
+  return store;
+}

@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import { RejectError } from '@pkgreg/contracts';
+import { createRemoteJWKSet, decodeJwt, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import type { TrustedIssuer } from '../env.js';
+import { type KeyStore, SIGNING_ALG } from './signing-keys.service.js';
+
+/** What the edge knows about a caller once its bearer token has been verified. */
+export interface AuthInfo {
+  issuer: string;
+  /** `client_id` claim, else `sub`. */
+  clientId: string;
+  scopes: string[];
+  /** `app:` + sha256 hex of `<issuer>|<client_id or sub>` (decisions.md). */
+  namespace: string;
+  /** Identifies this token for quota windows (`jti`, else a hash of the token). */
+  tokenId: string;
+  /** Seconds since the epoch. */
+  expiresAt: number;
+}
+
+/** STYLE.md §8: token checking is an interface; the Express adapter only calls it. */
+export interface TokenVerifier {
+  /** Resolves the caller or throws RejectError('token_invalid'). */
+  verifyAccessToken(token: string): Promise<AuthInfo>;
+}
+
+export function deriveNamespace(issuer: string, clientOrSubject: string): string {
+  return `app:${createHash('sha256').update(`${issuer}|${clientOrSubject}`).digest('hex')}`;
+}
+
+function scopesOf(payload: JWTPayload): string[] {
+  if (typeof payload.scope === 'string') return payload.scope.split(' ').filter(Boolean);
+  if (Array.isArray(payload.scp)) return payload.scp.filter((s): s is string => typeof s === 'string');
+  return [];
+}
+
+function invalid(message: string): RejectError {
+  return new RejectError('token_invalid', message);
+}
+
+interface IssuerConfig {
+  issuer: string;
+  audience: string;
+  algorithms: string[];
+  key: JWTVerifyGetKey;
+}
+
+/** A small LRU: Map keeps insertion order, so the first key is the least recently used. */
+class TokenCache {
+  private readonly map = new Map<string, AuthInfo>();
+  constructor(private readonly max: number) {}
+  get(token: string): AuthInfo | undefined {
+    const hit = this.map.get(token);
+    if (!hit) return undefined;
+    this.map.delete(token);
+    if (hit.expiresAt * 1000 <= Date.now()) return undefined;
+    this.map.set(token, hit);
+    return hit;
+  }
+  set(token: string, info: AuthInfo): void {
+    this.map.delete(token);
+    this.map.set(token, info);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+  }
+}
+
+export function createTokenVerifier(options: {
+  keyStore: KeyStore;
+  /** The built-in authorization server's issuer, `{base}/mcp`. */
+  issuer: string;
+  /** The MCP resource, `{base}/mcp`. */
+  resource: string;
+  trustedIssuers: TrustedIssuer[];
+  cacheSize: number;
+}): TokenVerifier {
+  const own: IssuerConfig = {
+    issuer: options.issuer,
+    audience: options.resource,
+    algorithms: [SIGNING_ALG],
+    key: async (header) => {
+      const key = await options.keyStore.verificationKey(header.kid);
+      if (!key) throw invalid('unknown signing key');
+      return key;
+    },
+  };
+  const issuers = new Map<string, IssuerConfig>([[own.issuer, own]]);
+  for (const t of options.trustedIssuers) {
+    issuers.set(t.issuer, {
+      issuer: t.issuer,
+      audience: t.audience ?? options.resource,
+      algorithms: t.algorithms,
+      key: createRemoteJWKSet(new URL(t.jwksUrl)),
+    });
+  }
+  const cache = new TokenCache(options.cacheSize);
+
+  async function verify(token: string): Promise<AuthInfo> {
+    let claimedIssuer: unknown;
+    try {
+      claimedIssuer = decodeJwt(token).iss;
+    } catch {
+      throw invalid('malformed token');
+    }
+    const config = typeof claimedIssuer === 'string' ? issuers.get(claimedIssuer) : undefined;
+    if (!config) throw invalid('untrusted issuer');
+    let payload: JWTPayload;
+    try {
+      // jose refuses `alg: none` and any algorithm outside the allow-list before looking up a key.
+      ({ payload } = await jwtVerify(token, config.key, {
+        issuer: config.issuer,
+        audience: config.audience,
+        algorithms: config.algorithms,
+        requiredClaims: ['exp', 'iss', 'aud'],
+      }));
+    } catch (error) {
+      if (error instanceof RejectError) throw error;
+      const code = (error as { code?: string }).code;
+      throw invalid(code === 'ERR_JWT_EXPIRED' ? 'token expired' : 'token verification failed');
+    }
+    const clientId =
+      typeof payload.client_id === 'string'
+        ? payload.client_id
+        : typeof payload.sub === 'string'
+          ? payload.sub
+          : '';
+    if (!clientId) throw invalid('token names no client or subject');
+    return {
+      issuer: config.issuer,
+      clientId,
+      scopes: scopesOf(payload),
+      namespace: deriveNamespace(config.issuer, clientId),
+      tokenId:
+        typeof payload.jti === 'string' ? payload.jti : createHash('sha256').update(token).digest('hex'),
+      expiresAt: payload.exp as number,
+    };
+  }
+
+  return {
+    async verifyAccessToken(token) {
+      const hit = cache.get(token);
+      if (hit) return hit;
+      const info = await verify(token);
+      cache.set(token, info);
+      return info;
+    },
+  };
+}

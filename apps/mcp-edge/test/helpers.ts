@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { ALL_SCOPES } from '@pkgreg/contracts';
+import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import { createLogger } from '@pkgreg/server-kit';
+import { Redis } from 'ioredis';
+import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import request from 'supertest';
+import { createEdge, type Edge } from '../src/app.js';
+import { type Env, loadEnv } from '../src/env.js';
+import { createClient } from '../src/oauth/clients.service.js';
+import { ensureActiveKey } from '../src/oauth/signing-keys.service.js';
+import { deriveNamespace } from '../src/oauth/verify-token.js';
+
+// Test harness: a real database of its own (createTestDatabase), a Redis key prefix and queue prefix of
+// its own, the real edge built by createEdge. Nothing of ours is mocked.
+
+export const BASE = 'http://localhost:4100';
+export const ISSUER = `${BASE}/mcp`;
+export const RESOURCE = `${BASE}/mcp`;
+export const PRM_URL = `${BASE}/.well-known/oauth-protected-resource/mcp`;
+/** Host header that resolves to the development backend (the public base host). */
+export const HOST = 'localhost:4100';
+
+export interface Harness {
+  t: TestDatabase;
+  redis: Redis;
+  env: Env;
+  edge: Edge;
+  app: Edge['app'];
+  close(): Promise<void>;
+}
+
+export async function createHarness(overrides: Record<string, string> = {}): Promise<Harness> {
+  const t = await createTestDatabase();
+  const redisPrefix = testKeyPrefix('edge');
+  const redis = new Redis(TEST_REDIS_URL, { keyPrefix: `${redisPrefix}:` });
+  const env = loadEnv({
+    PKGREG_PUBLIC_BASE_URL: BASE,
+    DATABASE_URL: t.url,
+    REDIS_URL: TEST_REDIS_URL,
+    EDGE_QUEUE_PREFIX: testKeyPrefix('edge-q'),
+    EDGE_AUDIT_FLUSH_MS: '20',
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  });
+  await ensureActiveKey(t.db);
+  const edge = createEdge({ db: t.db, redis, logger: createLogger('test', 'silent'), env });
+  return {
+    t,
+    redis,
+    env,
+    edge,
+    app: edge.app,
+    async close() {
+      await edge.shutdown();
+      redis.disconnect();
+      await t.destroy();
+    },
+  };
+}
+
+export interface TestClient {
+  clientId: string;
+  clientSecret: string;
+  namespace: string;
+  token: string;
+}
+
+/** Registers a client with `scopes` and gets a token through the real token endpoint. */
+export async function clientWithToken(
+  h: Harness,
+  scopes: readonly string[] = ALL_SCOPES,
+): Promise<TestClient> {
+  const { clientId, clientSecret } = await createClient(h.t.db, {
+    name: `test-${randomUUID()}`,
+    scopes: [...scopes],
+  });
+  const res = await request(h.app)
+    .post('/mcp/token')
+    .auth(clientId, clientSecret)
+    .type('form')
+    .send({ grant_type: 'client_credentials', resource: RESOURCE });
+  if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return {
+    clientId,
+    clientSecret,
+    namespace: deriveNamespace(ISSUER, clientId),
+    token: res.body.access_token,
+  };
+}
+
+/** POST /mcp with a JSON-RPC request, as a well-behaved Streamable HTTP client sends it. */
+export function rpc(
+  h: Harness,
+  token: string | undefined,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: { id?: string | number; headers?: Record<string, string> } = {},
+) {
+  const req = request(h.app)
+    .post('/mcp')
+    .set('Host', HOST)
+    .set('Content-Type', 'application/json')
+    .set('Accept', 'application/json, text/event-stream')
+    .set('MCP-Protocol-Version', '2025-11-25');
+  if (token) req.set('Authorization', `Bearer ${token}`);
+  for (const [k, v] of Object.entries(options.headers ?? {})) req.set(k, v);
+  return req.send({ jsonrpc: '2.0', id: options.id ?? 1, method, params });
+}
+
+export function callTool(
+  h: Harness,
+  token: string | undefined,
+  name: string,
+  args: Record<string, unknown> = {},
+) {
+  return rpc(h, token, 'tools/call', { name, arguments: args });
+}
+
+/** The active signing key's private half, to forge tokens that differ from a valid one in one claim. */
+export async function activeSigningKey(h: Harness): Promise<{ kid: string; key: CryptoKey }> {
+  const row = await h.t.db
+    .selectFrom('oauth_signing_keys')
+    .selectAll()
+    .where('status', '=', 'active')
+    .executeTakeFirstOrThrow();
+  return { kid: row.kid, key: (await importJWK(row.private_jwk as JWK, 'ES256')) as CryptoKey };
+}
+
+export interface ForgeOptions {
+  iss?: string;
+  aud?: string;
+  expSecondsFromNow?: number;
+  scope?: string;
+  clientId?: string;
+  key?: { kid: string; key: CryptoKey };
+}
+
+export async function forgeToken(h: Harness, o: ForgeOptions = {}): Promise<string> {
+  const signer = o.key ?? (await activeSigningKey(h));
+  const now = Math.floor(Date.now() / 1000);
+  const clientId = o.clientId ?? 'pkc_forged';
+  return new SignJWT({ scope: o.scope ?? ALL_SCOPES.join(' '), client_id: clientId })
+    .setProtectedHeader({ alg: 'ES256', kid: signer.kid })
+    .setIssuer(o.iss ?? ISSUER)
+    .setAudience(o.aud ?? RESOURCE)
+    .setSubject(clientId)
+    .setIssuedAt(now - 10)
+    .setExpirationTime(now + (o.expSecondsFromNow ?? 300))
+    .setJti(randomUUID())
+    .sign(signer.key);
+}
+
+/** A key this edge has never published. */
+export async function unknownKey(): Promise<{ kid: string; key: CryptoKey; publicJwk: JWK }> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const kid = `unknown-${randomUUID()}`;
+  return { kid, key: privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256' } };
+}
+
+/** An unsecured JWT (`alg: none`) carrying otherwise valid claims. */
+export function unsignedToken(): string {
+  const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  return `${enc({ alg: 'none', typ: 'JWT' })}.${enc({
+    iss: ISSUER,
+    aud: RESOURCE,
+    sub: 'pkc_none',
+    client_id: 'pkc_none',
+    scope: ALL_SCOPES.join(' '),
+    iat: now,
+    exp: now + 300,
+    jti: randomUUID(),
+  })}.`;
+}
+
+export function expectRpcError(
+  res: { status: number; body: { error?: { code: number; data?: { reason?: string; requestId?: string } } } },
+  status: number,
+  reason: string,
+): void {
+  if (res.status !== status || res.body.error?.data?.reason !== reason || !res.body.error?.data?.requestId) {
+    throw new Error(`expected ${status} ${reason}, got ${res.status} ${JSON.stringify(res.body)}`);
+  }
+}
