@@ -219,4 +219,26 @@ describe('getEntry (decisions.md: get {namespace, entryId})', () => {
     expect(b.message).toBe(ENTRY_NOT_FOUND_MESSAGE);
     expect(a.details).toEqual(b.details);
   });
+
+  it('an id that is not a UUID (a caller that skipped the schema) is not found, never a database error', async () => {
+    const namespace = ns();
+    await expectReject(
+      getEntry(t.db, namespace, { entryId: "x' or 1=1" }),
+      'request_schema_invalid',
+      ENTRY_NOT_FOUND_MESSAGE,
+    );
+    await expectReject(
+      deleteEntry(t.db, namespace, { entryId: 'nope' }),
+      'request_schema_invalid',
+      ENTRY_NOT_FOUND_MESSAGE,
+    );
+    await expectReject(
+      putEntry(t.db, namespace, {
+        ...putArgs(namespace, { content: 'x' }),
+        mode: 'supersede',
+        supersedesEntryId: 'nope',
+      }),
+      'request_schema_invalid',
+    );
+  });
 });

@@ -33,6 +33,12 @@ const ENTRY_COLUMNS = [
   'deleted_at',
 ] as const;
 
+// A non-UUID id would make Postgres raise (a 5xx); it names no entry, so it is simply not found.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+function isUuid(id: string): boolean {
+  return UUID.test(id);
+}
+
 function toInsert(row: NewEntryRow) {
   return {
     namespace: row.namespace,
@@ -50,7 +56,8 @@ export function insertEntryRows(db: DbOrTx, rows: NewEntryRow[]): Promise<Memory
   return db.insertInto('memory_entries').values(rows.map(toInsert)).returning(ENTRY_COLUMNS).execute();
 }
 
-export function findEntryRow(db: DbOrTx, namespace: string, entryId: string) {
+export async function findEntryRow(db: DbOrTx, namespace: string, entryId: string) {
+  if (!isUuid(entryId)) return undefined;
   return db
     .selectFrom('memory_entries')
     .select(ENTRY_COLUMNS)
@@ -60,12 +67,13 @@ export function findEntryRow(db: DbOrTx, namespace: string, entryId: string) {
 }
 
 /** Row-locks the entries (in id order, so two lockers never deadlock) and returns them. */
-export function lockEntryRows(db: DbOrTx, namespace: string, entryIds: string[]) {
-  if (entryIds.length === 0) return Promise.resolve([]);
+export async function lockEntryRows(db: DbOrTx, namespace: string, entryIds: string[]) {
+  const ids = entryIds.filter(isUuid);
+  if (ids.length === 0) return [];
   return db
     .selectFrom('memory_entries')
     .select(ENTRY_COLUMNS)
-    .where('entry_id', 'in', entryIds)
+    .where('entry_id', 'in', ids)
     .where('namespace', '=', namespace)
     .orderBy('entry_id')
     .forUpdate()
