@@ -1,0 +1,190 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gitBlobSha } from '../src/index.js';
+
+// A local stand-in for GitHub's REST API (the documented shapes of GET /repos/{o}/{r},
+// /git/trees/{ref}?recursive=1 and /git/blobs/{sha}), with ETags, 304s and rate-limit headers.
+
+export interface FakeRepo {
+  owner: string;
+  name: string;
+  defaultBranch: string;
+  stars: number;
+  license: string | null;
+  homepage: string | null;
+  files: Record<string, string>;
+  truncated?: boolean;
+}
+
+export interface SeenRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+}
+
+export interface RateLimitScript {
+  /** How many upcoming requests get the rate-limited answer. */
+  count: number;
+  status: 403 | 429;
+  /** Seconds until x-ratelimit-reset (403 form). */
+  resetInSeconds?: number;
+  /** retry-after seconds (429 form). */
+  retryAfter?: number;
+}
+
+const etagOf = (value: unknown) => `W/"${createHash('sha1').update(JSON.stringify(value)).digest('hex')}"`;
+
+export class FakeGitHub {
+  readonly repos = new Map<string, FakeRepo>();
+  readonly requests: SeenRequest[] = [];
+  /** Remaining budget reported in x-ratelimit-remaining (decremented per non-304 answer). */
+  remaining = 5000;
+  resetAt = Math.floor(Date.now() / 1000) + 3600;
+  rateLimit: RateLimitScript | null = null;
+  private server: Server | null = null;
+  private base = '';
+
+  constructor(
+    /** Path prefix of the API (GitHub Enterprise serves it under /api/v3). */
+    readonly prefix = '',
+    /** Web base used for html_url. */
+    readonly webUrl = 'https://github.example',
+  ) {}
+
+  addRepo(repo: FakeRepo): void {
+    this.repos.set(`${repo.owner}/${repo.name}`.toLowerCase(), repo);
+  }
+
+  get apiUrl(): string {
+    return `${this.base}${this.prefix}`;
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      this.requests.push({ method: req.method ?? 'GET', path, headers: req.headers });
+      this.handle(path, req.headers, res);
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.base = `http://127.0.0.1:${port}`;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  /** Requests whose path (after the prefix) starts with `fragment`. */
+  seen(fragment: string): SeenRequest[] {
+    return this.requests.filter((r) => r.path.startsWith(`${this.prefix}${fragment}`));
+  }
+
+  private send(
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): void {
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'x-ratelimit-limit': '5000',
+      'x-ratelimit-remaining': String(this.remaining),
+      'x-ratelimit-reset': String(this.resetAt),
+      ...headers,
+    });
+    res.end(status === 304 ? undefined : JSON.stringify(body));
+  }
+
+  private conditional(res: ServerResponse, headers: IncomingHttpHeaders, body: unknown): void {
+    const etag = etagOf(body);
+    if (headers['if-none-match'] === etag) {
+      // GitHub does not charge conditional 304s against the budget.
+      this.send(res, 304, null, { etag });
+      return;
+    }
+    this.remaining = Math.max(0, this.remaining - 1);
+    this.send(res, 200, body, { etag });
+  }
+
+  private handle(rawPath: string, headers: IncomingHttpHeaders, res: ServerResponse): void {
+    if (this.rateLimit && this.rateLimit.count > 0) {
+      this.rateLimit.count -= 1;
+      const script = this.rateLimit;
+      const reset = Math.floor(Date.now() / 1000) + (script.resetInSeconds ?? 3600);
+      const extra: Record<string, string> = {
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': String(reset),
+      };
+      if (script.retryAfter !== undefined) extra['retry-after'] = String(script.retryAfter);
+      this.send(res, script.status, { message: 'API rate limit exceeded for installation.' }, extra);
+      return;
+    }
+    if (!rawPath.startsWith(`${this.prefix}/`)) return this.send(res, 404, { message: 'Not Found' });
+    const url = new URL(rawPath.slice(this.prefix.length), 'http://fake');
+    const parts = url.pathname.split('/').map(decodeURIComponent);
+    // ['', 'repos', owner, repo, ...rest]
+    if (parts[1] !== 'repos' || !parts[2] || !parts[3]) return this.send(res, 404, { message: 'Not Found' });
+    const repo = this.repos.get(`${parts[2]}/${parts[3]}`.toLowerCase());
+    if (!repo) return this.send(res, 404, { message: 'Not Found' });
+    const fullName = `${repo.owner}/${repo.name}`;
+
+    if (parts.length === 4) {
+      return this.conditional(res, headers, {
+        id: 1,
+        name: repo.name,
+        full_name: fullName,
+        owner: { login: repo.owner, type: 'Organization' },
+        private: false,
+        html_url: `${this.webUrl}/${fullName}`,
+        homepage: repo.homepage,
+        stargazers_count: repo.stars,
+        default_branch: repo.defaultBranch,
+        license: repo.license
+          ? { key: repo.license.toLowerCase(), spdx_id: repo.license, name: repo.license }
+          : null,
+      });
+    }
+    if (parts[4] === 'git' && parts[5] === 'trees') {
+      const ref = parts.slice(6).join('/');
+      if (ref !== repo.defaultBranch || url.searchParams.get('recursive') !== '1') {
+        return this.send(res, 404, { message: 'Not Found' });
+      }
+      const dirs = new Set<string>();
+      for (const path of Object.keys(repo.files)) {
+        const segs = path.split('/');
+        for (let i = 1; i < segs.length; i += 1) dirs.add(segs.slice(0, i).join('/'));
+      }
+      const tree = [
+        ...[...dirs].map((path) => ({ path, mode: '040000', type: 'tree', sha: etagOf(path).slice(3, 43) })),
+        ...Object.entries(repo.files).map(([path, content]) => ({
+          path,
+          mode: '100644',
+          type: 'blob',
+          sha: gitBlobSha(content),
+          size: Buffer.byteLength(content),
+        })),
+      ].sort((a, b) => a.path.localeCompare(b.path));
+      return this.conditional(res, headers, {
+        sha: 'f'.repeat(40),
+        tree,
+        truncated: repo.truncated ?? false,
+      });
+    }
+    if (parts[4] === 'git' && parts[5] === 'blobs' && parts[6]) {
+      const content = Object.values(repo.files).find((c) => gitBlobSha(c) === parts[6]);
+      if (content === undefined) return this.send(res, 404, { message: 'Not Found' });
+      // GitHub wraps base64 at 60 columns.
+      const encoded = Buffer.from(content)
+        .toString('base64')
+        .replace(/(.{60})/g, '$1\n');
+      return this.conditional(res, headers, {
+        sha: parts[6],
+        size: Buffer.byteLength(content),
+        content: encoded,
+        encoding: 'base64',
+      });
+    }
+    return this.send(res, 404, { message: 'Not Found' });
+  }
+}
