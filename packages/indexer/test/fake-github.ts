@@ -85,7 +85,7 @@ export class FakeGitHub {
     status: number,
     body: unknown,
     headers: Record<string, string> = {},
-  ): void {
+  ): boolean {
     res.writeHead(status, {
       'content-type': 'application/json; charset=utf-8',
       'x-ratelimit-limit': '5000',
@@ -94,20 +94,21 @@ export class FakeGitHub {
       ...headers,
     });
     res.end(status === 304 ? undefined : JSON.stringify(body));
+    return true;
   }
 
-  private conditional(res: ServerResponse, headers: IncomingHttpHeaders, body: unknown): void {
+  private conditional(res: ServerResponse, headers: IncomingHttpHeaders, body: unknown): boolean {
     const etag = etagOf(body);
     if (headers['if-none-match'] === etag) {
       // GitHub does not charge conditional 304s against the budget.
-      this.send(res, 304, null, { etag });
-      return;
+      return this.send(res, 304, null, { etag });
     }
     this.remaining = Math.max(0, this.remaining - 1);
-    this.send(res, 200, body, { etag });
+    return this.send(res, 200, body, { etag });
   }
 
-  private handle(rawPath: string, headers: IncomingHttpHeaders, res: ServerResponse): void {
+  /** Answers one request; returns true once it has been answered. */
+  private handle(rawPath: string, headers: IncomingHttpHeaders, res: ServerResponse): boolean {
     if (this.rateLimit && this.rateLimit.count > 0) {
       this.rateLimit.count -= 1;
       const script = this.rateLimit;
@@ -117,8 +118,7 @@ export class FakeGitHub {
         'x-ratelimit-reset': String(reset),
       };
       if (script.retryAfter !== undefined) extra['retry-after'] = String(script.retryAfter);
-      this.send(res, script.status, { message: 'API rate limit exceeded for installation.' }, extra);
-      return;
+      return this.send(res, script.status, { message: 'API rate limit exceeded for installation.' }, extra);
     }
     if (!rawPath.startsWith(`${this.prefix}/`)) return this.send(res, 404, { message: 'Not Found' });
     const url = new URL(rawPath.slice(this.prefix.length), 'http://fake');
