@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { z } from 'zod';
 import { AGENT_NAMES } from './agents.js';
 import { CliError, EXIT } from './errors.js';
@@ -91,6 +92,7 @@ export function serializeLockfile(lock: Lockfile): string {
 
 export async function writeLockfile(path: string, lock: Lockfile): Promise<void> {
   // Write then rename, so an interrupted run never leaves half a lockfile behind.
+  await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
   await writeFile(temporary, serializeLockfile(lock));
   await rename(temporary, path);

@@ -396,7 +396,7 @@ describe('lockfile round trip: pkgreg install with no names, --frozen, outdated,
       ...REVIEW,
       owner: 'initech',
       repo: 'tools',
-      path: 'drift',
+      path: 'drifting',
       name: 'drifting',
     };
     await seedSkills(database, [drifting]);

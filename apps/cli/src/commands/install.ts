@@ -72,7 +72,7 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
     throw new CliError(EXIT.integrity, `--frozen: no ${LOCKFILE_NAME} at ${target.lockPath}`);
   }
   const lock: Lockfile = existing ?? emptyLockfile();
-  const before = existing ? serializeLockfile(existing) : '';
+  const before = serializeLockfile(lock);
   const results: string[] = [];
   const progress = progressFor(refs.length);
   try {
