@@ -162,14 +162,23 @@ export async function searchRows(db: DbOrTx, q: SearchRowsQuery): Promise<Search
   const tagFilter = q.tags.length > 0 ? sql`and e.tags @> ${q.tags}::text[]` : sql``;
   const columns = sql.join(ENTRY_COLUMNS.map((c) => sql.ref(`e.${c}`)));
   if (q.terms === null) {
+    // One index-ordered scan per tier (memory_entries_order_idx) instead of sorting the whole namespace,
+    // and a separate count: a window count would fetch every active row just to list the newest few.
+    const perTier = q.tiers.map(
+      (tier) => sql`(select ${columns}, e.seq from memory_entries e
+        where e.namespace = ${q.namespace} and e.tier = ${tier} and e.status = 'active' ${tagFilter}
+        order by e.created_at desc, e.seq desc limit ${q.limit})`,
+    );
     const { rows } = await sql<SearchRow>`
-      select ${columns}, 0::float8 as score, count(*) over ()::int as total
-      from memory_entries e
-      where e.namespace = ${q.namespace} and e.tier = any(${q.tiers}::text[]) and e.status = 'active'
-        ${tagFilter}
-      order by e.created_at desc, e.seq desc
+      select r.*, 0::float8 as score from (${sql.join(perTier, sql` union all `)}) r
+      order by r.created_at desc, r.seq desc
       limit ${q.limit}`.execute(db);
-    return rows;
+    const counted = await sql<{ total: number }>`
+      select count(*)::int as total from memory_entries e
+      where e.namespace = ${q.namespace} and e.tier = any(${q.tiers}::text[]) and e.status = 'active'
+        ${tagFilter}`.execute(db);
+    const total = counted.rows[0]?.total ?? 0;
+    return rows.map((r) => ({ ...r, total }));
   }
   // Each term matches as a prefix of an English-stemmed content lexeme (weight A) or of a tag word
   // (simple config, weight B); terms are OR-ed and ts_rank rewards entries matching more of them.
