@@ -1,4 +1,4 @@
-import { commonEnvShape, parseEnv } from '@pkgreg/server-kit';
+import { booleanFlag, commonEnvShape, parseEnv } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
 // The only place runtime-worker reads process.env (STYLE.md §5).
@@ -10,6 +10,46 @@ export const EnvSchema = z.object({
   INDEXING_CONCURRENCY: z.coerce.number().int().min(1).max(50).default(2),
   /** Key prefix of the BullMQ queues (hosted tenants get their own). */
   QUEUE_PREFIX: z.string().default('pkgreg'),
+  /** Consume the indexing queue in this process (off for runtime-only workers). */
+  INDEXING_ENABLED: booleanFlag(true),
+  /** How often every known source is re-indexed (ms); 0 disables the schedule. Default 6 h. */
+  REINDEX_EVERY_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(6 * 3600 * 1000),
+  /** How often ended tasks past their poll window are purged and orphaned tasks failed (ms). */
+  PURGE_EVERY_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(5 * 60 * 1000),
+  /** mcp-edge.md Limits: maxTaskPollWindowSeconds; a task is purged this long after it ends. */
+  TASK_POLL_WINDOW_SECONDS: z.coerce.number().int().min(1).default(300),
+  /** An open task untouched this long with no live job is failed as lost. */
+  ORPHAN_AFTER_SECONDS: z.coerce.number().int().min(10).default(900),
+  /** BullMQ lock of a running job; a dead worker's job is recovered after it expires (ms). */
+  LOCK_DURATION_MS: z.coerce.number().int().min(500).default(30_000),
+  /** How often a worker looks for stalled jobs (ms). */
+  STALLED_INTERVAL_MS: z.coerce.number().int().min(200).default(30_000),
+  /** How many times a job may stall (its worker died) before it fails. */
+  MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(10).default(2),
+  /** Longest wait on SIGTERM for running jobs to finish before they are left to stalled recovery. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
+  /** Registry API origin the planner searches (GET /api/search). */
+  REGISTRY_URL: z.url().default('http://127.0.0.1:4000'),
+  REGISTRY_TIMEOUT_MS: z.coerce.number().int().min(100).default(3000),
+  /** OpenAI-compatible endpoint base (…/v1); unset runs the planner without a model. */
+  MODEL_BASE_URL: z.url().optional(),
+  MODEL_NAME: z.string().min(1).default('gpt-4o-mini'),
+  /** Bearer key for the model endpoint. Never logged. */
+  MODEL_API_KEY: z.string().optional(),
+  MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).default(8000),
+  /** Code host settings for the indexer (GitHub Enterprise: your hosts). */
+  GITHUB_API_URL: z.url().default('https://api.github.com'),
+  GITHUB_WEB_URL: z.url().default('https://github.com'),
+  /** Optional code-host token. Never logged, never put in job data. */
+  GITHUB_TOKEN: z.string().optional(),
 });
 export type Env = z.infer<typeof EnvSchema>;
 

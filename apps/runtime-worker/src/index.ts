@@ -1,12 +1,68 @@
 import { createDb } from '@pkgreg/db';
 import { createLogger, onShutdown } from '@pkgreg/server-kit';
+import { createHttpPackageFinder } from './agents/engineering-workflow/package-finder.js';
 import { loadEnv } from './env.js';
+import { createWorker } from './worker.js';
 
 const env = loadEnv();
 const logger = createLogger('runtime-worker', env.LOG_LEVEL);
-const db = createDb(env.DATABASE_URL, { applicationName: 'pkgreg-runtime-worker' });
-logger.info({ concurrency: env.WORKER_CONCURRENCY }, 'runtime-worker started');
-
-onShutdown(logger, async () => {
-  await db.destroy();
+const db = createDb(env.DATABASE_URL, {
+  applicationName: 'pkgreg-runtime-worker',
+  // Each concurrent job holds at most one connection at a time (reads, then its completion transaction).
+  max: Math.min(env.WORKER_CONCURRENCY + env.INDEXING_CONCURRENCY + 2, 50),
 });
+
+const worker = createWorker({
+  db,
+  logger,
+  connection: env.REDIS_URL,
+  prefix: env.QUEUE_PREFIX,
+  concurrency: env.WORKER_CONCURRENCY,
+  indexingConcurrency: env.INDEXING_CONCURRENCY,
+  indexing: env.INDEXING_ENABLED,
+  lockDurationMs: env.LOCK_DURATION_MS,
+  stalledIntervalMs: env.STALLED_INTERVAL_MS,
+  maxStalledCount: env.MAX_STALLED_COUNT,
+  pollWindowSeconds: env.TASK_POLL_WINDOW_SECONDS,
+  orphanAfterSeconds: env.ORPHAN_AFTER_SECONDS,
+  schedules: {
+    reindexEveryMs: env.INDEXING_ENABLED ? env.REINDEX_EVERY_MS : 0,
+    purgeEveryMs: env.PURGE_EVERY_MS,
+  },
+  finder: createHttpPackageFinder(env.REGISTRY_URL, env.REGISTRY_TIMEOUT_MS),
+  model: env.MODEL_BASE_URL
+    ? {
+        baseUrl: env.MODEL_BASE_URL,
+        model: env.MODEL_NAME,
+        ...(env.MODEL_API_KEY ? { apiKey: env.MODEL_API_KEY } : {}),
+        timeoutMs: env.MODEL_TIMEOUT_MS,
+      }
+    : null,
+  indexer: {
+    github: {
+      apiUrl: env.GITHUB_API_URL,
+      webUrl: env.GITHUB_WEB_URL,
+      ...(env.GITHUB_TOKEN ? { token: env.GITHUB_TOKEN } : {}),
+    },
+  },
+});
+
+await worker.schedule();
+logger.info(
+  {
+    worker: worker.name,
+    concurrency: env.WORKER_CONCURRENCY,
+    indexing: env.INDEXING_ENABLED,
+    prefix: env.QUEUE_PREFIX,
+  },
+  'runtime-worker started',
+);
+
+onShutdown(
+  logger,
+  async () => {
+    await worker.close(env.SHUTDOWN_GRACE_MS);
+    await db.destroy();
+  },
+  env.SHUTDOWN_GRACE_MS + 5_000,
+);

@@ -1,0 +1,27 @@
+// Sentence and word splitting shared by the planner and compaction. English-oriented, no dependencies.
+
+const ABBREVIATIONS: [RegExp, string][] = [
+  [/\be\.g\./gi, 'eg'],
+  [/\bi\.e\./gi, 'ie'],
+  [/\betc\./gi, 'etc'],
+  [/\bvs\./gi, 'vs'],
+];
+
+export function normalizeSpace(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/** Sentences: split on . ! ? ; followed by space (not inside "node.js" or "v1.2"), and on line breaks. */
+export function splitSentences(text: string): string[] {
+  let t = text;
+  for (const [re, to] of ABBREVIATIONS) t = t.replace(re, to);
+  return t
+    .split(/(?<=[.!?;])\s+|\r?\n+/)
+    .map((s) => normalizeSpace(s))
+    .filter((s) => s.length > 0);
+}
+
+/** Lowercased word tokens; keeps tech spellings such as node.js, c++, c#, end-to-end. */
+export function wordTokens(text: string): string[] {
+  return (text.toLowerCase().match(/[a-z0-9][a-z0-9+#.-]*/g) ?? []).map((w) => w.replace(/[.-]+$/, ''));
+}

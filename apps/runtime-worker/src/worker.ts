@@ -1,0 +1,184 @@
+import { hostname } from 'node:os';
+import {
+  JOB_CATALOG,
+  type JobHandlers,
+  type JobName,
+  type JobPayload,
+  QUEUES,
+  type QueueName,
+} from '@pkgreg/contracts';
+import {
+  connectionOptions,
+  createRuntimeQueue,
+  failTask,
+  type RedisConnection,
+  type RuntimeQueue,
+} from '@pkgreg/tasks';
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { isPermanent, toTaskError } from './jobs/job-errors.js';
+import { createJobHandlers, type HandlerDeps, type JobContext } from './jobs/job-handlers.js';
+
+// BullMQ consumers for the job catalog, following bullmq's going-to-production rules (STYLE.md §11):
+// job data validated first, UnrecoverableError for permanent failures, idempotent handlers,
+// maxRetriesPerRequest null on worker connections, an error listener, graceful close.
+// Any number of these processes can share the queues: each delivery is locked to one worker, and the
+// task's check-and-set transitions make a second delivery of the same task a no-op.
+
+export interface WorkerDeps extends Omit<HandlerDeps, 'queue'> {
+  connection: RedisConnection;
+  prefix: string;
+  concurrency: number;
+  indexingConcurrency: number;
+  /** Consume the indexing queue too. */
+  indexing: boolean;
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  maxStalledCount?: number;
+  /** Schedules of the repeatable jobs (ms); 0 removes the schedule. */
+  schedules?: { reindexEveryMs: number; purgeEveryMs: number };
+  /** Name shown in BullMQ (job.processedBy) and logs. */
+  name?: string;
+}
+
+export interface RuntimeWorker {
+  readonly name: string;
+  readonly queue: RuntimeQueue;
+  readonly workers: Worker[];
+  /** Upserts the repeatable jobs (idempotent: every process may call it). */
+  schedule(): Promise<void>;
+  /** Stops taking jobs and waits up to `graceMs` for running ones; the rest go back by stalled recovery. */
+  close(graceMs?: number): Promise<void>;
+}
+
+function taskIdOf(data: unknown): string | undefined {
+  const id = (data as { taskId?: unknown } | null)?.taskId;
+  return typeof id === 'string' ? id : undefined;
+}
+
+export function createWorker(deps: WorkerDeps): RuntimeWorker {
+  const name = deps.name ?? `${hostname()}-${process.pid}`;
+  const queue = createRuntimeQueue({ connection: deps.connection, prefix: deps.prefix });
+  const handlers: JobHandlers<JobContext> = createJobHandlers({ ...deps, queue });
+  const { db, logger, pollWindowSeconds } = deps;
+
+  const dispatch = <N extends JobName>(jobName: N, payload: JobPayload<N>, ctx: JobContext) =>
+    (handlers[jobName] as (p: JobPayload<N>, c: JobContext) => Promise<unknown>)(payload, ctx);
+
+  const processor = async (job: Job) => {
+    const jobName = job.name as JobName;
+    const definition = JOB_CATALOG[jobName];
+    if (!definition) throw new UnrecoverableError(`unknown job ${job.name}`);
+    const parsed = definition.schema.safeParse(job.data);
+    if (!parsed.success) {
+      const taskId = taskIdOf(job.data);
+      if (taskId) {
+        await failTask(
+          db,
+          taskId,
+          { reason: 'invalid_job', message: 'The job data was invalid' },
+          pollWindowSeconds,
+        );
+      }
+      throw new UnrecoverableError(`invalid ${job.name} data`);
+    }
+    try {
+      return await dispatch(jobName, parsed.data as JobPayload<typeof jobName>, { job });
+    } catch (error) {
+      const permanent = isPermanent(error);
+      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      const taskId = taskIdOf(parsed.data);
+      if (taskId && (permanent || lastAttempt)) {
+        await failTask(db, taskId, toTaskError(error), pollWindowSeconds);
+      }
+      if (permanent && !(error instanceof UnrecoverableError)) {
+        throw new UnrecoverableError(error instanceof Error ? error.message : 'permanent failure');
+      }
+      throw error;
+    }
+  };
+
+  const build = (queueName: QueueName, concurrency: number) => {
+    const worker = new Worker(queueName, processor, {
+      name,
+      // Blocking commands must wait for Redis, not throw after 20 retries (bullmq: going to production).
+      connection: connectionOptions(deps.connection, { maxRetriesPerRequest: null }),
+      prefix: deps.prefix,
+      concurrency,
+      lockDuration: deps.lockDurationMs ?? 30_000,
+      stalledInterval: deps.stalledIntervalMs ?? 30_000,
+      maxStalledCount: deps.maxStalledCount ?? 2,
+      autorun: true,
+    });
+    worker.on('error', (error) => logger.error({ err: error, queue: queueName }, 'worker error'));
+    worker.on('failed', (job, error) => {
+      if (!job) return;
+      logger.warn(
+        { jobId: job.id, job: job.name, attemptsMade: job.attemptsMade, err: error.message },
+        'job failed',
+      );
+      const taskId = taskIdOf(job.data);
+      if (!taskId) return;
+      // A job can also end failed without its processor noticing (stalled past maxStalledCount): make sure
+      // its task does not stay open. failTask is a no-op on an ended task.
+      void job
+        .getState()
+        .then((state) =>
+          state === 'failed'
+            ? failTask(db, taskId, { reason: 'run_failed', message: 'The run failed' }, pollWindowSeconds)
+            : false,
+        )
+        .catch((err: unknown) => logger.error({ err, jobId: job.id }, 'could not record failed task'));
+    });
+    worker.on('completed', (job) =>
+      logger.debug({ jobId: job.id, job: job.name, worker: name }, 'job completed'),
+    );
+    worker.on('stalled', (jobId) => logger.warn({ jobId }, 'job stalled; returned to the queue'));
+    return worker;
+  };
+
+  const workers = [build(QUEUES.runtime, deps.concurrency)];
+  if (deps.indexing) workers.push(build(QUEUES.indexing, deps.indexingConcurrency));
+
+  return {
+    name,
+    queue,
+    workers,
+    async schedule() {
+      const s = deps.schedules;
+      if (!s) return;
+      const upsert = async (jobName: 'registry.reindex-all' | 'tasks.purge-expired', every: number) => {
+        const target = queue.queue(JOB_CATALOG[jobName].queue);
+        if (every <= 0) {
+          await target.removeJobScheduler(jobName);
+          return;
+        }
+        await target.upsertJobScheduler(
+          jobName,
+          { every },
+          {
+            name: jobName,
+            data: {},
+            opts: { attempts: JOB_CATALOG[jobName].attempts, removeOnComplete: 100, removeOnFail: 100 },
+          },
+        );
+      };
+      await upsert('tasks.purge-expired', s.purgeEveryMs);
+      await upsert('registry.reindex-all', s.reindexEveryMs);
+    },
+    async close(graceMs = 25_000) {
+      let timer: NodeJS.Timeout | undefined;
+      const graceful = Promise.all(workers.map((w) => w.close())).then(() => 'closed' as const);
+      const timeout = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), graceMs);
+      });
+      const outcome = await Promise.race([graceful, timeout]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') {
+        // Jobs still running keep their lock until it expires; another worker then takes them over.
+        logger.warn({ graceMs }, 'running jobs did not finish in time; leaving them to stalled recovery');
+        await Promise.all(workers.map((w) => w.close(true)));
+      }
+      await queue.close();
+    },
+  };
+}
