@@ -160,7 +160,7 @@ const targets: Target[] = [
 
 function expectUnauthorized(res: Awaited<ReturnType<typeof rpc>>, missing = false) {
   expectRpcError(res, 401, 'token_invalid');
-  const challenge = res.headers['www-authenticate'];
+  const challenge = String(res.headers['www-authenticate']);
   expect(challenge).toContain(`resource_metadata="${PRM_URL}"`);
   expect(challenge.startsWith('Bearer ')).toBe(true);
   if (missing) expect(challenge).not.toContain('error=');
