@@ -64,7 +64,7 @@ try {
   );
 
   const small = ns('bench-3');
-  await measure('put append', SAMPLES, (i) =>
+  await measure('put append', SAMPLES, () =>
     putEntry(t.db, small, {
       namespace: small,
       tier: 'stm',

@@ -14,6 +14,7 @@ export {
   beginNamespaceWrite,
   deleteEntry,
   ENTRY_NOT_FOUND_MESSAGE,
+  type EntryAccessOptions,
   getEntry,
   putEntry,
   type SearchEntriesArgs,

@@ -59,6 +59,20 @@ describe('deleteEntry (mcp-edge.md, States: soft-deleted, not physically removed
     expect((await getEntry(t.db, namespace, { entryId: b.entryId })).entry.status).toBe('active');
   });
 
+  it('tiers option: deleting an entry of a tier the caller may not delete is scope_insufficient and changes nothing', async () => {
+    const namespace = ns();
+    const ltm = (await putEntry(t.db, namespace, putArgs(namespace, { tier: 'ltm', content: 'keep' }))).entry;
+    const err = await expectReject(
+      deleteEntry(t.db, namespace, { entryId: ltm.entryId }, { tiers: ['stm'] }),
+      'scope_insufficient',
+    );
+    expect(err.details).toEqual({ requiredScopes: ['pkgreg.memory.ltm.delete'] });
+    expect((await getEntry(t.db, namespace, { entryId: ltm.entryId })).entry.status).toBe('active');
+    expect(
+      (await deleteEntry(t.db, namespace, { entryId: ltm.entryId }, { tiers: ['ltm'] })).entry.status,
+    ).toBe('deleted');
+  });
+
   it('another namespace’s entry reads as not found and is left alone (docs/decisions.md)', async () => {
     const mine = ns();
     const theirs = ns();

@@ -220,6 +220,33 @@ describe('getEntry (decisions.md: get {namespace, entryId})', () => {
     expect(a.details).toEqual(b.details);
   });
 
+  it('tiers option: an entry of a tier the caller cannot read is scope_insufficient (decisions.md: memory scopes)', async () => {
+    const namespace = ns();
+    const ltm = (await putEntry(t.db, namespace, putArgs(namespace, { tier: 'ltm', content: 'long' }))).entry;
+    const err = await expectReject(
+      getEntry(t.db, namespace, { entryId: ltm.entryId }, { tiers: ['stm'] }),
+      'scope_insufficient',
+    );
+    expect(err.details).toEqual({ requiredScopes: ['pkgreg.memory.ltm.read'] });
+    expect(
+      (await getEntry(t.db, namespace, { entryId: ltm.entryId }, { tiers: ['ltm'] })).entry.entryId,
+    ).toBe(ltm.entryId);
+    // Not found stays not found, whatever the tiers.
+    await expectReject(
+      getEntry(t.db, namespace, { entryId: randomUUID() }, { tiers: [] }),
+      'request_schema_invalid',
+    );
+  });
+
+  it('refuses get args naming another namespace than the subject (namespace_unauthorized)', async () => {
+    const namespace = ns();
+    const entry = (await putEntry(t.db, namespace, putArgs(namespace, { content: 'x' }))).entry;
+    await expectReject(
+      getEntry(t.db, namespace, { namespace: ns(), entryId: entry.entryId }),
+      'namespace_unauthorized',
+    );
+  });
+
   it('an id that is not a UUID (a caller that skipped the schema) is not found, never a database error', async () => {
     const namespace = ns();
     await expectReject(

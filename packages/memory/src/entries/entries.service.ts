@@ -7,6 +7,7 @@ import {
   type MemorySearchArgs,
   type MemorySearchResult,
   type MemoryTier,
+  memoryScope,
   RejectError,
 } from '@pkgreg/contracts';
 import { type DbOrTx, inTransaction, isUniqueViolation } from '../db.js';
@@ -105,27 +106,52 @@ export async function putEntry(db: DbOrTx, namespace: string, args: MemoryPutArg
   });
 }
 
+export interface EntryAccessOptions {
+  /**
+   * The tiers the caller holds the scope for (read for get, delete for delete). The edge cannot know an
+   * entry's tier before fetching it; an entry of another tier is refused with scope_insufficient
+   * (`details.requiredScopes`) before anything changes. Omitted: every tier.
+   */
+  tiers?: MemoryTier[];
+}
+
+function assertTierAllowed(
+  row: MemoryEntryRow,
+  action: 'read' | 'delete',
+  options: EntryAccessOptions,
+): void {
+  if (options.tiers === undefined || options.tiers.includes(row.tier)) return;
+  const scope = memoryScope(row.tier, action);
+  throw new RejectError('scope_insufficient', `This entry needs scope ${scope}`, { requiredScopes: [scope] });
+}
+
 /** pkgreg.memory.v1.get: one entry of the namespace in any status (a soft-deleted one reads `deleted`). */
 export async function getEntry(
   db: DbOrTx,
   namespace: string,
-  args: { entryId: string },
+  args: { entryId: string; namespace?: string },
+  options: EntryAccessOptions = {},
 ): Promise<MemoryGetResult> {
+  if (args.namespace !== undefined) assertSameNamespace(namespace, args.namespace);
   const row = await findEntryRow(db, namespace, args.entryId);
   if (!row) throw entryNotFound();
+  assertTierAllowed(row, 'read', options);
   return { entry: toMemoryEntry(row) };
 }
 
 /** pkgreg.memory.v1.delete: soft delete (mcp-edge.md: not physically removed); deleting twice is a no-op. */
-export function deleteEntry(
+export async function deleteEntry(
   db: DbOrTx,
   namespace: string,
-  args: { entryId: string },
+  args: { entryId: string; namespace?: string },
+  options: EntryAccessOptions = {},
 ): Promise<MemoryDeleteResult> {
+  if (args.namespace !== undefined) assertSameNamespace(namespace, args.namespace);
   return inTransaction(db, async (trx) => {
     await beginNamespaceWrite(trx, namespace);
     const [row] = await lockEntryRows(trx, namespace, [args.entryId]);
     if (!row) throw entryNotFound();
+    assertTierAllowed(row, 'delete', options);
     if (row.status === 'deleted') return { entry: toMemoryEntry(row) };
     const deleted = await markDeleted(trx, namespace, args.entryId);
     return { entry: toMemoryEntry(deleted ?? row) };
@@ -133,7 +159,7 @@ export function deleteEntry(
 }
 
 export type SearchEntriesArgs = Pick<MemorySearchArgs, 'query'> &
-  Partial<Pick<MemorySearchArgs, 'tags' | 'topK'>> & {
+  Partial<Pick<MemorySearchArgs, 'tags' | 'topK' | 'namespace'>> & {
     /** The tiers to search, already narrowed by the caller to those it may read. */
     tiers: MemoryTier[];
   };
@@ -148,6 +174,7 @@ export async function searchEntries(
   namespace: string,
   args: SearchEntriesArgs,
 ): Promise<MemorySearchResult> {
+  if (args.namespace !== undefined) assertSameNamespace(namespace, args.namespace);
   const tiers = [...new Set(args.tiers)];
   const topK = Math.min(
     Math.max(args.topK ?? MEMORY_LIMITS.defaultSearchTopK, 1),
