@@ -55,8 +55,12 @@ interface RawResponse {
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 
 function errorCode(error: unknown): string {
-  const err = error as { code?: string; name?: string; cause?: { code?: string } };
-  return err.code ?? err.cause?.code ?? err.name ?? 'unknown';
+  const err = error as { code?: unknown; name?: string; cause?: { code?: unknown } };
+  // AbortSignal.timeout() rejects with a DOMException whose numeric `code` (23) says nothing.
+  if (err.name === 'TimeoutError') return 'TimeoutError';
+  if (typeof err.code === 'string') return err.code;
+  if (typeof err.cause?.code === 'string') return err.cause.code;
+  return err.name ?? 'unknown';
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

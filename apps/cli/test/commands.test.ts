@@ -79,6 +79,41 @@ async function downloads(name: string, cwd: string): Promise<number> {
   return PackageDetailSchema.parse(JSON.parse(result.stdout)).downloadCount;
 }
 
+describe('pkgreg itself: help, version, usage errors', () => {
+  it('--help documents the exit codes and exits 0', async () => {
+    const result = await cli(['--help'], await project());
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Exit codes:');
+    for (const code of [
+      '0  success',
+      '1  error',
+      '2  usage error',
+      '3  package not found',
+      '4  registry unavailable',
+      '5  integrity mismatch',
+    ]) {
+      expect(result.stdout).toContain(`  ${code}`);
+    }
+  });
+
+  it('--version prints the package version', async () => {
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
+    const result = await cli(['--version'], await project());
+    expect(result).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+  });
+
+  it('an unknown command or option exits 2; no command at all shows help and exits 2', async () => {
+    const cwd = await project();
+    const unknown = await cli(['publish'], cwd);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("error: unknown command 'publish'");
+    expect((await cli(['search', 'pdf', '--colour'], cwd)).code).toBe(2);
+    const bare = await runCli([], { cwd, home });
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('Usage: pkgreg');
+  });
+});
+
 describe('pkgreg search (registry-api.md: GET /api/search)', () => {
   it('prints a table cut to the terminal width with the verified mark', async () => {
     const result = await cli(['search', 'pdf'], await project());

@@ -1,7 +1,11 @@
+import { once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CliError } from '../src/errors.js';
+import { createRegistryClient, retryAfterMs } from '../src/http-client.js';
 import { type CliResult, runCli, tempDir } from './helpers/cli.js';
 import { type FaultProxy, startFaultProxy } from './helpers/fault-proxy.js';
 import { freePort, type RunningRegistry, startRegistry } from './helpers/registry.js';
@@ -176,5 +180,66 @@ describe('an unavailable or misbehaving registry', () => {
     expect(proxy.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
     // registry-api.md: detail, then track.
     expect(proxy.requests.map((r) => r.method)).toEqual(['GET', 'POST']);
+  });
+
+  it('a registry that accepts the connection but never answers: timeout, exit 4', async () => {
+    const silent = createServer(() => {});
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const address = silent.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    try {
+      const result = await search(['--registry', url], { PKGREG_TIMEOUT_MS: '300' });
+      expect(result.code).toBe(4);
+      expect(result.stderr).toBe(`error: Registry unavailable at ${url}: timed out after 300 ms\n`);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+});
+
+describe('http client retry policy (in process, against the real registry behind the fault proxy)', () => {
+  it('caps a long Retry-After at maxRetryAfterMs', async () => {
+    proxy = await startFaultProxy(registry.url, (_req, index) =>
+      index === 0
+        ? { status: 429, headers: { 'retry-after': '3600' }, body: '{"error":"slow down"}' }
+        : 'forward',
+    );
+    const client = createRegistryClient({
+      baseUrl: proxy.url,
+      timeoutMs: 5_000,
+      retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 20, maxRetryAfterMs: 200 },
+    });
+    const started = Date.now();
+    const response = await client.search('pdf');
+    expect(response.results.map((r) => r.name)).toContain('pdf-tools');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('gives up after the last attempt when every answer is 429 (exit code 4)', async () => {
+    proxy = await startFaultProxy(registry.url, () => ({
+      status: 429,
+      headers: { 'retry-after': '0' },
+      body: '{"error":"slow down"}',
+    }));
+    const client = createRegistryClient({
+      baseUrl: proxy.url,
+      timeoutMs: 5_000,
+      retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 20, maxRetryAfterMs: 200 },
+    });
+    const error = await client.search('pdf').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as CliError).exitCode).toBe(4);
+    expect((error as CliError).message).toContain('HTTP 429: slow down');
+    expect(proxy.requests).toHaveLength(3);
+  });
+
+  it('reads Retry-After as seconds or an HTTP date (RFC 9110)', () => {
+    expect(retryAfterMs('2')).toBe(2000);
+    expect(retryAfterMs(new Date(10_000 + 5_000).toUTCString(), 10_000)).toBe(5_000);
+    expect(retryAfterMs('soon')).toBeUndefined();
+    expect(retryAfterMs(undefined)).toBeUndefined();
   });
 });
