@@ -12,6 +12,12 @@ export const EnvSchema = z.object({
   GITHUB_API_URL: z.url().default('https://api.github.com'),
   /** Token for the code host's API; optional, raises the rate limit. Never logged. */
   GITHUB_TOKEN: z.string().optional(),
+  /** Indexing: longest wait for a code-host rate-limit reset before a run gives up (ms). */
+  GITHUB_RATE_LIMIT_MAX_WAIT_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  /** `registry seed-demo`: where the demo git repositories go (relative: from the repository root). */
+  DEMO_REPOS_DIR: z.string().min(1).default('.data/demo-repos'),
+  /** Set by pnpm to the directory a script was started from: `registry index ./path` resolves against it. */
+  INIT_CWD: z.string().optional(),
 });
 export type Env = z.infer<typeof EnvSchema>;
 

@@ -1,0 +1,266 @@
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDb, type Db } from '@pkgreg/db';
+import {
+  type IndexerDeps,
+  type IndexFailure,
+  type IndexRequest,
+  type IndexSummary,
+  indexSource,
+  listKnownSources,
+  reindexAll,
+  seedDemo,
+} from '@pkgreg/indexer';
+import { Command } from 'commander';
+import { type Env, loadEnv } from './env.js';
+
+// Operator command: `pnpm registry index <owner/repo | path>...`, `pnpm registry reindex`,
+// `pnpm registry sources`, `pnpm registry seed-demo`. Output is for people; `--json` for scripts.
+// Exit codes: 0 done, 1 a source failed, 2 bad usage or configuration.
+
+/** The monorepo root (where pnpm-workspace.yaml lives): relative demo paths resolve against it. */
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return process.cwd();
+    dir = parent;
+  }
+}
+
+/**
+ * `github:owner/repo`, `git:path`, a URL, an existing directory or anything path-like is a local
+ * repository or GitHub accordingly; a bare `owner/repo` that is not a local directory is GitHub.
+ */
+function resolveTarget(arg: string, cwd: string): IndexRequest {
+  if (arg.startsWith('github:')) return { kind: 'github', locator: arg.slice('github:'.length) };
+  if (arg.startsWith('git:')) return { kind: 'git', locator: resolve(cwd, arg.slice('git:'.length)) };
+  if (/^https?:\/\//i.test(arg)) return { kind: 'github', locator: arg };
+  const local = resolve(cwd, arg);
+  if (arg.startsWith('.') || isAbsolute(arg) || existsSync(local)) return { kind: 'git', locator: local };
+  return { kind: 'github', locator: arg };
+}
+
+function indexerDeps(env: Env, db: Db): IndexerDeps {
+  return {
+    db,
+    github: {
+      apiUrl: env.GITHUB_API_URL,
+      webUrl: env.GITHUB_WEB_URL,
+      token: env.GITHUB_TOKEN,
+      maxRateLimitWaitMs: env.GITHUB_RATE_LIMIT_MAX_WAIT_MS,
+    },
+  };
+}
+
+const COUNTS = ['indexed', 'updated', 'unchanged', 'delisted', 'rejected'] as const;
+
+function countsLine(s: Pick<IndexSummary, (typeof COUNTS)[number]>): string {
+  return COUNTS.map((k) => `${s[k]} ${k}`).join(', ');
+}
+
+function printSummary(s: IndexSummary, position: string): void {
+  const name = s.sourceRepo ?? s.locator;
+  if (s.status === 'failed') {
+    const retry = s.error?.retryAt ? ` (retry after ${s.error.retryAt})` : '';
+    console.log(`${position} ${s.kind} ${name}: FAILED ${s.error?.code}: ${s.error?.message}${retry}`);
+    return;
+  }
+  const notes = [
+    s.notModified ? 'not modified since last run' : '',
+    s.truncated ? 'tree truncated, nothing delisted' : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+  console.log(`${position} ${s.kind} ${name}: ${countsLine(s)}${notes ? ` (${notes})` : ''}`);
+  for (const r of s.rejections) console.log(`    rejected ${r.path}: ${r.reason}`);
+}
+
+function printTotals(summaries: IndexSummary[]): void {
+  const total = { indexed: 0, updated: 0, unchanged: 0, delisted: 0, rejected: 0 };
+  for (const s of summaries) for (const k of COUNTS) total[k] += s[k];
+  const failed = summaries.filter((s) => s.status === 'failed').length;
+  console.log(
+    `\n${summaries.length} ${summaries.length === 1 ? 'repository' : 'repositories'}: ${countsLine(total)}${failed ? `; ${failed} failed` : ''}`,
+  );
+  const rejections = summaries.flatMap((s) =>
+    s.rejections.map((r) => ({ ...r, repo: s.sourceRepo ?? s.locator })),
+  );
+  if (rejections.length > 0) {
+    console.log('Rejected:');
+    for (const r of rejections) console.log(`  ${r.repo}: ${r.path}: ${r.reason}`);
+  }
+}
+
+async function runOne(deps: IndexerDeps, request: IndexRequest): Promise<IndexSummary> {
+  try {
+    return await indexSource(deps, request);
+  } catch (error) {
+    const summary = (error as Partial<IndexFailure>).summary;
+    if (summary) return summary;
+    throw error;
+  }
+}
+
+/** Opens the database for one command and turns a missing migration into an instruction. */
+async function withDb<T>(env: Env, fn: (db: Db) => Promise<T>): Promise<T> {
+  const db = createDb(env.DATABASE_URL, { max: 3, applicationName: 'pkgreg-registry-cli' });
+  try {
+    return await fn(db);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === '42P01' || code === '42703') {
+      console.error('The database is not migrated to the latest schema: run `pnpm db:migrate` first.');
+      process.exitCode = 2;
+      return undefined as T;
+    }
+    if (code === 'ECONNREFUSED' || code === '3D000') {
+      console.error(`Cannot reach the database (${code}); check DATABASE_URL.`);
+      process.exitCode = 2;
+      return undefined as T;
+    }
+    throw error;
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function runMany(env: Env, requests: IndexRequest[], json: boolean, db: Db): Promise<void> {
+  const deps = indexerDeps(env, db);
+  const summaries: IndexSummary[] = [];
+  for (const [i, request] of requests.entries()) {
+    const position = `[${i + 1}/${requests.length}]`;
+    if (!json) console.log(`${position} indexing ${request.kind} ${request.locator} ...`);
+    const summary = await runOne(deps, request);
+    summaries.push(summary);
+    if (!json) printSummary(summary, position);
+  }
+  if (json) console.log(JSON.stringify(summaries, null, 2));
+  else printTotals(summaries);
+  if (summaries.some((s) => s.status === 'failed')) process.exitCode = 1;
+}
+
+function configureIndexCommand(program: Command, env: Env): void {
+  program
+    .command('index')
+    .description(
+      'index the SKILL.md files of GitHub repositories (owner/repo) or local git repositories (path)',
+    )
+    .argument('<targets...>', 'owner/repo, a repository URL, a local path; prefix github: or git: to force')
+    .option('--owner <owner>', 'scope for local git repositories (default: the parent directory name)')
+    .option('--json', 'print the summaries as JSON')
+    .action(async (targets: string[], options: { owner?: string; json?: boolean }) => {
+      const cwd = env.INIT_CWD ?? process.cwd();
+      const requests = targets.map((target) => {
+        const request = resolveTarget(target, cwd);
+        return request.kind === 'git' && options.owner ? { ...request, owner: options.owner } : request;
+      });
+      await withDb(env, (db) => runMany(env, requests, options.json ?? false, db));
+    });
+}
+
+function configureReindexCommand(program: Command, env: Env): void {
+  program
+    .command('reindex')
+    .description('re-index every known source (what the scheduled registry.reindex-all job does)')
+    .option('--json', 'print the summaries as JSON')
+    .action(async (options: { json?: boolean }) => {
+      await withDb(env, async (db) => {
+        const summaries = await reindexAll(indexerDeps(env, db));
+        if (options.json) console.log(JSON.stringify(summaries, null, 2));
+        else {
+          summaries.forEach((s, i) => {
+            printSummary(s, `[${i + 1}/${summaries.length}]`);
+          });
+          printTotals(summaries);
+        }
+        if (summaries.some((s) => s.status === 'failed')) process.exitCode = 1;
+      });
+    });
+}
+
+function configureSourcesCommand(program: Command, env: Env): void {
+  program
+    .command('sources')
+    .description('list the sources the registry indexes, with their last run')
+    .option('--json', 'print as JSON')
+    .action(async (options: { json?: boolean }) => {
+      await withDb(env, async (db) => {
+        const sources = await listKnownSources(db);
+        if (options.json) {
+          console.log(JSON.stringify(sources, null, 2));
+          return;
+        }
+        if (sources.length === 0) {
+          console.log(
+            'No sources yet: `pnpm registry index <owner/repo | path>` or `pnpm registry seed-demo`.',
+          );
+          return;
+        }
+        for (const s of sources) {
+          const run = s.lastRun
+            ? `last run ${s.lastRun.status} ${(s.lastRun.finishedAt ?? s.lastRun.startedAt).toISOString()}` +
+              (s.lastRun.status === 'failed' ? `: ${s.lastRun.error}` : ` (${countsLine(s.lastRun.counts)})`)
+            : 'never run';
+          console.log(
+            `${s.kind.padEnd(6)} ${s.sourceRepo.padEnd(36)} ${String(s.listedPackages).padStart(4)} listed  ${run}`,
+          );
+          console.log(`       ${s.locator}`);
+        }
+      });
+    });
+}
+
+function configureSeedDemoCommand(program: Command, env: Env): void {
+  program
+    .command('seed-demo')
+    .description('create the demo git repositories (idempotent) and index them with the real indexer')
+    .option('--dir <dir>', 'where to put the demo repositories (default: DEMO_REPOS_DIR)')
+    .action(async (options: { dir?: string }) => {
+      const base = options.dir ? (env.INIT_CWD ?? process.cwd()) : repoRoot();
+      const dir = resolve(base, options.dir ?? env.DEMO_REPOS_DIR);
+      await withDb(env, async (db) => {
+        console.log(`demo repositories in ${dir}`);
+        const { summaries } = await seedDemo(indexerDeps(env, db), dir);
+        summaries.forEach((s, i) => {
+          printSummary(s, `[${i + 1}/${summaries.length}]`);
+        });
+        printTotals(summaries);
+      });
+    });
+}
+
+async function main(): Promise<void> {
+  let env: Env;
+  try {
+    env = loadEnv();
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exitCode = 2;
+    return;
+  }
+  const program = new Command()
+    .name('registry')
+    .description('pkgreg registry operator commands')
+    .showHelpAfterError()
+    .exitOverride();
+  configureIndexCommand(program, env);
+  configureReindexCommand(program, env);
+  configureSourcesCommand(program, env);
+  configureSeedDemoCommand(program, env);
+  try {
+    await program.parseAsync(process.argv);
+  } catch (error) {
+    const code = (error as { code?: string; exitCode?: number }).code;
+    if (typeof code === 'string' && code.startsWith('commander.')) {
+      // help and version are successes; anything else commander rejects is a usage error.
+      process.exitCode = code === 'commander.helpDisplayed' || code === 'commander.version' ? 0 : 2;
+      return;
+    }
+    throw error;
+  }
+}
+
+await main();
