@@ -18,6 +18,12 @@ export const EnvSchema = z.object({
   DEMO_REPOS_DIR: z.string().min(1).default('.data/demo-repos'),
   /** Set by pnpm to the directory a script was started from: `registry index ./path` resolves against it. */
   INIT_CWD: z.string().optional(),
+  /** Postgres pool size of one API process. */
+  REGISTRY_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  /** How often track deltas are folded into packages.download_count (detail trails by about this). */
+  DOWNLOAD_FLUSH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  /** How often the list positions are checked for changes (lists trail package changes by about this). */
+  LIST_RANKS_REFRESH_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
 });
 export type Env = z.infer<typeof EnvSchema>;
 

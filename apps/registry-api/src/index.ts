@@ -2,18 +2,34 @@ import { createDb } from '@pkgreg/db';
 import { closeServer, createLogger, listen, onShutdown } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { createApp } from './app.js';
+import { startDownloadFlusher } from './downloads/download-flusher.js';
+import { createDownloadRecorder } from './downloads/download-recorder.js';
 import { loadEnv } from './env.js';
+import { startListRanksRefresher } from './packages/list-ranks-refresher.js';
 
 const env = loadEnv();
 const logger = createLogger('registry-api', env.LOG_LEVEL);
-const db = createDb(env.DATABASE_URL, { applicationName: 'pkgreg-registry-api' });
+const db = createDb(env.DATABASE_URL, {
+  max: env.REGISTRY_DB_POOL_SIZE,
+  applicationName: 'pkgreg-registry-api',
+});
 const redis = new Redis(env.REDIS_URL, { lazyConnect: false });
 redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
 
-const server = await listen(createApp({ db, redis, logger, env }), env.REGISTRY_PORT, env.REGISTRY_HOST);
+const recorder = createDownloadRecorder(db);
+const server = await listen(
+  createApp({ db, redis, logger, env, recorder }),
+  env.REGISTRY_PORT,
+  env.REGISTRY_HOST,
+);
+const flusher = startDownloadFlusher(db, logger, env.DOWNLOAD_FLUSH_INTERVAL_MS);
+const refresher = startListRanksRefresher(db, logger, env.LIST_RANKS_REFRESH_INTERVAL_MS);
 logger.info({ url: `http://${env.REGISTRY_HOST}:${env.REGISTRY_PORT}` }, 'registry-api listening');
 
 onShutdown(logger, async () => {
   await closeServer(server);
+  // Answered tracks are already committed; drain only the ones still waiting, then fold what is left.
+  await recorder.drain();
+  await Promise.allSettled([flusher.stop(), refresher.stop()]);
   await Promise.allSettled([db.destroy(), redis.quit()]);
 });

@@ -10,6 +10,7 @@ export type {
   OauthClientsTable,
   OauthSigningKeysTable,
   PackageDownloadDeltasTable,
+  PackageListRanksTable,
   PackagesTable,
   QuarantinedSourcesTable,
   TasksTable,

@@ -2,10 +2,12 @@ import type { Migration } from 'kysely/migration';
 import * as initial from './2026-11-21T1100-initial.js';
 import * as memoryFingerprint from './2026-11-21T1130-memory-fingerprint.js';
 import * as indexedSourceMeta from './2026-11-21T1140-indexed-source-meta.js';
+import * as registryListRanks from './2026-11-21T1150-registry-list-ranks.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
   '2026-11-21T1100-initial': initial,
   '2026-11-21T1130-memory-fingerprint': memoryFingerprint,
   '2026-11-21T1140-indexed-source-meta': indexedSourceMeta,
+  '2026-11-21T1150-registry-list-ranks': registryListRanks,
 };

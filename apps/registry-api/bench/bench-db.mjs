@@ -1,0 +1,44 @@
+import { createDb, ensureDatabase, migrateToLatest } from '@pkgreg/db';
+import { sql } from 'kysely';
+import { generatorFunctions, generatorInsert } from './generate.mjs';
+
+export const BENCH_DATABASE = 'pkgreg_bench';
+
+export function benchDatabaseUrl(adminUrl) {
+  const url = new URL(adminUrl);
+  url.pathname = `/${BENCH_DATABASE}`;
+  return url.toString();
+}
+
+/** Fills pkgreg_bench with exactly `size` generated packages (reuses them when already there). */
+export async function prepareBenchDatabase(adminUrl, size, log = console.log) {
+  const url = benchDatabaseUrl(adminUrl);
+  await ensureDatabase(url);
+  const db = createDb(url, { max: 1, applicationName: 'pkgreg-bench-setup' });
+  try {
+    await migrateToLatest(db);
+    const have = await sql`select count(*)::int as n from packages`.execute(db);
+    if (have.rows[0].n === size) {
+      log(`pkgreg_bench already holds ${size} packages`);
+      return url;
+    }
+    const started = Date.now();
+    await db.connection().execute(async (conn) => {
+      await sql`truncate packages cascade`.execute(conn);
+      for (const statement of generatorFunctions()) await sql.raw(statement).execute(conn);
+      // Batches of 250k keep each statement's memory small; still one INSERT ... SELECT each.
+      for (let from = 0; from < size; from += 250_000) {
+        await sql.raw(generatorInsert(from, Math.min(250_000, size - from))).execute(conn);
+      }
+    });
+    log(`generated ${size} packages in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const t2 = Date.now();
+    await sql`vacuum analyze packages`.execute(db);
+    await sql`refresh materialized view package_list_ranks`.execute(db);
+    await sql`vacuum analyze package_list_ranks`.execute(db);
+    log(`vacuum, analyze and list ranks in ${((Date.now() - t2) / 1000).toFixed(1)} s`);
+    return url;
+  } finally {
+    await db.destroy();
+  }
+}

@@ -1,0 +1,78 @@
+import type { Db } from '@pkgreg/db';
+import { type DownloadCount, insertDownloadDeltas } from './downloads.repository.js';
+
+interface Waiter {
+  key: string;
+  resolve(found: boolean): void;
+  reject(error: unknown): void;
+}
+
+export interface DownloadRecorder {
+  /** Resolves true once the download is durably recorded (its delta committed), false if not visible. */
+  record(scope: string, name: string): Promise<boolean>;
+  /** Waits for every pending batch. */
+  drain(): Promise<void>;
+}
+
+export interface DownloadRecorderOptions {
+  /** Largest batch in one INSERT. */
+  maxBatch?: number;
+}
+
+/**
+ * Group commit for track calls. A call joins the pending batch; when no insert is in flight the batch
+ * is written at once, otherwise it grows until the running insert commits. So an idle server adds no
+ * delay, and a busy one writes hundreds of calls with ONE multi-row INSERT (same-package calls summed
+ * into one delta row, so a hot package never serializes on anything). Each call is answered only after
+ * the insert holding it committed: an answered track survives a crash or kill of the process.
+ */
+export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions = {}): DownloadRecorder {
+  const maxBatch = options.maxBatch ?? 2000;
+  let pending: Waiter[] = [];
+  let inFlight: Promise<void> | undefined;
+
+  const writeBatch = async (batch: Waiter[]) => {
+    const counts = new Map<string, DownloadCount>();
+    for (const waiter of batch) {
+      const entry = counts.get(waiter.key);
+      if (entry) entry.count += 1;
+      else {
+        const [scope = '', name = ''] = waiter.key.split('/');
+        counts.set(waiter.key, { scope, name, count: 1 });
+      }
+    }
+    try {
+      const found = new Set(
+        (await insertDownloadDeltas(db, [...counts.values()])).map((r) => `${r.scope}/${r.name}`),
+      );
+      for (const waiter of batch) waiter.resolve(found.has(waiter.key));
+    } catch (error) {
+      for (const waiter of batch) waiter.reject(error);
+    }
+  };
+
+  const pump = () => {
+    if (inFlight || pending.length === 0) return;
+    const batch = pending.slice(0, maxBatch);
+    pending = pending.slice(batch.length);
+    inFlight = writeBatch(batch).finally(() => {
+      inFlight = undefined;
+      pump();
+    });
+  };
+
+  return {
+    record(scope, name) {
+      return new Promise<boolean>((resolve, reject) => {
+        pending.push({ key: `${scope}/${name}`, resolve, reject });
+        pump();
+      });
+    },
+    async drain() {
+      while (inFlight || pending.length > 0) {
+        pump();
+        await inFlight;
+      }
+    },
+  };
+}

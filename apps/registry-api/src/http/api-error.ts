@@ -1,0 +1,26 @@
+// The registry's one error type (STYLE.md §6): a closed set of codes, each with its HTTP status.
+// The error middleware turns it into the spec's body `{error}`; nothing else writes error bodies.
+
+export const API_ERROR_STATUS = {
+  bad_request: 400,
+  not_found: 404,
+  payload_too_large: 413,
+  internal: 500,
+} as const;
+
+export type ApiErrorCode = keyof typeof API_ERROR_STATUS;
+
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly status: number;
+
+  constructor(code: ApiErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = API_ERROR_STATUS[code];
+  }
+}
+
+export const badRequest = (message: string) => new ApiError('bad_request', message);
+export const notFound = (message: string) => new ApiError('not_found', message);

@@ -1,0 +1,14 @@
+import type { Request } from 'express';
+
+/** A strong ETag from a row's version (not a hash of the body: the row says when it changed). */
+export function etagFor(version: string, variant: string): string {
+  return `"${version}.${variant}"`;
+}
+
+/** RFC 9110 If-None-Match uses the weak comparison: `W/` prefixes are ignored; `*` matches anything. */
+export function matchesIfNoneMatch(req: Request, etag: string): boolean {
+  const header = req.get('if-none-match');
+  if (!header) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === etag);
+}

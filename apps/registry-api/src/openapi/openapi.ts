@@ -1,0 +1,140 @@
+import {
+  ErrorBodySchema,
+  ListQuerySchema,
+  ListResponseSchema,
+  PackageDetailSchema,
+  SearchQuerySchema,
+  SearchResponseSchema,
+  TrackResponseSchema,
+  toJsonSchema,
+} from '@pkgreg/contracts';
+
+// OpenAPI 3.1 uses JSON Schema 2020-12, so the contracts' schemas drop in as they are (one source).
+type JsonObject = Record<string, unknown>;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (name: string) => ({ 'application/json': { schema: ref(name) } });
+const error = (description: string) => ({ description, content: json('ErrorBody') });
+
+/** Query parameters from a contracts query schema (input side: defaults make them optional). */
+function queryParameters(schema: Parameters<typeof toJsonSchema>[0]): JsonObject[] {
+  const input = toJsonSchema(schema, 'input') as {
+    properties?: Record<string, JsonObject>;
+    required?: string[];
+  };
+  return Object.entries(input.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: input.required?.includes(name) ?? false,
+    schema: property,
+  }));
+}
+
+const packagePathParameters = [
+  {
+    name: 'scope',
+    in: 'path',
+    required: true,
+    description: 'Scope with its leading `@` (may be sent as `%40`)',
+    schema: { type: 'string', pattern: '^@[a-z0-9-]{1,64}$' },
+  },
+  { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' } },
+];
+
+const strip = (schema: JsonObject) => {
+  const { $schema: _ignored, ...rest } = schema;
+  return rest;
+};
+
+export function buildOpenApiDocument(): JsonObject {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'pkgreg registry API',
+      version: '1.0.0',
+      description: 'Listing, detail, raw SKILL.md, source redirect, search and download tracking.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    paths: {
+      '/api/packages': {
+        get: {
+          summary: 'List packages',
+          parameters: queryParameters(ListQuerySchema),
+          responses: {
+            200: { description: 'A page', content: json('ListResponse') },
+            400: error('Bad parameter'),
+          },
+        },
+      },
+      '/api/packages/{scope}/{name}': {
+        get: {
+          summary: 'Package detail',
+          parameters: packagePathParameters,
+          responses: {
+            200: {
+              description: 'Detail (ETag from the row version)',
+              headers: { ETag: { schema: { type: 'string' } } },
+              content: json('PackageDetail'),
+            },
+            304: { description: 'Not modified (If-None-Match matched)' },
+            400: error('Invalid package path'),
+            404: error('Package not found'),
+          },
+        },
+      },
+      '/api/packages/{scope}/{name}/skill-md': {
+        get: {
+          summary: 'Raw SKILL.md',
+          parameters: packagePathParameters,
+          responses: {
+            200: { description: 'SKILL.md', content: { 'text/markdown': { schema: { type: 'string' } } } },
+            304: { description: 'Not modified' },
+            400: error('Invalid package path'),
+            404: error('Package not found'),
+          },
+        },
+      },
+      '/api/packages/{scope}/{name}/source': {
+        get: {
+          summary: 'Redirect to the source on the code host',
+          parameters: packagePathParameters,
+          responses: {
+            302: { description: 'Redirect', headers: { Location: { schema: { type: 'string' } } } },
+            400: error('Invalid package path'),
+            404: error('Package not found'),
+          },
+        },
+      },
+      '/api/packages/{scope}/{name}/track': {
+        post: {
+          summary: 'Count a download or install',
+          parameters: packagePathParameters,
+          responses: {
+            200: { description: 'Counted', content: json('TrackResponse') },
+            400: error('Invalid package path'),
+            404: error('Not found'),
+          },
+        },
+      },
+      '/api/search': {
+        get: {
+          summary: 'Full-text search',
+          parameters: queryParameters(SearchQuerySchema),
+          responses: {
+            200: { description: 'Results', content: json('SearchResponse') },
+            400: error('q too long'),
+          },
+        },
+      },
+    },
+    components: {
+      schemas: {
+        ListResponse: strip(toJsonSchema(ListResponseSchema)),
+        PackageDetail: strip(toJsonSchema(PackageDetailSchema)),
+        SearchResponse: strip(toJsonSchema(SearchResponseSchema)),
+        TrackResponse: strip(toJsonSchema(TrackResponseSchema)),
+        ErrorBody: strip(toJsonSchema(ErrorBodySchema)),
+      },
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import type { Db, PackagesTable } from '@pkgreg/db';
+import { type Selectable, sql } from 'kysely';
+
+export type PackageRow = Omit<Selectable<PackagesTable>, 'search_vector' | 'updated_at'>;
+
+export type ListRankColumn =
+  | 'name_asc'
+  | 'name_desc'
+  | 'stars_asc'
+  | 'stars_desc'
+  | 'indexed_asc'
+  | 'indexed_desc';
+
+const DETAIL_COLUMNS = [
+  'id',
+  'scope',
+  'name',
+  'description',
+  'kind',
+  'category',
+  'tags',
+  'compatibility',
+  'language',
+  'version',
+  'source_repo',
+  'source_path',
+  'source_ref',
+  'repo_url',
+  'homepage_url',
+  'repo_owner',
+  'author',
+  'repo_stars',
+  'license',
+  'skill_md_raw',
+  'frontmatter',
+  'allowed_tools',
+  'token_count',
+  'file_count',
+  'progressive_disclosure',
+  'download_count',
+  'dep_count',
+  'dependant_count',
+  'verified',
+  'featured',
+  'status',
+  'hosted',
+  'first_indexed_at',
+  'last_indexed_at',
+  'last_commit_sha',
+  'row_version',
+] as const;
+
+const LIST_COLUMNS = [
+  'p.scope',
+  'p.name',
+  'p.description',
+  'p.kind',
+  'p.source_repo',
+  'p.repo_owner',
+  'p.repo_stars',
+  'p.license',
+  'p.last_indexed_at',
+] as const;
+
+/** A visible (not delisted) package by scope and name, every detail column; undefined when absent. */
+export async function findVisiblePackage(
+  db: Db,
+  scope: string,
+  name: string,
+): Promise<PackageRow | undefined> {
+  return db
+    .selectFrom('packages')
+    .select(DETAIL_COLUMNS)
+    .where('scope', '=', scope)
+    .where('name', '=', name)
+    .where('status', '<>', 'delisted')
+    .executeTakeFirst();
+}
+
+/** Only what the source redirect needs. */
+export async function findVisibleSource(
+  db: Db,
+  scope: string,
+  name: string,
+): Promise<Pick<PackageRow, 'source_repo' | 'source_path' | 'source_ref'> | undefined> {
+  return db
+    .selectFrom('packages')
+    .select(['source_repo', 'source_path', 'source_ref'])
+    .where('scope', '=', scope)
+    .where('name', '=', name)
+    .where('status', '<>', 'delisted')
+    .executeTakeFirst();
+}
+
+export async function findVisiblePackageId(db: Db, scope: string, name: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('packages')
+    .select('id')
+    .where('scope', '=', scope)
+    .where('name', '=', name)
+    .where('status', '<>', 'delisted')
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/**
+ * One list page by dense position (see the list-ranks migration): `ord between from and to` is an
+ * index range, so page 50 000 costs what page 1 costs. A package delisted since the last refresh is
+ * filtered here; its page is then one short until the refresh, but never overlaps the next page.
+ */
+export async function listPageByRank(db: Db, rank: ListRankColumn, from: number, to: number) {
+  return db
+    .selectFrom('package_list_ranks as r')
+    .innerJoin('packages as p', 'p.id', 'r.id')
+    .select(LIST_COLUMNS)
+    .where(`r.${rank}`, '>=', from)
+    .where(`r.${rank}`, '<=', to)
+    .where('p.status', '<>', 'delisted')
+    .orderBy(`r.${rank}`)
+    .execute();
+}
+
+/** Visible packages as of the last rank refresh: the highest position is the count (an index probe). */
+export async function countRanked(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('package_list_ranks')
+    .select((eb) => eb.fn.max('name_asc').as('total'))
+    .executeTakeFirst();
+  return Number(row?.total ?? 0);
+}
+
+/** Rebuilds the positions; CONCURRENTLY so list readers never wait on it. */
+export async function refreshListRanks(db: Db): Promise<void> {
+  await sql`refresh materialized view concurrently package_list_ranks`.execute(db);
+}
+
+/** The change counter the list-ranks trigger bumps (non-transactional, so it never blocks writers). */
+export async function readListChangeCounter(db: Db): Promise<number> {
+  const result = await sql<{ last_value: number; is_called: boolean }>`
+    select last_value, is_called from package_list_changes`.execute(db);
+  const row = result.rows[0];
+  return row?.is_called ? Number(row.last_value) : 0;
+}

@@ -1,0 +1,131 @@
+import {
+  type ListQuery,
+  type ListResponse,
+  PACKAGE_NOT_FOUND_MESSAGE,
+  type PackageDetail,
+  type PackageListItem,
+} from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import { notFound } from '../http/api-error.js';
+import type { PackageKey } from './package-path.js';
+import {
+  countRanked,
+  findVisiblePackage,
+  findVisibleSource,
+  type ListRankColumn,
+  listPageByRank,
+  type PackageRow,
+} from './packages.repository.js';
+
+const iso = (value: Date) => value.toISOString();
+
+export function toPackageDetail(row: PackageRow): PackageDetail {
+  return {
+    id: row.id,
+    scope: row.scope,
+    name: row.name,
+    description: row.description,
+    kind: row.kind,
+    category: row.category,
+    tags: row.tags,
+    compatibility: row.compatibility,
+    language: row.language,
+    version: row.version,
+    sourceRepo: row.source_repo,
+    sourcePath: row.source_path,
+    sourceRef: row.source_ref,
+    repoUrl: row.repo_url,
+    homepageUrl: row.homepage_url,
+    repoOwner: row.repo_owner,
+    author: row.author,
+    repoStars: row.repo_stars,
+    license: row.license,
+    skillMdRaw: row.skill_md_raw,
+    frontmatter: row.frontmatter,
+    allowedTools: row.allowed_tools,
+    tokenCount: row.token_count,
+    fileCount: row.file_count,
+    progressiveDisclosure: row.progressive_disclosure,
+    downloadCount: Number(row.download_count),
+    depCount: row.dep_count,
+    dependantCount: row.dependant_count,
+    verified: row.verified,
+    featured: row.featured,
+    status: row.status,
+    hosted: row.hosted,
+    firstIndexedAt: iso(row.first_indexed_at),
+    lastIndexedAt: iso(row.last_indexed_at),
+    lastCommitSha: row.last_commit_sha,
+  };
+}
+
+/** A representation of one package plus the validator its ETag is built from. */
+export interface Versioned<T> {
+  value: T;
+  /** `<id>.<row_version>`: row_version is bumped by trigger on every update, so it follows the row. */
+  version: string;
+}
+
+async function requireVisible(db: Db, key: PackageKey): Promise<PackageRow> {
+  const row = await findVisiblePackage(db, key.scope, key.name);
+  // decisions.md: Registry / Status: delisted packages 404 exactly like missing ones.
+  if (!row) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
+  return row;
+}
+
+export async function getPackageDetail(db: Db, key: PackageKey): Promise<Versioned<PackageDetail>> {
+  const row = await requireVisible(db, key);
+  return { value: toPackageDetail(row), version: `${row.id}.${row.row_version}` };
+}
+
+export async function getSkillMd(db: Db, key: PackageKey): Promise<Versioned<string>> {
+  const row = await requireVisible(db, key);
+  return { value: row.skill_md_raw, version: `${row.id}.${row.row_version}` };
+}
+
+/**
+ * decisions.md: Registry: `{codeHost}/{sourceRepo}/tree/{sourceRef}/{sourcePath}`, the repository root
+ * when sourcePath is empty. Path segments are encoded one by one so `/` stays a separator.
+ */
+export async function getSourceUrl(db: Db, key: PackageKey, codeHostWebUrl: string): Promise<string> {
+  const row = await findVisibleSource(db, key.scope, key.name);
+  if (!row) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
+  const base = codeHostWebUrl.replace(/\/+$/, '');
+  const encode = (path: string) =>
+    path
+      .split('/')
+      .filter((segment) => segment.length > 0)
+      .map(encodeURIComponent)
+      .join('/');
+  const repo = encode(row.source_repo);
+  const sourcePath = encode(row.source_path);
+  if (!sourcePath) return `${base}/${repo}`;
+  return `${base}/${repo}/tree/${encode(row.source_ref)}/${sourcePath}`;
+}
+
+const RANK_COLUMNS: Record<ListQuery['sort'], Record<ListQuery['order'], ListRankColumn>> = {
+  name: { asc: 'name_asc', desc: 'name_desc' },
+  stars: { asc: 'stars_asc', desc: 'stars_desc' },
+  indexed: { asc: 'indexed_asc', desc: 'indexed_desc' },
+};
+
+export async function listPackages(db: Db, query: ListQuery): Promise<ListResponse> {
+  const from = (query.page - 1) * query.pageSize + 1;
+  const to = from + query.pageSize - 1;
+  const [rows, total] = await Promise.all([
+    listPageByRank(db, RANK_COLUMNS[query.sort][query.order], from, to),
+    countRanked(db),
+  ]);
+  const data: PackageListItem[] = rows.map((row) => ({
+    scope: row.scope,
+    name: row.name,
+    description: row.description,
+    kind: row.kind,
+    sourceRepo: row.source_repo,
+    repoOwner: row.repo_owner,
+    repoStars: row.repo_stars,
+    license: row.license ?? '',
+    lastIndexedAt: iso(row.last_indexed_at),
+  }));
+  return { data, total, page: query.page, pageSize: query.pageSize };
+}

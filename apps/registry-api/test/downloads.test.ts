@@ -1,0 +1,125 @@
+import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
+import type { Express } from 'express';
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { foldAllDownloadDeltas, startDownloadFlusher } from '../src/downloads/download-flusher.js';
+import { createDownloadRecorder } from '../src/downloads/download-recorder.js';
+import { loadEnv } from '../src/env.js';
+import { destroyTestDatabase, insertPackages, packageRow, silentLogger } from './fixtures.js';
+
+let t: TestDatabase;
+let redis: Redis;
+let app: Express;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
+  app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv({}) });
+  await insertPackages(t.db, [
+    packageRow({ scope: 'acme', name: 'hot' }),
+    packageRow({ scope: 'acme', name: 'cold' }),
+    packageRow({ scope: 'acme', name: 'old', status: 'deprecated' }),
+    packageRow({ scope: 'acme', name: 'gone', status: 'delisted' }),
+  ]);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await destroyTestDatabase(t);
+});
+
+const downloadCount = async (name: string) =>
+  (await request(app).get(`/api/packages/@acme/${name}`).expect(200)).body.downloadCount as number;
+
+describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () => {
+  it('200 {ok: true}; downloadCount grows by one after the fold', async () => {
+    const before = await downloadCount('cold');
+    await request(app).post('/api/packages/@acme/cold/track').expect(200, { ok: true });
+    await foldAllDownloadDeltas(t.db);
+    expect(await downloadCount('cold')).toBe(before + 1);
+  });
+
+  it('the delta is durable before the 200 (decisions.md: Registry / Track: no loss on restart)', async () => {
+    await request(app).post('/api/packages/%40acme/cold/track').expect(200, { ok: true });
+    // No fold yet: the answered call already sits committed in package_download_deltas, so killing
+    // the process now could not lose it.
+    const deltas = await t.db
+      .selectFrom('package_download_deltas as d')
+      .innerJoin('packages as p', 'p.id', 'd.package_id')
+      .select((eb) => eb.fn.sum<number>('d.delta').as('n'))
+      .where('p.name', '=', 'cold')
+      .executeTakeFirst();
+    expect(Number(deltas?.n)).toBe(1);
+    await foldAllDownloadDeltas(t.db);
+  });
+
+  it('404 {error: "Not found"} for a missing or delisted package; deprecated is counted', async () => {
+    await request(app).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
+    await request(app).post('/api/packages/@acme/gone/track').expect(404, { error: 'Not found' });
+    await request(app).post('/api/packages/@acme/old/track').expect(200, { ok: true });
+  });
+
+  it('400 for an invalid package path', async () => {
+    await request(app)
+      .post('/api/packages/acme/cold/track')
+      .expect(400, { error: 'Invalid package path: expected @scope/name' });
+  });
+
+  it('N concurrent tracks on one hot package and others: exactly N counted (no lost increment)', async () => {
+    const before = { hot: await downloadCount('hot'), cold: await downloadCount('cold') };
+    const flusher = startDownloadFlusher(t.db, silentLogger, 20); // folds while the calls run
+    const calls = [
+      ...Array.from({ length: 300 }, () => request(app).post('/api/packages/@acme/hot/track')),
+      ...Array.from({ length: 100 }, () => request(app).post('/api/packages/@acme/cold/track')),
+      ...Array.from({ length: 20 }, () => request(app).post('/api/packages/@acme/gone/track')),
+    ];
+    const statuses = (await Promise.all(calls)).map((r) => r.status);
+    await flusher.stop();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(400);
+    expect(statuses.filter((s) => s === 404)).toHaveLength(20);
+    expect(await downloadCount('hot')).toBe(before.hot + 300);
+    expect(await downloadCount('cold')).toBe(before.cold + 100);
+    const left = await t.db
+      .selectFrom('package_download_deltas')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
+    expect(Number(left?.n)).toBe(0);
+  });
+
+  it('two recorders and two flushers (two API processes) still count every call once', async () => {
+    const before = await downloadCount('hot');
+    const recorders = [createDownloadRecorder(t.db), createDownloadRecorder(t.db)];
+    const flushers = [
+      startDownloadFlusher(t.db, silentLogger, 5),
+      startDownloadFlusher(t.db, silentLogger, 7),
+    ];
+    const results = await Promise.all(
+      Array.from({ length: 400 }, (_, i) => recorders[i % 2]?.record('acme', 'hot')),
+    );
+    await Promise.all(flushers.map((f) => f.stop()));
+    expect(results.every(Boolean)).toBe(true);
+    expect(await downloadCount('hot')).toBe(before + 400);
+  });
+
+  it('a call is answered only after its batch committed (group commit: one INSERT for a burst)', async () => {
+    const recorder = createDownloadRecorder(t.db);
+    const before = await t.db
+      .selectFrom('package_download_deltas')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
+    await Promise.all(Array.from({ length: 50 }, () => recorder.record('acme', 'cold')));
+    const after = await t.db
+      .selectFrom('package_download_deltas')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
+    // 50 calls for one package land as far fewer delta rows (summed per batch), totalling 50.
+    expect(Number(after?.n) - Number(before?.n)).toBeLessThan(50);
+    const sum = await t.db
+      .selectFrom('package_download_deltas')
+      .select((eb) => eb.fn.sum<number>('delta').as('s'))
+      .executeTakeFirst();
+    expect(Number(sum?.s)).toBe(50);
+    await foldAllDownloadDeltas(t.db);
+  });
+});

@@ -1,0 +1,82 @@
+import type { Db, PackagesTable } from '@pkgreg/db';
+import type { TestDatabase } from '@pkgreg/db/testing';
+import { createLogger } from '@pkgreg/server-kit';
+import type { Insertable } from 'kysely';
+import { refreshListRanksOnce } from '../src/packages/list-ranks-refresher.js';
+
+export type PackageInsert = Insertable<PackagesTable>;
+
+let sequence = 0;
+
+/**
+ * A realistic packages row, as the indexer writes it (the indexer is another engineer's work, so the
+ * API tests insert rows directly). Override any column; scope/name default to unique values.
+ */
+export function packageRow(overrides: Partial<PackageInsert> = {}): PackageInsert {
+  sequence += 1;
+  const scope = overrides.scope ?? 'acme';
+  const name = overrides.name ?? `skill-${sequence}`;
+  const description = overrides.description ?? `Helps with task number ${sequence}.`;
+  const skillMd = `---\nname: ${name}\ndescription: ${description}\nallowed-tools: Read Write\n---\n\n# ${name}\n\nSteps.\n`;
+  return {
+    scope,
+    name,
+    description,
+    kind: 'skill',
+    category: 'development',
+    tags: ['docs', 'pdf'],
+    compatibility: ['claude-code'],
+    language: 'en',
+    version: '1.2.0',
+    source_repo: `${scope}/skills`,
+    source_path: `skills/${name}`,
+    source_ref: 'main',
+    repo_url: `https://github.com/${scope}/skills`,
+    homepage_url: null,
+    repo_owner: scope,
+    author: 'Ada Lovelace',
+    repo_stars: 10,
+    license: 'MIT',
+    skill_md_raw: skillMd,
+    frontmatter: JSON.stringify({ name, description, 'allowed-tools': 'Read Write' }),
+    allowed_tools: ['Read', 'Write'],
+    token_count: 120,
+    file_count: 3,
+    progressive_disclosure: true,
+    dep_count: 0,
+    dependant_count: 0,
+    verified: false,
+    featured: false,
+    status: 'active',
+    hosted: false,
+    first_indexed_at: '2026-11-01T10:00:00.000Z',
+    last_indexed_at: '2026-11-20T10:00:00.000Z',
+    last_commit_sha: 'a94a8fe5ccb19ba61c4c0873d391e987982fbbd3',
+    ...overrides,
+  };
+}
+
+/** Inserts rows and refreshes the list positions, as the API's refresher would within a second. */
+export async function insertPackages(db: Db, rows: PackageInsert[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) {
+    await db
+      .insertInto('packages')
+      .values(rows.slice(i, i + 500))
+      .execute();
+  }
+  await refreshListRanksOnce(db);
+}
+
+export const silentLogger = createLogger('test', 'silent');
+
+/**
+ * pg-pool's end() resolves before idle sockets have closed, so the helper's `drop database ... with
+ * (force)` can reach a closing connection and surface as an unhandled "terminating connection" error.
+ * Closing the pool first and letting the sockets go avoids that race.
+ */
+export async function destroyTestDatabase(t: TestDatabase | undefined): Promise<void> {
+  if (!t) return;
+  await t.db.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await t.destroy();
+}

@@ -1,0 +1,103 @@
+import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
+import type { Express } from 'express';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { loadEnv } from '../src/env.js';
+import { destroyTestDatabase, silentLogger } from './fixtures.js';
+
+let t: TestDatabase;
+let redis: Redis;
+let app: Express;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
+  app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv({}) });
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await destroyTestDatabase(t);
+});
+
+describe('errors (registry-api.md: Errors: every error body is {error})', () => {
+  it('unknown /api routes are 404 {error}', async () => {
+    await request(app).get('/api/nope').expect(404, { error: 'Not found' });
+    await request(app).get('/api/packages/@acme/x/unknown').expect(404, { error: 'Not found' });
+    await request(app).delete('/api/packages').expect(404, { error: 'Not found' });
+  });
+
+  it('a malformed JSON body is a 400 {error}, never a 5xx', async () => {
+    const res = await request(app)
+      .post('/api/packages/@acme/x/track')
+      .set('Content-Type', 'application/json')
+      .send('{"oops":');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'Malformed JSON body' });
+  });
+
+  it('an oversized body is a 413 {error}', async () => {
+    const res = await request(app)
+      .post('/api/packages/@acme/x/track')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ pad: 'x'.repeat(40_000) }));
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ error: 'Request body too large' });
+  });
+
+  it('a database failure is a 500 {error} without a stack, logged with the request id', async () => {
+    const lines: string[] = [];
+    const broken = await createTestDatabase();
+    await broken.destroy(); // its pool is closed and its database dropped: every query now fails
+    const capturing = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+    const failing = createApp({ db: broken.db, redis, logger: capturing, env: loadEnv({}) });
+    const res = await request(failing)
+      .get('/api/packages/@acme/x')
+      .set('X-Request-Id', 'req-123')
+      .expect(500);
+    expect(res.body).toEqual({ error: 'Internal server error' });
+    expect(res.headers['x-request-id']).toBe('req-123');
+    expect(JSON.stringify(res.body)).not.toMatch(/at |Error:/);
+    const logged = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request failed');
+    expect(logged).toMatchObject({ requestId: 'req-123', status: 500 });
+  });
+});
+
+describe('X-Request-Id (issue: one error middleware logging with a request id)', () => {
+  it('echoes a plain incoming id and generates one otherwise', async () => {
+    const echoed = await request(app).get('/api/nope').set('X-Request-Id', 'abc-123').expect(404);
+    expect(echoed.headers['x-request-id']).toBe('abc-123');
+    const generated = await request(app).get('/api/search').expect(200);
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const replaced = await request(app)
+      .get('/api/search')
+      .set('X-Request-Id', 'bad id\twith spaces')
+      .expect(200);
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)', () => {
+  it('serves an OpenAPI 3.1 document covering every endpoint, schemas from the contracts', async () => {
+    const res = await request(app).get('/api/openapi.json').expect(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    expect(Object.keys(res.body.paths).sort()).toEqual(
+      [
+        '/api/packages',
+        '/api/packages/{scope}/{name}',
+        '/api/packages/{scope}/{name}/skill-md',
+        '/api/packages/{scope}/{name}/source',
+        '/api/packages/{scope}/{name}/track',
+        '/api/search',
+      ].sort(),
+    );
+    const detail = res.body.components.schemas.PackageDetail;
+    expect(Object.keys(detail.properties)).toHaveLength(35);
+    expect(detail.properties.status.enum).toEqual(['active', 'deprecated', 'delisted']);
+    const listParams = res.body.paths['/api/packages'].get.parameters.map((p: { name: string }) => p.name);
+    expect(listParams).toEqual(['page', 'pageSize', 'sort', 'order']);
+    expect(res.body.paths['/api/packages/{scope}/{name}/track'].post.responses['404']).toBeDefined();
+  });
+});

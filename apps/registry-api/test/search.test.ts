@@ -1,0 +1,242 @@
+import { SearchResponseSchema } from '@pkgreg/contracts';
+import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
+import type { Express } from 'express';
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { loadEnv } from '../src/env.js';
+import { searchLexemes } from '../src/search/search-terms.js';
+import {
+  destroyTestDatabase,
+  insertPackages,
+  type PackageInsert,
+  packageRow,
+  silentLogger,
+} from './fixtures.js';
+
+let t: TestDatabase;
+let redis: Redis;
+let app: Express;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
+  app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv({}) });
+  const rows: PackageInsert[] = [
+    packageRow({
+      scope: 'acme',
+      name: 'pdf-editor',
+      description: 'Edit and annotate documents',
+      repo_stars: 3,
+    }),
+    packageRow({
+      scope: 'tools',
+      name: 'docx-helper',
+      description: 'Converts documents to pdf',
+      repo_stars: 900,
+    }),
+    packageRow({ scope: 'pdfkit', name: 'merge-files', description: 'Merges many files', repo_stars: 50 }),
+    packageRow({ scope: 'acme', name: 'pdf-viewer', description: 'Views files', repo_stars: 40 }),
+    packageRow({ scope: 'acme', name: 'pdf-hidden', description: 'Delisted pdf tool', status: 'delisted' }),
+    packageRow({
+      scope: 'acme',
+      name: 'pdf-legacy',
+      description: 'Old',
+      status: 'deprecated',
+      repo_stars: 1,
+    }),
+    packageRow({
+      scope: 'acme',
+      name: 'runner',
+      description: 'Running the test suites quickly',
+      repo_stars: 2,
+    }),
+    packageRow({ scope: 'acme', name: 'café-tool', description: 'Übersetzt Texte über Grenzen' }),
+  ];
+  // 60 packages matching `bulk` so the cap of 50 and the total can be checked.
+  for (let i = 0; i < 60; i += 1) {
+    rows.push(packageRow({ scope: 'many', name: `bulk-${i}`, description: 'bulk item', repo_stars: i }));
+  }
+  await insertPackages(t.db, rows);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await destroyTestDatabase(t);
+});
+
+const names = (body: { results: Array<{ scope: string; name: string }> }) =>
+  body.results.map((r) => `${r.scope}/${r.name}`);
+
+describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry / Search)', () => {
+  it('rule 3: empty, missing or blank q gives {results: [], total: 0}', async () => {
+    await request(app).get('/api/search').expect(200, { results: [], total: 0 });
+    await request(app).get('/api/search?q=').expect(200, { results: [], total: 0 });
+    await request(app).get('/api/search?q=%20%20%09').expect(200, { results: [], total: 0 });
+  });
+
+  it('q is trimmed; longer than 256 characters (after trimming) is a 400 {error}', async () => {
+    await request(app)
+      .get(`/api/search?q=${encodeURIComponent(`  ${'a'.repeat(256)}  `)}`)
+      .expect(200);
+    const res = await request(app)
+      .get(`/api/search?q=${'a'.repeat(257)}`)
+      .expect(400);
+    expect(res.body).toEqual({ error: 'q must be at most 256 characters' });
+  });
+
+  it('rule 1: covers names, scopes and descriptions; results match the contract', async () => {
+    const byName = await request(app).get('/api/search?q=viewer').expect(200);
+    expect(names(byName.body)).toEqual(['acme/pdf-viewer']);
+    SearchResponseSchema.parse(byName.body);
+    const byScope = await request(app).get('/api/search?q=pdfkit').expect(200);
+    expect(names(byScope.body)).toEqual(['pdfkit/merge-files']);
+    const byDescription = await request(app).get('/api/search?q=annotate').expect(200);
+    expect(names(byDescription.body)).toEqual(['acme/pdf-editor']);
+    expect(byDescription.body.results[0]).toEqual({
+      scope: 'acme',
+      name: 'pdf-editor',
+      description: 'Edit and annotate documents',
+      kind: 'skill',
+      category: 'development',
+      sourceRepo: 'acme/skills',
+      tokenCount: 120,
+      verified: false,
+    });
+  });
+
+  it('rule 4: every term is a prefix; two partial words find the hyphenated name', async () => {
+    const res = await request(app).get('/api/search?q=pdf%20edi').expect(200);
+    expect(names(res.body)).toEqual(['acme/pdf-editor']);
+    const single = await request(app).get('/api/search?q=edi').expect(200);
+    expect(names(single.body)).toContain('acme/pdf-editor');
+    const hyphenated = await request(app).get('/api/search?q=pdf-edi').expect(200);
+    expect(names(hyphenated.body)).toEqual(['acme/pdf-editor']);
+  });
+
+  it('rule 4: English tokenization for descriptions (an inflected word finds its stem)', async () => {
+    const res = await request(app).get('/api/search?q=runs').expect(200);
+    expect(names(res.body)).toContain('acme/runner');
+    const stem = await request(app).get('/api/search?q=running').expect(200);
+    expect(names(stem.body)).toEqual(['acme/runner']);
+  });
+
+  it('ranks name matches above scope above description, then by repoStars', async () => {
+    const res = await request(app).get('/api/search?q=pdf').expect(200);
+    expect(names(res.body)).toEqual([
+      // name matches, by stars
+      'acme/pdf-viewer',
+      'acme/pdf-editor',
+      'acme/pdf-legacy',
+      // scope match
+      'pdfkit/merge-files',
+      // description match only (most stars of all, still last)
+      'tools/docx-helper',
+    ]);
+    expect(res.body.total).toBe(5);
+  });
+
+  it('hides delisted packages and shows deprecated ones (decisions.md: Registry / Status)', async () => {
+    const res = await request(app).get('/api/search?q=pdf').expect(200);
+    expect(names(res.body)).not.toContain('acme/pdf-hidden');
+    expect(names(res.body)).toContain('acme/pdf-legacy');
+  });
+
+  it('rule 2: at most 50 results, total counts every match', async () => {
+    const res = await request(app).get('/api/search?q=bulk').expect(200);
+    expect(res.body.results).toHaveLength(50);
+    expect(res.body.total).toBe(60);
+    // Ranked by stars within the tier: bulk-59 first, bulk-10 last of 50.
+    expect(res.body.results[0].name).toBe('bulk-59');
+    expect(res.body.results[49].name).toBe('bulk-10');
+  });
+
+  it('unicode terms match', async () => {
+    const res = await request(app)
+      .get(`/api/search?q=${encodeURIComponent('café')}`)
+      .expect(200);
+    expect(names(res.body)).toEqual(['acme/café-tool']);
+    const desc = await request(app)
+      .get(`/api/search?q=${encodeURIComponent('über')}`)
+      .expect(200);
+    expect(names(desc.body)).toEqual(['acme/café-tool']);
+  });
+
+  it('stop words do not break search ("the" is a stop word in english, a prefix in simple)', async () => {
+    await request(app).get('/api/search?q=the').expect(200);
+    const res = await request(app).get('/api/search?q=the%20pdf%20editor').expect(200);
+    expect(res.body.total).toBeGreaterThanOrEqual(0);
+  });
+
+  const nasty = [
+    "'",
+    '"',
+    '\\',
+    '&',
+    '|',
+    '!',
+    '!!!',
+    '<->',
+    '<2>',
+    ':*',
+    'pdf:*',
+    'pdf & editor',
+    'pdf | editor',
+    '!pdf',
+    '(pdf',
+    'pdf)',
+    "pdf' | 'x",
+    "'; drop table packages; --",
+    '%',
+    '%00',
+    '\u0000',
+    '\u0000pdf',
+    '\ud800',
+    '😀',
+    '😀pdf',
+    'a'.repeat(256),
+    'a '.repeat(128).trim(),
+    '中文搜索',
+    'ÅÄÖ',
+    'e\u0301',
+    '\u200b',
+    'the a an of',
+    '*',
+    '?',
+    '#',
+    '$1',
+    '{}',
+    '[]',
+    'pdf::A',
+    'pdf:A*',
+    '\'\'""\\\\',
+    'NULL',
+    'undefined',
+    '-1',
+    '1e9999',
+  ];
+  it.each(nasty)('never a 5xx for q=%j (decisions.md: Registry / Search)', async (q) => {
+    const res = await request(app).get('/api/search').query({ q });
+    expect(res.status).toBeLessThan(500);
+    if (res.status === 200) SearchResponseSchema.parse(res.body);
+    else expect(res.body).toEqual({ error: expect.any(String) });
+  });
+
+  it('q sent twice is a 400 {error}, not a 5xx', async () => {
+    const res = await request(app).get('/api/search?q=a&q=b').expect(400);
+    expect(res.body.error).toMatch(/^q/);
+  });
+
+  it('operators in q are plain text: "pdf | viewer" means pdf AND viewer', async () => {
+    const res = await request(app).get('/api/search').query({ q: 'pdf | viewer' }).expect(200);
+    expect(names(res.body)).toEqual(['acme/pdf-viewer']);
+  });
+});
+
+describe('searchLexemes (splits like the generated column)', () => {
+  it('splits on whitespace and every non-alphanumeric, lowercases, dedupes', () => {
+    expect(searchLexemes(' PDF-Edi  pdf_x.y@z/w ')).toEqual(['pdf', 'edi', 'x', 'y', 'z', 'w']);
+    expect(searchLexemes("'&|!:*()<->")).toEqual([]);
+    expect(searchLexemes('café über')).toEqual(['café', 'über']);
+  });
+});
