@@ -8,8 +8,14 @@ export interface MigrateOptions {
   schema?: string;
 }
 
-async function run(db: Kysely<any>): Promise<MigrationResultSet> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+async function run(db: Kysely<any>, schema?: string): Promise<MigrationResultSet> {
+  // With a schema, the migration tables live in it too: otherwise Kysely finds public's
+  // kysely_migration, takes every migration as done and never creates the tenant's tables.
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
   const result = await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error');
@@ -30,7 +36,7 @@ export async function migrateToLatest(
   return db.connection().execute(async (conn) => {
     await sql.raw(`set search_path to ${quoteIdent(schema)}, public`).execute(conn);
     try {
-      return await run(conn);
+      return await run(conn, schema);
     } finally {
       await sql`reset search_path`.execute(conn);
     }
