@@ -1,0 +1,108 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The operator command as a process (`pnpm registry ...` runs `node dist/cli.js ...`), against its own
+// database. decisions.md: Registry / Indexing (rejections are reported with their reasons).
+
+const CLI = resolve(import.meta.dirname, '../dist/cli.js');
+let t: TestDatabase;
+let root: string;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  root = realpathSync(mkdtempSync(join(tmpdir(), 'pkgreg-registry-cli-')));
+});
+afterAll(async () => {
+  await t?.destroy();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...process.env, DATABASE_URL: t.url, INIT_CWD: root, LOG_LEVEL: 'silent' }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        done({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+function repoWith(owner: string, name: string, files: Record<string, string>): string {
+  const dir = join(root, owner, name);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@pkgreg.invalid', ...args], { cwd: dir });
+  git('init', '-q', '-b', 'main');
+  git('add', '--all');
+  git('commit', '-q', '-m', 'skills');
+  return dir;
+}
+
+describe('registry CLI', { timeout: 60_000 }, () => {
+  it('index <path>: a progress line per repository, a summary, and each rejection with its reason', async () => {
+    repoWith('cli-owner', 'skills', {
+      'good/SKILL.md': '---\nname: good\ndescription: A good skill.\n---\n# Good\n',
+      'bad/SKILL.md': '---\nname: other\ndescription: Misnamed.\n---\n',
+    });
+    // A relative path resolves against where pnpm was started (INIT_CWD).
+    const result = await cli(['index', './cli-owner/skills']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      '[1/1] git cli-owner/skills: 1 indexed, 0 updated, 0 unchanged, 0 delisted, 1 rejected',
+    );
+    expect(result.stdout).toContain(
+      'cli-owner/skills: bad/SKILL.md: name "other" does not match its directory "bad"',
+    );
+    const row = await t.db
+      .selectFrom('packages')
+      .selectAll()
+      .where('scope', '=', 'cli-owner')
+      .executeTakeFirst();
+    expect(row).toMatchObject({ name: 'good', status: 'active' });
+
+    const again = await cli(['index', join(root, 'cli-owner/skills'), '--json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual([
+      expect.objectContaining({ status: 'succeeded', indexed: 0, unchanged: 1, rejected: 1 }),
+    ]);
+  });
+
+  it('a failing source exits 1 and says why; the others still run', async () => {
+    const result = await cli(['index', join(root, 'missing'), './cli-owner/skills']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/FAILED invalid_locator: no such directory/);
+    expect(result.stdout).toContain('[2/2] git cli-owner/skills: 0 indexed');
+  });
+
+  it('sources lists what was indexed; seed-demo is idempotent', async () => {
+    const sources = await cli(['sources']);
+    expect(sources.code).toBe(0);
+    expect(sources.stdout).toContain('cli-owner/skills');
+
+    const dir = join(root, 'demo');
+    const first = await cli(['seed-demo', '--dir', dir]);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(
+      /3 repositories: 1[0-9] indexed, 0 updated, 0 unchanged, 0 delisted, 0 rejected/,
+    );
+    const second = await cli(['seed-demo', '--dir', dir]);
+    expect(second.stdout).toMatch(
+      /3 repositories: 0 indexed, 0 updated, 1[0-9] unchanged, 0 delisted, 0 rejected/,
+    );
+  });
+
+  it('bad usage exits 2', async () => {
+    expect((await cli(['index'])).code).toBe(2);
+    expect((await cli(['no-such-command'])).code).toBe(2);
+  });
+});
