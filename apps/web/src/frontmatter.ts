@@ -13,9 +13,29 @@ export interface FrontmatterRow {
   list: string[] | null;
 }
 
-/** Frontmatter as rows for a table: scalars as text, string lists as chips, anything nested as JSON. */
-export function frontmatterRows(frontmatter: Record<string, unknown>): FrontmatterRow[] {
-  return Object.entries(frontmatter).map(([key, value]) => {
+/** Where each top-level key sits in the SKILL.md block (jsonb hands keys back in its own order). */
+function keyPositions(markdown: string): Map<string, number> {
+  const block = FRONTMATTER_BLOCK.exec(markdown)?.[0] ?? '';
+  const positions = new Map<string, number>();
+  for (const [index, line] of block.split(/\r?\n/).entries()) {
+    const match = /^(?:"([^"]+)"|'([^']+)'|([^\s#:][^:]*?))\s*:/.exec(line);
+    const key = match?.[1] ?? match?.[2] ?? match?.[3];
+    if (key !== undefined && !positions.has(key)) positions.set(key, index);
+  }
+  return positions;
+}
+
+/**
+ * Frontmatter as rows for a table, in the order SKILL.md lists them: scalars as text, string lists as
+ * chips, anything nested as JSON.
+ */
+export function frontmatterRows(frontmatter: Record<string, unknown>, markdown = ''): FrontmatterRow[] {
+  const positions = keyPositions(markdown);
+  const entries = Object.entries(frontmatter).sort(
+    ([a], [b]) =>
+      (positions.get(a) ?? Number.MAX_SAFE_INTEGER) - (positions.get(b) ?? Number.MAX_SAFE_INTEGER),
+  );
+  return entries.map(([key, value]) => {
     if (Array.isArray(value) && value.every((v) => ['string', 'number', 'boolean'].includes(typeof v))) {
       return { key, value: value.join(', '), list: value.map(String) };
     }

@@ -96,7 +96,7 @@ function useSkillHtml(pkg: PackageDetail): string | null | false {
 function SkillBody(props: { pkg: PackageDetail }) {
   const { pkg } = props;
   const html = useSkillHtml(pkg);
-  const rows = frontmatterRows(pkg.frontmatter);
+  const rows = frontmatterRows(pkg.frontmatter, pkg.skillMdRaw);
   return (
     <>
       {rows.length ? (
