@@ -67,6 +67,8 @@ describe('withIdempotency (decisions.md: MCP edge / Idempotency)', () => {
     const a = await call();
     const b = await call();
     expect(b).toEqual(a);
+    // The replay is the first reply as sent, key order included (it ends up in MCP's text content).
+    expect(JSON.stringify(b)).toBe(JSON.stringify(a));
     const rows = await t.db
       .selectFrom('memory_entries')
       .select('entry_id')

@@ -126,6 +126,33 @@ describe('putEntry supersede (mcp-edge.md, States: predecessor marked superseded
     }
   });
 
+  it('the unique index backstop (memory_entries_supersedes_key) surfaces as request_schema_invalid, not a 5xx', async () => {
+    const namespace = ns();
+    const first = (await putEntry(t.db, namespace, putArgs(namespace, { content: 'v1' }))).entry;
+    // A successor that claims the predecessor while the predecessor still reads active (as if two
+    // writers had slipped past the row lock together).
+    await t.db
+      .insertInto('memory_entries')
+      .values({
+        namespace,
+        tier: 'stm',
+        content: 'ghost',
+        metadata: '{}',
+        supersedes_entry_id: first.entryId,
+      })
+      .execute();
+    await expectReject(
+      putEntry(
+        t.db,
+        namespace,
+        putArgs(namespace, { content: 'v2', mode: 'supersede', supersedesEntryId: first.entryId }),
+      ),
+      'request_schema_invalid',
+      /already superseded/,
+    );
+    expect((await getEntry(t.db, namespace, { entryId: first.entryId })).entry.status).toBe('active');
+  });
+
   it('refuses a predecessor of another namespace with the same message as a missing one', async () => {
     const mine = ns();
     const theirs = ns();

@@ -44,6 +44,7 @@ export async function claimKey(
 
 export interface IdempotencyRecordView {
   requestHash: string;
+  /** The stored result, or null while the first call is still running. */
   result: unknown;
   claim: ClaimId;
   expired: boolean;
@@ -58,25 +59,31 @@ export async function findRecord(
   const { rows } = await sql<{
     request_hash: string;
     result: unknown;
+    result_text: string | null;
+    result_type: string | null;
     claim: string;
     expired: boolean;
     age_ms: number;
   }>`
-    select request_hash, result, created_at::text as claim, expires_at <= clock_timestamp() as expired,
+    select request_hash, result #>> '{}' as result_text, jsonb_typeof(result) as result_type, result,
+           created_at::text as claim, expires_at <= clock_timestamp() as expired,
            (extract(epoch from clock_timestamp() - created_at) * 1000)::float8 as age_ms
     from idempotency_records where ${whereKey(ref)}`.execute(db);
   const row = rows[0];
   if (!row) return undefined;
   return {
     requestHash: row.request_hash,
-    result: row.result,
+    result:
+      row.result_type === 'string' && row.result_text !== null ? JSON.parse(row.result_text) : row.result,
     claim: row.claim,
     expired: row.expired,
     ageMs: row.age_ms,
   };
 }
 
-/** Stores the result of `claim`; false when that claim is gone (purged, taken over). */
+/**
+ * Stores the result of `claim` as a jsonb string of its JSON text: a jsonb object would reorder keys,
+ * and a replay must be the first reply as sent. False when that claim is gone (purged, taken over). */
 export async function completeClaim(
   db: DbOrTx,
   ref: IdempotencyKeyRef,
@@ -84,7 +91,7 @@ export async function completeClaim(
   result: unknown,
 ): Promise<boolean> {
   const r = await sql`
-    update idempotency_records set result = ${JSON.stringify(result)}::jsonb
+    update idempotency_records set result = to_jsonb(${JSON.stringify(result)}::text)
     where ${whereKey(ref)} and created_at = ${claim}::timestamptz and result is null`.execute(db);
   return Number(r.numAffectedRows ?? 0) > 0;
 }
