@@ -295,8 +295,9 @@ export async function startModelServer(initial: ModelBehaviour = 'ok', slowMs = 
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
-    set(next: ModelBehaviour) {
+    set(next: ModelBehaviour, nextSlowMs?: number) {
       behaviour = next;
+      if (nextSlowMs !== undefined) slowMs = nextSlowMs;
     },
     /** Resolves when the next request arrives. */
     nextRequest() {

@@ -17,7 +17,8 @@ function contentWords(sentence: string): string[] {
 /**
  * Extractive summary: greedily picks the sentences that add the most not-yet-covered weight of the
  * window's content words (weight = how many sentences use the word), then returns them in their
- * original order. About a third of the sentences, at most `maxSentences`.
+ * original order. At most a third of the sentences (and `maxSentences`); stops early once no sentence
+ * adds anything.
  */
 export function summarizeWindow(entries: WindowEntry[], maxSentences = 10): string[] {
   const sentences: { text: string; words: Set<string>; index: number }[] = [];
@@ -31,8 +32,12 @@ export function summarizeWindow(entries: WindowEntry[], maxSentences = 10): stri
     }
   }
   if (sentences.length === 0) return [];
-  const weight = new Map<string, number>();
-  for (const s of sentences) for (const w of s.words) weight.set(w, (weight.get(w) ?? 0) + 1);
+  const frequency = new Map<string, number>();
+  for (const s of sentences) for (const w of s.words) frequency.set(w, (frequency.get(w) ?? 0) + 1);
+  // The window's content is what it keeps coming back to: a word said once is not part of it (unless
+  // nothing repeats at all, as in a window of unrelated notes).
+  const repeats = [...frequency.values()].some((n) => n > 1);
+  const weight = new Map([...frequency].map(([w, n]) => [w, repeats ? (n > 1 ? n : 0) : n]));
   const target = Math.min(maxSentences, Math.max(1, Math.ceil(sentences.length / 3)));
   const covered = new Set<string>();
   const picked: typeof sentences = [];
@@ -106,6 +111,30 @@ const FINITE_VERBS = new Set([
 ]);
 const HEDGES = /\b(maybe|perhaps|might|probably|possibly|not sure|i think|i guess|wondering|todo|tbd)\b/i;
 
+const DETERMINERS = new Set([
+  'the',
+  'our',
+  'my',
+  'this',
+  'that',
+  'each',
+  'every',
+  'all',
+  'its',
+  'their',
+  'your',
+]);
+
+/** "The on-call rotation changes every Monday": determiner, a noun or two, then a verb in -s. */
+function looksLikeSubjectVerb(words: string[]): boolean {
+  if (!DETERMINERS.has(words[0] ?? '')) return false;
+  for (let i = 2; i <= Math.min(4, words.length - 1); i += 1) {
+    const w = words[i] ?? '';
+    if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !STOPWORDS.has(w)) return true;
+  }
+  return false;
+}
+
 function fingerprint(text: string): string {
   return normalizeSpace(text.toLowerCase()).replace(/[.!]+$/, '');
 }
@@ -118,7 +147,8 @@ function asFact(sentence: string): string | null {
   const first = words[0] ?? '';
   // Imperatives ("Deploy it tomorrow") are instructions, not facts.
   if (ACTION_VERBS.has(first) || first === 'please' || first === "let's" || first === 'lets') return null;
-  if (!words.some((w) => FINITE_VERBS.has(w)) && !/\w's\b/.test(s)) return null;
+  if (!words.some((w) => FINITE_VERBS.has(w)) && !/\w's\b/.test(s) && !looksLikeSubjectVerb(words))
+    return null;
   const body = s.replace(/[.;:,]+$/, '');
   return `${body.charAt(0).toUpperCase()}${body.slice(1)}.`;
 }
