@@ -230,7 +230,7 @@ describe('duplicate deliveries (at-least-once)', () => {
       expect(row.status).toBe('completed');
       // Both deliveries entered the run…
       expect(row.attempts).toBe(2);
-      await until(async () => (await runtime.getJobCounts('completed')).completed >= 2 || undefined);
+      await until(async () => ((await runtime.getJobCounts('completed')).completed ?? 0) >= 2 || undefined);
       expect(await stmRecordsOf(runId)).toBe(1);
 
       // A late redelivery after completion is a no-op.
