@@ -5,6 +5,12 @@ import { createProgram } from './program.js';
 
 const verbose = process.argv.includes('--verbose');
 
+// `pkgreg search x --json | head -1` closes stdout early: that is the reader's choice, not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof CommanderError) {
     // Commander has already printed its message (or the help / version text).

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { AGENT_NAMES } from './agents.js';
+import { AGENT_NAMES, skillFilePath } from './agents.js';
 import { CliError, EXIT } from './errors.js';
 
 export const LOCKFILE_NAME = 'pkgreg-lock.json';
@@ -27,10 +27,36 @@ export const LockEntrySchema = z.object({
 });
 export type LockEntry = z.infer<typeof LockEntrySchema>;
 
-export const LockfileSchema = z.object({
-  lockfileVersion: z.literal(LOCKFILE_VERSION),
-  packages: z.record(z.string(), LockEntrySchema),
-});
+export const LockfileSchema = z
+  .object({
+    lockfileVersion: z.literal(LOCKFILE_VERSION),
+    packages: z.record(z.string(), LockEntrySchema),
+  })
+  .superRefine((lock, ctx) => {
+    // `install` writes to the recorded paths: a hand-edited or hostile lockfile must not be able to aim
+    // them anywhere but the agents' skill folders.
+    for (const [key, entry] of Object.entries(lock.packages)) {
+      const name = /^@[a-z0-9-]+\/([a-z0-9-]+)$/.exec(key)?.[1];
+      if (!name || entry.name !== key) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['packages', key, 'name'],
+          message: 'must be the @scope/name key',
+        });
+        continue;
+      }
+      const allowed = new Set(entry.agents.map((agent) => skillFilePath(agent, name)));
+      for (const path of entry.paths) {
+        if (!allowed.has(path)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['packages', key, 'paths'],
+            message: `unexpected path ${path}`,
+          });
+        }
+      }
+    }
+  });
 export type Lockfile = z.infer<typeof LockfileSchema>;
 
 export function sha256Hex(content: string | Buffer): string {

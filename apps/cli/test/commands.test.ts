@@ -290,6 +290,24 @@ describe('pkgreg install', () => {
     expect(result.stdout).toBe('installed @globex/legacy-notes -> .agents/skills/legacy-notes/SKILL.md\n');
   });
 
+  it('a skill with more files: only SKILL.md is installed, and stderr says where the rest is', async () => {
+    const cwd = await project();
+    const bundle: SkillFixture = {
+      owner: 'initech',
+      repo: 'bundle',
+      path: 'report-writer',
+      name: 'report-writer',
+      description: 'Write reports from templates',
+      extraFiles: { 'references/style.md': '# Style\n', 'scripts/render.sh': 'echo render\n' },
+    };
+    await seedSkills(database, [bundle]);
+    const result = await cli(['install', '@initech/report-writer'], cwd);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^note: @initech\/report-writer has 3 files; only SKILL\.md is installed/);
+    expect(existsSync(join(cwd, '.agents/skills/report-writer/SKILL.md'))).toBe(true);
+    expect(existsSync(join(cwd, '.agents/skills/report-writer/references'))).toBe(false);
+  });
+
   it('several packages: plain progress lines on a non-TTY stderr, results on stdout; a missing one exits 3', async () => {
     const cwd = await project();
     const result = await cli(['install', '@acme/pdf-tools', '@acme/code-review', '@acme/missing'], cwd);
@@ -368,6 +386,19 @@ describe('lockfile round trip: pkgreg install with no names, --frozen, outdated,
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('No pkgreg-lock.json');
     expect((await cli(['install', '--agent', 'claude'], cwd)).code).toBe(2);
+  });
+
+  it('a lockfile whose paths point outside the skill folders is refused before anything is written', async () => {
+    const cwd = await project();
+    expect((await cli(['install', '@acme/pdf-tools'], cwd)).code).toBe(0);
+    const lockPath = join(cwd, 'pkgreg-lock.json');
+    const lock = JSON.parse(await readFile(lockPath, 'utf8'));
+    lock.packages['@acme/pdf-tools'].paths = ['../outside/SKILL.md'];
+    await writeFile(lockPath, JSON.stringify(lock));
+    const result = await cli(['install'], cwd);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('unexpected path ../outside/SKILL.md');
+    expect(existsSync(join(cwd, '../outside'))).toBe(false);
   });
 
   it('when the registry moves on: install fails with exit 5, outdated reports it, update takes it', async () => {

@@ -99,6 +99,12 @@ async function installOne(
   const pkg = await ctx.client.detail(ref.scope, ref.name);
   if (pkg.status === 'delisted') throw new CliError(EXIT.notFound, `${ref.full}: Package not found`);
   deprecationWarning(progress, ref, pkg);
+  if (pkg.fileCount > 1) {
+    // The registry serves SKILL.md only; the skill's other files live in its source repository.
+    progress.note(
+      `note: ${ref.full} has ${pkg.fileCount} files; only SKILL.md is installed (others: ${pkg.repoUrl ?? pkg.sourceRepo})`,
+    );
+  }
   const { content, sha256 } = verifiedContent(ref, pkg);
   const locked = lock.packages[ref.full];
   if (input.frozen) {

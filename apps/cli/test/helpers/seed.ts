@@ -23,6 +23,8 @@ export interface SkillFixture {
   description: string;
   body?: string;
   allowedTools?: string[];
+  /** Other files of the skill's folder, by relative path. */
+  extraFiles?: Record<string, string>;
 }
 
 export function skillMarkdown(skill: SkillFixture): string {
@@ -62,6 +64,10 @@ export async function seedSkills(database: TestDatabase, skills: SkillFixture[])
     const folder = join(dir, ...skill.path.split('/').filter(Boolean));
     await mkdir(folder, { recursive: true });
     await writeFile(join(folder, 'SKILL.md'), skillMarkdown(skill));
+    for (const [file, text] of Object.entries(skill.extraFiles ?? {})) {
+      await mkdir(join(folder, file, '..'), { recursive: true });
+      await writeFile(join(folder, file), text);
+    }
     repos.set(dir, { dir, owner: skill.owner });
   }
   for (const { dir, owner } of repos.values()) {
