@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute } from 'node:path';
 import { promisify } from 'node:util';
@@ -93,6 +93,49 @@ export class GitSource implements SkillSource {
       repoUrl: null,
     };
     return { repo, files, truncated: false, etags: {} };
+  }
+
+  /** All blobs through one `git cat-file --batch`: a process per blob dominates large first runs. */
+  async readBlobs(shas: string[]): Promise<Map<string, string>> {
+    const wanted = [...new Set(shas)];
+    for (const sha of wanted) {
+      if (!/^[0-9a-f]{40,64}$/.test(sha)) throw new IndexingError('source_error', `not a blob id: ${sha}`);
+    }
+    if (wanted.length === 0) return new Map();
+    const output = await new Promise<Buffer>((resolve, reject) => {
+      const child = spawn('git', ['cat-file', '--batch'], {
+        cwd: this.locator,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const chunks: Buffer[] = [];
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+      });
+      child.on('error', reject);
+      child.on('close', (code) => {
+        if (code === 0) resolve(Buffer.concat(chunks));
+        else
+          reject(new IndexingError('source_error', `git cat-file --batch failed: ${stderr.split('\n')[0]}`));
+      });
+      child.stdin.end(`${wanted.join('\n')}\n`);
+    });
+    // "<sha> <type> <size>\n<content>\n" per object, or "<sha> missing\n".
+    const blobs = new Map<string, string>();
+    let at = 0;
+    while (at < output.length) {
+      const eol = output.indexOf(0x0a, at);
+      if (eol < 0) break;
+      const [sha, type, size] = output.subarray(at, eol).toString('utf8').split(' ');
+      at = eol + 1;
+      if (type === 'missing' || !sha || !size)
+        throw new IndexingError('source_error', `blob ${sha} is missing`);
+      const length = Number(size);
+      if (type === 'blob') blobs.set(sha, output.subarray(at, at + length).toString('utf8'));
+      at += length + 1;
+    }
+    return blobs;
   }
 
   async readBlob(sha: string): Promise<string> {

@@ -215,8 +215,13 @@ async function indexLocked(
 
   const rejections: Rejection[] = [];
   const derived: { path: string; pkg: DerivedPackage }[] = [];
+  const tooLarge = (file: TreeFile) => file.size !== null && file.size > MAX_SKILL_MD_BYTES;
+  if (source.readBlobs) {
+    const missing = skillFiles.filter((f) => !tooLarge(f) && !rawBySha.has(f.sha)).map((f) => f.sha);
+    for (const [sha, raw] of await source.readBlobs(missing)) rawBySha.set(sha, raw);
+  }
   for (const file of skillFiles) {
-    if (file.size !== null && file.size > MAX_SKILL_MD_BYTES) {
+    if (tooLarge(file)) {
       rejections.push({ path: file.path, reason: `SKILL.md is larger than ${MAX_SKILL_MD_BYTES} bytes` });
       continue;
     }

@@ -60,4 +60,6 @@ export interface SkillSource {
   readonly locator: string;
   snapshot(request: SnapshotRequest): Promise<SourceSnapshot>;
   readBlob(sha: string): Promise<string>;
+  /** Optional bulk form of readBlob (one round trip for many blobs); absent ones are read one by one. */
+  readBlobs?(shas: string[]): Promise<Map<string, string>>;
 }

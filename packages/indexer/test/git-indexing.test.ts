@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEMO_REPOSITORIES,
+  GitSource,
   type IndexFailure,
   IndexingError,
   indexSource,
@@ -332,6 +333,23 @@ describe('sources', () => {
       .executeTakeFirstOrThrow();
     expect(run).toMatchObject({ status: 'failed', locator: plain });
     expect(run.error).toMatch(/git rev-parse failed/);
+  });
+
+  it('bulk blob reads (git cat-file --batch) return exactly what single reads do', async () => {
+    const files = {
+      'a.md': 'ünïcödé ✓ — no trailing newline',
+      'b.md': '',
+      'c.md': 'line\n\n\nwith blank lines\n',
+    };
+    const repo = createRepo(root, 'blob-owner', 'blobs', files);
+    const source = await GitSource.open(repo);
+    const shas = Object.keys(files).map((path) => blobShaOf(repo, path));
+    const bulk = await source.readBlobs(shas);
+    for (const [i, content] of Object.values(files).entries()) {
+      expect(bulk.get(shas[i] as string)).toBe(content);
+      expect(await source.readBlob(shas[i] as string)).toBe(content);
+    }
+    await expect(source.readBlobs(['0'.repeat(40)])).rejects.toMatchObject({ code: 'source_error' });
   });
 
   it('a relative path is refused', async () => {
