@@ -43,6 +43,8 @@ export function createBackendResolver(env: Env, db: Db): BackendResolver {
     key: 'development',
   };
   const hosted = new Map<string, Backend>();
+  // Tenant migrations run one at a time: concurrent ones race on shared objects (extensions, types).
+  let migrating: Promise<unknown> = Promise.resolve();
   const bindings: HostedBinding[] = env.PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON;
   const sessions: TunnelSession[] = env.PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON;
 
@@ -51,9 +53,13 @@ export function createBackendResolver(env: Env, db: Db): BackendResolver {
     if (!backend) {
       const schema = `tenant_${tenant}`;
       const tenantDb = createDb(env.DATABASE_URL, { schema, applicationName: `pkgreg-edge-${tenant}` });
-      const ready = migrateToLatest(db, { schema }).then(() => undefined);
+      const ready = migrating.then(() => migrateToLatest(db, { schema })).then(() => undefined);
+      migrating = ready.catch(() => undefined);
       // A failed migration is retried by the next request rather than cached forever.
-      ready.catch(() => hosted.delete(tenant));
+      ready.catch(() => {
+        hosted.delete(tenant);
+        void tenantDb.destroy();
+      });
       backend = {
         mode: 'hosted',
         tenant,

@@ -1,0 +1,79 @@
+import { SCOPES } from '@pkgreg/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool, clientWithToken, createHarness, forgeToken, type Harness, rpc } from './helpers.js';
+
+// decisions.md, Audit: every /mcp request, admitted or rejected, leaves one audit record (time, request
+// id, namespace, client, method, tool, outcome or reason, latency, backend); never a token or memory content.
+
+let h: Harness;
+beforeAll(async () => {
+  // A long timer and a batch of 4, so the test sees when rows are written.
+  h = await createHarness({ EDGE_AUDIT_FLUSH_MS: '60000', EDGE_AUDIT_BATCH_SIZE: '4' });
+});
+afterAll(async () => h?.close());
+
+const rows = () => h.t.db.selectFrom('audit_records').selectAll().orderBy('id').execute();
+
+describe('audit records', () => {
+  it('one row per request, admitted or rejected, written in batches off the request path', async () => {
+    const c = await clientWithToken(h, [SCOPES.stmWrite, SCOPES.systemRead]);
+    const secretContent = 'top secret memory content 4711';
+    const put = await callTool(h, c.token, 'pkgreg.memory.v1.put', {
+      namespace: c.namespace,
+      tier: 'stm',
+      content: secretContent,
+    });
+    const noToken = await rpc(h, undefined, 'tools/list');
+    const unknownHost = await rpc(h, c.token, 'ping', {}, { headers: { Host: 'nowhere.example' } });
+    // Three requests answered, none written yet: the batch is not full and the timer is far away.
+    expect(await rows()).toHaveLength(0);
+    const lacking = await forgeToken(h, { scope: SCOPES.systemRead, clientId: c.clientId });
+    const denied = await callTool(h, lacking, 'pkgreg.memory.v1.put', {
+      namespace: c.namespace,
+      tier: 'ltm',
+      content: 'x',
+    });
+    await h.edge.shutdown(); // flushes (also what happens on SIGTERM)
+    const all = await rows();
+    expect(all).toHaveLength(4);
+    const byId = new Map(all.map((r) => [r.request_id, r]));
+
+    expect(byId.get(String(put.headers['x-request-id']))).toMatchObject({
+      namespace: c.namespace,
+      client_id: c.clientId,
+      method: 'tools/call',
+      tool: 'pkgreg.memory.v1.put',
+      outcome: 'ok',
+      reason: null,
+      http_status: 200,
+      backend: 'development',
+    });
+    expect(byId.get(String(noToken.headers['x-request-id']))).toMatchObject({
+      namespace: null,
+      method: 'tools/list',
+      outcome: 'rejected',
+      reason: 'token_invalid',
+      http_status: 401,
+      backend: 'development',
+    });
+    expect(byId.get(String(unknownHost.headers['x-request-id']))).toMatchObject({
+      outcome: 'rejected',
+      reason: 'deployment_not_resolved',
+      http_status: 421,
+      backend: null,
+    });
+    expect(byId.get(String(denied.headers['x-request-id']))).toMatchObject({
+      reason: 'scope_insufficient',
+      http_status: 403,
+      tool: 'pkgreg.memory.v1.put',
+    });
+    for (const r of all) {
+      expect(r.latency_ms).toBeGreaterThan(0);
+      expect(r.at).toBeInstanceOf(Date);
+    }
+    const dump = JSON.stringify(all);
+    expect(dump).not.toContain(c.token);
+    expect(dump).not.toContain(lacking);
+    expect(dump).not.toContain(secretContent);
+  });
+});
