@@ -1,5 +1,6 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Db } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,24 +14,27 @@ import {
   reindexAll,
   seedDemo,
 } from '../src/index.js';
-import { blobShaOf, commitFiles, createRepo, removeDir, skillMd, tempDir } from './helpers.js';
+import { blobShaOf, commitFiles, createRepo, removeDir, skillMd, tempDir, testKysely } from './helpers.js';
 
 // decisions.md: Registry / Indexing, with a local git repository as the source.
 
 let t: TestDatabase;
+let db: Db;
 let root: string;
 
 beforeAll(async () => {
   t = await createTestDatabase();
+  db = testKysely(t.url);
   root = realpathSync(tempDir('git'));
 });
 afterAll(async () => {
+  await db?.destroy();
   await t?.destroy();
   if (root) removeDir(root);
 });
 
 function pkg(scope: string, name: string) {
-  return t.db
+  return db
     .selectFrom('packages')
     .selectAll()
     .where('scope', '=', scope)
@@ -79,7 +83,7 @@ describe('indexing a local git repository', () => {
   });
 
   it('indexes every valid SKILL.md with the decisions.md field rules', async () => {
-    const summary = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const summary = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(summary).toMatchObject({
       status: 'succeeded',
       kind: 'git',
@@ -128,7 +132,7 @@ describe('indexing a local git repository', () => {
   });
 
   it('records each rejected SKILL.md with its reason, in the summary and in indexing_rejections', async () => {
-    const summary = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const summary = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(summary.rejections).toEqual([
       {
         path: 'skills/Bad_Dir/SKILL.md',
@@ -136,14 +140,14 @@ describe('indexing a local git repository', () => {
       },
       { path: 'skills/no-desc/SKILL.md', reason: 'description is missing' },
     ]);
-    const stored = await t.db
+    const stored = await db
       .selectFrom('indexing_rejections')
       .select(['path', 'reason'])
       .where('run_id', '=', summary.runId as string)
       .orderBy('path')
       .execute();
     expect(stored).toEqual(summary.rejections);
-    const run = await t.db
+    const run = await db
       .selectFrom('indexing_runs')
       .selectAll()
       .where('id', '=', summary.runId as string)
@@ -154,7 +158,7 @@ describe('indexing a local git repository', () => {
   });
 
   it('remembers the source for scheduled re-indexing', async () => {
-    const sources = await listKnownSources(t.db);
+    const sources = await listKnownSources(db);
     const mine = sources.find((s) => s.locator === repo);
     expect(mine).toMatchObject({
       kind: 'git',
@@ -176,12 +180,12 @@ describe('incremental re-index', () => {
   });
 
   it('unchanged blobs are not rewritten; changed ones are updated; downloadCount and firstIndexedAt survive', async () => {
-    const first = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const first = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(first).toMatchObject({ indexed: 2, updated: 0, unchanged: 0 });
-    await t.db.updateTable('packages').set({ download_count: 7 }).where('name', '=', 'alpha').execute();
+    await db.updateTable('packages').set({ download_count: 7 }).where('name', '=', 'alpha').execute();
     const before = await pkg('inc-owner', 'alpha');
 
-    const second = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const second = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(second).toMatchObject({ indexed: 0, updated: 0, unchanged: 2, delisted: 0 });
     const same = await pkg('inc-owner', 'alpha');
     // row_version is bumped by trigger on any UPDATE: equal means no write happened.
@@ -189,7 +193,7 @@ describe('incremental re-index', () => {
 
     const a2 = skillMd(['name: alpha', 'description: Alpha skill, second edition.']);
     commitFiles(repo, { 'alpha/SKILL.md': a2 });
-    const third = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const third = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(third).toMatchObject({ indexed: 0, updated: 1, unchanged: 1 });
     const after = await pkg('inc-owner', 'alpha');
     expect(after).toMatchObject({
@@ -204,7 +208,7 @@ describe('incremental re-index', () => {
 
   it('a change in the skill directory (new references/) updates the package though SKILL.md is the same', async () => {
     commitFiles(repo, { 'beta/references/guide.md': '# guide\n' });
-    const summary = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const summary = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(summary).toMatchObject({ updated: 1, unchanged: 1 });
     expect(await pkg('inc-owner', 'beta')).toMatchObject({ file_count: 2, progressive_disclosure: true });
   });
@@ -212,15 +216,15 @@ describe('incremental re-index', () => {
   it('a vanished SKILL.md is delisted; when it reappears it is active again with its counters', async () => {
     const before = await pkg('inc-owner', 'alpha');
     commitFiles(repo, { 'alpha/SKILL.md': null });
-    const gone = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const gone = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(gone).toMatchObject({ delisted: 1, unchanged: 1, indexed: 0 });
     expect(await pkg('inc-owner', 'alpha')).toMatchObject({ status: 'delisted', download_count: 7 });
 
-    const again = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const again = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(again).toMatchObject({ delisted: 0, unchanged: 1 });
 
     commitFiles(repo, { 'alpha/SKILL.md': skillMd(['name: alpha', 'description: Back again.']) });
-    const back = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const back = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(back).toMatchObject({ indexed: 1, delisted: 0, unchanged: 1 });
     const row = await pkg('inc-owner', 'alpha');
     expect(row).toMatchObject({ status: 'active', description: 'Back again.', download_count: 7 });
@@ -230,7 +234,7 @@ describe('incremental re-index', () => {
 
   it('a SKILL.md that stops passing the rules is rejected and its package delisted', async () => {
     commitFiles(repo, { 'beta/SKILL.md': skillMd(['name: beta', 'description: ""']) });
-    const summary = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const summary = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(summary).toMatchObject({ rejected: 1, delisted: 1 });
     expect(summary.rejections).toEqual([{ path: 'beta/SKILL.md', reason: 'description is empty' }]);
     expect(await pkg('inc-owner', 'beta')).toMatchObject({ status: 'delisted' });
@@ -240,11 +244,11 @@ describe('incremental re-index', () => {
     commitFiles(repo, {
       'beta/SKILL.md': skillMd(['name: beta', 'description: Old.', 'metadata:', '  status: deprecated']),
     });
-    const summary = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const summary = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(summary).toMatchObject({ indexed: 1 });
     expect(await pkg('inc-owner', 'beta')).toMatchObject({ status: 'deprecated' });
     commitFiles(repo, { 'beta/SKILL.md': skillMd(['name: beta', 'description: Fresh.']) });
-    await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(await pkg('inc-owner', 'beta')).toMatchObject({ status: 'active' });
   });
 });
@@ -256,23 +260,19 @@ describe('concurrency and collisions', () => {
       files[`s${i}/SKILL.md`] = skillMd([`name: s${i}`, `description: Skill ${i}.`]);
     const repo = createRepo(root, 'conc-owner', 'repo', files);
     const [x, y] = await Promise.all([
-      indexSource({ db: t.db }, { kind: 'git', locator: repo }),
-      indexSource({ db: t.db }, { kind: 'git', locator: repo }),
+      indexSource({ db: db }, { kind: 'git', locator: repo }),
+      indexSource({ db: db }, { kind: 'git', locator: repo }),
     ]);
     expect([x.indexed, y.indexed].sort()).toEqual([0, 8]);
     expect([x.unchanged, y.unchanged].sort()).toEqual([0, 8]);
     expect(x.rejected + y.rejected).toBe(0);
-    const count = await t.db
+    const count = await db
       .selectFrom('packages')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('scope', '=', 'conc-owner')
       .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(8);
-    const sources = await t.db
-      .selectFrom('indexed_sources')
-      .selectAll()
-      .where('locator', '=', repo)
-      .execute();
+    const sources = await db.selectFrom('indexed_sources').selectAll().where('locator', '=', repo).execute();
     expect(sources).toHaveLength(1);
   });
 
@@ -285,8 +285,8 @@ describe('concurrency and collisions', () => {
       'a/dup/SKILL.md': skillMd(['name: dup', 'description: One.']),
       'b/dup/SKILL.md': skillMd(['name: dup', 'description: Two.']),
     });
-    await indexSource({ db: t.db }, { kind: 'git', locator: first });
-    const summary = await indexSource({ db: t.db }, { kind: 'git', locator: second });
+    await indexSource({ db: db }, { kind: 'git', locator: first });
+    const summary = await indexSource({ db: db }, { kind: 'git', locator: second });
     expect(summary).toMatchObject({ indexed: 1, rejected: 2 });
     expect(summary.rejections).toEqual(
       expect.arrayContaining([
@@ -309,24 +309,24 @@ describe('sources', () => {
     const repo = createRepo(root, 'whatever', 'owned', {
       'x/SKILL.md': skillMd(['name: x', 'description: X.']),
     });
-    const summary = await indexSource({ db: t.db }, { kind: 'git', locator: repo, owner: 'Team_Blue' });
+    const summary = await indexSource({ db: db }, { kind: 'git', locator: repo, owner: 'Team_Blue' });
     expect(summary.sourceRepo).toBe('team-blue/owned');
     expect(await pkg('team-blue', 'x')).toBeDefined();
-    const again = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
+    const again = await indexSource({ db: db }, { kind: 'git', locator: repo });
     expect(again).toMatchObject({ sourceRepo: 'team-blue/owned', unchanged: 1, delisted: 0 });
   });
 
   it('a path that is not a git repository fails permanently and the failed run is recorded', async () => {
     const plain = join(root, 'not-a-repo');
     mkdirSync(plain, { recursive: true });
-    const error = (await indexSource({ db: t.db }, { kind: 'git', locator: plain }).catch(
+    const error = (await indexSource({ db: db }, { kind: 'git', locator: plain }).catch(
       (e) => e,
     )) as IndexFailure;
     expect(error).toBeInstanceOf(IndexingError);
     expect(error.code).toBe('invalid_locator');
     expect(error.permanent).toBe(true);
     expect(error.summary).toMatchObject({ status: 'failed', error: { code: 'invalid_locator' } });
-    const run = await t.db
+    const run = await db
       .selectFrom('indexing_runs')
       .selectAll()
       .where('id', '=', error.summary.runId as string)
@@ -353,14 +353,14 @@ describe('sources', () => {
   });
 
   it('a relative path is refused', async () => {
-    await expect(indexSource({ db: t.db }, { kind: 'git', locator: 'some/dir' })).rejects.toMatchObject({
+    await expect(indexSource({ db: db }, { kind: 'git', locator: 'some/dir' })).rejects.toMatchObject({
       code: 'invalid_locator',
     });
   });
 
   it('reindexAll re-runs every known source and reports failures as summaries', async () => {
-    const summaries = await reindexAll({ db: t.db });
-    const known = await listKnownSources(t.db);
+    const summaries = await reindexAll({ db: db });
+    const known = await listKnownSources(db);
     expect(summaries.map((s) => s.locator).sort()).toEqual(known.map((s) => s.locator).sort());
     expect(summaries.every((s) => s.status === 'succeeded')).toBe(true);
     expect(summaries.reduce((n, s) => n + s.indexed + s.updated, 0)).toBe(0);
@@ -370,14 +370,14 @@ describe('sources', () => {
 describe('demo seed', () => {
   it('creates the demo repositories and indexes them; a second run changes nothing', async () => {
     const dir = join(root, 'demo');
-    const first = await seedDemo({ db: t.db }, dir);
+    const first = await seedDemo({ db: db }, dir);
     expect(first.repositories).toHaveLength(DEMO_REPOSITORIES.length);
     expect(first.summaries.flatMap((s) => s.rejections)).toEqual([]);
     expect(first.summaries.every((s) => s.status === 'succeeded')).toBe(true);
     const indexed = first.summaries.reduce((n, s) => n + s.indexed, 0);
     expect(indexed).toBeGreaterThanOrEqual(12);
 
-    const rows = await t.db
+    const rows = await db
       .selectFrom('packages')
       .select(['kind', 'status', 'progressive_disclosure'])
       .where(
@@ -390,11 +390,11 @@ describe('demo seed', () => {
     expect(rows.some((r) => r.status === 'deprecated')).toBe(true);
     expect(rows.some((r) => r.progressive_disclosure)).toBe(true);
 
-    const before = await sql<{ v: string }>`select sum(row_version)::text as v from packages`.execute(t.db);
-    const second = await seedDemo({ db: t.db }, dir);
+    const before = await sql<{ v: string }>`select sum(row_version)::text as v from packages`.execute(db);
+    const second = await seedDemo({ db: db }, dir);
     expect(second.summaries.reduce((n, s) => n + s.unchanged, 0)).toBe(indexed);
     expect(second.summaries.reduce((n, s) => n + s.indexed + s.updated + s.delisted, 0)).toBe(0);
-    const after = await sql<{ v: string }>`select sum(row_version)::text as v from packages`.execute(t.db);
+    const after = await sql<{ v: string }>`select sum(row_version)::text as v from packages`.execute(db);
     expect(after.rows[0]?.v).toBe(before.rows[0]?.v);
   });
 });

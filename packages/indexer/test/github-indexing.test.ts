@@ -1,3 +1,4 @@
+import type { Db } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,23 +12,26 @@ import {
   reindexAll,
 } from '../src/index.js';
 import { FakeGitHub, type FakeRepo } from './fake-github.js';
-import { skillMd } from './helpers.js';
+import { skillMd, testKysely } from './helpers.js';
 
 // decisions.md: Registry / Indexing ("GitHub's API and web base URLs are configurable (GitHub
 // Enterprise)"), against a local server speaking GitHub's REST shapes.
 
 let t: TestDatabase;
+let db: Db;
 let gh: FakeGitHub;
 let options: GitHubSourceOptions;
 
 beforeAll(async () => {
   t = await createTestDatabase();
+  db = testKysely(t.url);
   // GitHub Enterprise layout: the REST API lives under /api/v3 of the host.
   gh = new FakeGitHub('/api/v3', 'https://ghe.example');
   await gh.start();
   options = { apiUrl: gh.apiUrl, webUrl: 'https://ghe.example', token: 'ghs_test_token_123' };
 });
 afterAll(async () => {
+  await db?.destroy();
   await gh?.stop();
   await t?.destroy();
 });
@@ -38,7 +42,7 @@ afterEach(() => {
 });
 
 function pkg(scope: string, name: string) {
-  return t.db
+  return db
     .selectFrom('packages')
     .selectAll()
     .where('scope', '=', scope)
@@ -71,7 +75,7 @@ describe('GitHub source', () => {
 
   it('indexes through the configured GHE API base with the token, mapping repository facts', async () => {
     const summary = await indexSource(
-      { db: t.db, github: options },
+      { db: db, github: options },
       { kind: 'github', locator: 'Octo-Org/Skills' },
     );
     expect(summary).toMatchObject({
@@ -119,7 +123,7 @@ describe('GitHub source', () => {
   it('re-index sends If-None-Match; 304s mean unchanged, no blob is fetched and rejections carry over', async () => {
     const before = gh.requests.length;
     const summary = await indexSource(
-      { db: t.db, github: options },
+      { db: db, github: options },
       { kind: 'github', locator: 'octo-org/skills' },
     );
     const mine = gh.requests.slice(before);
@@ -134,7 +138,7 @@ describe('GitHub source', () => {
     repo.files['writer/SKILL.md'] = writer2;
     const before = gh.requests.length;
     const summary = await indexSource(
-      { db: t.db, github: options },
+      { db: db, github: options },
       { kind: 'github', locator: 'octo-org/skills' },
     );
     const blobs = gh.requests.slice(before).filter((r) => r.path.includes('/git/blobs/'));
@@ -149,7 +153,7 @@ describe('GitHub source', () => {
   it('changed repository facts (stars) refresh every package', async () => {
     repo.stars = 2000;
     const summary = await indexSource(
-      { db: t.db, github: options },
+      { db: db, github: options },
       { kind: 'github', locator: 'octo-org/skills' },
     );
     expect(summary).toMatchObject({ updated: 2, unchanged: 0 });
@@ -162,7 +166,7 @@ describe('GitHub source', () => {
     repo.truncated = true;
     try {
       const summary = await indexSource(
-        { db: t.db, github: options },
+        { db: db, github: options },
         { kind: 'github', locator: 'octo-org/skills' },
       );
       expect(summary).toMatchObject({ truncated: true, delisted: 0 });
@@ -181,7 +185,7 @@ describe('GitHub source', () => {
       files: { 'SKILL.md': skillMd(['name: pub', 'description: d']) },
     });
     const before = gh.requests.length;
-    await indexSource({ db: t.db, github: { apiUrl: gh.apiUrl } }, { kind: 'github', locator: 'anon/pub' });
+    await indexSource({ db: db, github: { apiUrl: gh.apiUrl } }, { kind: 'github', locator: 'anon/pub' });
     const mine = gh.requests.slice(before);
     expect(mine.length).toBeGreaterThan(0);
     for (const r of mine) expect(r.headers.authorization).toBeUndefined();
@@ -189,7 +193,7 @@ describe('GitHub source', () => {
 
   it('an unknown repository fails permanently as not_found', async () => {
     const error = (await indexSource(
-      { db: t.db, github: options },
+      { db: db, github: options },
       { kind: 'github', locator: 'nobody/nothing' },
     ).catch((e) => e)) as IndexFailure;
     expect(error).toBeInstanceOf(IndexingError);
@@ -221,7 +225,7 @@ describe('GitHub rate limits', () => {
   it('a 403 rate-limited answer with a near reset is waited out, then the run succeeds', async () => {
     gh.rateLimit = { count: 1, status: 403, resetInSeconds: 1 };
     const started = Date.now();
-    const summary = await indexSource({ db: t.db, github: options }, { kind: 'github', locator: 'rl/repo' });
+    const summary = await indexSource({ db: db, github: options }, { kind: 'github', locator: 'rl/repo' });
     expect(summary.status).toBe('succeeded');
     expect(Date.now() - started).toBeGreaterThanOrEqual(200);
   });
@@ -230,7 +234,7 @@ describe('GitHub rate limits', () => {
     gh.rateLimit = { count: 5, status: 403, resetInSeconds: 3600 };
     const before = gh.requests.length;
     const error = (await indexSource(
-      { db: t.db, github: options },
+      { db: db, github: options },
       { kind: 'github', locator: 'rl/repo' },
     ).catch((e) => e)) as IndexFailure;
     expect(error).toMatchObject({ code: 'rate_limited', permanent: false });
@@ -243,7 +247,7 @@ describe('GitHub rate limits', () => {
     gh.rateLimit = { count: 5, status: 429, retryAfter: 600 };
     const before = gh.requests.length;
     await expect(
-      indexSource({ db: t.db, github: options }, { kind: 'github', locator: 'rl/repo' }),
+      indexSource({ db: db, github: options }, { kind: 'github', locator: 'rl/repo' }),
     ).rejects.toMatchObject({ code: 'rate_limited' });
     expect(gh.requests.length - before).toBe(1);
   });
@@ -254,7 +258,7 @@ describe('GitHub rate limits', () => {
     repoStarsBump();
     const before = gh.requests.length;
     await expect(
-      indexSource({ db: t.db, githubClient: client }, { kind: 'github', locator: 'rl/repo' }),
+      indexSource({ db: db, githubClient: client }, { kind: 'github', locator: 'rl/repo' }),
     ).rejects.toMatchObject({ code: 'rate_limited' });
     // Only the repository request went out; the tree request was never sent.
     expect(gh.requests.length - before).toBe(1);
@@ -263,7 +267,7 @@ describe('GitHub rate limits', () => {
   it('reindexAll skips the remaining GitHub sources once rate limited', async () => {
     gh.rateLimit = { count: 100, status: 403, resetInSeconds: 3600 };
     const before = gh.requests.length;
-    const summaries = await reindexAll({ db: t.db, github: options });
+    const summaries = await reindexAll({ db: db, github: options });
     const github = summaries.filter((s) => s.kind === 'github');
     expect(github.length).toBeGreaterThanOrEqual(3);
     expect(github.every((s) => s.status === 'failed' && s.error?.code === 'rate_limited')).toBe(true);
