@@ -11,17 +11,24 @@ export interface CreateDbOptions {
   /** Postgres schema to put first on the search_path (hosted tenants). */
   schema?: string;
   applicationName?: string;
+  /**
+   * Called when an idle pooled connection fails (server restart, a dropped test database). pg removes the
+   * connection itself; without a listener the pool's 'error' event would crash the process.
+   */
+  onIdleError?: (error: Error) => void;
 }
 
 export type Db = Kysely<Database>;
 
 export function createPool(url: string, options: CreateDbOptions = {}): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'pkgreg',
     ...(options.schema ? { options: `-c search_path=${quoteIdent(options.schema)},public` } : {}),
   });
+  pool.on('error', options.onIdleError ?? (() => {}));
+  return pool;
 }
 
 export function createDb(url: string, options: CreateDbOptions = {}): Db {
