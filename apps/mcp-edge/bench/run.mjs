@@ -1,0 +1,247 @@
+// pnpm bench:edge — MCP edge throughput against its baselines, all in one run, plus RSS over a long run.
+// Servers run pinned to CPU 0, the load generator (autocannon) in a separate process pinned to CPU 1.
+// Run it under `flock /tmp/pkgreg-bench.lock` so two benchmarks never share the machine.
+// Env: BENCH_DURATION (s per scenario, default 10), BENCH_CONNECTIONS (default 32),
+//      BENCH_RSS_REQUESTS (requests in the RSS run, default 300000), BENCH_WRITE_DOCS (default 1).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const here = (p) => fileURLToPath(new URL(p, import.meta.url));
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const RSS_REQUESTS = Number(process.env.BENCH_RSS_REQUESTS ?? 300_000);
+const WRITE_DOCS = (process.env.BENCH_WRITE_DOCS ?? '1') !== '0';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const { createTestDatabase } = await import('@pkgreg/db/testing');
+const { createClient } = await import('../dist/oauth/clients.service.js');
+const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
+const { deriveNamespace } = await import('../dist/oauth/verify-token.js');
+
+const children = [];
+function startServer(kind, config) {
+  const child = spawn(
+    'taskset',
+    ['-c', '0', process.execPath, here('./servers.mjs'), kind, JSON.stringify(config)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /READY (\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.on('exit', (code) => reject(new Error(`${kind} server exited ${code}`)));
+  });
+}
+
+function load(opts) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('taskset', ['-c', '1', process.execPath, here('./load.mjs'), JSON.stringify(opts)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split('\n').pop()))
+        : reject(new Error(`load exited ${code}`)),
+    );
+  });
+}
+
+function rssKb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
+const t = await createTestDatabase();
+try {
+  await ensureActiveKey(t.db);
+  const client = await createClient(t.db, {
+    name: 'bench',
+    scopes: ['pkgreg.system.read', 'pkgreg.memory.stm.read', 'pkgreg.memory.stm.write'],
+  });
+  const edgeEnv = {
+    PKGREG_PUBLIC_BASE_URL: 'http://localhost:4100',
+    DATABASE_URL: t.url,
+    REDIS_URL,
+    EDGE_QUEUE_PREFIX: `pkgreg-bench:${randomBytes(4).toString('hex')}`,
+    EDGE_RATE_LIMIT_PER_MINUTE: '1000000000',
+    EDGE_TOKEN_TTL_SECONDS: '7200',
+    LOG_LEVEL: 'silent',
+  };
+  const [edge, echo, pgBare, sdk] = await Promise.all([
+    startServer('edge', { env: edgeEnv, redisPrefix: `pkgreg-bench:${randomBytes(4).toString('hex')}:` }),
+    startServer('echo', {}),
+    startServer('pg', { databaseUrl: t.url }),
+    startServer('sdk', {}),
+  ]);
+  const edgeUrl = `http://127.0.0.1:${edge.port}`;
+  const tokenRes = await fetch(`${edgeUrl}/mcp/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+    },
+    body: 'grant_type=client_credentials',
+  });
+  const { access_token: token } = await tokenRes.json();
+  const namespace = deriveNamespace('http://localhost:4100/mcp', client.clientId);
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+    authorization: `Bearer ${token}`,
+  };
+  const call = (name, args) =>
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+  const putRes = await fetch(`${edgeUrl}/mcp`, {
+    method: 'POST',
+    headers,
+    body: call('pkgreg.memory.v1.put', { namespace, tier: 'stm', content: 'benchmark entry' }),
+  });
+  const entryId = (await putRes.json()).result.entry.entryId;
+
+  const infoBody = call('pkgreg.system.v1.info', {});
+  const getBody = call('pkgreg.memory.v1.get', { namespace, entryId });
+  const scenarios = [
+    { key: 'edgeInfo', label: 'edge tools/call pkgreg.system.v1.info', port: edge.port, body: infoBody },
+    { key: 'echo', label: 'bare node:http JSON-RPC echo', port: echo.port, body: infoBody },
+    { key: 'edgeGet', label: 'edge tools/call pkgreg.memory.v1.get', port: edge.port, body: getBody },
+    { key: 'pg', label: 'bare node:http + pg, same SQL as memory.get', port: pgBare.port, body: getBody },
+    {
+      key: 'sdk',
+      label: 'MCP SDK stateless (new McpServer + transport per request)',
+      port: sdk.port,
+      body: call('info', {}),
+    },
+  ];
+  const results = {};
+  for (const s of scenarios) {
+    const opts = { url: `http://127.0.0.1:${s.port}/mcp`, headers, body: s.body, connections: CONNECTIONS };
+    await load({ ...opts, duration: 2 }); // warm-up (JIT, pools)
+    results[s.key] = { label: s.label, ...(await load({ ...opts, duration: DURATION })) };
+    const r = results[s.key];
+    console.log(
+      `${s.label}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non2xx ${r.non2xx}, errors ${r.errors}`,
+    );
+  }
+
+  // RSS over a long run on the edge: memory.get (admission, token cache, Lua limits, SQL, audit batches).
+  const samples = [];
+  const sampler = setInterval(() => samples.push(rssKb(edge.child.pid)), 1000);
+  const rssStart = rssKb(edge.child.pid);
+  const started = Date.now();
+  const long = await load({
+    url: `http://127.0.0.1:${edge.port}/mcp`,
+    headers,
+    body: getBody,
+    connections: CONNECTIONS,
+    amount: RSS_REQUESTS,
+  });
+  clearInterval(sampler);
+  const rssEnd = rssKb(edge.child.pid);
+  const rss = {
+    requests: long.total,
+    seconds: Math.round((Date.now() - started) / 1000),
+    startMb: +(rssStart / 1024).toFixed(1),
+    peakMb: +(Math.max(rssStart, ...samples) / 1024).toFixed(1),
+    endMb: +(rssEnd / 1024).toFixed(1),
+    firstQuarterMaxMb: +(Math.max(...samples.slice(0, Math.max(1, samples.length >> 2))) / 1024).toFixed(1),
+    lastQuarterMaxMb: +(Math.max(...samples.slice(-Math.max(1, samples.length >> 2))) / 1024).toFixed(1),
+    non2xx: long.non2xx,
+    errors: long.errors,
+  };
+  console.log(
+    `RSS over ${rss.requests} memory.get requests (${rss.seconds}s): start ${rss.startMb} MB, peak ${rss.peakMb} MB, end ${rss.endMb} MB`,
+  );
+
+  const ratio = (a, b) => +(results[a].rps / results[b].rps).toFixed(2);
+  const ratios = {
+    infoVsEcho: ratio('edgeInfo', 'echo'),
+    getVsPg: ratio('edgeGet', 'pg'),
+    infoVsSdk: ratio('edgeInfo', 'sdk'),
+    getVsSdk: ratio('edgeGet', 'sdk'),
+  };
+  console.log(
+    `ratios: info/echo ${ratios.infoVsEcho} (target ≥ 0.6), get/pg ${ratios.getVsPg} (≥ 0.7), info/sdk ${ratios.infoVsSdk} (≥ 5), get/sdk ${ratios.getVsSdk} (≥ 5)`,
+  );
+
+  const audited = await t.db
+    .selectFrom('audit_records')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirst();
+  const report = {
+    at: new Date().toISOString(),
+    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}`,
+    durationSeconds: DURATION,
+    connections: CONNECTIONS,
+    results,
+    ratios,
+    rss,
+    auditRows: Number(audited?.n ?? 0),
+  };
+  mkdirSync(here('../bench-results'), { recursive: true });
+  writeFileSync(here('../bench-results/edge.json'), `${JSON.stringify(report, null, 2)}\n`);
+  if (WRITE_DOCS) writeDocs(report);
+} finally {
+  for (const c of children) c.kill('SIGTERM');
+  await t.destroy();
+}
+
+function writeDocs(r) {
+  const path = here('../../../docs/benchmarks.md');
+  let doc = '';
+  try {
+    doc = readFileSync(path, 'utf8');
+  } catch {
+    doc = '# Benchmarks\n';
+  }
+  const row = (k) => {
+    const x = r.results[k];
+    return `| ${x.label} | ${x.rps.toFixed(0)} | ${x.p50} | ${x.p99} | ${x.non2xx} |`;
+  };
+  const section = `## MCP edge
+
+Command: \`flock /tmp/pkgreg-bench.lock pnpm bench:edge\` (apps/mcp-edge/bench/run.mjs). Servers pinned to
+CPU 0 (\`taskset -c 0\`), autocannon in a separate process pinned to CPU 1, ${r.connections} connections,
+${r.durationSeconds} s per scenario after a 2 s warm-up, every baseline measured in the same run.
+Machine: ${r.machine}, shared with other work (figures are noisy). Run at ${r.at}.
+
+| Scenario | req/s | p50 ms | p99 ms | non-2xx |
+|---|---|---|---|---|
+${['edgeInfo', 'echo', 'edgeGet', 'pg', 'sdk'].map(row).join('\n')}
+
+| Ratio | Measured | Target |
+|---|---|---|
+| edge system.info / bare JSON-RPC echo | ${r.ratios.infoVsEcho} | ≥ 0.6 |
+| edge memory.get / bare pg server | ${r.ratios.getVsPg} | ≥ 0.7 |
+| edge system.info / MCP SDK stateless | ${r.ratios.infoVsSdk} | ≥ 5 |
+| edge memory.get / MCP SDK stateless | ${r.ratios.getVsSdk} | ≥ 5 |
+
+Every edge request runs full admission: host and origin, bearer (verified-token LRU), transport
+headers, schema, scopes, namespace, one Lua round trip to Redis for the rate limit, and one buffered
+audit row (${r.auditRows} rows written during the run).
+
+RSS of the edge over ${r.rss.requests} memory.get requests (${r.rss.seconds} s; scaled down from 1M to fit
+the session): start ${r.rss.startMb} MB, peak ${r.rss.peakMb} MB, end ${r.rss.endMb} MB; max in the first quarter
+${r.rss.firstQuarterMaxMb} MB, in the last quarter ${r.rss.lastQuarterMaxMb} MB (non-2xx ${r.rss.non2xx}).
+`;
+  const start = doc.indexOf('## MCP edge');
+  if (start === -1) doc = `${doc.trimEnd()}\n\n${section}`;
+  else {
+    const next = doc.indexOf('\n## ', start + 1);
+    doc = doc.slice(0, start) + section + (next === -1 ? '' : doc.slice(next + 1));
+  }
+  writeFileSync(path, doc.endsWith('\n') ? doc : `${doc}\n`);
+}

@@ -1,0 +1,88 @@
+// Servers under test, one per child process (pinned to CPU 0 by run.mjs). Usage:
+//   node servers.mjs <edge|echo|pg|sdk> <json-config>
+// Prints `READY <port>` once listening. Built code only (dist): run `pnpm build` first.
+import { createServer } from 'node:http';
+
+const [kind, rawConfig] = process.argv.slice(2);
+const config = JSON.parse(rawConfig ?? '{}');
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res, status, body) {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function edge() {
+  const { createDb } = await import('@pkgreg/db');
+  const { createLogger } = await import('@pkgreg/server-kit');
+  const { Redis } = await import('ioredis');
+  const { createEdge } = await import('../dist/app.js');
+  const { loadEnv } = await import('../dist/env.js');
+  const env = loadEnv(config.env);
+  const db = createDb(env.DATABASE_URL, { max: 10 });
+  const redis = new Redis(env.REDIS_URL, { keyPrefix: config.redisPrefix });
+  const built = createEdge({ db, redis, logger: createLogger('bench', 'silent'), env });
+  return createServer(built.app);
+}
+
+// A bare JSON-RPC echo: parse, answer with the params. The floor any JSON-RPC server stands on.
+function echo() {
+  return createServer(async (req, res) => {
+    const msg = JSON.parse(await readBody(req));
+    send(res, 200, { jsonrpc: '2.0', id: msg.id, result: msg.params ?? {} });
+  });
+}
+
+// The same SQL memory.get runs (one row by namespace + id), with pg directly and no admission at all.
+async function barePg() {
+  const pg = (await import('pg')).default;
+  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
+  return createServer(async (req, res) => {
+    const msg = JSON.parse(await readBody(req));
+    const args = msg.params.arguments;
+    const { rows } = await pool.query('select * from memory_entries where namespace = $1 and entry_id = $2', [
+      args.namespace,
+      args.entryId,
+    ]);
+    send(res, 200, { jsonrpc: '2.0', id: msg.id, result: { entry: rows[0] ?? null } });
+  });
+}
+
+// The MCP SDK's documented stateless pattern: a new McpServer and transport per request, one tool.
+async function sdk() {
+  const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+  const { StreamableHTTPServerTransport } = await import(
+    '@modelcontextprotocol/sdk/server/streamableHttp.js'
+  );
+  return createServer(async (req, res) => {
+    const body = JSON.parse(await readBody(req));
+    const server = new McpServer({ name: 'sdk-bench', version: '1.0.0' });
+    server.registerTool('info', { description: 'trivial' }, async () => ({
+      content: [{ type: 'text', text: '{"ok":true}' }],
+    }));
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  });
+}
+
+const factories = { edge, echo, pg: barePg, sdk };
+const server = await factories[kind]();
+server.keepAliveTimeout = 65_000;
+server.listen(0, '127.0.0.1', () => console.log(`READY ${server.address().port}`));
+process.on('SIGTERM', () => process.exit(0));
