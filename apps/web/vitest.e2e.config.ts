@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 // Browser tests: a real registry-api child process serving the freshly built UI, driven by headless Chromium.
+// biome-ignore lint/style/noDefaultExport: vitest reads the config from the default export.
 export default defineConfig({
   test: {
     include: ['test/e2e/**/*.test.ts'],

@@ -38,7 +38,7 @@ export function App() {
       </header>
       <main id="main" class="main" ref={mainRef} tabIndex={-1}>
         {route.page === 'home' ? (
-          <HomePage search={location.search} />
+          <HomePage search={location.search} visit={location.visit} />
         ) : route.page === 'package' ? (
           // Keyed by visit: every navigation to a package page is a new visit (track once per visit).
           <PackagePage

@@ -30,6 +30,8 @@ export function CopyButton(props: {
   class?: string;
   onCopy?: () => void;
   testId?: string;
+  /** Accessible name when the visible label may be hidden (icon-only on phones). */
+  ariaLabel?: string;
 }) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
   useEffect(() => {
@@ -49,9 +51,10 @@ export function CopyButton(props: {
       onClick={onClick}
       data-testid={props.testId}
       data-state={state}
+      aria-label={props.ariaLabel}
     >
       {state === 'copied' ? <CheckIcon /> : <CopyIcon />}
-      <span>
+      <span class="button-label">
         {state === 'copied'
           ? (props.copiedLabel ?? 'Copied')
           : state === 'failed'

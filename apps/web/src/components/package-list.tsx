@@ -98,7 +98,7 @@ function SortControls(props: { state: ListState }) {
         data-testid="order-toggle"
         aria-label={`Order: ${state.order === 'asc' ? 'ascending' : 'descending'}. Switch to ${flipped.order === 'asc' ? 'ascending' : 'descending'}`}
       >
-        <SortIcon /> {state.order === 'asc' ? 'Ascending' : 'Descending'}
+        <SortIcon /> <span class="order-label">{state.order === 'asc' ? 'Ascending' : 'Descending'}</span>
       </a>
     </div>
   );

@@ -137,7 +137,7 @@ export function SearchBox(props: { query: string; onQueryChange: (q: string) => 
           aria-controls={LISTBOX_ID}
           aria-activedescendant={active >= 0 ? optionId(active) : undefined}
           aria-describedby="search-status"
-          placeholder="Search skills, scopes, descriptions…"
+          placeholder="Search packages…"
           autocomplete="off"
           autocapitalize="off"
           spellcheck={false}

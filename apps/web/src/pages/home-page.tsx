@@ -4,13 +4,14 @@ import { SearchBox } from '../components/search-box.js';
 import { parseListState } from '../list-query.js';
 import { navigate } from '../router.js';
 
-export function HomePage(props: { search: string }) {
+export function HomePage(props: { search: string; visit: number }) {
   const [query, setQuery] = useState(() => new URLSearchParams(props.search).get('q') ?? '');
 
-  // Back/forward to a URL with another q brings that search back.
+  // Back/forward (a new visit) to a URL with another q brings that search back. Keyed on the visit, not on
+  // the query string: typing rewrites the URL itself, and syncing on that would race fast keystrokes.
   useEffect(() => {
-    setQuery(new URLSearchParams(props.search).get('q') ?? '');
-  }, [props.search]);
+    setQuery(new URLSearchParams(window.location.search).get('q') ?? '');
+  }, [props.visit]);
 
   useEffect(() => {
     document.title = 'pkgreg: agent skills registry';

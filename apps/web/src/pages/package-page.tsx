@@ -209,7 +209,13 @@ function PackageView(props: { pkg: PackageDetail }) {
                 </span>
                 {installCommand}
               </code>
-              <CopyButton text={installCommand} label="Copy" class="button" testId="copy-install" />
+              <CopyButton
+                text={installCommand}
+                label="Copy"
+                ariaLabel="Copy install command"
+                class="button install-copy"
+                testId="copy-install"
+              />
             </div>
             <div class="actions">
               <CopyButton

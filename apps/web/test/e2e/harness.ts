@@ -116,7 +116,9 @@ export interface Browser {
 }
 
 /** Chromium with a fresh, empty profile directory (removed on close). */
-export async function launchBrowser(options: { width?: number; height?: number } = {}): Promise<Browser> {
+export async function launchBrowser(
+  options: { width?: number; height?: number; deviceScaleFactor?: number; mobile?: boolean } = {},
+): Promise<Browser> {
   const userDataDir = mkdtempSync(path.join(tmpdir(), 'pkgreg-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM_PATH,
@@ -124,6 +126,9 @@ export async function launchBrowser(options: { width?: number; height?: number }
     args: CHROMIUM_ARGS,
     acceptDownloads: true,
     viewport: { width: options.width ?? 1280, height: options.height ?? 900 },
+    deviceScaleFactor: options.deviceScaleFactor ?? 1,
+    isMobile: options.mobile ?? false,
+    hasTouch: options.mobile ?? false,
     reducedMotion: 'reduce',
     colorScheme: 'light',
   });

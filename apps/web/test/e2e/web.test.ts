@@ -157,6 +157,22 @@ describe('search', () => {
     await page.close();
   });
 
+  it("keeps every keystroke of fast typing, and shows the last query's results", async () => {
+    const page = await newPage();
+    await page.goto(`${base}/`);
+    await page.waitForSelector('[data-testid="package-card"]');
+    await page.click('#search-input');
+    await page.keyboard.type('commit writer', { delay: 0 });
+    await page.waitForSelector('#search-status:has-text("4 matches")');
+    expect(await page.inputValue('#search-input')).toBe('commit writer');
+    const shown = await page.$$eval('[role="option"] .pkg-name', (names) => names.map((n) => n.textContent));
+    const expected = await api<{ results: { scope: string; name: string }[] }>(
+      '/api/search?q=commit%20writer',
+    );
+    expect(shown).toEqual(expected.results.map((r) => `@${r.scope}/${r.name}`));
+    await page.close();
+  });
+
   it('shows a designed empty state when nothing matches', async () => {
     const page = await newPage();
     await page.goto(`${base}/?q=zzzqqqxxx`);
@@ -497,6 +513,26 @@ describe('registry down', () => {
     await page.click('[data-testid="registry-down"] >> text=Try again');
     await page.waitForSelector('[data-testid="package-page"]');
     await expect(page.locator('h1[data-page-heading]').textContent()).resolves.toBe('@acme/code-review');
+    await page.close();
+  });
+});
+
+describe('phone width (375 px)', () => {
+  it('never scrolls sideways on the home, search and package pages', async () => {
+    const page = await newPage({ hostile: true }); // visits the XSS fixture too
+    await page.setViewportSize({ width: 375, height: 812 });
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    await page.goto(`${base}/`);
+    await page.waitForSelector('[data-testid="package-card"]');
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await page.fill('#search-input', 'writer');
+    await page.waitForSelector('[role="option"]');
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    for (const path of ['/@acme/code-review', '/@evil/xss-demo', '/@acme/legacy-lint', '/@acme/nope']) {
+      await page.goto(`${base}${path}`);
+      await page.waitForSelector('[data-testid="skill-body"], [data-testid="not-found-state"]');
+      expect(await overflow(), path).toBeLessThanOrEqual(0);
+    }
     await page.close();
   });
 });
