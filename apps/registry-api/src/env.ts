@@ -22,8 +22,8 @@ export const EnvSchema = z.object({
   REGISTRY_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   /** How often track deltas are folded into packages.download_count (detail trails by about this). */
   DOWNLOAD_FLUSH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
-  /** How often the list positions are checked for changes (lists trail package changes by about this). */
-  LIST_RANKS_REFRESH_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
+  /** How often package changes are checked for list positions and search order (lists trail by about this). */
+  DERIVED_REFRESH_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
 });
 export type Env = z.infer<typeof EnvSchema>;
 

@@ -5,7 +5,7 @@ import { createApp } from './app.js';
 import { startDownloadFlusher } from './downloads/download-flusher.js';
 import { createDownloadRecorder } from './downloads/download-recorder.js';
 import { loadEnv } from './env.js';
-import { startListRanksRefresher } from './packages/list-ranks-refresher.js';
+import { startDerivedTablesRefresher } from './packages/derived-tables-refresher.js';
 
 const env = loadEnv();
 const logger = createLogger('registry-api', env.LOG_LEVEL);
@@ -23,7 +23,7 @@ const server = await listen(
   env.REGISTRY_HOST,
 );
 const flusher = startDownloadFlusher(db, logger, env.DOWNLOAD_FLUSH_INTERVAL_MS);
-const refresher = startListRanksRefresher(db, logger, env.LIST_RANKS_REFRESH_INTERVAL_MS);
+const refresher = startDerivedTablesRefresher(db, logger, env.DERIVED_REFRESH_INTERVAL_MS);
 logger.info({ url: `http://${env.REGISTRY_HOST}:${env.REGISTRY_PORT}` }, 'registry-api listening');
 
 onShutdown(logger, async () => {

@@ -2,7 +2,7 @@ import type { Db, PackagesTable } from '@pkgreg/db';
 import type { TestDatabase } from '@pkgreg/db/testing';
 import { createLogger } from '@pkgreg/server-kit';
 import type { Insertable } from 'kysely';
-import { refreshListRanksOnce } from '../src/packages/list-ranks-refresher.js';
+import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
 
 export type PackageInsert = Insertable<PackagesTable>;
 
@@ -64,7 +64,7 @@ export async function insertPackages(db: Db, rows: PackageInsert[]): Promise<voi
       .values(rows.slice(i, i + 500))
       .execute();
   }
-  await refreshListRanksOnce(db);
+  await refreshDerivedTables(db);
 }
 
 export const silentLogger = createLogger('test', 'silent');

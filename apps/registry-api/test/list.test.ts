@@ -5,7 +5,10 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
-import { refreshListRanksOnce, startListRanksRefresher } from '../src/packages/list-ranks-refresher.js';
+import {
+  refreshDerivedTables,
+  startDerivedTablesRefresher,
+} from '../src/packages/derived-tables-refresher.js';
 import {
   destroyTestDatabase,
   insertPackages,
@@ -113,7 +116,7 @@ describe('list positions follow package changes (issue: dense positions refreshe
       .insertInto('packages')
       .values(packageRow({ scope: 'alpha', name: 'aaa-new' }))
       .execute();
-    await refreshListRanksOnce(t.db);
+    await refreshDerivedTables(t.db);
     const after = await request(app).get('/api/packages?pageSize=100').expect(200);
     expect(after.body.data[0].name).toBe('aaa-new');
     expect(after.body.total).toBe(47);
@@ -121,7 +124,7 @@ describe('list positions follow package changes (issue: dense positions refreshe
   });
 
   it('the background refresher notices a change through the change counter within about one interval', async () => {
-    const refresher = startListRanksRefresher(t.db, silentLogger, 50);
+    const refresher = startDerivedTablesRefresher(t.db, silentLogger, 50);
     try {
       await t.db
         .insertInto('packages')

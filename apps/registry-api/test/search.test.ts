@@ -6,6 +6,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
+import { DEFAULT_SEARCH_PLAN, searchPackages } from '../src/search/search.service.js';
 import { searchLexemes } from '../src/search/search-terms.js';
 import {
   destroyTestDatabase,
@@ -230,6 +231,42 @@ describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry
   it('operators in q are plain text: "pdf | viewer" means pdf AND viewer', async () => {
     const res = await request(app).get('/api/search').query({ q: 'pdf | viewer' }).expect(200);
     expect(names(res.body)).toEqual(['acme/pdf-viewer']);
+  });
+});
+
+describe('search plans (docs/decisions.md: Registry search at 1M packages)', () => {
+  // Force the broad plan (ranking-ordered slices) on this small table and check it answers like the
+  // selective plan: same ranking, same cap, exact total once it has read the whole table.
+  const broad = { ...DEFAULT_SEARCH_PLAN, selectiveMaxDocs: -1, slices: [3, 5, 1000], minWindow: 1000 };
+
+  it('broad plan ranks name > scope > description, then stars, like the selective plan', async () => {
+    const viaBroad = await searchPackages(t.db, 'pdf', broad);
+    const viaSelective = await searchPackages(t.db, 'pdf');
+    expect(names(viaBroad)).toEqual(names(viaSelective));
+    expect(viaBroad.total).toBe(5);
+  });
+
+  it('broad plan caps at 50 with the exact total when it read everything', async () => {
+    const res = await searchPackages(t.db, 'bulk', broad);
+    expect(res.results).toHaveLength(50);
+    expect(res.total).toBe(60);
+    expect(res.results[0]?.name).toBe('bulk-59');
+  });
+
+  it('broad plan stops early once 50 name matches are certain and extrapolates total', async () => {
+    const early = { ...broad, slices: [55, 1000], minWindow: 0 };
+    const res = await searchPackages(t.db, 'bulk', early);
+    expect(res.results).toHaveLength(50);
+    expect(res.total).toBeGreaterThan(0);
+  });
+
+  it('a word newer than the lexeme statistics is still found (prefix operand, read live)', async () => {
+    await t.db
+      .insertInto('packages')
+      .values(packageRow({ scope: 'fresh', name: 'zyxwv-tool' }))
+      .execute();
+    const res = await request(app).get('/api/search?q=zyx').expect(200);
+    expect(names(res.body)).toEqual(['fresh/zyxwv-tool']);
   });
 });
 

@@ -60,6 +60,19 @@ export interface PackageListRanksTable {
   indexed_desc: number;
 }
 
+/** Visible packages' search vectors in ranking order (stars desc, scope, name); rebuilt by registry-api. */
+export interface PackageSearchDocsTable {
+  ord: number;
+  id: string;
+  search_vector: string;
+}
+
+/** Documents per search lexeme (ts_stat), for telling selective queries from broad ones. */
+export interface PackageSearchLexemesTable {
+  lexeme: string;
+  ndoc: number;
+}
+
 export interface PackageDownloadDeltasTable {
   id: Generated<number>;
   package_id: string;
@@ -202,6 +215,8 @@ export interface Database {
   packages: PackagesTable;
   package_download_deltas: PackageDownloadDeltasTable;
   package_list_ranks: PackageListRanksTable;
+  package_search_docs: PackageSearchDocsTable;
+  package_search_lexemes: PackageSearchLexemesTable;
   indexed_sources: IndexedSourcesTable;
   indexing_runs: IndexingRunsTable;
   indexing_rejections: IndexingRejectionsTable;

@@ -11,6 +11,8 @@ export type {
   OauthSigningKeysTable,
   PackageDownloadDeltasTable,
   PackageListRanksTable,
+  PackageSearchDocsTable,
+  PackageSearchLexemesTable,
   PackagesTable,
   QuarantinedSourcesTable,
   TasksTable,

@@ -1,24 +1,33 @@
 import type { Db } from '@pkgreg/db';
 import type { Logger } from '@pkgreg/server-kit';
 import { sql } from 'kysely';
+import { rebuildSearchTables } from '../search/search.repository.js';
 import { readListChangeCounter, refreshListRanks } from './packages.repository.js';
 
 // One refresh at a time across every API process: the others skip their tick instead of queueing.
 const REFRESH_LOCK_KEY = 0x706b_6c72; // "pklr"
 
-/** Refreshes the list positions unless another process is doing it right now; true when it ran. */
-export async function refreshListRanksOnce(db: Db): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const lock = await sql<{
-      ok: boolean;
-    }>`select pg_try_advisory_xact_lock(${REFRESH_LOCK_KEY}) as ok`.execute(trx);
+/**
+ * Refreshes everything derived from packages for reading at scale (list positions, search order and
+ * lexeme statistics) unless another process is doing it right now; true when it ran.
+ */
+export async function refreshDerivedTables(db: Db): Promise<boolean> {
+  return db.connection().execute(async (conn) => {
+    const lock = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${REFRESH_LOCK_KEY}) as ok`.execute(
+      conn,
+    );
     if (!lock.rows[0]?.ok) return false;
-    await refreshListRanks(trx);
-    return true;
+    try {
+      await refreshListRanks(conn);
+      await rebuildSearchTables(conn);
+      return true;
+    } finally {
+      await sql`select pg_advisory_unlock(${REFRESH_LOCK_KEY})`.execute(conn);
+    }
   });
 }
 
-export interface ListRanksRefresher {
+export interface DerivedTablesRefresher {
   stop(): Promise<void>;
 }
 
@@ -26,30 +35,39 @@ export interface ListRanksRefresher {
  * Polls the change counter every `intervalMs` and refreshes when it moved. The counter is a sequence,
  * bumped before the writer commits, so a refresh can start before that commit is visible: after every
  * refresh one more "settling" refresh runs on the next quiet tick, which picks such a straggler up.
- * Lists therefore trail package changes by about one interval plus one refresh (documented in
- * docs/decisions.md).
+ * A refresh of a large table takes seconds, so the next one waits at least twice as long as the last
+ * took (the machine keeps serving). Lists and broad searches therefore trail package changes by about
+ * one interval plus one refresh; detail, track and selective searches read packages live.
  */
-export function startListRanksRefresher(db: Db, logger: Logger, intervalMs: number): ListRanksRefresher {
+export function startDerivedTablesRefresher(
+  db: Db,
+  logger: Logger,
+  intervalMs: number,
+): DerivedTablesRefresher {
   let lastSeen = -1;
   let settle = false;
+  let notBefore = 0;
   let running: Promise<void> | undefined;
   let stopped = false;
 
   const tick = async () => {
+    if (Date.now() < notBefore) return;
     const counter = await readListChangeCounter(db);
     if (counter === lastSeen && !settle) return;
     settle = counter !== lastSeen;
     const started = Date.now();
-    const ran = await refreshListRanksOnce(db);
+    const ran = await refreshDerivedTables(db);
+    const ms = Date.now() - started;
     lastSeen = counter;
     if (!ran) settle = true;
-    logger.debug({ ms: Date.now() - started, ran }, 'list ranks refresh');
+    notBefore = Date.now() + 2 * ms;
+    logger.debug({ ms, ran }, 'derived tables refresh');
   };
 
   const timer = setInterval(() => {
     if (running || stopped) return;
     running = tick()
-      .catch((error: unknown) => logger.warn({ err: error }, 'list ranks refresh failed'))
+      .catch((error: unknown) => logger.warn({ err: error }, 'derived tables refresh failed'))
       .finally(() => {
         running = undefined;
       });

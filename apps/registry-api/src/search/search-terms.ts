@@ -18,5 +18,10 @@ export function searchLexemes(q: string): string[] {
 
 /** A quoted prefix operand for to_tsquery, optionally restricted to weights (`'pdf':*A`). */
 export function prefixOperand(lexeme: string, weights = ''): string {
-  return `'${lexeme.replaceAll("'", "''").replaceAll('\\', '\\\\')}':*${weights}`;
+  return `${exactOperand(lexeme)}:*${weights}`;
+}
+
+/** A quoted exact operand for to_tsquery (a lexeme as stored, e.g. from ts_stat). */
+export function exactOperand(lexeme: string): string {
+  return `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
 }

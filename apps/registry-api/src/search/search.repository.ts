@@ -3,6 +3,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { prefixOperand } from './search-terms.js';
 
 export interface SearchRow {
+  id: string;
   scope: string;
   name: string;
   description: string;
@@ -14,13 +15,18 @@ export interface SearchRow {
   repo_stars: number;
 }
 
-/** Every lexeme as a prefix, anywhere: `simple` for names/scopes, `english` stems for descriptions. */
-function anywhereQuery(lexemes: string[]): RawBuilder<unknown> {
-  const terms = lexemes.map((lexeme) => {
-    const operand = prefixOperand(lexeme);
-    return sql`(to_tsquery('simple', ${operand}) || to_tsquery('english', ${operand}))`;
-  });
-  return sql`(${sql.join(terms, sql` && `)})`;
+const RESULT_COLUMNS = sql`p.id, p.scope, p.name, p.description, p.kind, p.category, p.source_repo,
+  p.token_count, p.verified, p.repo_stars`;
+
+/** One lexeme as a prefix anywhere: `simple` for names/scopes, `english` stems for descriptions. */
+export function lexemeQuery(lexeme: string): RawBuilder<unknown> {
+  const operand = prefixOperand(lexeme);
+  return sql`(to_tsquery('simple', ${operand}) || to_tsquery('english', ${operand}))`;
+}
+
+/** Every lexeme as a prefix, anywhere (AND). */
+export function anywhereQuery(lexemes: string[]): RawBuilder<unknown> {
+  return sql`(${sql.join(lexemes.map(lexemeQuery), sql` && `)})`;
 }
 
 /** Every lexeme as a prefix within the given weights (A = name, B = scope). */
@@ -28,22 +34,149 @@ function weightedQuery(lexemes: string[], weights: string): RawBuilder<unknown> 
   return sql`to_tsquery('simple', ${lexemes.map((lexeme) => prefixOperand(lexeme, weights)).join(' & ')})`;
 }
 
-export async function searchRanked(
+/** decisions.md: name above scope above description: 0 = all terms in the name, 1 = name+scope, 2 = else. */
+function tierOf(vector: RawBuilder<unknown>, lexemes: string[]): RawBuilder<number> {
+  return sql<number>`case when ${vector} @@ ${weightedQuery(lexemes, 'A')} then 0
+    when ${vector} @@ ${weightedQuery(lexemes, 'AB')} then 1 else 2 end`;
+}
+
+export interface PrefixStats {
+  /** Documents holding a lexeme with this prefix (or its english stem's), summed over lexemes. */
+  docs: number;
+  /** The stored lexemes the prefix expands to, most frequent first; capped at `maxExpansions + 1`. */
+  lexemes: string[];
+}
+
+/**
+ * Per prefix, from package_search_lexemes (as of its last rebuild): how many documents it may reach
+ * and which stored lexemes it expands to. The english stem is a prefix too (descriptions are stemmed:
+ * `running` is stored as `run`). Sums over-count documents holding several lexemes; fine for planning.
+ */
+export async function prefixStats(db: Db, prefixes: string[], maxExpansions: number): Promise<PrefixStats[]> {
+  const result = await sql<{ docs: number; lexemes: string[] | null }>`
+    select
+      (select coalesce(sum(s.ndoc), 0) from package_search_lexemes s
+        where (s.lexeme >= l.prefix and s.lexeme < l.prefix || chr(1114111))
+           or (s.lexeme >= l.stem and s.lexeme < l.stem || chr(1114111)))::int as docs,
+      (select array_agg(x.lexeme) from (
+        select s.lexeme from package_search_lexemes s
+        where (s.lexeme >= l.prefix and s.lexeme < l.prefix || chr(1114111))
+           or (s.lexeme >= l.stem and s.lexeme < l.stem || chr(1114111))
+        order by s.ndoc desc limit ${maxExpansions + 1}) x) as lexemes
+    from (
+      select u.prefix, u.i, coalesce((ts_lexize('english_stem', u.prefix))[1], u.prefix) as stem
+      from unnest(${prefixes}::text[]) with ordinality as u(prefix, i)
+    ) l
+    order by l.i`.execute(db);
+  return result.rows.map((row) => ({ docs: row.docs, lexemes: row.lexemes ?? [] }));
+}
+
+/** Rows in package_search_docs (the highest ord: an index probe, not a count). */
+export async function countSearchDocs(db: Db): Promise<number> {
+  const result = await sql<{ n: number | null }>`select max(ord) as n from package_search_docs`.execute(db);
+  return Number(result.rows[0]?.n ?? 0);
+}
+
+/**
+ * Selective plan: `indexQuery` (each narrow term as an OR of the exact stored lexemes its prefix expands
+ * to) lets the GIN index intersect posting lists with its fast scan, where a prefix operand would make it
+ * read a whole prefix range. The real query, the tier and the order are then computed over those few
+ * rows, so the answer is exact, total included.
+ */
+export async function searchSelective(
   db: Db,
   lexemes: string[],
+  indexQuery: string,
   limit: number,
 ): Promise<{ rows: SearchRow[]; total: number }> {
   const result = await sql<SearchRow & { total: number }>`
-    with q as (
-      select ${anywhereQuery(lexemes)} as anywhere, ${weightedQuery(lexemes, 'A')} as name_only,
-        ${weightedQuery(lexemes, 'AB')} as name_scope
+    with candidates as materialized (
+      select ${RESULT_COLUMNS}, p.search_vector from packages p
+      where p.search_vector @@ to_tsquery('simple', ${indexQuery}) and p.status <> 'delisted'
     )
-    select p.scope, p.name, p.description, p.kind, p.category, p.source_repo, p.token_count, p.verified,
-      p.repo_stars, count(*) over () as total
-    from packages p, q
-    where p.search_vector @@ q.anywhere and p.status <> 'delisted'
-    order by case when p.search_vector @@ q.name_only then 0 when p.search_vector @@ q.name_scope then 1 else 2 end,
-      p.repo_stars desc, p.scope, p.name
+    select p.id, p.scope, p.name, p.description, p.kind, p.category, p.source_repo, p.token_count, p.verified,
+      p.repo_stars, count(*) over ()::int as total
+    from candidates p
+    where p.search_vector @@ ${anywhereQuery(lexemes)}
+    order by ${tierOf(sql`p.search_vector`, lexemes)}, p.repo_stars desc, p.scope, p.name
     limit ${limit}`.execute(db);
   return { rows: result.rows, total: Number(result.rows[0]?.total ?? 0) };
+}
+
+export interface RankedMatch {
+  ord: number;
+  id: string;
+  tier: number;
+}
+
+/**
+ * Broad plan, one slice of package_search_docs (positions from..to): the best `limit` matches by tier
+ * then position, and how many matches (and name matches) the slice holds; only those rows leave Postgres.
+ */
+export async function matchesInSlice(
+  db: Db,
+  lexemes: string[],
+  from: number,
+  to: number,
+  limit: number,
+): Promise<{ top: RankedMatch[]; matches: number; nameMatches: number }> {
+  const result = await sql<RankedMatch & { matches: number; name_matches: number }>`
+    select m.ord, m.id, m.tier, count(*) over ()::int as matches,
+      (count(*) filter (where m.tier = 0) over ())::int as name_matches
+    from (
+      select d.ord, d.id, ${tierOf(sql`d.search_vector`, lexemes)} as tier
+      from package_search_docs d
+      where d.ord between ${from} and ${to} and d.search_vector @@ ${anywhereQuery(lexemes)}
+    ) m
+    order by m.tier, m.ord
+    limit ${limit}`.execute(db);
+  const first = result.rows[0];
+  return {
+    top: result.rows.map(({ ord, id, tier }) => ({ ord, id, tier })),
+    matches: first?.matches ?? 0,
+    nameMatches: first?.name_matches ?? 0,
+  };
+}
+
+/** The result fields of chosen packages, still visible (a delisting since the rebuild is honoured). */
+export async function searchRowsByIds(db: Db, ids: string[]): Promise<SearchRow[]> {
+  if (ids.length === 0) return [];
+  const result = await sql<SearchRow>`
+    select ${RESULT_COLUMNS} from packages p where p.id = any(${ids}::uuid[]) and p.status <> 'delisted'`.execute(
+    db,
+  );
+  return result.rows;
+}
+
+/**
+ * Rebuilds package_search_docs and package_search_lexemes aside and swaps them in: readers keep the old
+ * tables until the swap, which holds its lock only for the drop + rename.
+ */
+export async function rebuildSearchTables(db: Db): Promise<void> {
+  await sql`drop table if exists package_search_docs_next`.execute(db);
+  await sql`drop table if exists package_search_lexemes_next`.execute(db);
+  await sql`
+    create table package_search_docs_next as
+    select (row_number() over (order by repo_stars desc, scope, name))::int as ord, id, search_vector
+    from packages where status <> 'delisted' order by repo_stars desc, scope, name`.execute(db);
+  await sql`alter table package_search_docs_next add constraint package_search_docs_next_pkey primary key (ord)`.execute(
+    db,
+  );
+  await sql`
+    create table package_search_lexemes_next as
+    select word as lexeme, ndoc from ts_stat('select search_vector from packages where status <> ''delisted''')`.execute(
+    db,
+  );
+  await sql`alter table package_search_lexemes_next
+    add constraint package_search_lexemes_next_pkey primary key (lexeme)`.execute(db);
+  await db.transaction().execute(async (trx) => {
+    await sql`drop table package_search_docs`.execute(trx);
+    await sql`alter table package_search_docs_next rename to package_search_docs`.execute(trx);
+    await sql`alter index package_search_docs_next_pkey rename to package_search_docs_pkey`.execute(trx);
+    await sql`drop table package_search_lexemes`.execute(trx);
+    await sql`alter table package_search_lexemes_next rename to package_search_lexemes`.execute(trx);
+    await sql`alter index package_search_lexemes_next_pkey rename to package_search_lexemes_pkey`.execute(
+      trx,
+    );
+  });
 }
