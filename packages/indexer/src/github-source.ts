@@ -30,6 +30,7 @@ const DEFAULT_WEB_URL = 'https://github.com';
 const SECONDARY_LIMIT_WAIT_MS = 60_000;
 /** Attempts per request for waits we chose to sit out and for 5xx answers. */
 const MAX_ATTEMPTS = 3;
+const MAX_REDIRECTS = 3;
 
 const RepoResponseSchema = z.object({
   name: z.string(),
@@ -89,7 +90,8 @@ export class GitHubClient {
 
   /** GET `path` (below the API base) as JSON; `etag` makes it conditional. */
   async get(path: string, etag?: string): Promise<GetResult> {
-    const url = `${this.apiUrl}${path}`;
+    let url = `${this.apiUrl}${path}`;
+    let redirects = 0;
     const headers: Record<string, string> = {
       accept: 'application/vnd.github+json',
       'x-github-api-version': '2022-11-28',
@@ -119,6 +121,20 @@ export class GitHubClient {
       }
       this.noteBudget(res.headers);
       const status = res.statusCode;
+      // A renamed or transferred repository answers with a redirect to its new address.
+      if ([301, 302, 307, 308].includes(status)) {
+        await res.body.dump();
+        const location = header(res.headers, 'location');
+        const next = location ? new URL(location, url) : null;
+        // The token goes to the configured API host only.
+        if (!next || next.origin !== new URL(this.apiUrl).origin || redirects >= MAX_REDIRECTS) {
+          throw new IndexingError('source_error', `GET ${path}: unfollowed redirect (HTTP ${status})`);
+        }
+        redirects += 1;
+        url = next.toString();
+        attempt -= 1;
+        continue;
+      }
       if (status === 304) {
         await res.body.dump();
         return { notModified: true };
@@ -231,7 +247,7 @@ function sameMeta(a: RepoMeta | null, b: RepoMeta): boolean {
 export class GitHubSource implements SkillSource {
   readonly kind = 'github' as const;
   readonly locator: string;
-  private readonly repoPath: string;
+  private repoPath: string;
 
   constructor(
     locator: string,
@@ -257,6 +273,8 @@ export class GitHubSource implements SkillSource {
       if (metaResult.etag) nextEtags.repo = metaResult.etag;
     }
 
+    // Later requests go to the repository's canonical name (it may have been renamed or transferred).
+    this.repoPath = `/repos/${encodeURIComponent(meta.owner)}/${encodeURIComponent(meta.name)}`;
     const treeKey = `tree:${meta.defaultBranch}`;
     const treePath = `${this.repoPath}/git/trees/${encodeURIComponent(meta.defaultBranch)}?recursive=1`;
     // Repository facts (stars, license) live on every package row: when they moved, every row needs

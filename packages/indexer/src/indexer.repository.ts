@@ -203,8 +203,9 @@ export async function lastRunOf(db: Conn, sourceId: string): Promise<LastRun | n
   };
 }
 
-export async function packagesOfRepo(db: Conn, sourceRepo: string): Promise<PackageRow[]> {
-  return db.selectFrom('packages').selectAll().where('source_repo', '=', sourceRepo).execute();
+/** Packages of the repository under any of its names (a renamed repository keeps its packages). */
+export async function packagesOfRepo(db: Conn, sourceRepos: string[]): Promise<PackageRow[]> {
+  return db.selectFrom('packages').selectAll().where('source_repo', 'in', sourceRepos).execute();
 }
 
 export async function countListedOfRepo(db: Conn, sourceRepo: string): Promise<number> {

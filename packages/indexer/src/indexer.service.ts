@@ -207,7 +207,9 @@ async function indexLocked(
 
   const skillFiles = snap.files.filter((f) => isSkillMd(f.path)).sort((a, b) => a.path.localeCompare(b.path));
   const dirFiles = filesBySkillDir(snap.files, new Set(skillFiles.map((f) => dirOf(f.path))));
-  const stored = await packagesOfRepo(conn, sourceRepo);
+  // Under its previous name too: a renamed or transferred repository keeps its packages.
+  const names = [...new Set([sourceRepo, known?.source_repo ?? sourceRepo])];
+  const stored = await packagesOfRepo(conn, names);
   // Content is addressed by blob SHA: a SKILL.md we already hold is never fetched again.
   const rawBySha = new Map(
     stored.filter((r) => r.last_commit_sha).map((r) => [r.last_commit_sha, r.skill_md_raw]),
@@ -243,7 +245,7 @@ async function indexLocked(
   const counts: RunCounts = { ...ZERO };
   const sourceId = await conn.transaction().execute(async (trx) => {
     const now = new Date();
-    const rows = await packagesOfRepo(trx, sourceRepo);
+    const rows = await packagesOfRepo(trx, names);
     const byName = new Map(rows.map((r) => [`${r.scope}/${r.name}`, r]));
     const claimedBy = new Map<string, string>();
     const kept = new Set<string>();

@@ -37,6 +37,9 @@ const etagOf = (value: unknown) => `W/"${createHash('sha1').update(JSON.stringif
 
 export class FakeGitHub {
   readonly repos = new Map<string, FakeRepo>();
+  /** Old `owner/name` (lowercased) -> current key, answered with a 301 as GitHub does after a rename. */
+  readonly renamed = new Map<string, string>();
+  private readonly ids = new Map<string, number>();
   readonly requests: SeenRequest[] = [];
   /** Remaining budget reported in x-ratelimit-remaining (decremented per non-304 answer). */
   remaining = 5000;
@@ -53,7 +56,22 @@ export class FakeGitHub {
   ) {}
 
   addRepo(repo: FakeRepo): void {
-    this.repos.set(`${repo.owner}/${repo.name}`.toLowerCase(), repo);
+    const key = `${repo.owner}/${repo.name}`.toLowerCase();
+    this.repos.set(key, repo);
+    this.ids.set(key, this.ids.size + 1);
+  }
+
+  /** Renames a repository: the old name then redirects (301) to `/repositories/{id}`. */
+  rename(oldKey: string, newName: string): void {
+    const repo = this.repos.get(oldKey);
+    if (!repo) throw new Error(`no repo ${oldKey}`);
+    const id = this.ids.get(oldKey) as number;
+    this.repos.delete(oldKey);
+    repo.name = newName;
+    const key = `${repo.owner}/${repo.name}`.toLowerCase();
+    this.repos.set(key, repo);
+    this.ids.set(key, id);
+    this.renamed.set(oldKey, key);
   }
 
   get apiUrl(): string {
@@ -123,9 +141,23 @@ export class FakeGitHub {
     if (!rawPath.startsWith(`${this.prefix}/`)) return this.send(res, 404, { message: 'Not Found' });
     const url = new URL(rawPath.slice(this.prefix.length), 'http://fake');
     const parts = url.pathname.split('/').map(decodeURIComponent);
+    // ['', 'repositories', id, ...rest] is the form GitHub redirects renamed repositories to.
+    if (parts[1] === 'repositories' && parts[2]) {
+      const key = [...this.ids].find(([k, id]) => String(id) === parts[2] && this.repos.has(k))?.[0];
+      if (!key) return this.send(res, 404, { message: 'Not Found' });
+      const [owner, name] = key.split('/') as [string, string];
+      parts.splice(1, 2, 'repos', owner, name);
+    }
     // ['', 'repos', owner, repo, ...rest]
     if (parts[1] !== 'repos' || !parts[2] || !parts[3]) return this.send(res, 404, { message: 'Not Found' });
-    const repo = this.repos.get(`${parts[2]}/${parts[3]}`.toLowerCase());
+    const lookup = `${parts[2]}/${parts[3]}`.toLowerCase();
+    const movedTo = this.renamed.get(lookup);
+    if (movedTo && !this.repos.has(lookup)) {
+      const rest = parts.slice(4).map(encodeURIComponent).join('/');
+      const location = `${this.apiUrl}/repositories/${this.ids.get(movedTo)}${rest ? `/${rest}` : ''}${url.search}`;
+      return this.send(res, 301, { message: 'Moved Permanently', url: location }, { location });
+    }
+    const repo = this.repos.get(lookup);
     if (!repo) return this.send(res, 404, { message: 'Not Found' });
     const fullName = `${repo.owner}/${repo.name}`;
 

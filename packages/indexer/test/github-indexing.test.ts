@@ -117,7 +117,7 @@ describe('GitHub source', () => {
       expect(r.headers.authorization).toBe('Bearer ghs_test_token_123');
       expect(r.headers.accept).toBe('application/vnd.github+json');
     }
-    expect(gh.seen('/repos/octo-org/skills/git/trees/develop?recursive=1')).toHaveLength(1);
+    expect(gh.seen('/repos/Octo-Org/Skills/git/trees/develop?recursive=1')).toHaveLength(1);
   });
 
   it('re-index sends If-None-Match; 304s mean unchanged, no blob is fetched and rejections carry over', async () => {
@@ -175,6 +175,42 @@ describe('GitHub source', () => {
       repo.files = files;
       repo.truncated = false;
     }
+  });
+
+  it('a renamed repository (301 to /repositories/{id}) keeps its packages under the new name', async () => {
+    gh.addRepo({
+      owner: 'Octo-Org',
+      name: 'old-name',
+      defaultBranch: 'main',
+      stars: 5,
+      license: 'MIT',
+      homepage: null,
+      files: { 'mover/SKILL.md': skillMd(['name: mover', 'description: Moves.']) },
+    });
+    await indexSource({ db, github: options }, { kind: 'github', locator: 'octo-org/old-name' });
+    await db.updateTable('packages').set({ download_count: 3 }).where('name', '=', 'mover').execute();
+    const before = await pkg('octo-org', 'mover');
+    gh.rename('octo-org/old-name', 'new-name');
+
+    const summary = await indexSource(
+      { db, github: options },
+      { kind: 'github', locator: 'octo-org/old-name' },
+    );
+    expect(summary).toMatchObject({
+      status: 'succeeded',
+      sourceRepo: 'Octo-Org/new-name',
+      updated: 1,
+      delisted: 0,
+    });
+    expect(gh.requests.some((r) => r.path.startsWith('/api/v3/repositories/'))).toBe(true);
+    const after = await pkg('octo-org', 'mover');
+    expect(after).toMatchObject({
+      id: before?.id,
+      source_repo: 'Octo-Org/new-name',
+      repo_url: 'https://ghe.example/Octo-Org/new-name',
+      download_count: 3,
+      status: 'active',
+    });
   });
 
   it('without a token no Authorization header is sent', async () => {
