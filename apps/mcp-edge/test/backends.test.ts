@@ -29,6 +29,8 @@ let localDb: Db;
 let receiver: Server;
 let runtimes: ReturnType<typeof createRuntimes>;
 let target: string;
+/** Authorization headers the local runtime received: the caller's token must never be among them. */
+const seenAuthorization: (string | undefined)[] = [];
 
 beforeAll(async () => {
   // The local runtime behind the tunnel: its own storage (a schema of this test's database here).
@@ -43,6 +45,12 @@ beforeAll(async () => {
     PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: JSON.stringify([
       { host: 'dev.tunnel.example.com', sessionId: 'sess-1', target, secret: SECRET },
       { handle: 'gone', sessionId: 'sess-2', target, secret: SECRET, expiresAt: '2020-01-01T00:00:00Z' },
+      {
+        host: 'down.tunnel.example.com',
+        sessionId: 'sess-3',
+        target: 'http://127.0.0.1:9/tunnel/mcp',
+        secret: SECRET,
+      },
     ]),
   });
   c = await clientWithToken(h);
@@ -50,6 +58,10 @@ beforeAll(async () => {
   await migrateToLatest(h.t.db, { schema: 'local_runtime' });
   runtimes = createRuntimes({ redisUrl: TEST_REDIS_URL, syncThresholdMs: 300 });
   const app = express();
+  app.use((req, _res, next) => {
+    seenAuthorization.push(req.headers.authorization);
+    next();
+  });
   app.use(
     tunnelReceiverRoutes({
       sessionId: 'sess-1',
@@ -132,6 +144,17 @@ describe('local_tunnel backend: admitted calls forwarded with a signed envelope'
       arguments: { namespace: c.namespace, entryId: put.body.result.entry.entryId },
     });
     expect(get.body.result.entry.content).toBe('through the tunnel');
+  });
+
+  it('never forwards the inbound bearer token to the local runtime', async () => {
+    expect(seenAuthorization.length).toBeGreaterThan(0);
+    expect(seenAuthorization.every((a) => a === undefined)).toBe(true);
+  });
+
+  it('an unreachable local runtime is internal_error with HTTP 502', async () => {
+    const res = await putAt('down.tunnel.example.com', 'nowhere');
+    expectRpcError(res, 502, 'internal_error');
+    expect(res.body.error.code).toBe(-32603);
   });
 
   it('admission still happens at the edge: no token, wrong namespace never reach the runtime', async () => {

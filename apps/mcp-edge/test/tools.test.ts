@@ -10,7 +10,7 @@ import {
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
 import { quarantineNamespace, releaseNamespace } from '@pkgreg/memory';
 import { createLogger } from '@pkgreg/server-kit';
-import { completeTask, startTask } from '@pkgreg/tasks';
+import { completeTask, failTask, startTask } from '@pkgreg/tasks';
 import { Worker } from 'bullmq';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -413,6 +413,38 @@ describe('invoke (mcp-edge.md, Tools; decisions.md, Invoke)', () => {
       status: 'completed',
       result: { runId, outputs: [{ type: 'text', text: 'done' }] },
     });
+  });
+
+  it('tasks/result of a failed task returns {taskId, status: failed, error} (decisions.md: Tasks)', async () => {
+    const { taskId } = (await invoke({ executionMode: 'async' })).body.result.task;
+    await startTask(h.t.db, taskId);
+    await failTask(h.t.db, taskId, { reason: 'run_failed', message: 'the plan could not be made' });
+    const res = (await rpc(h, c.token, 'tasks/result', { taskId })).body.result;
+    expect(res).toEqual({
+      taskId,
+      status: 'failed',
+      error: { reason: 'run_failed', message: 'the plan could not be made' },
+    });
+  });
+
+  it('a finished task stays pollable for maxTaskPollWindowSeconds, then is task_not_found', async () => {
+    const short = await createHarness({ EDGE_MAX_TASK_POLL_WINDOW_SECONDS: '1' });
+    try {
+      const sc = await clientWithToken(short);
+      const accepted = await callTool(short, sc.token, 'pkgreg.agents.v1.invoke', {
+        agentId: 'engineering.workflow',
+        input: { type: 'text', text: 'plan' },
+        executionMode: 'async',
+      });
+      const { taskId, runId } = accepted.body.result.task;
+      await startTask(short.t.db, taskId);
+      await completeTask(short.t.db, taskId, async () => ({ runId, outputs: [] }), 1);
+      expect((await rpc(short, sc.token, 'tasks/get', { taskId })).body.result.status).toBe('completed');
+      await new Promise((r) => setTimeout(r, 1500));
+      expectRpcError(await rpc(short, sc.token, 'tasks/get', { taskId }), 200, 'task_not_found');
+    } finally {
+      await short.close();
+    }
   });
 
   it('sync not finished within the sync threshold is answered as mode task', async () => {
