@@ -1,8 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import type { Page } from 'playwright-core';
+import { createServer } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Browser, launchBrowser, poll, type RegistryProcess, startRegistry } from './harness.js';
+import {
+  type Browser,
+  freePort,
+  launchBrowser,
+  poll,
+  type RegistryProcess,
+  startRegistry,
+} from './harness.js';
 import { CODE_REVIEW_SKILL_MD, insertPackages, seedPackages } from './seed.js';
 
 // Issue 7, end to end: the built UI served by a real registry-api (web-static.ts) over this file's own
@@ -91,6 +100,34 @@ describe('serving (web-static.ts)', () => {
     expect(response?.status()).toBe(200);
     await expect(page.locator('h1[data-page-heading]').textContent()).resolves.toBe('@acme/code-review');
     await page.close();
+  });
+});
+
+describe('dev server (pnpm dev)', () => {
+  it('serves the app with the CSP and proxies /api to the registry; nothing violates the CSP', async () => {
+    const port = await freePort();
+    const server = await createServer({
+      root: fileURLToPath(new URL('../..', import.meta.url)),
+      logLevel: 'warn',
+      server: { port, strictPort: true, proxy: { '/api': { target: base } } },
+    });
+    await server.listen();
+    try {
+      const devBase = `http://127.0.0.1:${port}`;
+      const page = await newPage();
+      const response = await page.goto(`${devBase}/@acme/code-review`);
+      const csp = response?.headers()['content-security-policy'] ?? '';
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
+      expect(csp).toContain("object-src 'none'");
+      expect(csp).toContain("base-uri 'none'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      await page.waitForSelector('[data-testid="skill-body"]');
+      await expect(page.locator('h1[data-page-heading]').textContent()).resolves.toBe('@acme/code-review');
+      await page.close();
+    } finally {
+      await server.close();
+    }
   });
 });
 
