@@ -59,7 +59,6 @@ export type {
   SkillSource,
   SnapshotRequest,
   SourceKind,
-  SourceRef,
   SourceSnapshot,
   TreeFile,
 } from './types.js';

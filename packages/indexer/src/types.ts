@@ -1,14 +1,6 @@
 /** Where packages come from: a repository on a GitHub(-compatible) host, or a local git repository. */
 export type SourceKind = 'github' | 'git';
 
-export interface SourceRef {
-  kind: SourceKind;
-  /** `owner/repo` for GitHub, a path for a local git repository. */
-  locator: string;
-  /** Local git only: the scope to index under (default: the parent directory's name, or `local`). */
-  owner?: string;
-}
-
 /** Repository-level facts every package of the repository shares. */
 export interface RepoMeta {
   /** Repository owner as the host spells it. */
