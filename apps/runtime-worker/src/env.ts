@@ -8,8 +8,13 @@ export const EnvSchema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(10),
   /** Jobs one worker process runs at once on the indexing queue. */
   INDEXING_CONCURRENCY: z.coerce.number().int().min(1).max(50).default(2),
-  /** Key prefix of the BullMQ queues (hosted tenants get their own). */
+  /** Key prefix of the BullMQ queues. A hosted tenant's worker uses the edge's `<prefix>:tenant:<tenant>`. */
   QUEUE_PREFIX: z.string().default('pkgreg'),
+  /** Postgres schema first on the search_path: a hosted tenant's worker uses `tenant_<tenant>`. */
+  DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+    .optional(),
   /** Consume the indexing queue in this process (off for runtime-only workers). */
   INDEXING_ENABLED: booleanFlag(true),
   /** How often every known source is re-indexed (ms); 0 disables the schedule. Default 6 h. */

@@ -8,6 +8,7 @@ const env = loadEnv();
 const logger = createLogger('runtime-worker', env.LOG_LEVEL);
 const db = createDb(env.DATABASE_URL, {
   applicationName: 'pkgreg-runtime-worker',
+  ...(env.DATABASE_SCHEMA ? { schema: env.DATABASE_SCHEMA } : {}),
   // Each concurrent job holds at most one connection at a time (reads, then its completion transaction).
   max: Math.min(env.WORKER_CONCURRENCY + env.INDEXING_CONCURRENCY + 2, 50),
 });

@@ -1,6 +1,6 @@
 import { SearchResponseSchema, type SearchResultItem } from '@pkgreg/contracts';
 import { request } from 'undici';
-import { PHASE_FALLBACK_QUERY, type Phase } from './lexicon.js';
+import { PHASE_FALLBACK_QUERY, type Phase, STOPWORDS } from './lexicon.js';
 
 // Finds registry packages for a step through the registry's own search (registry-api.md, GET /api/search).
 
@@ -55,6 +55,16 @@ export function memoizeFinder(finder: PackageFinder): PackageFinder {
 const PER_STEP = 3;
 
 /**
+ * The registry ANDs every word of a query and splits words on punctuation, so "end-to-end" would ask
+ * for "to" too (a stop word, never indexed in descriptions) and find nothing: query the parts that can
+ * match, longer than two letters and not stop words.
+ */
+export function queryWords(keyword: string): string {
+  const parts = keyword.split(/[^\p{L}\p{N}]+/u).filter((p) => p.length > 2 && !STOPWORDS.has(p));
+  return [...new Set(parts)].join(' ');
+}
+
+/**
  * Packages for one step: the two strongest keywords together (weight 3), then each keyword alone
  * (weight 1), scored by rank in each answer plus one per step keyword the package's name or
  * description holds; the phase's own word when nothing else matches.
@@ -63,9 +73,10 @@ export async function findPackagesForStep(
   finder: PackageFinder,
   step: { keywords: string[]; phase: Phase },
 ): Promise<RecommendedPackage[]> {
+  const words = step.keywords.map(queryWords).filter(Boolean);
   const queries: { q: string; weight: number }[] = [];
-  if (step.keywords.length >= 2) queries.push({ q: step.keywords.slice(0, 2).join(' '), weight: 3 });
-  for (const k of step.keywords.slice(0, 4)) queries.push({ q: k, weight: 1 });
+  if (words.length >= 2) queries.push({ q: words.slice(0, 2).join(' '), weight: 3 });
+  for (const k of words.slice(0, 4)) queries.push({ q: k, weight: 1 });
   const scores = new Map<string, { item: SearchResultItem; score: number; first: number }>();
   let order = 0;
   const collect = (results: SearchResultItem[], weight: number) => {
