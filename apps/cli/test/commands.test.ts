@@ -224,7 +224,9 @@ describe('pkgreg install', () => {
       )}\n`,
     );
     // registry-api.md: the command-line client calls detail then track on install.
-    await expect.poll(() => downloads('@acme/pdf-tools', cwd)).toBe(before + 1);
+    await expect
+      .poll(() => downloads('@acme/pdf-tools', cwd), { timeout: 30_000, interval: 500 })
+      .toBe(before + 1);
   });
 
   it('--agent is repeatable and takes comma lists', async () => {

@@ -54,7 +54,7 @@ describe('install progress on a TTY', () => {
     await tmux(['pipe-pane', '-t', 'cli', '-o', `cat >> ${raw}`]);
     await tmux(['send-keys', '-t', 'cli', 'sh run.sh', 'Enter']);
     let screen = '';
-    for (let i = 0; i < 300 && !/EXIT=\d+/.test(screen); i++) {
+    for (let i = 0; i < 900 && !/EXIT=\d+/.test(screen); i++) {
       await sleep(100);
       screen = (await tmux(['capture-pane', '-p', '-t', 'cli'])).stdout;
     }
@@ -76,5 +76,5 @@ describe('install progress on a TTY', () => {
     expect(stream).toContain('\r\x1b[2K');
     const escapes = new Set(stream.match(new RegExp(`${ESC}[^a-zA-Z]*[a-zA-Z]`, 'g')) ?? []);
     expect([...escapes]).toEqual(['\x1b[2K']);
-  }, 60_000);
+  }, 180_000);
 });
