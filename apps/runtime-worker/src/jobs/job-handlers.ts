@@ -7,6 +7,7 @@ import {
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { type IndexerDeps, indexSource, reindexAll } from '@pkgreg/indexer';
+import { deleteExpiredIdempotencyRecords } from '@pkgreg/memory';
 import type { Logger } from '@pkgreg/server-kit';
 import {
   completeTask,
@@ -108,11 +109,13 @@ export function createJobHandlers(deps: HandlerDeps): JobHandlers<JobContext> {
     },
     'tasks.purge-expired': async () => {
       const purged = await purgeExpiredTasks(deps.db);
+      // Idempotency replays live 24 h (decisions.md); nothing else sweeps their rows.
+      const idempotencyRecords = await deleteExpiredIdempotencyRecords(deps.db);
       const orphaned = await failOrphanedTasks(deps.db, deps.queue, {
         olderThanSeconds: deps.orphanAfterSeconds,
         pollWindowSeconds: deps.pollWindowSeconds,
       });
-      return { purged, orphaned };
+      return { purged, orphaned, idempotencyRecords };
     },
   };
 }
