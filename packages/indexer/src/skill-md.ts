@@ -88,6 +88,13 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (isPlainObject(value)) return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v));
+  return false;
+}
+
 /** Splits SKILL.md into its YAML frontmatter (parsed) and body. */
 export function parseFrontmatter(
   raw: string,
@@ -105,6 +112,8 @@ export function parseFrontmatter(
   if (data === null || data === undefined) data = {};
   if (!isPlainObject(data)) return { ok: false, reason: 'frontmatter must be a YAML mapping' };
   // Stored as jsonb and served as JSON: keep exactly what survives a JSON round trip.
+  // A YAML escape ("\0") can produce NUL, which jsonb refuses.
+  if (hasNul(data)) return { ok: false, reason: 'frontmatter contains a NUL character' };
   return { ok: true, data: JSON.parse(JSON.stringify(data)) as Frontmatter };
 }
 
@@ -198,6 +207,8 @@ export function analyzeSkill(input: SkillInput): Analysis {
   if (Buffer.byteLength(raw, 'utf8') > MAX_SKILL_MD_BYTES) {
     return { ok: false, reason: `SKILL.md is larger than ${MAX_SKILL_MD_BYTES} bytes` };
   }
+  // PostgreSQL text and jsonb cannot hold NUL; one such file must not fail the whole repository's run.
+  if (raw.includes('\u0000')) return { ok: false, reason: 'SKILL.md contains NUL bytes (not a text file)' };
   const parsed = parseFrontmatter(raw);
   if (!parsed.ok) return parsed;
   const fm = parsed.data;

@@ -119,6 +119,17 @@ describe('agentskills.io rules: description and frontmatter', () => {
     expect(reason(analyze('---\nname: [unclosed\n---\nbody\n'))).toMatch(/frontmatter is not valid YAML/);
   });
 
+  it('rejects a file with NUL bytes (it could not be stored)', () => {
+    expect(reason(analyze(skillMd(base, 'binary\u0000junk\n')))).toMatch(/NUL bytes/);
+    expect(reason(analyze(skillMd(['name: pdf-tools', 'description: "a\\0b"'])))).toBe(
+      'frontmatter contains a NUL character',
+    );
+    // The literal text \u0000 (a backslash, not NUL) is fine.
+    expect(ok(analyze(skillMd(['name: pdf-tools', "description: 'see \\u0000'"]))).description).toBe(
+      'see \\u0000',
+    );
+  });
+
   it('rejects frontmatter that is not a mapping', () => {
     expect(reason(analyze('---\n- a\n- b\n---\n'))).toBe('frontmatter must be a YAML mapping');
   });
