@@ -6,6 +6,13 @@ import { createWorker } from './worker.js';
 
 const env = loadEnv();
 const logger = createLogger('runtime-worker', env.LOG_LEVEL);
+// bullmq, going to production: an unexpected error must be logged, not lost. After an uncaught exception
+// the process state is unknown, so it exits; its running jobs come back through stalled recovery.
+process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+process.on('uncaughtException', (error) => {
+  logger.fatal({ err: error }, 'uncaught exception');
+  process.exit(1);
+});
 const db = createDb(env.DATABASE_URL, {
   applicationName: 'pkgreg-runtime-worker',
   ...(env.DATABASE_SCHEMA ? { schema: env.DATABASE_SCHEMA } : {}),
