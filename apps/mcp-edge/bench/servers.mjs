@@ -30,7 +30,7 @@ async function edge() {
   const db = createDb(env.DATABASE_URL, { max: 10 });
   const redis = new Redis(env.REDIS_URL, { keyPrefix: config.redisPrefix });
   const built = createEdge({ db, redis, logger: createLogger('bench', 'silent'), env });
-  return createServer(built.app);
+  return createServer(built.handler);
 }
 
 // A bare JSON-RPC echo: parse, answer with the params. The floor any JSON-RPC server stands on.

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Db } from '@pkgreg/db';
 import { healthRoutes, type Logger } from '@pkgreg/server-kit';
 import express, { type ErrorRequestHandler, type Express } from 'express';
@@ -22,6 +23,11 @@ export interface AppDeps {
 
 export interface Edge {
   app: Express;
+  /**
+   * Node request listener: POST /mcp goes straight to the MCP handler (the hot path skips Express's
+   * router); everything else is `app`. Both reach the same handler, so tests may drive either.
+   */
+  handler(req: IncomingMessage, res: ServerResponse): void;
   keyStore: KeyStore;
   /** Flushes the audit buffer and closes queues and tenant pools (not `db`/`redis`: the caller owns them). */
   shutdown(): Promise<void>;
@@ -85,6 +91,11 @@ export function createEdge(deps: AppDeps): Edge {
 
   return {
     app,
+    handler(req, res) {
+      if (req.method === 'POST' && (req.url === '/mcp' || req.url?.startsWith('/mcp?')))
+        void handleMcp(req, res);
+      else app(req, res);
+    },
     keyStore,
     async shutdown() {
       await audit.close();

@@ -1,5 +1,6 @@
+import { createServer } from 'node:http';
 import { createDb } from '@pkgreg/db';
-import { closeServer, createLogger, listen, onShutdown } from '@pkgreg/server-kit';
+import { closeServer, createLogger, onShutdown } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { createEdge } from './app.js';
 import { loadEnv } from './env.js';
@@ -13,7 +14,12 @@ redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
 
 await ensureActiveKey(db);
 const edge = createEdge({ db, redis, logger, env });
-const server = await listen(edge.app, env.EDGE_PORT, env.EDGE_HOST);
+const server = createServer(edge.handler);
+server.keepAliveTimeout = 65_000;
+await new Promise<void>((resolve, reject) => {
+  server.once('error', reject);
+  server.listen(env.EDGE_PORT, env.EDGE_HOST, resolve);
+});
 logger.info({ url: `http://${env.EDGE_HOST}:${env.EDGE_PORT}` }, 'mcp-edge listening');
 
 onShutdown(logger, async () => {

@@ -39,7 +39,7 @@ beforeAll(async () => {
   });
   await ensureActiveKey(t.db);
   edge = createEdge({ db: t.db, redis, logger: createLogger('t', 'silent'), env });
-  server.on('request', edge.app);
+  server.on('request', edge.handler);
 });
 afterAll(async () => {
   await new Promise<void>((r) => {

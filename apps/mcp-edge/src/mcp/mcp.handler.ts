@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type AgentsInvokeArgs,
-  type BackendMode,
   InitializeParamsSchema,
   type JsonRpcId,
   RejectError,
@@ -154,14 +153,25 @@ function parseParams<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   return parsed.data;
 }
 
-function writeJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify(body));
+/** A `result` already serialized (tool results are built as JSON text once, not re-stringified). */
+class SerializedResult {
+  constructor(readonly json: string) {}
 }
 
-/** decisions.md: the tool object at the top level of `result`, plus MCP's content and structuredContent. */
-function toolCallResult(result: object) {
-  return { ...result, content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+/**
+ * decisions.md: the tool object at the top level of `result`, plus MCP's `content` (one text item holding
+ * the JSON) and `structuredContent` (the same object). Built from one JSON.stringify of the tool object.
+ */
+export function toolCallResult(result: object): SerializedResult {
+  const json = JSON.stringify(result);
+  const extra = `"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json}}`;
+  return new SerializedResult(json === '{}' ? `{${extra}` : `${json.slice(0, -1)},${extra}`);
+}
+
+function writeResult(res: ServerResponse, id: JsonRpcId, result: object): void {
+  const body = result instanceof SerializedResult ? result.json : JSON.stringify(result);
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`);
 }
 
 export function createMcpHandler(deps: McpHandlerDeps) {
@@ -170,10 +180,13 @@ export function createMcpHandler(deps: McpHandlerDeps) {
   const tools = enabledTools(env);
   const enabled = new Map<string, ToolSpec>(tools.map((t) => [t.name, t]));
   const descriptors = new Map(tools.map((t) => [t.name, toolDescriptor(t)]));
-  const infoByMode = new Map(
-    (['development', 'local_tunnel', 'hosted'] as const).map((mode) => [mode, systemInfo(env, mode)]),
-  );
-  const info = (mode: BackendMode) => infoByMode.get(mode) as ReturnType<typeof systemInfo>;
+  // Edge-local tool results depend only on the backend mode: serialized once at start.
+  const edgeResults = new Map<string, SerializedResult>();
+  for (const mode of ['development', 'local_tunnel', 'hosted'] as const) {
+    for (const t of tools.filter((x) => !x.runtime)) {
+      edgeResults.set(`${mode}|${t.name}`, toolCallResult(edgeToolResult(t.name, systemInfo(env, mode))));
+    }
+  }
 
   function caller(auth: AuthInfo): Caller {
     return { namespace: auth.namespace, clientId: auth.clientId, scopes: new Set(auth.scopes) };
@@ -210,7 +223,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
     });
 
     const backend = ex.backend as Backend;
-    if (!spec.runtime) return toolCallResult(edgeToolResult(spec.name, info(backend.mode)));
+    if (!spec.runtime) return edgeResults.get(`${backend.mode}|${spec.name}`) as SerializedResult;
     if (spec.name === TOOL_NAMES.memorySearch && args.tiers === undefined) {
       args.tiers = readableTiers(who.scopes);
     }
@@ -298,7 +311,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       return 202;
     }
     const result = await dispatch(ex, message.method, message.params);
-    writeJson(res, 200, { jsonrpc: '2.0', id: message.id, result });
+    writeResult(res, message.id, result);
     return 200;
   }
 
