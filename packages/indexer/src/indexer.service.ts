@@ -326,7 +326,10 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
       try {
         return await indexLocked(conn, source, runId as string, logger);
       } finally {
-        await unlockSource(conn, key);
+        // A failed unlock must not hide the run's own error; the lock dies with the connection anyway.
+        await unlockSource(conn, key).catch((error) =>
+          logger?.warn({ err: error }, 'advisory unlock failed'),
+        );
       }
     });
     sourceId = outcome.sourceId;
