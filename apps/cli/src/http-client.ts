@@ -114,7 +114,9 @@ export function createRegistryClient(options: ClientOptions): RegistryClient {
           wait = Math.min(policy.maxRetryAfterMs, retryAfter ?? backoffMs(policy, attempt - 1));
           lastFailure = `HTTP 429${errorMessage(text) ? `: ${errorMessage(text)}` : ''}`;
         } else if (response.statusCode >= 500 && idempotent) {
-          wait = backoffMs(policy, attempt - 1);
+          // A 503 may say when to come back (RFC 9110); otherwise back off exponentially.
+          const retryAfter = retryAfterMs(headerValue(response.headers['retry-after']));
+          wait = Math.min(policy.maxRetryAfterMs, retryAfter ?? backoffMs(policy, attempt - 1));
           lastFailure = `HTTP ${response.statusCode}${errorMessage(text) ? `: ${errorMessage(text)}` : ''}`;
         } else {
           return raw;
