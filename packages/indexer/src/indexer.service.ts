@@ -205,7 +205,10 @@ async function indexLocked(
     };
   }
 
-  const skillFiles = snap.files.filter((f) => isSkillMd(f.path)).sort((a, b) => a.path.localeCompare(b.path));
+  // Code-point order, not locale order: "first by path wins" must not depend on the machine.
+  const skillFiles = snap.files
+    .filter((f) => isSkillMd(f.path))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const dirFiles = filesBySkillDir(snap.files, new Set(skillFiles.map((f) => dirOf(f.path))));
   // Under its previous name too: a renamed or transferred repository keeps its packages.
   const names = [...new Set([sourceRepo, known?.source_repo ?? sourceRepo])];
