@@ -182,3 +182,7 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
     },
   };
 }
+
+// What an in-process host (tests of other apps) needs besides createWorker.
+export type { ModelConfig } from './agents/engineering-workflow/model-refiner.js';
+export { createHttpPackageFinder, type PackageFinder } from './agents/engineering-workflow/package-finder.js';
