@@ -266,6 +266,20 @@ describe('pkgreg install', () => {
     expect(existsSync(join(otherHome, '.config/pkgreg/pkgreg-lock.json'))).toBe(true);
     expect(existsSync(join(cwd, 'pkgreg-lock.json'))).toBe(false);
     expect(existsSync(join(cwd, '.claude'))).toBe(false);
+    const outdated = await cli(['outdated', '--global'], cwd, { home: otherHome });
+    expect(outdated.stdout).toMatch(/@acme\/code-review\s+\w{12}\s+\w{12}\s+current/);
+    expect((await cli(['outdated'], cwd, { home: otherHome })).code).toBe(1);
+  });
+
+  it('two scopes with the same name cannot share a skill folder (exit 1)', async () => {
+    const cwd = await project();
+    await seedSkills(database, [{ ...PDF, owner: 'umbrella', repo: 'misc' }]);
+    expect((await cli(['install', '@acme/pdf-tools'], cwd)).code).toBe(0);
+    const clash = await cli(['install', '@umbrella/pdf-tools'], cwd);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toBe(
+      'error: @umbrella/pdf-tools: .agents/skills/pdf-tools/SKILL.md already belongs to @acme/pdf-tools; remove that skill first\n',
+    );
   });
 
   it('refuses to overwrite a locally modified skill (exit 5) unless --force', async () => {
