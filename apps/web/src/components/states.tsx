@@ -9,20 +9,29 @@ export function EmptyState(props: {
   icon?: 'box' | 'search';
   children?: ComponentChildren;
   testId?: string;
+  /** h1 when the state is the whole page (404), h2 inside a section. */
+  heading?: 'h1' | 'h2';
 }) {
+  const Heading = props.heading ?? 'h2';
   const Icon = props.icon === 'search' ? SearchIcon : BoxIcon;
   return (
     <div class="state" data-testid={props.testId ?? 'empty-state'}>
       <div class="state-icon">
         <Icon width={28} height={28} />
       </div>
-      <h2 class="state-title">{props.title}</h2>
+      <Heading class="state-title">{props.title}</Heading>
       {props.children ? <div class="state-body">{props.children}</div> : null}
     </div>
   );
 }
 
-export function ErrorState(props: { error: unknown; onRetry?: () => void; context?: string }) {
+export function ErrorState(props: {
+  error: unknown;
+  onRetry?: () => void;
+  context?: string;
+  heading?: 'h1' | 'h2';
+}) {
+  const Heading = props.heading ?? 'h2';
   const down = props.error instanceof RegistryUnavailableError;
   const message =
     props.error instanceof ApiError || props.error instanceof RegistryUnavailableError
@@ -33,7 +42,9 @@ export function ErrorState(props: { error: unknown; onRetry?: () => void; contex
       <div class="state-icon">
         {down ? <PlugIcon width={28} height={28} /> : <AlertIcon width={28} height={28} />}
       </div>
-      <h2 class="state-title">{down ? 'The registry is not responding' : 'Something went wrong'}</h2>
+      <Heading class="state-title">
+        {down ? 'The registry is not responding' : 'Something went wrong'}
+      </Heading>
       <div class="state-body">
         <p>
           {down

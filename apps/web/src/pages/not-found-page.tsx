@@ -8,7 +8,7 @@ export function NotFoundPage(props: { title?: string; message?: string }) {
   }, [title]);
   return (
     <div class="page-narrow" data-testid="not-found">
-      <EmptyState title={title} icon="search" testId="not-found-state">
+      <EmptyState title={title} icon="search" testId="not-found-state" heading="h1">
         <p>{props.message ?? 'There is nothing at this address.'}</p>
         <a class="button button-primary" href="/">
           Browse all packages

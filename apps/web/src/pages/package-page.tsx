@@ -353,7 +353,7 @@ export function PackagePage(props: { scope: string; name: string }) {
     }
     return (
       <div class="page-narrow">
-        <ErrorState error={error} context={`@${scope}/${name}`} onRetry={retry} />
+        <ErrorState error={error} context={`@${scope}/${name}`} onRetry={retry} heading="h1" />
       </div>
     );
   }

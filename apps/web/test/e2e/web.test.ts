@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import type { Page } from 'playwright-core';
@@ -214,7 +215,7 @@ describe('search', () => {
     const page = await newPage();
     await page.goto(`${base}/?q=zzzqqqxxx`);
     await page.waitForSelector('[data-testid="no-results"]');
-    await expect(page.locator('[data-testid="no-results"] h2').textContent()).resolves.toContain(
+    await expect(page.locator('[data-testid="no-results"] .state-title').textContent()).resolves.toContain(
       'No packages match',
     );
     expect(await page.$$('[role="option"]')).toHaveLength(0);
@@ -485,7 +486,7 @@ describe('not found', () => {
     const page = await newPage();
     await page.goto(`${base}/@acme/does-not-exist`);
     await page.waitForSelector('[data-testid="not-found-state"]');
-    await expect(page.locator('[data-testid="not-found-state"] h2').textContent()).resolves.toBe(
+    await expect(page.locator('[data-testid="not-found-state"] .state-title').textContent()).resolves.toBe(
       'Package not found',
     );
     expect(await page.textContent('[data-testid="not-found-state"]')).toContain('@acme/does-not-exist');
@@ -493,19 +494,19 @@ describe('not found', () => {
     // decisions.md: delisted packages are absent from detail (404).
     await page.goto(`${base}/@acme/gone-skill`);
     await page.waitForSelector('[data-testid="not-found-state"]');
-    await expect(page.locator('[data-testid="not-found-state"] h2').textContent()).resolves.toBe(
+    await expect(page.locator('[data-testid="not-found-state"] .state-title').textContent()).resolves.toBe(
       'Package not found',
     );
 
     await page.goto(`${base}/@Bad--Scope/x`);
     await page.waitForSelector('[data-testid="not-found-state"]');
-    await expect(page.locator('[data-testid="not-found-state"] h2').textContent()).resolves.toBe(
+    await expect(page.locator('[data-testid="not-found-state"] .state-title').textContent()).resolves.toBe(
       'Not a package name',
     );
 
     await page.goto(`${base}/no/such/page`);
     await page.waitForSelector('[data-testid="not-found-state"]');
-    await expect(page.locator('[data-testid="not-found-state"] h2').textContent()).resolves.toBe(
+    await expect(page.locator('[data-testid="not-found-state"] .state-title').textContent()).resolves.toBe(
       'Page not found',
     );
     await page.click('text=Browse all packages');
@@ -525,7 +526,7 @@ describe('registry down', () => {
     // Client-side navigation and search now fail: designed states, not blank pages.
     await page.click('[data-testid="page-next"]');
     await page.waitForSelector('[data-testid="registry-down"]');
-    await expect(page.locator('[data-testid="registry-down"] h2').textContent()).resolves.toBe(
+    await expect(page.locator('[data-testid="registry-down"] .state-title').textContent()).resolves.toBe(
       'The registry is not responding',
     );
     await page.fill('#search-input', 'code');
@@ -550,6 +551,55 @@ describe('registry down', () => {
     await page.click('[data-testid="registry-down"] >> text=Try again');
     await page.waitForSelector('[data-testid="package-page"]');
     await expect(page.locator('h1[data-page-heading]').textContent()).resolves.toBe('@acme/code-review');
+    await page.close();
+  });
+});
+
+describe('accessibility (axe-core, WCAG 2.1 A/AA and best practices)', () => {
+  const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+  async function violations(page: Page): Promise<string[]> {
+    // Runtime.evaluate is not subject to the page's CSP, so axe needs no inline <script>.
+    await page.evaluate(axeSource);
+    return page.evaluate(async () => {
+      const axe = (
+        window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<AxeResults> } }
+      ).axe;
+      type AxeResults = { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
+      const result = await axe.run(document, {
+        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+      });
+      return result.violations.map(
+        (v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+      );
+    });
+  }
+
+  it('finds no violations on the home, search results, package, deprecated and 404 pages', async () => {
+    const page = await newPage();
+    await page.goto(`${base}/`);
+    await page.waitForSelector('[data-testid="package-card"]');
+    expect(await violations(page), 'home').toEqual([]);
+    await page.fill('#search-input', 'writer');
+    await page.waitForSelector('[role="option"]');
+    await page.keyboard.press('ArrowDown');
+    expect(await violations(page), 'search').toEqual([]);
+    for (const path of ['/@acme/code-review', '/@acme/legacy-lint', '/@acme/nope']) {
+      await page.goto(`${base}${path}`);
+      await page.waitForSelector('[data-testid="skill-body"], [data-testid="not-found-state"]');
+      expect(await violations(page), path).toEqual([]);
+    }
+    await page.close();
+  });
+
+  it('finds no violations in dark mode either (contrast of the dark palette)', async () => {
+    const page = await newPage();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    for (const path of ['/?sort=stars', '/@acme/code-review', '/@acme/legacy-lint']) {
+      await page.goto(`${base}${path}`);
+      await page.waitForSelector('[data-testid="package-card"], [data-testid="skill-body"]');
+      expect(await violations(page), `dark ${path}`).toEqual([]);
+    }
     await page.close();
   });
 });
