@@ -73,6 +73,13 @@ export interface PackageSearchLexemesTable {
   ndoc: number;
 }
 
+/** One row: the package_list_changes value the derived tables were last rebuilt at. */
+export interface PackageDerivedStateTable {
+  id: Generated<boolean>;
+  change_counter: number;
+  refreshed_at: Timestamp;
+}
+
 export interface PackageDownloadDeltasTable {
   id: Generated<number>;
   package_id: string;
@@ -217,6 +224,7 @@ export interface Database {
   package_list_ranks: PackageListRanksTable;
   package_search_docs: PackageSearchDocsTable;
   package_search_lexemes: PackageSearchLexemesTable;
+  package_derived_state: PackageDerivedStateTable;
   indexed_sources: IndexedSourcesTable;
   indexing_runs: IndexingRunsTable;
   indexing_rejections: IndexingRejectionsTable;

@@ -9,6 +9,7 @@ export type {
   MemoryEntriesTable,
   OauthClientsTable,
   OauthSigningKeysTable,
+  PackageDerivedStateTable,
   PackageDownloadDeltasTable,
   PackageListRanksTable,
   PackageSearchDocsTable,

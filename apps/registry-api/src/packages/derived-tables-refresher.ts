@@ -2,7 +2,12 @@ import type { Db } from '@pkgreg/db';
 import type { Logger } from '@pkgreg/server-kit';
 import { sql } from 'kysely';
 import { rebuildSearchTables } from '../search/search.repository.js';
-import { readListChangeCounter, refreshListRanks } from './packages.repository.js';
+import {
+  readDerivedCounter,
+  readListChangeCounter,
+  refreshListRanks,
+  writeDerivedCounter,
+} from './packages.repository.js';
 
 // One refresh at a time across every API process: the others skip their tick instead of queueing.
 const REFRESH_LOCK_KEY = 0x706b_6c72; // "pklr"
@@ -52,6 +57,8 @@ export function startDerivedTablesRefresher(
 
   const tick = async () => {
     if (Date.now() < notBefore) return;
+    // After a restart, start from what the last rebuild (by any process) saw, not from scratch.
+    if (lastSeen < 0) lastSeen = (await readDerivedCounter(db)) ?? -1;
     const counter = await readListChangeCounter(db);
     if (counter === lastSeen && !settle) return;
     settle = counter !== lastSeen;

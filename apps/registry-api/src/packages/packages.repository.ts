@@ -141,3 +141,17 @@ export async function readListChangeCounter(db: Db): Promise<number> {
   const row = result.rows[0];
   return row?.is_called ? Number(row.last_value) : 0;
 }
+
+/** The change counter value the derived tables were last rebuilt at (undefined before the first). */
+export async function readDerivedCounter(db: Db): Promise<number | undefined> {
+  const row = await db.selectFrom('package_derived_state').select('change_counter').executeTakeFirst();
+  return row ? Number(row.change_counter) : undefined;
+}
+
+export async function writeDerivedCounter(db: Db, counter: number): Promise<void> {
+  await db
+    .insertInto('package_derived_state')
+    .values({ id: true, change_counter: counter })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ change_counter: counter, refreshed_at: sql`now()` }))
+    .execute();
+}

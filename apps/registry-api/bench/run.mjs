@@ -1,0 +1,244 @@
+// `pnpm bench:registry` (docs/benchmarks.md, section "Registry"). Generates 100k and 1M packages into
+// the dedicated database pkgreg_bench, starts the BUILT server (dist) pinned to core 0 and drives it
+// with autocannon from a separate process pinned to core 1; a bare node:http server answering the same
+// JSON from memory is measured the same way as the baseline. Options: --sizes 100000[,1000000]
+// --duration <seconds per measurement>. Holds /tmp/pkgreg-bench.lock so two benchmarks never overlap.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { prepareBenchDatabase } from './bench-db.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const appDir = path.resolve(here, '..');
+const repoRoot = path.resolve(appDir, '../..');
+
+if (!process.env.PKGREG_BENCH_LOCKED) {
+  const r = spawnSync('flock', ['/tmp/pkgreg-bench.lock', process.execPath, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, PKGREG_BENCH_LOCKED: '1' },
+  });
+  process.exit(r.status ?? 1);
+}
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const sizes = arg('sizes', '100000,1000000').split(',').map(Number);
+const duration = Number(arg('duration', '5'));
+const adminUrl = arg('database-url', 'postgres://postgres@127.0.0.1:5432/postgres');
+const serverEntry = path.join(appDir, 'dist/index.js');
+if (!existsSync(serverEntry)) {
+  console.error('dist/index.js missing: run `pnpm turbo run build --filter=@pkgreg/registry-api...` first');
+  process.exit(1);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const PORT = 4790;
+const BASELINE_PORT = 4791;
+
+function startProcess(command, args, env = {}) {
+  const child = spawn('taskset', ['-c', '0', command, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  child.stdout.resume();
+  return child;
+}
+
+async function waitFor(url, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`${url} did not come up`);
+    await sleep(100);
+  }
+}
+
+async function stopProcess(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(10_000)]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+function load(base, paths, { connections, method = 'GET', seconds = duration }) {
+  const spec = JSON.stringify({ url: base, connections, duration: seconds, method, paths });
+  const r = spawnSync('taskset', ['-c', '1', process.execPath, path.join(here, 'load.mjs'), spec], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
+}
+
+async function downloadsSoFar(client) {
+  const r = await client.query(
+    'select (select coalesce(sum(download_count), 0) from packages)::bigint as folded, (select count(*) from package_download_deltas)::int as pending',
+  );
+  return { folded: Number(r.rows[0].folded), pending: r.rows[0].pending };
+}
+
+async function waitFolded(client, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const now = await downloadsSoFar(client);
+    if (now.pending === 0 || Date.now() > deadline) return now;
+    await sleep(200);
+  }
+}
+
+const rows = [];
+const notes = [];
+const fmt = (n, d = 1) => (typeof n === 'number' ? n.toFixed(d) : String(n));
+
+for (const size of sizes) {
+  console.log(`\n== ${size.toLocaleString('en')} packages ==`);
+  const url = await prepareBenchDatabase(adminUrl, size);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const sample = (
+    await client.query(
+      "select scope, name from packages where status <> 'delisted' order by random() limit 1000",
+    )
+  ).rows.map((r) => `/api/packages/@${r.scope}/${r.name}`);
+  const rare = (
+    await client.query(
+      "select lexeme from package_search_lexemes where ndoc between 3 and 30 and lexeme ~ '^[a-z]{6,}$' order by lexeme limit 1",
+    )
+  ).rows[0]?.lexeme;
+  const visible = Number((await client.query('select max(name_asc) as n from package_list_ranks')).rows[0].n);
+  const deepPage = Math.floor(visible / 20);
+  const load1 = os.loadavg()[0];
+
+  const server = startProcess(process.execPath, [serverEntry], {
+    DATABASE_URL: url,
+    REGISTRY_PORT: String(PORT),
+    REGISTRY_HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+  });
+  const base = `http://127.0.0.1:${PORT}`;
+  try {
+    await waitFor(`${base}/healthz`);
+    const detailJson = await (await fetch(`${base}${sample[0]}`)).text();
+    // Warm-up: one short pass over each kind of request, so caches are in the state a live server has.
+    load(base, sample, { connections: 4, seconds: 2 });
+    load(base, ['/api/packages', `/api/packages?page=${deepPage}`], { connections: 2, seconds: 1 });
+
+    const measure = (label, paths, options, target = base) => {
+      const r = load(target, paths, options);
+      rows.push({ size, label, connections: options.connections, ...r });
+      console.log(
+        `${label.padEnd(30)} c=${options.connections} rps ${fmt(r.rps, 0).padStart(6)}  p50 ${fmt(r.p50)}  p95 ${fmt(r.p95)}  p99 ${fmt(r.p99)} ms  non2xx ${r.non2xx}  errors ${r.errors}`,
+      );
+      return r;
+    };
+
+    measure('detail', sample, { connections: 10 });
+    const page1 = measure('list page 1', ['/api/packages?page=1'], { connections: 1 });
+    const deep = measure(`list page ${deepPage}`, [`/api/packages?page=${deepPage}`], { connections: 1 });
+    measure('list page 1 (stars desc)', ['/api/packages?sort=stars&order=desc'], { connections: 10 });
+    const searches = {
+      [`search rare "${rare}"`]: `/api/search?q=${rare}`,
+      'search common "data"': '/api/search?q=data',
+      'search 2-char "da"': '/api/search?q=da',
+      'search two terms "pdf edi"': '/api/search?q=pdf%20edi',
+      'search two terms "code review"': '/api/search?q=code%20review',
+    };
+    const searchResults = {};
+    for (const [label, p] of Object.entries(searches))
+      searchResults[label] = measure(label, [p], { connections: 1 });
+
+    const before = await waitFolded(client);
+    const uniform = measure(
+      'track uniform',
+      sample.map((p) => `${p}/track`),
+      { connections: 10, method: 'POST' },
+    );
+    const hot = measure('track one hot package', [`${sample[1]}/track`], { connections: 10, method: 'POST' });
+    const after = await waitFolded(client);
+    const sent = uniform.ok + hot.ok;
+    const counted = after.folded - before.folded;
+    // autocannon stops counting at the deadline while up to `connections` calls are still in flight;
+    // the server completes (and counts) those, so counted may exceed answered by at most 2 x 10.
+    const lost = Math.max(0, sent - counted);
+    console.log(
+      `track: ${sent} answered 200, ${counted} counted after the fold, ${after.pending} deltas pending, lost ${lost}`,
+    );
+
+    await stopProcess(server);
+    const baselineProc = startProcess(process.execPath, [
+      path.join(here, 'baseline-server.mjs'),
+      detailJson,
+      String(BASELINE_PORT),
+    ]);
+    await waitFor(`http://127.0.0.1:${BASELINE_PORT}/`);
+    const baseline = measure(
+      'baseline node:http (memory)',
+      ['/'],
+      { connections: 10 },
+      `http://127.0.0.1:${BASELINE_PORT}`,
+    );
+    await stopProcess(baselineProc);
+
+    const detail = rows.find((r) => r.size === size && r.label === 'detail');
+    const searchP95 = Math.max(...Object.values(searchResults).map((r) => r.p95));
+    notes.push(
+      `- ${size.toLocaleString('en')} packages (1-min load average ${load1.toFixed(2)} at start): ` +
+        `search worst p95 ${fmt(searchP95)} ms (target <= 15: ${searchP95 <= 15 ? 'met' : 'MISSED'}); ` +
+        `deep page p50 ${fmt(deep.p50)} vs page 1 ${fmt(page1.p50)} ms = ${fmt(deep.p50 / Math.max(page1.p50, 0.01), 2)}x (target <= 1.2x: ${deep.p50 <= 1.2 * page1.p50 ? 'met' : 'MISSED'}); ` +
+        `detail ${fmt(detail.rps / baseline.rps, 2)}x baseline rps (target >= 0.5: ${detail.rps >= 0.5 * baseline.rps ? 'met' : 'MISSED'}); ` +
+        `track uniform ${fmt(uniform.rps / baseline.rps, 2)}x baseline (target >= 0.5: ${uniform.rps >= 0.5 * baseline.rps ? 'met' : 'MISSED'}); ` +
+        `hot/uniform ${fmt(hot.rps / uniform.rps, 2)} (target >= 0.9: ${hot.rps >= 0.9 * uniform.rps ? 'met' : 'MISSED'}); ` +
+        `track answered 200: ${sent}, counted after the fold: ${counted} (in flight at the deadline: ${counted - sent}), lost: ${lost}.`,
+    );
+  } finally {
+    await stopProcess(server);
+    await client.end();
+  }
+}
+
+const table = [
+  '| packages | measurement | connections | rps | p50 ms | p95 ms | p99 ms | non-2xx |',
+  '|---:|---|---:|---:|---:|---:|---:|---:|',
+  ...rows.map(
+    (r) =>
+      `| ${r.size.toLocaleString('en')} | ${r.label} | ${r.connections} | ${fmt(r.rps, 0)} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.p99)} | ${r.non2xx} |`,
+  ),
+].join('\n');
+console.log(`\n${table}\n\n${notes.join('\n')}`);
+
+const section = `## Registry
+
+Command: \`pnpm bench:registry\` (or \`pnpm --filter @pkgreg/registry-api bench -- --sizes 100000\`), after
+\`pnpm turbo run build --filter=@pkgreg/registry-api...\`. Run ${new Date().toISOString()} on ${os.cpus().length} cores
+(${os.cpus()[0]?.model ?? 'cpu'}); the built server is pinned to core 0 (\`taskset -c 0\`), autocannon runs in its own
+process on core 1, Postgres is not pinned. Each measurement lasts ${duration} s. The machine is shared with other
+engineers' builds and tests, so figures move between runs; the load average at the start of each size is
+noted. Latency measurements (list, search) use one connection, so p95 is service time, not queueing;
+throughput ones (detail, track, baseline) use ten. Track: uniform = random package of 1000 per call,
+hot = every call on one package; "lost" compares 200 answers with download_count after the flusher folded.
+
+${table}
+
+${notes.join('\n')}
+`;
+const docPath = path.join(repoRoot, 'docs/benchmarks.md');
+let doc = existsSync(docPath) ? readFileSync(docPath, 'utf8') : '# Benchmarks\n';
+const start = doc.indexOf('## Registry');
+if (start >= 0) {
+  const next = doc.indexOf('\n## ', start + 1);
+  doc = doc.slice(0, start) + section + (next >= 0 ? doc.slice(next + 1) : '');
+} else {
+  doc = `${doc.trimEnd()}\n\n${section}`;
+}
+writeFileSync(docPath, doc);
+console.log(`\nwrote ${path.relative(repoRoot, docPath)}`);
