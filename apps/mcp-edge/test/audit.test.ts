@@ -1,4 +1,5 @@
 import { SCOPES } from '@pkgreg/contracts';
+import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, clientWithToken, createHarness, forgeToken, type Harness, rpc } from './helpers.js';
 
@@ -75,5 +76,24 @@ describe('audit records', () => {
     expect(dump).not.toContain(c.token);
     expect(dump).not.toContain(lacking);
     expect(dump).not.toContain(secretContent);
+  });
+
+  it('a notification leaves a row too, with its method and HTTP 202', async () => {
+    const other = await createHarness();
+    try {
+      const c = await clientWithToken(other, [SCOPES.systemRead]);
+      const res = await request(other.app)
+        .post('/mcp')
+        .set('Host', 'localhost:4100')
+        .set('Content-Type', 'application/json')
+        .set('Authorization', `Bearer ${c.token}`)
+        .send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      expect(res.status).toBe(202);
+      await other.edge.shutdown();
+      const [row] = await other.t.db.selectFrom('audit_records').selectAll().execute();
+      expect(row).toMatchObject({ method: 'notifications/initialized', http_status: 202, outcome: 'ok' });
+    } finally {
+      await other.close();
+    }
   });
 });

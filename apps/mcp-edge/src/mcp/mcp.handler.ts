@@ -56,7 +56,7 @@ interface Exchange {
 
 type Parsed =
   | { kind: 'request'; id: JsonRpcId; method: string; params: Record<string, unknown> }
-  | { kind: 'notification' }
+  | { kind: 'notification'; method: string | null }
   | { kind: 'invalid'; reason: 'parse_error' | 'invalid_request'; message: string };
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -102,7 +102,7 @@ function parseMessage(raw: string): Parsed {
     return { kind: 'invalid', reason: 'invalid_request', message: 'params must be an object' };
   }
   if (typeof method === 'string' && method.length > 0) {
-    if (!hasId) return { kind: 'notification' };
+    if (!hasId) return { kind: 'notification', method };
     return {
       kind: 'request',
       id: id as JsonRpcId,
@@ -111,8 +111,9 @@ function parseMessage(raw: string): Parsed {
     };
   }
   // A client's response to a server request: nothing to answer in stateless mode.
-  if (hasId && method === undefined && ('result' in message || 'error' in message))
-    return { kind: 'notification' };
+  if (hasId && method === undefined && ('result' in message || 'error' in message)) {
+    return { kind: 'notification', method: null };
+  }
   return { kind: 'invalid', reason: 'invalid_request', message: 'method is required' };
 }
 
@@ -289,10 +290,10 @@ export function createMcpHandler(deps: McpHandlerDeps) {
     // The body is read first so that every error, whatever stage refuses, can echo the request's id.
     const raw = await readBody(req);
     const message = parseMessage(raw);
+    // Caller-chosen strings: capped before they reach the audit table.
+    if (message.kind !== 'invalid') ex.method = message.method?.slice(0, 100) ?? null;
     if (message.kind === 'request') {
       ex.id = message.id;
-      // Caller-chosen strings: capped before they reach the audit table.
-      ex.method = message.method.slice(0, 100);
       if (message.method === 'tools/call' && typeof message.params.name === 'string') {
         ex.tool = message.params.name.slice(0, 100);
       }
