@@ -186,7 +186,7 @@ describe('search', () => {
 
     await page.goBack();
     await page.waitForSelector('[role="option"]');
-    await page.focus('#search-input');
+    await page.keyboard.press('/'); // keyboard only: the shortcut brings focus back to the search box
     await page.keyboard.press('Escape');
     expect(await page.inputValue('#search-input')).toBe('');
     await expect(input.getAttribute('aria-expanded')).resolves.toBe('false');
