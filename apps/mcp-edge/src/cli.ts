@@ -4,7 +4,13 @@ import { listQuarantined, purgeNamespace, quarantineNamespace, releaseNamespace 
 import { Command, InvalidArgumentError } from 'commander';
 import { listAuditRows } from './audit/audit.repository.js';
 import { loadEnv } from './env.js';
-import { createClient, disableClient, listClients, UnknownScopeError } from './oauth/clients.service.js';
+import {
+  createClient,
+  disableClient,
+  listClients,
+  resetDemoClient,
+  UnknownScopeError,
+} from './oauth/clients.service.js';
 import { ensureActiveKey, listAllKeys, rotateSigningKey } from './oauth/signing-keys.service.js';
 
 // Operator commands: `pnpm edge <command>`. They talk to the database directly; the running edge picks
@@ -52,6 +58,24 @@ program
         if (error instanceof UnknownScopeError) program.error(error.message);
         throw error;
       }
+    }),
+  );
+
+program
+  .command('clients:demo')
+  .description('development only: the demo client with every scope, with a fresh secret (printed)')
+  .action(async () =>
+    withDb(async (db) => {
+      if (env.NODE_ENV === 'production') program.error('clients:demo is for development only');
+      const demo = await resetDemoClient(db);
+      console.log(
+        [
+          `  client id      ${demo.clientId}`,
+          `  client secret  ${demo.clientSecret}`,
+          `  token URL      ${env.PKGREG_PUBLIC_BASE_URL}/mcp/token (client_credentials)`,
+          `  MCP endpoint   ${env.PKGREG_PUBLIC_BASE_URL}/mcp`,
+        ].join('\n'),
+      );
     }),
   );
 

@@ -55,6 +55,26 @@ describe('pnpm edge (operator CLI)', () => {
     expect((await token()).status).toBe(401);
   });
 
+  it('clients:demo (used by pnpm dev) prints a working demo client, re-issuing its secret each time', async () => {
+    const first = await edge('clients:demo');
+    const id = /client id\s+(\S+)/.exec(first.stdout)?.[1] as string;
+    const secret1 = /client secret\s+(\S+)/.exec(first.stdout)?.[1] as string;
+    const second = await edge('clients:demo');
+    expect(/client id\s+(\S+)/.exec(second.stdout)?.[1]).toBe(id);
+    const secret2 = /client secret\s+(\S+)/.exec(second.stdout)?.[1] as string;
+    expect(secret2).not.toBe(secret1);
+    const tokenWith = (secret: string) =>
+      request(h.app)
+        .post('/mcp/token')
+        .auth(id, secret)
+        .type('form')
+        .send({ grant_type: 'client_credentials' });
+    expect((await tokenWith(secret1)).status).toBe(401);
+    const ok = await tokenWith(secret2);
+    expect(ok.status).toBe(200);
+    expect(ok.body.scope.split(' ')).toHaveLength(8);
+  });
+
   it('clients:create refuses unknown scopes', async () => {
     await expect(edge('clients:create', '--name', 'x', '--scopes', 'root')).rejects.toMatchObject({
       code: 1,

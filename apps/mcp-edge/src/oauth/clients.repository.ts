@@ -38,3 +38,25 @@ export async function disableClient(db: Db, clientId: string): Promise<boolean> 
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+export function findEnabledClientByName(db: Db, name: string) {
+  return db
+    .selectFrom('oauth_clients')
+    .select(['client_id', 'allowed_scopes'])
+    .where('name', '=', name)
+    .where('disabled_at', 'is', null)
+    .orderBy('created_at')
+    .executeTakeFirst();
+}
+
+export function updateClient(
+  db: Db,
+  clientId: string,
+  change: { secretHash: string; allowedScopes: string[] },
+) {
+  return db
+    .updateTable('oauth_clients')
+    .set({ client_secret_hash: change.secretHash, allowed_scopes: change.allowedScopes })
+    .where('client_id', '=', clientId)
+    .execute();
+}

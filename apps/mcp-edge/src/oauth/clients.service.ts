@@ -1,7 +1,14 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 import { ALL_SCOPES } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { disableClient, findClient, insertClient, listClients } from './clients.repository.js';
+import {
+  disableClient,
+  findClient,
+  findEnabledClientByName,
+  insertClient,
+  listClients,
+  updateClient,
+} from './clients.repository.js';
 
 // Client secrets are stored as scrypt hashes: `scrypt$N$r$p$salt$hash` (base64url), so the parameters
 // can be raised later without invalidating existing secrets.
@@ -53,6 +60,21 @@ export async function createClient(db: Db, input: { name: string; scopes: string
     allowedScopes: [...new Set(input.scopes)],
   });
   return { clientId: row.client_id, clientSecret, name: row.name, allowedScopes: row.allowed_scopes };
+}
+
+/**
+ * The development demo client (`pnpm dev` prints it): one client of that name with every scope. Its
+ * secret can only be shown when set, so each call gives it a fresh one.
+ */
+export async function resetDemoClient(db: Db, name = 'pkgreg-demo') {
+  const existing = await findEnabledClientByName(db, name);
+  if (!existing) return createClient(db, { name, scopes: [...ALL_SCOPES] });
+  const clientSecret = `pks_${randomBytes(32).toString('base64url')}`;
+  await updateClient(db, existing.client_id, {
+    secretHash: await hashSecret(clientSecret),
+    allowedScopes: [...ALL_SCOPES],
+  });
+  return { clientId: existing.client_id, clientSecret, name, allowedScopes: [...ALL_SCOPES] };
 }
 
 // A fixed hash compared against when the client id is unknown, so a miss costs as much as a hit.
