@@ -63,9 +63,12 @@ async function ensureTemplate(): Promise<string> {
           `select datname from pg_database where datname like $1 and datname <> $2`,
           [`${likePrefix(TEMPLATE_PREFIX)}%`, name],
         );
+        // Best effort: a concurrent run on an older checkout may be cloning one of them right now.
         for (const row of stale.rows as { datname: string }[]) {
-          await client.query(`alter database ${quoteIdent(row.datname)} with is_template false`);
-          await client.query(`drop database if exists ${quoteIdent(row.datname)} with (force)`);
+          try {
+            await client.query(`alter database ${quoteIdent(row.datname)} with is_template false`);
+            await client.query(`drop database if exists ${quoteIdent(row.datname)} with (force)`);
+          } catch {}
         }
       }
     } finally {
@@ -84,7 +87,7 @@ async function dropLeftovers(client: pg.Client): Promise<void> {
   for (const { datname } of rows.rows as { datname: string }[]) {
     const created = Number.parseInt(datname.slice(TEST_PREFIX.length).split('_')[0] ?? '', 36);
     if (Number.isFinite(created) && created < cutoff) {
-      await client.query(`drop database if exists ${quoteIdent(datname)} with (force)`);
+      await client.query(`drop database if exists ${quoteIdent(datname)} with (force)`).catch(() => {});
     }
   }
 }
