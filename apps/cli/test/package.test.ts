@@ -12,6 +12,12 @@ import { seedSkills } from './helpers/seed.js';
 // only real npm dependencies, installable with a plain `npm install -g`.
 
 const run = promisify(execFile);
+
+// Under `pnpm test`, pnpm exports its own npm_config_* settings (catalogs, store, hooks); a user's npm
+// never sees them, and npm misreads some, so npm runs here with them removed.
+const npmEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([key]) => !/^(npm_|pnpm_)/i.test(key)),
+) as NodeJS.ProcessEnv;
 const CLI_DIR = new URL('..', import.meta.url).pathname;
 const ROOT = new URL('../../..', import.meta.url).pathname;
 
@@ -42,7 +48,10 @@ describe('npm pack + npm install -g', () => {
     const pkg = JSON.parse(await readFile(join(CLI_DIR, 'package.json'), 'utf8'));
     expect(pkg.private).toBeUndefined();
     const out = await tempDir('pack');
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', out], { cwd: CLI_DIR });
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', out], {
+      cwd: CLI_DIR,
+      env: npmEnv,
+    });
     const [manifest] = JSON.parse(packed.stdout) as [{ filename: string; files: { path: string }[] }];
     expect(manifest.files.map((f) => f.path).sort()).toEqual(['README.md', 'dist/index.js', 'package.json']);
 
