@@ -42,6 +42,15 @@ describe('splitting and cleaning', () => {
     ]);
   });
 
+  it('an opening condition is not a step; after/once/when order the step later', () => {
+    expect(splitClauses('Before deploying, run the security audit')).toEqual([
+      { text: 'Run the security audit', marker: null },
+    ]);
+    expect(splitClauses('Once the API works, add caching')).toEqual([
+      { text: 'Add caching', marker: 'then' },
+    ]);
+  });
+
   it('does not split "and" between nouns', () => {
     expect(splitClauses('Convert CSV and JSON files').map((c) => c.text)).toEqual([
       'Convert CSV and JSON files',

@@ -58,6 +58,7 @@ function markerOf(match: RegExpMatchArray | null): Marker {
   return 'last';
 }
 
+const SUBORDINATE_LEAD = /^(before|after|once|when|as soon as)\s+[^,]{1,80},\s*/i;
 const VERB_ALTERNATION = [...ACTION_VERBS].join('|');
 // Separators inside a sentence: explicit order words, and " and <verb>" / ", <verb>" between actions.
 const ORDER_SPLIT =
@@ -70,10 +71,15 @@ export function splitClauses(sentence: string): Candidate[] {
   let rest = sentence.trim();
   const lead = rest.match(LEADING_MARKER);
   if (lead) rest = rest.slice(lead[0].length);
+  // "Before deploying, run the audit" / "Once that works, add caching": the opening clause is a
+  // condition on the step, not a step; "after/once/when" also says the step comes later.
+  const condition = rest.match(SUBORDINATE_LEAD);
+  if (condition) rest = rest.slice(condition[0].length);
+  const conditionMarker: Marker = condition && !/^before/i.test(condition[1] ?? '') ? 'then' : null;
 
   const pieces: { text: string; marker: Marker }[] = [];
   let last = 0;
-  let pending: Marker = markerOf(lead);
+  let pending: Marker = markerOf(lead) ?? conditionMarker;
   for (const m of rest.matchAll(ORDER_SPLIT)) {
     pieces.push({ text: rest.slice(last, m.index), marker: pending });
     const word = (m[1] ?? m[2] ?? '').toLowerCase();
