@@ -12,14 +12,14 @@ export function benchDatabaseUrl(adminUrl) {
 }
 
 /** Fills pkgreg_bench with exactly `size` generated packages (reuses them when already there). */
-export async function prepareBenchDatabase(adminUrl, size, log = console.log) {
+export async function prepareBenchDatabase(adminUrl, size, { fresh = false, log = console.log } = {}) {
   const url = benchDatabaseUrl(adminUrl);
   await ensureDatabase(url);
   const db = createDb(url, { max: 1, applicationName: 'pkgreg-bench-setup' });
   try {
     await migrateToLatest(db);
     const have = await sql`select count(*)::int as n from packages`.execute(db);
-    if (have.rows[0].n === size) {
+    if (have.rows[0].n === size && !fresh) {
       log(`pkgreg_bench already holds ${size} packages`);
       return url;
     }

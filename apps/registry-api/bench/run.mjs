@@ -2,7 +2,7 @@
 // the dedicated database pkgreg_bench, starts the BUILT server (dist) pinned to core 0 and drives it
 // with autocannon from a separate process pinned to core 1; a bare node:http server answering the same
 // JSON from memory is measured the same way as the baseline. Options: --sizes 100000[,1000000]
-// --duration <seconds per measurement>. Holds /tmp/pkgreg-bench.lock so two benchmarks never overlap.
+// --duration <seconds per measurement>, --fresh (regenerate even when the size matches). Holds /tmp/pkgreg-bench.lock so two benchmarks never overlap.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,6 +30,7 @@ const arg = (name, fallback) => {
 const sizes = arg('sizes', '100000,1000000').split(',').map(Number);
 const duration = Number(arg('duration', '5'));
 const adminUrl = arg('database-url', 'postgres://postgres@127.0.0.1:5432/postgres');
+const fresh = process.argv.includes('--fresh');
 const serverEntry = path.join(appDir, 'dist/index.js');
 if (!existsSync(serverEntry)) {
   console.error('dist/index.js missing: run `pnpm turbo run build --filter=@pkgreg/registry-api...` first');
@@ -101,7 +102,7 @@ const fmt = (n, d = 1) => (typeof n === 'number' ? n.toFixed(d) : String(n));
 
 for (const size of sizes) {
   console.log(`\n== ${size.toLocaleString('en')} packages ==`);
-  const url = await prepareBenchDatabase(adminUrl, size);
+  const url = await prepareBenchDatabase(adminUrl, size, { fresh });
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const sample = (
@@ -143,8 +144,33 @@ for (const size of sizes) {
     };
 
     measure('detail', sample, { connections: 10 });
-    const page1 = measure('list page 1', ['/api/packages?page=1'], { connections: 1 });
-    const deep = measure(`list page ${deepPage}`, [`/api/packages?page=${deepPage}`], { connections: 1 });
+    // Page 1 and the deep page alternate in short rounds (median of each), so a burst of load from
+    // another engineer's job cannot land on one side of the comparison only.
+    const rounds = { page1: [], deep: [] };
+    for (let round = 0; round < 3; round += 1) {
+      const secs = Math.max(1, Math.round(duration / 2));
+      rounds.page1.push(load(base, ['/api/packages?page=1'], { connections: 1, seconds: secs }));
+      rounds.deep.push(load(base, [`/api/packages?page=${deepPage}`], { connections: 1, seconds: secs }));
+    }
+    const median = (runs, key) => runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+    const summarize = (label, runs) => {
+      const r = {
+        rps: median(runs, 'rps'),
+        p50: median(runs, 'p50'),
+        p95: median(runs, 'p95'),
+        p99: median(runs, 'p99'),
+        ok: runs.reduce((n, x) => n + x.ok, 0),
+        non2xx: runs.reduce((n, x) => n + x.non2xx, 0),
+        errors: runs.reduce((n, x) => n + x.errors, 0),
+      };
+      rows.push({ size, label: `${label} (median of 3 alternating rounds)`, connections: 1, ...r });
+      console.log(
+        `${label.padEnd(30)} c=1 rps ${fmt(r.rps, 0).padStart(6)}  p50 ${fmt(r.p50)}  p95 ${fmt(r.p95)}  p99 ${fmt(r.p99)} ms`,
+      );
+      return r;
+    };
+    const page1 = summarize('list page 1', rounds.page1);
+    const deep = summarize(`list page ${deepPage}`, rounds.deep);
     measure('list page 1 (stars desc)', ['/api/packages?sort=stars&order=desc'], { connections: 10 });
     const searches = {
       [`search rare "${rare}"`]: `/api/search?q=${rare}`,

@@ -33,7 +33,13 @@ export function createApp(deps: AppDeps): Express {
   // No endpoint takes a body, but a malformed one must still be a 400, never a 5xx.
   app.use(express.json({ limit: '16kb' }));
   app.use(openApiRoutes());
-  app.use(packagesRoutes({ db: deps.db, codeHostWebUrl: deps.env.GITHUB_WEB_URL }));
+  app.use(
+    packagesRoutes({
+      db: deps.db,
+      codeHostWebUrl: deps.env.GITHUB_WEB_URL,
+      detailCacheTtlMs: deps.env.DETAIL_CACHE_TTL_MS,
+    }),
+  );
   app.use(downloadsRoutes({ recorder: deps.recorder ?? createDownloadRecorder(deps.db) }));
   app.use(searchRoutes({ db: deps.db }));
   // The built web UI (apps/web/dist) and its SPA fallback, after every API route (web-static.ts).

@@ -16,7 +16,7 @@ let app: Express;
 beforeAll(async () => {
   t = await createTestDatabase();
   redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-  app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv({}) });
+  app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv({ DETAIL_CACHE_TTL_MS: '0' }) });
   await insertPackages(t.db, [
     packageRow({ scope: 'acme', name: 'hot' }),
     packageRow({ scope: 'acme', name: 'cold' }),

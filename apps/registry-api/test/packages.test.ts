@@ -19,7 +19,7 @@ beforeAll(async () => {
     db: t.db,
     redis,
     logger: silentLogger,
-    env: loadEnv({ GITHUB_WEB_URL: 'https://ghe.example.com' }),
+    env: loadEnv({ GITHUB_WEB_URL: 'https://ghe.example.com', DETAIL_CACHE_TTL_MS: '0' }),
   });
   await insertPackages(t.db, [
     packageRow({ scope: 'acme', name: 'pdf-editor', description: 'Edit PDF files', repo_stars: 5 }),
@@ -177,6 +177,31 @@ describe('ETag and Cache-Control (issue: ETag from row_version, 304 on If-None-M
       .get('/api/packages/@acme/pdf-editor/skill-md')
       .set('If-None-Match', md.headers.etag as string)
       .expect(304);
+  });
+});
+
+describe('detail micro-cache (docs/decisions.md: detail/skill-md cached per process for DETAIL_CACHE_TTL_MS)', () => {
+  it('serves a cached detail within the TTL, never caches a 404', async () => {
+    const cached = createApp({
+      db: t.db,
+      redis,
+      logger: silentLogger,
+      env: loadEnv({ DETAIL_CACHE_TTL_MS: '60000' }),
+    });
+    const first = await request(cached).get('/api/packages/@acme/root-skill').expect(200);
+    await t.db.updateTable('packages').set({ repo_stars: 77 }).where('name', '=', 'root-skill').execute();
+    const second = await request(cached).get('/api/packages/@acme/root-skill').expect(200);
+    expect(second.headers.etag).toBe(first.headers.etag);
+    expect(second.body).toEqual(first.body);
+    const uncached = await request(app).get('/api/packages/@acme/root-skill').expect(200);
+    expect(uncached.body.repoStars).toBe(77);
+
+    await request(cached).get('/api/packages/@acme/late-skill').expect(404);
+    await t.db
+      .insertInto('packages')
+      .values(packageRow({ scope: 'acme', name: 'late-skill' }))
+      .execute();
+    await request(cached).get('/api/packages/@acme/late-skill').expect(200);
   });
 });
 

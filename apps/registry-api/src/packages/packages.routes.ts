@@ -3,13 +3,16 @@ import type { Db } from '@pkgreg/db';
 import { type Request, type Response, Router } from 'express';
 import { etagFor, matchesIfNoneMatch } from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
+import { createPackageCache } from './package-cache.js';
 import { packageKeyFromParams } from './package-path.js';
-import { getPackageDetail, getSkillMd, getSourceUrl, listPackages } from './packages.service.js';
+import { getSourceUrl, listPackages } from './packages.service.js';
 
 export interface PackagesRoutesDeps {
   db: Db;
   /** Web base URL of the code host, for the source redirect. */
   codeHostWebUrl: string;
+  /** Detail/skill-md micro-cache lifetime (0 = off). */
+  detailCacheTtlMs: number;
 }
 
 // Detail carries downloadCount, which moves every flush: clients revalidate each time (a cheap 304).
@@ -30,6 +33,7 @@ function sendVersioned(req: Request, res: Response, etag: string, cacheControl: 
 export function packagesRoutes(deps: PackagesRoutesDeps): Router {
   const { db } = deps;
   const router = Router();
+  const cache = createPackageCache(db, { ttlMs: deps.detailCacheTtlMs });
 
   router.get('/api/packages', async (req, res) => {
     const query = parseQuery(ListQuerySchema, req.query);
@@ -37,16 +41,16 @@ export function packagesRoutes(deps: PackagesRoutesDeps): Router {
   });
 
   router.get('/api/packages/:scope/:name', async (req, res) => {
-    const detail = await getPackageDetail(db, packageKeyFromParams(req.params));
-    sendVersioned(req, res, etagFor(detail.version, 'json'), DETAIL_CACHE_CONTROL, () =>
-      res.json(detail.value),
-    );
+    const pkg = await cache.get(packageKeyFromParams(req.params));
+    sendVersioned(req, res, etagFor(pkg.version, 'json'), DETAIL_CACHE_CONTROL, () => {
+      res.type('application/json; charset=utf-8').send(pkg.detailJson);
+    });
   });
 
   router.get('/api/packages/:scope/:name/skill-md', async (req, res) => {
-    const skillMd = await getSkillMd(db, packageKeyFromParams(req.params));
-    sendVersioned(req, res, etagFor(skillMd.version, 'md'), SKILL_MD_CACHE_CONTROL, () => {
-      res.type('text/markdown; charset=utf-8').send(skillMd.value);
+    const pkg = await cache.get(packageKeyFromParams(req.params));
+    sendVersioned(req, res, etagFor(pkg.version, 'md'), SKILL_MD_CACHE_CONTROL, () => {
+      res.type('text/markdown; charset=utf-8').send(pkg.skillMd);
     });
   });
 

@@ -78,11 +78,6 @@ export async function getPackageDetail(db: Db, key: PackageKey): Promise<Version
   return { value: toPackageDetail(row), version: `${row.id}.${row.row_version}` };
 }
 
-export async function getSkillMd(db: Db, key: PackageKey): Promise<Versioned<string>> {
-  const row = await requireVisible(db, key);
-  return { value: row.skill_md_raw, version: `${row.id}.${row.row_version}` };
-}
-
 /**
  * decisions.md: Registry: `{codeHost}/{sourceRepo}/tree/{sourceRef}/{sourcePath}`, the repository root
  * when sourcePath is empty. Path segments are encoded one by one so `/` stays a separator.

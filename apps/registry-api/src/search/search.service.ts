@@ -1,6 +1,7 @@
 import { SEARCH_MAX_RESULTS, type SearchResponse } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import {
+  countIndexMatches,
   countSearchDocs,
   matchesInSlice,
   prefixStats,
@@ -15,8 +16,9 @@ import { exactOperand, prefixOperand, searchLexemes } from './search-terms.js';
  * Query planning (docs/decisions.md, "Registry search"). Each term's prefix is looked up in the lexeme
  * statistics: a prefix that expands to at most `maxExpansions` stored lexemes is "narrow" and becomes an
  * OR of those exact lexemes, which the GIN index intersects cheaply; a prefix unknown to the statistics
- * (a word newer than the last rebuild) stays a prefix operand. When the narrow terms are expected to
- * leave at most `selectiveMaxDocs` candidates, the answer is computed exactly over them.
+ * (a word newer than the last rebuild) stays a prefix operand. The candidates of the narrow terms are
+ * counted from the GIN bitmap (no heap reads); when at most `selectiveMaxDocs`, the answer is computed
+ * exactly over them.
  * Otherwise the query is broad: package_search_docs (already in ranking order) is read in growing
  * slices, stopping once the top 50 is certain (50 name matches seen, or the table's end) or, at the
  * latest, once 50 matches are in hand and `minWindow` rows were read. `total` is then extrapolated from
@@ -54,7 +56,7 @@ async function searchBroad(
   lexemes: string[],
   plan: SearchPlanOptions,
   docs: number,
-): Promise<{ rows: SearchRow[]; total: number }> {
+): Promise<{ rows: SearchRow[]; total: number; exact: boolean }> {
   const top: RankedMatch[] = [];
   let matches = 0;
   let nameMatches = 0;
@@ -80,8 +82,8 @@ async function searchBroad(
     ).map((row) => [row.id, row]),
   );
   const rows = chosen.flatMap((m) => byId.get(m.id) ?? []);
-  const total = scanned >= docs || scanned === 0 ? matches : Math.round((matches / scanned) * docs);
-  return { rows, total };
+  const exact = scanned >= docs || scanned === 0;
+  return { rows, total: exact ? matches : Math.round((matches / scanned) * docs), exact };
 }
 
 /** registry-api.md: Search rules 1-4 with decisions.md: Registry / Search. `q` arrives trimmed. */
