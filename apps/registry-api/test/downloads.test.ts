@@ -54,6 +54,23 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
     await foldAllDownloadDeltas(t.db);
   });
 
+  it('a process killed after answering loses nothing: another process folds its deltas (decisions.md: Track)', async () => {
+    const before = await downloadCount('old');
+    // "Process A": its own recorder answers 200 and is then abandoned without any fold, as if killed.
+    const processA = createApp({
+      db: t.db,
+      redis,
+      logger: silentLogger,
+      env: loadEnv({ DETAIL_CACHE_TTL_MS: '0' }),
+    });
+    await request(processA).post('/api/packages/@acme/old/track').expect(200, { ok: true });
+    await request(processA).post('/api/packages/@acme/old/track').expect(200, { ok: true });
+    // "Process B" starts later; its flusher finds the committed deltas.
+    const processB = startDownloadFlusher(t.db, silentLogger, 10);
+    await processB.stop();
+    expect(await downloadCount('old')).toBe(before + 2);
+  });
+
   it('404 {error: "Not found"} for a missing or delisted package; deprecated is counted', async () => {
     await request(app).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
     await request(app).post('/api/packages/@acme/gone/track').expect(404, { error: 'Not found' });

@@ -269,3 +269,32 @@ describe('GET /api/packages (registry-api.md: list; decisions.md: Registry / Lis
     expect(res.body).toEqual({ data: [], total: 3, page: 99, pageSize: 20 });
   });
 });
+
+// Runs last: it adds packages, which the list tests above must not see.
+describe('field values (registry-api.md: Kind values; Versioning)', () => {
+  it.each(['skill', 'composite', 'workflow', 'app'] as const)(
+    'kind %s is returned as stored',
+    async (kind) => {
+      await insertPackages(t.db, [packageRow({ scope: 'kinds', name: `a-${kind}`, kind })]);
+      const res = await request(app).get(`/api/packages/@kinds/a-${kind}`).expect(200);
+      expect(res.body.kind).toBe(kind);
+    },
+  );
+
+  it('version is a semver string or null; nullable fields come back as null', async () => {
+    await insertPackages(t.db, [
+      packageRow({
+        scope: 'kinds',
+        name: 'no-version',
+        version: null,
+        category: null,
+        license: null,
+        language: null,
+      }),
+    ]);
+    const res = await request(app).get('/api/packages/@kinds/no-version').expect(200);
+    expect(res.body).toMatchObject({ version: null, category: null, license: null, language: null });
+    const withVersion = await request(app).get('/api/packages/@acme/pdf-editor').expect(200);
+    expect(withVersion.body.version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
