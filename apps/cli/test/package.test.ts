@@ -65,6 +65,7 @@ describe('npm pack + npm install -g', () => {
       ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', join(out, manifest.filename)],
       {
         cwd: out,
+        env: npmEnv,
         timeout: 180_000,
       },
     );

@@ -36,6 +36,8 @@ export async function startRegistry(databaseUrl: string): Promise<RunningRegistr
       REDIS_URL: TEST_REDIS_URL,
       REGISTRY_HOST: '127.0.0.1',
       REGISTRY_PORT: String(port),
+      // The detail micro-cache (1 s by default) would hide a re-index from the very next CLI call.
+      DETAIL_CACHE_TTL_MS: '0',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
