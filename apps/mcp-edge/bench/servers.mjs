@@ -28,7 +28,8 @@ async function edge() {
   const { loadEnv } = await import('../dist/env.js');
   const env = loadEnv(config.env);
   const db = createDb(env.DATABASE_URL, { max: 10 });
-  const redis = new Redis(env.REDIS_URL, { keyPrefix: config.redisPrefix });
+  // As src/index.ts: auto-pipelining batches the rate-limit scripts of concurrent requests into one write.
+  const redis = new Redis(env.REDIS_URL, { keyPrefix: config.redisPrefix, enableAutoPipelining: true });
   const built = createEdge({ db, redis, logger: createLogger('bench', 'silent'), env });
   return createServer(built.handler);
 }
