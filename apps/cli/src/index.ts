@@ -14,7 +14,8 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof CommanderError) {
     // Commander has already printed its message (or the help / version text).
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
+    // Help asked for (--help, `help <command>`) and --version exit 0; help shown for a bare `pkgreg` is usage.
+    if (error.exitCode === 0) return EXIT.ok;
     return EXIT.usage;
   }
   if (error instanceof CliError) {

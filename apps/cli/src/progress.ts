@@ -17,6 +17,11 @@ export function createProgress(total: number, stream: NodeJS.WriteStream = proce
   const tty = stream.isTTY === true;
   let timer: NodeJS.Timeout | undefined;
 
+  function onInterrupt(): void {
+    stream.write(CLEAR_LINE);
+    process.exit(130);
+  }
+
   function render(): void {
     const text = `${FRAMES[frame % FRAMES.length]} [${index}/${total}] ${label}`;
     // Never let the line wrap: a wrapped line cannot be erased with one \r.
@@ -33,6 +38,10 @@ export function createProgress(total: number, stream: NodeJS.WriteStream = proce
         return;
       }
       render();
+      if (!timer) {
+        // Ctrl-C mid-install: erase the progress line so the shell prompt starts on a clean line.
+        process.once('SIGINT', onInterrupt);
+      }
       timer ??= setInterval(() => {
         frame += 1;
         render();
@@ -47,6 +56,7 @@ export function createProgress(total: number, stream: NodeJS.WriteStream = proce
       }
     },
     done() {
+      process.off('SIGINT', onInterrupt);
       if (timer) clearInterval(timer);
       timer = undefined;
       if (tty && index > 0) stream.write(CLEAR_LINE);

@@ -96,6 +96,18 @@ describe('pkgreg itself: help, version, usage errors', () => {
     }
   });
 
+  it('help for a command exits 0', async () => {
+    const cwd = await project();
+    for (const args of [
+      ['help', 'install'],
+      ['install', '--help'],
+    ]) {
+      const result = await cli(args, cwd);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('--frozen');
+    }
+  });
+
   it('--version prints the package version', async () => {
     const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
     const result = await cli(['--version'], await project());

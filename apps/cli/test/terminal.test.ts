@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ENTRY, tempDir } from './helpers/cli.js';
+import { startFaultProxy } from './helpers/fault-proxy.js';
 import { type RunningRegistry, startRegistry } from './helpers/registry.js';
 import { seedSkills } from './helpers/seed.js';
 
@@ -76,5 +77,37 @@ describe('install progress on a TTY', () => {
     expect(stream).toContain('\r\x1b[2K');
     const escapes = new Set(stream.match(new RegExp(`${ESC}[^a-zA-Z]*[a-zA-Z]`, 'g')) ?? []);
     expect([...escapes]).toEqual(['\x1b[2K']);
+  }, 180_000);
+
+  it('Ctrl-C while a request hangs: the progress line is erased and the exit code is 130', async () => {
+    const proxy = await startFaultProxy(registry.url, (req) =>
+      req.url?.includes('gamma-skill') ? 'hang' : 'forward',
+    );
+    try {
+      const cwd = await tempDir('tty-int');
+      const names = NAMES.map((name) => `@acme/${name}`).join(' ');
+      await writeFile(
+        join(cwd, 'run.sh'),
+        // exec: the CLI is the foreground process itself, so Ctrl-C reaches it, not a wrapper shell.
+        `exec env -i PATH="$PATH" HOME=${cwd} ${process.execPath} ${CLI_ENTRY} --registry ${proxy.url} install ${names}\n`,
+      );
+      await tmux(['new-session', '-d', '-x', '100', '-y', '30', '-s', 'int', '-c', cwd, 'sh']);
+      await tmux(['send-keys', '-t', 'int', 'clear; sh run.sh; echo "EXIT=$?"', 'Enter']);
+      let screen = '';
+      for (let i = 0; i < 900 && !screen.includes('[3/4] installing @acme/gamma-skill'); i++) {
+        await sleep(100);
+        screen = (await tmux(['capture-pane', '-p', '-t', 'int'])).stdout;
+      }
+      expect(screen).toContain('[3/4] installing @acme/gamma-skill');
+      await tmux(['send-keys', '-t', 'int', 'C-c']);
+      for (let i = 0; i < 300 && !/EXIT=\d+/.test(screen); i++) {
+        await sleep(100);
+        screen = (await tmux(['capture-pane', '-p', '-t', 'int'])).stdout;
+      }
+      expect(screen).toContain('EXIT=130');
+      expect(screen).not.toMatch(/\[\d\/\d\]|installing/);
+    } finally {
+      await proxy.close();
+    }
   }, 180_000);
 });

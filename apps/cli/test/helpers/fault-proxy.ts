@@ -7,11 +7,11 @@ export interface CannedResponse {
   body: string;
 }
 
-/** Decides per request: forward to the registry, or answer with a canned response. */
+/** Decides per request: forward to the registry, answer with a canned response, or never answer. */
 export type FaultPlan = (
   req: IncomingMessage,
   index: number,
-) => CannedResponse | 'forward' | ((body: string) => string);
+) => CannedResponse | 'forward' | 'hang' | ((body: string) => string);
 
 export interface FaultProxy {
   url: string;
@@ -30,6 +30,7 @@ export async function startFaultProxy(target: string, plan: FaultPlan): Promise<
     const index = requests.length;
     requests.push({ method: req.method ?? 'GET', path: req.url ?? '/', at: Date.now() });
     const decision = plan(req, index);
+    if (decision === 'hang') return;
     if (typeof decision === 'object') {
       res.writeHead(decision.status, { 'content-type': 'application/json', ...decision.headers });
       res.end(decision.body);
