@@ -23,8 +23,11 @@ export async function refreshDerivedTables(db: Db): Promise<boolean> {
     );
     if (!lock.rows[0]?.ok) return false;
     try {
+      // Read before rebuilding: a change racing the rebuild leaves the stored value behind, not ahead.
+      const counter = await readListChangeCounter(conn);
       await refreshListRanks(conn);
       await rebuildSearchTables(conn);
+      await writeDerivedCounter(conn, counter);
       return true;
     } finally {
       await sql`select pg_advisory_unlock(${REFRESH_LOCK_KEY})`.execute(conn);

@@ -71,19 +71,6 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
   return result.rows.map((row) => ({ docs: row.docs, lexemes: row.lexemes ?? [] }));
 }
 
-/**
- * How many packages the index query matches, from the GIN bitmap alone: exact lexemes need no recheck,
- * so on all-visible pages Postgres never reads the heap. Delisted packages are included (the status is
- * in the heap); good enough for choosing a plan and for the total of a broad query.
- */
-export async function countIndexMatches(db: Db, indexQuery: string): Promise<number> {
-  const result = await sql<{ n: number }>`
-    select count(*)::int as n from packages where search_vector @@ to_tsquery('simple', ${indexQuery})`.execute(
-    db,
-  );
-  return result.rows[0]?.n ?? 0;
-}
-
 /** Rows in package_search_docs (the highest ord: an index probe, not a count). */
 export async function countSearchDocs(db: Db): Promise<number> {
   const result = await sql<{ n: number | null }>`select max(ord) as n from package_search_docs`.execute(db);

@@ -1,7 +1,6 @@
 import { SEARCH_MAX_RESULTS, type SearchResponse } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import {
-  countIndexMatches,
   countSearchDocs,
   matchesInSlice,
   prefixStats,
@@ -16,9 +15,10 @@ import { exactOperand, prefixOperand, searchLexemes } from './search-terms.js';
  * Query planning (docs/decisions.md, "Registry search"). Each term's prefix is looked up in the lexeme
  * statistics: a prefix that expands to at most `maxExpansions` stored lexemes is "narrow" and becomes an
  * OR of those exact lexemes, which the GIN index intersects cheaply; a prefix unknown to the statistics
- * (a word newer than the last rebuild) stays a prefix operand. The candidates of the narrow terms are
- * counted from the GIN bitmap (no heap reads); when at most `selectiveMaxDocs`, the answer is computed
- * exactly over them.
+ * (a word newer than the last rebuild) stays a prefix operand. When the narrow terms are expected
+ * (independence of terms assumed, from the statistics) to leave at most `selectiveMaxDocs` candidates,
+ * the answer is computed exactly over them. Counting the candidates from the GIN bitmap instead was
+ * tried: it costs ~1 s for a term in half the packages.
  * Otherwise the query is broad: package_search_docs (already in ranking order) is read in growing
  * slices, stopping once the top 50 is certain (50 name matches seen, or the table's end) or, at the
  * latest, once 50 matches are in hand and `minWindow` rows were read. `total` is then extrapolated from
