@@ -9,6 +9,7 @@ import {
   refreshDerivedTables,
   startDerivedTablesRefresher,
 } from '../src/packages/derived-tables-refresher.js';
+import { readDerivedCounter, readListChangeCounter } from '../src/packages/packages.repository.js';
 import {
   destroyTestDatabase,
   insertPackages,
@@ -121,6 +122,18 @@ describe('list positions follow package changes (issue: dense positions refreshe
     expect(after.body.data[0].name).toBe('aaa-new');
     expect(after.body.total).toBe(47);
     expect(after.body.data.map(keyOf)).not.toContain('zeta/tool-00-a');
+  });
+
+  it('a rebuild stores the change counter it saw, so a restarted process does not rebuild for nothing', async () => {
+    await refreshDerivedTables(t.db);
+    expect(await readDerivedCounter(t.db)).toBe(await readListChangeCounter(t.db));
+    await t.db
+      .insertInto('packages')
+      .values(packageRow({ scope: 'alpha', name: 'counter-bump' }))
+      .execute();
+    expect(await readListChangeCounter(t.db)).toBeGreaterThan((await readDerivedCounter(t.db)) ?? 0);
+    await refreshDerivedTables(t.db);
+    expect(await readDerivedCounter(t.db)).toBe(await readListChangeCounter(t.db));
   });
 
   it('the background refresher notices a change through the change counter within about one interval', async () => {
