@@ -32,60 +32,75 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-function templateName(): string {
+function migrationsHash(): string {
   // Keyed by the migrations' names and code, so an edited migration never reuses a stale template.
   const source = Object.entries(migrations).map(([name, m]) => `${name}\n${String(m.up)}`);
-  const hash = createHash('sha256').update(source.join('\n')).digest('hex').slice(0, 16);
-  return `${TEMPLATE_PREFIX}${hash}`;
+  return createHash('sha256').update(source.join('\n')).digest('hex').slice(0, 16);
 }
 
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+/** Names carry their creation time (base 36) after the prefix, so leftovers can be aged. */
+const createdAt = (name: string, prefix: string) =>
+  Number.parseInt(name.slice(prefix.length).split('_')[0] ?? '', 36);
+
 async function ensureTemplate(): Promise<string> {
-  const name = templateName();
+  const hash = migrationsHash();
+  const prefix = `${TEMPLATE_PREFIX}${hash}_`;
   return admin(async (client) => {
     // One process builds the template; the others wait on the lock, then find it ready.
-    await client.query('select pg_advisory_lock(hashtext($1))', [name]);
+    await client.query('select pg_advisory_lock(hashtext($1))', [prefix]);
     try {
-      const found = await client.query('select 1 from pg_database where datname = $1', [name]);
-      if (!found.rowCount) {
-        const building = `${name}_build`;
-        await client.query(`drop database if exists ${quoteIdent(building)} with (force)`);
-        await client.query(`create database ${quoteIdent(building)}`);
-        const db = createDb(withDatabase(ADMIN_URL, building), { max: 1 });
-        try {
-          await migrateToLatest(db);
-        } finally {
-          await db.destroy();
-        }
-        await client.query(`alter database ${quoteIdent(building)} rename to ${quoteIdent(name)}`);
-        await client.query(`alter database ${quoteIdent(name)} with is_template true`);
-        // Older templates (from other migration sets) and test databases left by killed runs.
-        const stale = await client.query(
-          `select datname from pg_database where datname like $1 and datname <> $2`,
-          [`${likePrefix(TEMPLATE_PREFIX)}%`, name],
-        );
-        // Best effort: a concurrent run on an older checkout may be cloning one of them right now.
-        for (const row of stale.rows as { datname: string }[]) {
-          try {
-            await client.query(`alter database ${quoteIdent(row.datname)} with is_template false`);
-            await client.query(`drop database if exists ${quoteIdent(row.datname)} with (force)`);
-          } catch {}
-        }
+      const found = await client.query<{ datname: string }>(
+        'select datname from pg_database where datname like $1 and datistemplate order by datname desc limit 1',
+        [`${likePrefix(prefix)}%`],
+      );
+      if (found.rows[0]) return found.rows[0].datname;
+      const name = `${TEMPLATE_PREFIX}${nowSeconds().toString(36)}_${hash}`;
+      const building = `${name}_build`;
+      await client.query(`drop database if exists ${quoteIdent(building)} with (force)`);
+      await client.query(`create database ${quoteIdent(building)}`);
+      const db = createDb(withDatabase(ADMIN_URL, building), { max: 1 });
+      try {
+        await migrateToLatest(db);
+      } finally {
+        await db.destroy();
       }
+      await client.query(`alter database ${quoteIdent(building)} rename to ${quoteIdent(name)}`);
+      await client.query(`alter database ${quoteIdent(name)} with is_template true`);
+      await dropOldTemplates(client, name);
+      return name;
     } finally {
-      await client.query('select pg_advisory_unlock(hashtext($1))', [name]);
+      await client.query('select pg_advisory_unlock(hashtext($1))', [prefix]);
     }
-    return name;
   });
+}
+
+async function dropOldTemplates(client: pg.Client, keep: string): Promise<void> {
+  // Templates of other migration sets, once over an hour old: a run on another checkout (an older
+  // branch, a CI clone) may still be cloning a younger one. Best effort for the same reason.
+  const cutoff = nowSeconds() - 3600;
+  const rows = await client.query<{ datname: string }>(
+    'select datname from pg_database where datname like $1 and datname <> $2',
+    [`${likePrefix(TEMPLATE_PREFIX)}%`, keep],
+  );
+  for (const { datname } of rows.rows) {
+    const created = createdAt(datname, TEMPLATE_PREFIX);
+    if (Number.isFinite(created) && created >= cutoff) continue;
+    try {
+      await client.query(`alter database ${quoteIdent(datname)} with is_template false`);
+      await client.query(`drop database if exists ${quoteIdent(datname)} with (force)`);
+    } catch {}
+  }
 }
 
 async function dropLeftovers(client: pg.Client): Promise<void> {
   // Test database names carry their creation time; anything over an hour old was left by a killed run.
-  const cutoff = Math.floor(Date.now() / 1000) - 3600;
+  const cutoff = nowSeconds() - 3600;
   const rows = await client.query(`select datname from pg_database where datname like $1`, [
     `${likePrefix(TEST_PREFIX)}%`,
   ]);
   for (const { datname } of rows.rows as { datname: string }[]) {
-    const created = Number.parseInt(datname.slice(TEST_PREFIX.length).split('_')[0] ?? '', 36);
+    const created = createdAt(datname, TEST_PREFIX);
     if (Number.isFinite(created) && created < cutoff) {
       await client.query(`drop database if exists ${quoteIdent(datname)} with (force)`).catch(() => {});
     }
@@ -102,12 +117,19 @@ export interface TestDatabase {
 
 /** A fresh, migrated database for one test file. Call `destroy()` in afterAll. */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const template = await ensureTemplate();
-  const stamp = Math.floor(Date.now() / 1000).toString(36);
-  const name = `${TEST_PREFIX}${stamp}_${randomBytes(5).toString('hex')}`;
+  const name = `${TEST_PREFIX}${nowSeconds().toString(36)}_${randomBytes(5).toString('hex')}`;
   await admin(async (client) => {
     await dropLeftovers(client);
-    await client.query(`create database ${quoteIdent(name)} template ${quoteIdent(template)}`);
+    for (let attempt = 1; ; attempt++) {
+      const template = await ensureTemplate();
+      try {
+        await client.query(`create database ${quoteIdent(name)} template ${quoteIdent(template)}`);
+        return;
+      } catch (error) {
+        // 3D000: the template went away between lookup and clone (another checkout's cleanup); rebuild once.
+        if ((error as { code?: string }).code !== '3D000' || attempt > 1) throw error;
+      }
+    }
   });
   const url = withDatabase(ADMIN_URL, name);
   const db = createDb(url, { max: 5, applicationName: 'pkgreg-test' });
