@@ -1,3 +1,4 @@
+import { createDb } from '@pkgreg/db';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
 import type { Express } from 'express';
 import { Redis } from 'ioredis';
@@ -49,10 +50,10 @@ describe('errors (registry-api.md: Errors: every error body is {error})', () => 
 
   it('a database failure is a 500 {error} without a stack, logged with the request id', async () => {
     const lines: string[] = [];
-    const broken = await createTestDatabase();
-    await broken.destroy(); // its pool is closed and its database dropped: every query now fails
+    // Nothing listens on port 1: every query fails like a database outage would.
+    const broken = createDb('postgres://postgres@127.0.0.1:1/none', { max: 1 });
     const capturing = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
-    const failing = createApp({ db: broken.db, redis, logger: capturing, env: loadEnv({}) });
+    const failing = createApp({ db: broken, redis, logger: capturing, env: loadEnv({}) });
     const res = await request(failing)
       .get('/api/packages/@acme/x')
       .set('X-Request-Id', 'req-123')
@@ -62,6 +63,7 @@ describe('errors (registry-api.md: Errors: every error body is {error})', () => 
     expect(JSON.stringify(res.body)).not.toMatch(/at |Error:/);
     const logged = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request failed');
     expect(logged).toMatchObject({ requestId: 'req-123', status: 500 });
+    await broken.destroy();
   });
 });
 
