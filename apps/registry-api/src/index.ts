@@ -16,7 +16,7 @@ const db = createDb(env.DATABASE_URL, {
 const redis = new Redis(env.REDIS_URL, { lazyConnect: false });
 redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
 
-const recorder = createDownloadRecorder(db);
+const recorder = createDownloadRecorder(db, { maxInFlight: env.TRACK_MAX_IN_FLIGHT });
 const server = await listen(
   createApp({ db, redis, logger, env, recorder }),
   env.REGISTRY_PORT,

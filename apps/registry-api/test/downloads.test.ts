@@ -119,6 +119,16 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
     expect(await downloadCount('hot')).toBe(before + 400);
   });
 
+  it('several batch INSERTs in flight (TRACK_MAX_IN_FLIGHT) still count every call once', async () => {
+    const before = await downloadCount('cold');
+    const recorder = createDownloadRecorder(t.db, { maxInFlight: 4, maxBatch: 7 });
+    const results = await Promise.all(Array.from({ length: 100 }, () => recorder.record('acme', 'cold')));
+    await recorder.drain();
+    await foldAllDownloadDeltas(t.db);
+    expect(results.every(Boolean)).toBe(true);
+    expect(await downloadCount('cold')).toBe(before + 100);
+  });
+
   it('a call is answered only after its batch committed (group commit: one INSERT for a burst)', async () => {
     const recorder = createDownloadRecorder(t.db);
     const before = await t.db

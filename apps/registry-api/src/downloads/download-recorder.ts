@@ -17,19 +17,22 @@ export interface DownloadRecorder {
 export interface DownloadRecorderOptions {
   /** Largest batch in one INSERT. */
   maxBatch?: number;
+  /** Batch INSERTs running at once. 1 measured best at 1M (4.5k vs 3.6k rps with 2): bigger batches win. */
+  maxInFlight?: number;
 }
 
 /**
- * Group commit for track calls. A call joins the pending batch; when no insert is in flight the batch
- * is written at once, otherwise it grows until the running insert commits. So an idle server adds no
+ * Group commit for track calls. A call joins the pending batch; while fewer than `maxInFlight` inserts
+ * are running the batch is written at once, otherwise it grows until one of them commits. So an idle server adds no
  * delay, and a busy one writes hundreds of calls with ONE multi-row INSERT (same-package calls summed
  * into one delta row, so a hot package never serializes on anything). Each call is answered only after
  * the insert holding it committed: an answered track survives a crash or kill of the process.
  */
 export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions = {}): DownloadRecorder {
   const maxBatch = options.maxBatch ?? 2000;
+  const maxInFlight = options.maxInFlight ?? 1;
   let pending: Waiter[] = [];
-  let inFlight: Promise<void> | undefined;
+  const inFlight = new Set<Promise<void>>();
 
   const writeBatch = async (batch: Waiter[]) => {
     const counts = new Map<string, DownloadCount>();
@@ -52,13 +55,15 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
   };
 
   const pump = () => {
-    if (inFlight || pending.length === 0) return;
-    const batch = pending.slice(0, maxBatch);
-    pending = pending.slice(batch.length);
-    inFlight = writeBatch(batch).finally(() => {
-      inFlight = undefined;
-      pump();
-    });
+    while (inFlight.size < maxInFlight && pending.length > 0) {
+      const batch = pending.slice(0, maxBatch);
+      pending = pending.slice(batch.length);
+      const write: Promise<void> = writeBatch(batch).finally(() => {
+        inFlight.delete(write);
+        pump();
+      });
+      inFlight.add(write);
+    }
   };
 
   return {
@@ -69,9 +74,9 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
       });
     },
     async drain() {
-      while (inFlight || pending.length > 0) {
+      while (inFlight.size > 0 || pending.length > 0) {
         pump();
-        await inFlight;
+        await Promise.all(inFlight);
       }
     },
   };
