@@ -10,7 +10,9 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
-const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const DURATION = Number(process.env.BENCH_DURATION ?? 6);
+// Scenarios run round-robin this many times; each figure is the median (the machine is shared).
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const RSS_REQUESTS = Number(process.env.BENCH_RSS_REQUESTS ?? 300_000);
 const WRITE_DOCS = (process.env.BENCH_WRITE_DOCS ?? '1') !== '0';
@@ -70,6 +72,7 @@ function rssKb(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
 }
 
+const loadAtStart = loadavg().map((x) => +x.toFixed(2));
 const t = await createTestDatabase();
 try {
   await ensureActiveKey(t.db);
@@ -132,25 +135,41 @@ try {
       body: call('info', {}),
     },
   ];
+  const rounds = Object.fromEntries(scenarios.map((s) => [s.key, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const s of scenarios) {
+      const opts = {
+        url: `http://127.0.0.1:${s.server.port}/mcp`,
+        headers,
+        body: s.body,
+        connections: CONNECTIONS,
+      };
+      if (round === 0) await load({ ...opts, duration: 2 }); // warm-up (JIT, pools)
+      const cpuBefore = cpuMs(s.server.child.pid);
+      const measured = await load({ ...opts, duration: DURATION });
+      // Server CPU time per request: what a request costs the server itself, whatever else the shared
+      // machine is doing; 1e6 / cpuUsPerReq is the throughput one dedicated core could sustain.
+      const cpuUsPerReq = ((cpuMs(s.server.child.pid) - cpuBefore) * 1000) / measured.total;
+      rounds[s.key].push({ ...measured, cpuUsPerReq });
+      console.log(
+        `round ${round + 1} ${s.label}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, server CPU ${cpuUsPerReq.toFixed(0)} µs/req, non2xx ${measured.non2xx}, errors ${measured.errors}`,
+      );
+    }
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const results = {};
   for (const s of scenarios) {
-    const opts = {
-      url: `http://127.0.0.1:${s.server.port}/mcp`,
-      headers,
-      body: s.body,
-      connections: CONNECTIONS,
+    const rs = rounds[s.key];
+    results[s.key] = {
+      label: s.label,
+      rps: median(rs.map((r) => r.rps)),
+      p50: median(rs.map((r) => r.p50)),
+      p99: median(rs.map((r) => r.p99)),
+      cpuUsPerReq: Math.round(median(rs.map((r) => r.cpuUsPerReq))),
+      non2xx: rs.reduce((n, r) => n + r.non2xx, 0),
+      errors: rs.reduce((n, r) => n + r.errors, 0),
+      rounds: rs.map((r) => Math.round(r.rps)),
     };
-    await load({ ...opts, duration: 2 }); // warm-up (JIT, pools)
-    const cpuBefore = cpuMs(s.server.child.pid);
-    const measured = await load({ ...opts, duration: DURATION });
-    // Server CPU time per request: what a request costs the server itself, whatever else the shared
-    // machine is doing; 1e6 / cpuUsPerReq is the throughput one dedicated core could sustain.
-    const cpuUsPerReq = ((cpuMs(s.server.child.pid) - cpuBefore) * 1000) / measured.total;
-    results[s.key] = { label: s.label, ...measured, cpuUsPerReq: Math.round(cpuUsPerReq) };
-    const r = results[s.key];
-    console.log(
-      `${s.label}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, server CPU ${r.cpuUsPerReq} µs/req, non2xx ${r.non2xx}, errors ${r.errors}`,
-    );
   }
 
   // RSS over a long run on the edge: memory.get (admission, token cache, Lua limits, SQL, audit batches).
@@ -208,11 +227,12 @@ try {
     at: new Date().toISOString(),
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}`,
     durationSeconds: DURATION,
+    rounds: ROUNDS,
     connections: CONNECTIONS,
     results,
     ratios,
     cpuRatios,
-    loadAverage: loadavg().map((x) => +x.toFixed(2)),
+    loadAverage: { start: loadAtStart, end: loadavg().map((x) => +x.toFixed(2)) },
     rss,
     auditRows: Number(audited?.n ?? 0),
   };
@@ -234,13 +254,14 @@ function writeDocs(r) {
   }
   const row = (k) => {
     const x = r.results[k];
-    return `| ${x.label} | ${x.rps.toFixed(0)} | ${x.p50} | ${x.p99} | ${x.cpuUsPerReq} | ${x.non2xx} |`;
+    return `| ${x.label} | ${x.rps.toFixed(0)} (${x.rounds.join(', ')}) | ${x.p50} | ${x.p99} | ${x.cpuUsPerReq} | ${x.non2xx} |`;
   };
   const section = `## MCP edge
 
 Command: \`flock /tmp/pkgreg-bench.lock pnpm bench:edge\` (apps/mcp-edge/bench/run.mjs). Servers pinned to
 CPU 0 (\`taskset -c 0\`), autocannon in a separate process pinned to CPU 1, ${r.connections} connections,
-${r.durationSeconds} s per scenario after a 2 s warm-up, every baseline measured in the same run.
+${r.durationSeconds} s per scenario, scenarios round-robin ${r.rounds} times after a 2 s warm-up each, every
+baseline measured in the same run; each figure is the median of the rounds (req/s of every round in brackets).
 Machine: ${r.machine}, shared with other work (figures are noisy). Run at ${r.at}.
 
 | Scenario | req/s | p50 ms | p99 ms | server CPU µs/req | non-2xx |
@@ -256,7 +277,8 @@ ${['edgeInfo', 'echo', 'edgeGet', 'pg', 'sdk'].map(row).join('\n')}
 
 "From server CPU/req" divides the servers' CPU time per request (utime + stime from /proc over the
 measured run): the throughput each would reach on a dedicated core. It matters here because the machine
-was loaded (load average ${r.loadAverage.join(', ')} on ${cpus().length} cores) and the edge, unlike the
+was loaded (load average ${r.loadAverage.start.join(', ')} at the start, ${r.loadAverage.end.join(', ')}
+at the end, on ${cpus().length} cores) and the edge, unlike the
 echo and SDK baselines, waits on Redis and Postgres, which competed for the same cores.
 
 Every edge request runs full admission: host and origin, bearer (verified-token LRU), transport
@@ -266,6 +288,20 @@ audit row (${r.auditRows} rows written during the run).
 RSS of the edge over ${r.rss.requests} memory.get requests (${r.rss.seconds} s; scaled down from 1M to fit
 the session): start ${r.rss.startMb} MB, peak ${r.rss.peakMb} MB, end ${r.rss.endMb} MB; max in the first quarter
 ${r.rss.firstQuarterMaxMb} MB, in the last quarter ${r.rss.lastQuarterMaxMb} MB (non-2xx ${r.rss.non2xx}).
+
+Reading the figures (targets missed are stated as missed):
+- system.info vs the echo: the echo parses and answers ~80 bytes with no I/O. The edge answers ~2.4 KB
+  (decisions.md puts the tool object in \`result\` three times: top level, \`content\` text,
+  \`structuredContent\`), makes one Redis round trip for the rate limit and queues an audit row: about
+  35 µs more server CPU per request. Redis auto-pipelining (\`enableAutoPipelining\`, src/index.ts) is what
+  brought it from ~5k to ~14k req/s: it batches the scripts of concurrent requests into one write.
+- memory.get vs the bare pg server: both run the same one-row query; the edge adds admission, the Redis
+  round trip, Kysely and the memory service. Close to the 0.7 target, under it in some runs.
+- vs the MCP SDK stateless pattern: system.info meets ≥ 5×. memory.get cannot: the SDK baseline's tool
+  does no I/O, and the query alone costs the bare pg server more CPU per request than 1/5 of the SDK's
+  whole request (the bare pg server itself is only ~2.4× the SDK).
+- RSS settles after warm-up (V8 sizes its heap to the allocation rate) and shows no growth between the
+  first and last quarter of the long run; the token cache, audit buffer and rate-limit state are bounded.
 `;
   const start = doc.indexOf('## MCP edge');
   if (start === -1) doc = `${doc.trimEnd()}\n\n${section}`;
