@@ -15,7 +15,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     create table package_search_docs as
     select (row_number() over (order by repo_stars desc, scope, name))::int as ord, id, search_vector
     from packages where status <> 'delisted' order by repo_stars desc, scope, name`.execute(db);
-  await sql`alter table package_search_docs add constraint package_search_docs_pkey primary key (ord)`.execute(db);
+  await sql`alter table package_search_docs add constraint package_search_docs_pkey primary key (ord)`.execute(
+    db,
+  );
   await sql`
     create table package_search_lexemes as
     select word as lexeme, ndoc from ts_stat('select search_vector from packages where status <> ''delisted''')`.execute(
