@@ -52,7 +52,8 @@ async function ensureTemplate(): Promise<string> {
     try {
       const found = await client.query<{ datname: string }>(
         'select datname from pg_database where datname like $1 and datistemplate order by datname desc limit 1',
-        [`${likePrefix(prefix)}%`],
+        // Names are `<prefix><time>_<hash>`: match on the hash suffix, not on `<prefix><hash>_`.
+        [`${likePrefix(TEMPLATE_PREFIX)}%${likePrefix(`_${hash}`)}`],
       );
       if (found.rows[0]) return found.rows[0].datname;
       const name = `${TEMPLATE_PREFIX}${nowSeconds().toString(36)}_${hash}`;
