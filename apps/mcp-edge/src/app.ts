@@ -84,8 +84,12 @@ export function createEdge(deps: AppDeps): Edge {
   app.use(oauthRoutes({ db, keyStore, urls, tokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS }));
   app.use(healthRoutes({ db, redis: deps.redis }));
   const onError: ErrorRequestHandler = (error, _req, res, _next) => {
-    logger.error({ err: error }, 'request failed');
-    if (!res.headersSent) res.status(500).json({ error: 'server_error' });
+    // Body parser refusals (malformed or oversized form bodies at /mcp/token) are the client's: 4xx.
+    const status = typeof error?.status === 'number' && error.status < 500 ? error.status : 500;
+    if (status === 500) logger.error({ err: error }, 'request failed');
+    if (res.headersSent) return;
+    if (status === 500) res.status(500).json({ error: 'server_error' });
+    else res.status(status).json({ error: 'invalid_request', error_description: 'unreadable request body' });
   };
   app.use(onError);
 

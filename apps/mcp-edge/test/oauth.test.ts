@@ -172,6 +172,16 @@ describe('token endpoint: client_credentials (decisions.md; RFC 6749 §4.4, RFC 
     expect(json.body.error).toBe('invalid_request');
   });
 
+  it('answers a 4xx invalid_request, not a 5xx, for an oversized or unreadable form body', async () => {
+    const res = await request(h.app)
+      .post('/mcp/token')
+      .type('form')
+      .auth(client.clientId, client.clientSecret)
+      .send(`grant_type=client_credentials&pad=${'x'.repeat(20_000)}`);
+    expect(res.status).toBe(413);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
   it('answers invalid_target when resource names anything but the MCP resource (RFC 8707)', async () => {
     const res = await token({
       grant_type: 'client_credentials',
