@@ -1,7 +1,14 @@
 import { SCOPES } from '@pkgreg/contracts';
-import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callTool, clientWithToken, createHarness, forgeToken, type Harness, rpc } from './helpers.js';
+import {
+  callTool,
+  clientWithToken,
+  createHarness,
+  forgeToken,
+  type Harness,
+  postMcp,
+  rpc,
+} from './helpers.js';
 
 // decisions.md, Audit: every /mcp request, admitted or rejected, leaves one audit record (time, request
 // id, namespace, client, method, tool, outcome or reason, latency, backend); never a token or memory content.
@@ -82,12 +89,7 @@ describe('audit records', () => {
     const other = await createHarness();
     try {
       const c = await clientWithToken(other, [SCOPES.systemRead]);
-      const res = await request(other.app)
-        .post('/mcp')
-        .set('Host', 'localhost:4100')
-        .set('Content-Type', 'application/json')
-        .set('Authorization', `Bearer ${c.token}`)
-        .send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      const res = await postMcp(other, c.token, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(res.status).toBe(202);
       await other.edge.shutdown();
       const [row] = await other.t.db.selectFrom('audit_records').selectAll().execute();

@@ -89,27 +89,37 @@ export async function clientWithToken(
   };
 }
 
-/** POST /mcp with a JSON-RPC request, as a well-behaved Streamable HTTP client sends it. */
-export function rpc(
-  h: Harness,
+/** POST /mcp with any body, as a well-behaved Streamable HTTP client sends it (to a harness or any edge). */
+export function postMcp(
+  target: { app: Harness['app'] },
   token: string | undefined,
-  method: string,
-  params: Record<string, unknown> = {},
-  options: { id?: string | number; headers?: Record<string, string> } = {},
+  body: unknown,
+  headers: Record<string, string> = {},
 ) {
-  const req = request(h.app)
+  const req = request(target.app)
     .post('/mcp')
     .set('Host', HOST)
     .set('Content-Type', 'application/json')
     .set('Accept', 'application/json, text/event-stream')
     .set('MCP-Protocol-Version', '2025-11-25');
   if (token) req.set('Authorization', `Bearer ${token}`);
-  for (const [k, v] of Object.entries(options.headers ?? {})) req.set(k, v);
-  return req.send({ jsonrpc: '2.0', id: options.id ?? 1, method, params });
+  for (const [k, v] of Object.entries(headers)) req.set(k, v);
+  return req.send(body as object);
+}
+
+/** POST /mcp with a JSON-RPC request. */
+export function rpc(
+  target: { app: Harness['app'] },
+  token: string | undefined,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: { id?: string | number; headers?: Record<string, string> } = {},
+) {
+  return postMcp(target, token, { jsonrpc: '2.0', id: options.id ?? 1, method, params }, options.headers);
 }
 
 export function callTool(
-  h: Harness,
+  h: { app: Harness['app'] },
   token: string | undefined,
   name: string,
   args: Record<string, unknown> = {},

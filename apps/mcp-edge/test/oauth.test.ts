@@ -235,12 +235,7 @@ describe('tokens at /mcp (decisions.md: namespace derivation, key rotation)', ()
     expect(states.find((s) => s.kid === oldKid)?.status).toBe('retiring');
     // A fresh edge (no cached verification) still accepts the pre-rotation token.
     const fresh = createEdge({ db: h.t.db, redis: h.redis, logger: createLogger('t', 'silent'), env: h.env });
-    const res = await request(fresh.app)
-      .post('/mcp')
-      .set('Host', 'localhost:4100')
-      .set('Content-Type', 'application/json')
-      .set('Authorization', `Bearer ${before.token}`)
-      .send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const res = await rpc(fresh, before.token, 'ping');
     expect(res.status).toBe(200);
     await fresh.shutdown();
   });
@@ -297,13 +292,7 @@ describe('trusted external issuers (validated the same way, JWKS fetched from th
         .setIssuedAt(now)
         .setExpirationTime(now + 60)
         .sign(signer.key);
-    const send = (t: string) =>
-      request(edge.app)
-        .post('/mcp')
-        .set('Host', 'localhost:4100')
-        .set('Content-Type', 'application/json')
-        .set('Authorization', `Bearer ${t}`)
-        .send({ jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 'pkgreg.system.v1.info' } });
+    const send = (t: string) => callTool(edge, t, 'pkgreg.system.v1.info');
     const ok = await send(await sign(issuerUrl));
     expect(ok.status).toBe(200);
     expect(ok.body.result.server.backendMode).toBe('development');

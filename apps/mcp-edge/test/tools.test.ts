@@ -12,7 +12,6 @@ import { quarantineNamespace, releaseNamespace } from '@pkgreg/memory';
 import { createLogger } from '@pkgreg/server-kit';
 import { completeTask, failTask, startTask } from '@pkgreg/tasks';
 import { Worker } from 'bullmq';
-import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEdge } from '../src/app.js';
 import {
@@ -476,20 +475,10 @@ describe('invoke (mcp-edge.md, Tools; decisions.md, Invoke)', () => {
       env: { ...h.env, EDGE_SYNC_THRESHOLD_MS: 8000 },
     });
     try {
-      const res = await request(patient.app)
-        .post('/mcp')
-        .set('Host', 'localhost:4100')
-        .set('Content-Type', 'application/json')
-        .set('Authorization', `Bearer ${c.token}`)
-        .send({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: {
-            name: 'pkgreg.agents.v1.invoke',
-            arguments: { agentId: 'engineering.workflow', input: { type: 'text', text: 'plan' } },
-          },
-        });
+      const res = await callTool(patient, c.token, 'pkgreg.agents.v1.invoke', {
+        agentId: 'engineering.workflow',
+        input: { type: 'text', text: 'plan' },
+      });
       expect(res.body.result).toMatchObject({
         mode: 'completed',
         outputs: [{ type: 'text', text: 'planned' }],
