@@ -107,6 +107,30 @@ const countIn = async (schema: string, content: string) => {
   }
 };
 
+describe('one contract across backends (mcp-edge.md, Deployment backends; System info result)', () => {
+  it('system info has the same shape everywhere; only server.backendMode differs here', async () => {
+    const infoAt = async (host: string) =>
+      (await at(host, 'tools/call', { name: 'pkgreg.system.v1.info' })).body.result.structuredContent;
+    const dev = await infoAt('localhost:4100');
+    for (const [host, mode] of [
+      ['acme.mcp.example.com', 'hosted'],
+      ['dev.tunnel.example.com', 'local_tunnel'],
+    ] as const) {
+      const other = await infoAt(host);
+      expect(other.server.backendMode).toBe(mode);
+      expect({ ...other, server: { ...other.server, backendMode: 'development' } }).toEqual(dev);
+    }
+  });
+
+  it('tools/list is the same in every backend', async () => {
+    const names = async (host: string) =>
+      (await at(host, 'tools/list')).body.result.tools.map((t: { name: string }) => t.name);
+    const dev = await names('localhost:4100');
+    expect(await names('acme.mcp.example.com')).toEqual(dev);
+    expect(await names('dev.tunnel.example.com')).toEqual(dev);
+  });
+});
+
 describe('hosted backend: the tenant’s own Postgres schema (decisions.md, Backends)', () => {
   it('resolves by exact host and by handle (first label), reports backendMode hosted', async () => {
     expect(await info('acme.mcp.example.com')).toBe('hosted');

@@ -249,6 +249,21 @@ describe('memory tools (mcp-edge.md, States and transitions; decisions.md, Memor
     expectRpcError(ltm, 403, 'scope_insufficient');
   });
 
+  it('no public path reaches promoted-tier memory: any tier but stm/ltm is request_schema_invalid', async () => {
+    for (const tier of ['promoted', 'internal']) {
+      expectRpcError(await put({ tier, content: 'x' }), 200, 'request_schema_invalid');
+      expectRpcError(
+        await callTool(h, c.token, 'pkgreg.memory.v1.search', {
+          namespace: c.namespace,
+          query: 'x',
+          tiers: [tier],
+        }),
+        200,
+        'request_schema_invalid',
+      );
+    }
+  });
+
   it('get and delete need the scope of the entry’s own tier', async () => {
     const entry = (await put({ tier: 'ltm', content: 'tiered' })).body.result.entry;
     const stmOnly = await forgeToken(h, {
