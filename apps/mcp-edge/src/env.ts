@@ -1,4 +1,4 @@
-import { booleanFlag, commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
+import { commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
 // The only place mcp-edge reads process.env (STYLE.md §5).
@@ -66,54 +66,59 @@ export const TrustedIssuerSchema = z.object({
 });
 export type TrustedIssuer = z.infer<typeof TrustedIssuerSchema>;
 
-export const EnvSchema = z.object({
-  ...commonEnvShape,
-  EDGE_HOST: z.string().default('127.0.0.1'),
-  EDGE_PORT: port(4100),
-  /** Base URL used by the OAuth discovery documents; the issuer is `{base}/mcp`. */
-  PKGREG_PUBLIC_BASE_URL: z
-    .url()
-    .default('http://localhost:4100')
-    .transform((u) => u.replace(/\/+$/, '')),
-  /** Seeded hosted tenant bindings: JSON array of {host?, handle?, tenant}. */
-  PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: jsonVar(z.array(HostedBindingSchema), '[]'),
-  /** Seeded tunnel sessions: JSON array of {host?, handle?, sessionId, target, secret, expiresAt?}. */
-  PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: jsonVar(z.array(TunnelSessionSchema), '[]'),
-  /** Accept requests whose Host is localhost as development (on in development). */
-  EDGE_ALLOW_LOCALHOST: booleanFlag(true),
-  /** Allowed browser origins; empty means the public base origin plus localhost origins. */
-  EDGE_ALLOWED_ORIGINS: commaList,
-  /** Other issuers whose tokens the edge accepts: JSON array of {issuer, jwksUrl, audience?, algorithms?}. */
-  EDGE_TRUSTED_ISSUERS_JSON: jsonVar(z.array(TrustedIssuerSchema), '[]'),
-  /** Lifetime of access tokens the built-in authorization server issues. */
-  EDGE_TOKEN_TTL_SECONDS: positiveInt(600),
-  /** Verified tokens kept in memory (until their exp) so a hot client is not re-verified per request. */
-  EDGE_TOKEN_CACHE_SIZE: positiveInt(10_000),
-  /** Default per-tool request rate per namespace + token, per minute. */
-  EDGE_RATE_LIMIT_PER_MINUTE: positiveInt(60),
-  /** Per-tool overrides of the rate: JSON object {toolName: perMinute}. */
-  EDGE_RATE_LIMITS_JSON: jsonVar(z.record(z.string(), z.number().int().positive()), '{}'),
-  EDGE_INVOKE_PER_MINUTE: positiveInt(10),
-  EDGE_COMPACT_PER_MINUTE: positiveInt(10),
-  /** A sync invoke/compact not done within this is answered as a task (decisions.md: default 10 s). */
-  EDGE_SYNC_THRESHOLD_MS: positiveInt(10_000),
-  EDGE_MAX_TASK_POLL_WINDOW_SECONDS: positiveInt(300),
-  /** Public tool mappings switched off by the operator (comma-separated tool names). */
-  EDGE_DISABLED_TOOLS: commaList,
-  /** BullMQ prefix of the development backend's runtime queues (hosted tenants get their own). */
-  EDGE_QUEUE_PREFIX: z.string().default('pkgreg'),
-  /** system info `server.name` and `server.phase` (vary by deployment). */
-  PKGREG_SERVER_NAME: z.string().default('pkgreg-mcp-edge'),
-  PKGREG_SERVER_PHASE: z
-    .string()
-    .regex(/^phase-\d+$/)
-    .default('phase-1'),
-  /** Audit rows are written in batches: at most every this many ms, or when this many are waiting. */
-  EDGE_AUDIT_FLUSH_MS: positiveInt(200),
-  EDGE_AUDIT_BATCH_SIZE: positiveInt(500),
-  /** How long a forwarded tunnel call may take before the edge gives up. */
-  EDGE_TUNNEL_TIMEOUT_MS: positiveInt(30_000),
-});
+export const EnvSchema = z
+  .object({
+    ...commonEnvShape,
+    EDGE_HOST: z.string().default('127.0.0.1'),
+    EDGE_PORT: port(4100),
+    /** Base URL used by the OAuth discovery documents; the issuer is `{base}/mcp`. */
+    PKGREG_PUBLIC_BASE_URL: z
+      .url()
+      .default('http://localhost:4100')
+      .transform((u) => u.replace(/\/+$/, '')),
+    /** Seeded hosted tenant bindings: JSON array of {host?, handle?, tenant}. */
+    PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: jsonVar(z.array(HostedBindingSchema), '[]'),
+    /** Seeded tunnel sessions: JSON array of {host?, handle?, sessionId, target, secret, expiresAt?}. */
+    PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: jsonVar(z.array(TunnelSessionSchema), '[]'),
+    /** Accept Host (and Origin) localhost as development; defaults to on except in production. */
+    EDGE_ALLOW_LOCALHOST: z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'])
+      .optional()
+      .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
+    /** Allowed browser origins; empty means the public base origin plus localhost origins. */
+    EDGE_ALLOWED_ORIGINS: commaList,
+    /** Other issuers whose tokens the edge accepts: JSON array of {issuer, jwksUrl, audience?, algorithms?}. */
+    EDGE_TRUSTED_ISSUERS_JSON: jsonVar(z.array(TrustedIssuerSchema), '[]'),
+    /** Lifetime of access tokens the built-in authorization server issues. */
+    EDGE_TOKEN_TTL_SECONDS: positiveInt(600),
+    /** Verified tokens kept in memory (until their exp) so a hot client is not re-verified per request. */
+    EDGE_TOKEN_CACHE_SIZE: positiveInt(10_000),
+    /** Default per-tool request rate per namespace + token, per minute. */
+    EDGE_RATE_LIMIT_PER_MINUTE: positiveInt(60),
+    /** Per-tool overrides of the rate: JSON object {toolName: perMinute}. */
+    EDGE_RATE_LIMITS_JSON: jsonVar(z.record(z.string(), z.number().int().positive()), '{}'),
+    EDGE_INVOKE_PER_MINUTE: positiveInt(10),
+    EDGE_COMPACT_PER_MINUTE: positiveInt(10),
+    /** A sync invoke/compact not done within this is answered as a task (decisions.md: default 10 s). */
+    EDGE_SYNC_THRESHOLD_MS: positiveInt(10_000),
+    EDGE_MAX_TASK_POLL_WINDOW_SECONDS: positiveInt(300),
+    /** Public tool mappings switched off by the operator (comma-separated tool names). */
+    EDGE_DISABLED_TOOLS: commaList,
+    /** BullMQ prefix of the development backend's runtime queues (hosted tenants get their own). */
+    EDGE_QUEUE_PREFIX: z.string().default('pkgreg'),
+    /** system info `server.name` and `server.phase` (vary by deployment). */
+    PKGREG_SERVER_NAME: z.string().default('pkgreg-mcp-edge'),
+    PKGREG_SERVER_PHASE: z
+      .string()
+      .regex(/^phase-\d+$/)
+      .default('phase-1'),
+    /** Audit rows are written in batches: at most every this many ms, or when this many are waiting. */
+    EDGE_AUDIT_FLUSH_MS: positiveInt(200),
+    EDGE_AUDIT_BATCH_SIZE: positiveInt(500),
+    /** How long a forwarded tunnel call may take before the edge gives up. */
+    EDGE_TUNNEL_TIMEOUT_MS: positiveInt(30_000),
+  })
+  .transform((e) => ({ ...e, EDGE_ALLOW_LOCALHOST: e.EDGE_ALLOW_LOCALHOST ?? e.NODE_ENV !== 'production' }));
 export type Env = z.infer<typeof EnvSchema>;
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {

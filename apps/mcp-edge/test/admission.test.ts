@@ -55,6 +55,25 @@ describe('row: host maps to no backend → 421 deployment_not_resolved', () => {
   });
 });
 
+describe('localhost is development only outside production', () => {
+  it('in production a localhost Host other than the public base host does not resolve', async () => {
+    const prod = await createHarness({ NODE_ENV: 'production' });
+    try {
+      const pc = await clientWithToken(prod);
+      expectRpcError(
+        await rpc(prod, pc.token, 'ping', {}, { headers: { Host: '127.0.0.1:4100' } }),
+        421,
+        'deployment_not_resolved',
+      );
+      expect((await rpc(prod, pc.token, 'ping')).status).toBe(200);
+      const origin = await rpc(prod, pc.token, 'ping', {}, { headers: { Origin: 'http://localhost:5173' } });
+      expectRpcError(origin, 403, 'origin_not_allowed');
+    } finally {
+      await prod.close();
+    }
+  });
+});
+
 describe('row: Origin present and not allowed → 403', () => {
   it('refuses a foreign Origin (DNS rebinding) before the token check', async () => {
     const res = await rpc(h, undefined, 'ping', {}, { headers: { Origin: 'https://evil.example' } });
