@@ -44,6 +44,12 @@ export function createEdge(deps: AppDeps): Edge {
     flushMs: env.EDGE_AUDIT_FLUSH_MS,
     batchSize: env.EDGE_AUDIT_BATCH_SIZE,
   });
+  const limiter = createLimiter(deps.redis, {
+    ratePerMinute: env.EDGE_RATE_LIMIT_PER_MINUTE,
+    rateOverrides: { 'oauth.token': env.EDGE_TOKEN_REQUESTS_PER_MINUTE, ...env.EDGE_RATE_LIMITS_JSON },
+    invokePerMinute: env.EDGE_INVOKE_PER_MINUTE,
+    compactPerMinute: env.EDGE_COMPACT_PER_MINUTE,
+  });
   const handleMcp = createMcpHandler({
     env,
     logger,
@@ -56,12 +62,7 @@ export function createEdge(deps: AppDeps): Edge {
       trustedIssuers: env.EDGE_TRUSTED_ISSUERS_JSON,
       cacheSize: env.EDGE_TOKEN_CACHE_SIZE,
     }),
-    limiter: createLimiter(deps.redis, {
-      ratePerMinute: env.EDGE_RATE_LIMIT_PER_MINUTE,
-      rateOverrides: env.EDGE_RATE_LIMITS_JSON,
-      invokePerMinute: env.EDGE_INVOKE_PER_MINUTE,
-      compactPerMinute: env.EDGE_COMPACT_PER_MINUTE,
-    }),
+    limiter,
     runtimes,
     audit,
     resourceMetadataUrl: urls.resourceMetadata,
@@ -81,7 +82,7 @@ export function createEdge(deps: AppDeps): Edge {
       error: { code: -32000, message: 'Method not allowed: this endpoint accepts POST only' },
     });
   });
-  app.use(oauthRoutes({ db, keyStore, urls, tokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS }));
+  app.use(oauthRoutes({ db, keyStore, urls, tokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS, limiter }));
   app.use(healthRoutes({ db, redis: deps.redis }));
   const onError: ErrorRequestHandler = (error, _req, res, _next) => {
     // Body parser refusals (malformed or oversized form bodies at /mcp/token) are the client's: 4xx.

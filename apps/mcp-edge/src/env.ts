@@ -91,6 +91,8 @@ export const EnvSchema = z
     EDGE_TRUSTED_ISSUERS_JSON: jsonVar(z.array(TrustedIssuerSchema), '[]'),
     /** Lifetime of access tokens the built-in authorization server issues. */
     EDGE_TOKEN_TTL_SECONDS: positiveInt(600),
+    /** Token requests (successful or not) per client address per minute. */
+    EDGE_TOKEN_REQUESTS_PER_MINUTE: positiveInt(60),
     /** Verified tokens kept in memory (until their exp) so a hot client is not re-verified per request. */
     EDGE_TOKEN_CACHE_SIZE: positiveInt(10_000),
     /** Default per-tool request rate per namespace + token, per minute. */

@@ -195,6 +195,24 @@ describe('token endpoint: client_credentials (decisions.md; RFC 6749 §4.4, RFC 
     expect(two.body.error).toBe('invalid_target');
   });
 
+  it('limits token requests per client address (failed ones count): 429 + Retry-After', async () => {
+    const limited = await createHarness({ EDGE_TOKEN_REQUESTS_PER_MINUTE: '3' });
+    try {
+      const guess = () =>
+        request(limited.app)
+          .post('/mcp/token')
+          .type('form')
+          .auth('pkc_victim', 'guess')
+          .send({ grant_type: 'client_credentials' });
+      for (let i = 0; i < 3; i++) expect((await guess()).status).toBe(401);
+      const res = await guess();
+      expect(res.status).toBe(429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('stores the client secret hashed with scrypt, never in clear', async () => {
     const row = await h.t.db
       .selectFrom('oauth_clients')

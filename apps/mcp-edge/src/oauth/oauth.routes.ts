@@ -1,6 +1,7 @@
-import { ALL_SCOPES } from '@pkgreg/contracts';
+import { ALL_SCOPES, RejectError } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import express, { type Router as ExpressRouter, type Request, type Response, Router } from 'express';
+import type { Limiter } from '../admission/limits.js';
 import type { KeyStore } from './signing-keys.service.js';
 import { type IssuerContext, issueToken, OAuthError, type TokenRequest } from './token.service.js';
 
@@ -92,6 +93,7 @@ export function oauthRoutes(deps: {
   keyStore: KeyStore;
   urls: OAuthUrls;
   tokenTtlSeconds: number;
+  limiter: Limiter;
 }): ExpressRouter {
   const { urls } = deps;
   const router = Router();
@@ -157,10 +159,19 @@ export function oauthRoutes(deps: {
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Pragma', 'no-cache');
     try {
+      // Every attempt counts against the caller's address, so client secrets cannot be guessed at speed.
+      await deps.limiter.check({
+        namespace: `ip:${req.ip ?? 'unknown'}`,
+        tokenId: 'token',
+        tool: 'oauth.token',
+      });
       res.json(await issueToken(deps.db, deps.keyStore, ctx, tokenRequest(req)));
     } catch (error) {
       if (error instanceof OAuthError) writeOAuthError(res, error);
-      else next(error);
+      else if (error instanceof RejectError && error.reason === 'rate_limited') {
+        res.setHeader('Retry-After', String(error.details.retryAfterSeconds ?? 60));
+        res.status(429).json({ error: 'invalid_request', error_description: 'too many token requests' });
+      } else next(error);
     }
   });
   return router;
