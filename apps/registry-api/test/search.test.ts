@@ -276,4 +276,19 @@ describe('searchLexemes (splits like the generated column)', () => {
     expect(searchLexemes("'&|!:*()<->")).toEqual([]);
     expect(searchLexemes('café über')).toEqual(['café', 'über']);
   });
+
+  it('leaves out English stop words (registry-api.md rule 4: English tokenization) but the last term', () => {
+    expect(searchLexemes('end-to-end tests')).toEqual(['end', 'tests']);
+    expect(searchLexemes('convert documents to pdf')).toEqual(['convert', 'documents', 'pdf']);
+    // The last term may be a prefix being typed ("to" on the way to "tool"); a query of stop words only stays.
+    expect(searchLexemes('pdf to')).toEqual(['pdf', 'to']);
+    expect(searchLexemes('the')).toEqual(['the']);
+    expect(searchLexemes('how to')).toEqual(['how', 'to']);
+  });
+
+  it('finds a description through a query phrased with a stop word (rule 1: descriptions)', async () => {
+    // "and" is in no name, scope or (English-indexed) description: kept as a term it would match nothing.
+    const res = await request(app).get('/api/search?q=edit%20and%20annotate').expect(200);
+    expect(names(res.body)).toEqual(['acme/pdf-editor']);
+  });
 });

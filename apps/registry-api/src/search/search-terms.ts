@@ -5,7 +5,23 @@
 // to_tsquery: weird input can narrow a search but never break it (decisions.md: Registry / Search).
 const NON_WORD = /[^\p{L}\p{N}\p{M}]+/u;
 
-/** Distinct lowercased lexemes of `q`, in order of first appearance. */
+// PostgreSQL's `english` stop words (Snowball). Descriptions are indexed with `english`, which drops
+// them, so a query term like the `to` of "end-to-end tests" could only match names or, as a prefix,
+// unrelated words (`tool`, `token`).
+const ENGLISH_STOP_WORDS = new Set(
+  `i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
+  herself it its itself they them their theirs themselves what which who whom this that these those am is are
+  was were be been being have has had having do does did doing a an the and but if or because as until while
+  of at by for with about against between into through during before after above below to from up down in out
+  on off over under again further then once here there when where why how all any both each few more most
+  other some such no nor not only own same so than too very s t can will just don should now`.split(/\s+/),
+);
+
+/**
+ * Distinct lowercased lexemes of `q`, in order of first appearance. English stop words are left out,
+ * as English tokenization does, except the last lexeme (it may be a prefix still being typed: `to` on
+ * the way to `tool`) and except when nothing else would remain.
+ */
 export function searchLexemes(q: string): string[] {
   const seen = new Set<string>();
   for (const term of q.toLowerCase().split(/\s+/)) {
@@ -13,7 +29,9 @@ export function searchLexemes(q: string): string[] {
       if (lexeme) seen.add(lexeme);
     }
   }
-  return [...seen];
+  const lexemes = [...seen];
+  const kept = lexemes.filter((lexeme, i) => i === lexemes.length - 1 || !ENGLISH_STOP_WORDS.has(lexeme));
+  return kept.some((lexeme) => !ENGLISH_STOP_WORDS.has(lexeme)) ? kept : lexemes;
 }
 
 /** A quoted prefix operand for to_tsquery, optionally restricted to weights (`'pdf':*A`). */
