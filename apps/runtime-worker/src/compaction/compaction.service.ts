@@ -2,6 +2,7 @@ import { MEMORY_LIMITS, type MemoryCompactJob, type MemoryEntry } from '@pkgreg/
 import type { Database } from '@pkgreg/db';
 import { findActiveByContent, insertEntries, listActiveWindow, supersedeMany } from '@pkgreg/memory';
 import { sql, type Transaction } from 'kysely';
+import { truncateBytes } from '../text/sentences.js';
 import { extractFacts, summarizeWindow } from './compaction-text.js';
 
 // pkgreg.memory.v1.compact in the worker. Runs inside the task's completion transaction, so the window
@@ -16,15 +17,6 @@ export type CompactionResult = {
   sourceEntryIds: string[];
   createdEntries: MemoryEntry[];
 };
-
-function truncateBytes(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= maxBytes) return text;
-  return `${bytes
-    .subarray(0, maxBytes - 4)
-    .toString('utf8')
-    .replace(/\uFFFD$/, '')}…`;
-}
 
 export async function runCompaction(
   trx: Transaction<Database>,

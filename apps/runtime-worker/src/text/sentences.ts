@@ -25,3 +25,13 @@ export function splitSentences(text: string): string[] {
 export function wordTokens(text: string): string[] {
   return (text.toLowerCase().match(/[a-z0-9][a-z0-9+#.-]*/g) ?? []).map((w) => w.replace(/[.-]+$/, ''));
 }
+
+/** Cuts `text` to at most `maxBytes` UTF-8 bytes (with an ellipsis), never inside a character. */
+export function truncateBytes(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return text;
+  return `${bytes
+    .subarray(0, maxBytes - 4)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '')}…`;
+}

@@ -8,6 +8,7 @@ import {
 import type { Database, Db } from '@pkgreg/db';
 import { extractSearchTerms, insertEntries, searchEntries } from '@pkgreg/memory';
 import type { Transaction } from 'kysely';
+import { truncateBytes } from '../../text/sentences.js';
 import type { Phase } from './lexicon.js';
 import { type ModelConfig, refineTitles } from './model-refiner.js';
 import {
@@ -163,15 +164,6 @@ export function renderOutputs(plan: WorkflowPlan): OutputItem[] {
     { type: 'text', text: renderSummary(plan) },
     { type: 'text', text: JSON.stringify(plan) },
   ];
-}
-
-function truncateBytes(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= maxBytes) return text;
-  return `${bytes
-    .subarray(0, maxBytes - 4)
-    .toString('utf8')
-    .replace(/\uFFFD$/, '')}…`;
 }
 
 /** With the stm write binding, one stm entry records the run (inside the completion transaction). */
