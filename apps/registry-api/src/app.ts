@@ -29,10 +29,9 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('trust proxy', 'loopback');
   app.use(requestId());
-  app.use(healthRoutes({ db: deps.db, redis: deps.redis }));
-  // No endpoint takes a body, but a malformed one must still be a 400, never a 5xx.
-  app.use(express.json({ limit: '16kb' }));
-  app.use(openApiRoutes());
+  // The package routes (detail and skill-md are the hottest) come first, so a request does not walk
+  // the health, body-parser and openapi layers before reaching them. They are GET-only and read no
+  // body: a GET's body has no meaning (RFC 9110) and is left unparsed.
   app.use(
     packagesRoutes({
       db: deps.db,
@@ -40,6 +39,10 @@ export function createApp(deps: AppDeps): Express {
       detailCacheTtlMs: deps.env.DETAIL_CACHE_TTL_MS,
     }),
   );
+  app.use(healthRoutes({ db: deps.db, redis: deps.redis }));
+  // No endpoint takes a body, but a malformed one (say on track) must still be a 400, never a 5xx.
+  app.use(express.json({ limit: '16kb' }));
+  app.use(openApiRoutes());
   app.use(downloadsRoutes({ recorder: deps.recorder ?? createDownloadRecorder(deps.db) }));
   app.use(searchRoutes({ db: deps.db }));
   // The built web UI (apps/web/dist) and its SPA fallback, after every API route (web-static.ts).

@@ -1,4 +1,4 @@
-import { createDb } from '@pkgreg/db';
+import { createDb, createPool } from '@pkgreg/db';
 import { closeServer, createLogger, listen, onShutdown } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { createApp } from './app.js';
@@ -16,7 +16,12 @@ const db = createDb(env.DATABASE_URL, {
 const redis = new Redis(env.REDIS_URL, { lazyConnect: false });
 redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
 
-const recorder = createDownloadRecorder(db, { maxInFlight: env.TRACK_MAX_IN_FLIGHT });
+// Track batches get connections of their own: a batch never waits behind a slow list or search query.
+const trackPool = createPool(env.DATABASE_URL, {
+  max: env.TRACK_MAX_IN_FLIGHT,
+  applicationName: 'pkgreg-registry-api-track',
+});
+const recorder = createDownloadRecorder(db, { maxInFlight: env.TRACK_MAX_IN_FLIGHT, pool: trackPool });
 const server = await listen(
   createApp({ db, redis, logger, env, recorder }),
   env.REGISTRY_PORT,
@@ -31,5 +36,5 @@ onShutdown(logger, async () => {
   // Answered tracks are already committed; drain only the ones still waiting, then fold what is left.
   await recorder.drain();
   await Promise.allSettled([flusher.stop(), refresher.stop()]);
-  await Promise.allSettled([db.destroy(), redis.quit()]);
+  await Promise.allSettled([db.destroy(), trackPool.end(), redis.quit()]);
 });

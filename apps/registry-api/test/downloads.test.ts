@@ -1,3 +1,4 @@
+import { createPool } from '@pkgreg/db';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
 import type { Express } from 'express';
 import { Redis } from 'ioredis';
@@ -127,6 +128,25 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
     await foldAllDownloadDeltas(t.db);
     expect(results.every(Boolean)).toBe(true);
     expect(await downloadCount('cold')).toBe(before + 100);
+  });
+
+  it('the writer on its own pool (prepared statement, index.ts) counts visible packages and refuses delisted ones', async () => {
+    const pool = createPool(t.url, { max: 2 });
+    try {
+      const before = await downloadCount('old');
+      const recorder = createDownloadRecorder(t.db, { pool, maxInFlight: 2, maxBatch: 5 });
+      // Enough batches that each connection runs the named statement more than once (prepared, then reused).
+      const results = await Promise.all(Array.from({ length: 30 }, () => recorder.record('acme', 'old')));
+      const delisted = await recorder.record('acme', 'gone');
+      const missing = await recorder.record('acme', 'nope');
+      await recorder.drain();
+      await foldAllDownloadDeltas(t.db);
+      expect(results.every(Boolean)).toBe(true);
+      expect([delisted, missing]).toEqual([false, false]);
+      expect(await downloadCount('old')).toBe(before + 30);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('a call is answered only after its batch committed (group commit: one INSERT for a burst)', async () => {

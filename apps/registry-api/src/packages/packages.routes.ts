@@ -1,9 +1,9 @@
 import { ListQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { type Request, type Response, Router } from 'express';
-import { etagFor, matchesIfNoneMatch } from '../http/etag.js';
+import { matchesIfNoneMatch } from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
-import { createPackageCache } from './package-cache.js';
+import { createPackageCache, type EncodedBody } from './package-cache.js';
 import { packageKeyFromParams } from './package-path.js';
 import { getSourceUrl, listPackages } from './packages.service.js';
 
@@ -20,14 +20,30 @@ const DETAIL_CACHE_CONTROL = 'public, max-age=0, must-revalidate';
 // SKILL.md changes only on re-indexing: a minute of caching is harmless and saves the round trip.
 const SKILL_MD_CACHE_CONTROL = 'public, max-age=60, must-revalidate';
 
-function sendVersioned(req: Request, res: Response, etag: string, cacheControl: string, send: () => void) {
-  res.setHeader('ETag', etag);
+/**
+ * Writes a cached representation straight to node's response: ETag and Content-Length come with the
+ * cache entry, so nothing is hashed, serialized or measured per request (res.type()/res.send() cost a
+ * mime lookup, a charset rewrite and a Buffer.byteLength each time, measurable on the hottest route).
+ */
+function sendVersioned(
+  req: Request,
+  res: Response,
+  body: EncodedBody,
+  contentType: string,
+  cacheControl: string,
+) {
+  res.setHeader('ETag', body.etag);
   res.setHeader('Cache-Control', cacheControl);
-  if (matchesIfNoneMatch(req, etag)) {
-    res.status(304).end();
+  if (matchesIfNoneMatch(req, body.etag)) {
+    res.statusCode = 304;
+    res.end();
     return;
   }
-  send();
+  res.statusCode = 200;
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', body.length);
+  // node drops the body itself for HEAD, keeping Content-Length.
+  res.end(body.bytes);
 }
 
 export function packagesRoutes(deps: PackagesRoutesDeps): Router {
@@ -42,16 +58,12 @@ export function packagesRoutes(deps: PackagesRoutesDeps): Router {
 
   router.get('/api/packages/:scope/:name', async (req, res) => {
     const pkg = await cache.get(packageKeyFromParams(req.params));
-    sendVersioned(req, res, etagFor(pkg.version, 'json'), DETAIL_CACHE_CONTROL, () => {
-      res.type('application/json; charset=utf-8').send(pkg.detailJson);
-    });
+    sendVersioned(req, res, pkg.detail, 'application/json; charset=utf-8', DETAIL_CACHE_CONTROL);
   });
 
   router.get('/api/packages/:scope/:name/skill-md', async (req, res) => {
     const pkg = await cache.get(packageKeyFromParams(req.params));
-    sendVersioned(req, res, etagFor(pkg.version, 'md'), SKILL_MD_CACHE_CONTROL, () => {
-      res.type('text/markdown; charset=utf-8').send(pkg.skillMd);
-    });
+    sendVersioned(req, res, pkg.skillMd, 'text/markdown; charset=utf-8', SKILL_MD_CACHE_CONTROL);
   });
 
   router.get('/api/packages/:scope/:name/source', async (req, res) => {
