@@ -24,8 +24,10 @@ async function edge() {
   const { createDb } = await import('@pkgreg/db');
   const { createLogger } = await import('@pkgreg/server-kit');
   const { Redis } = await import('ioredis');
-  const { createEdge } = await import('../dist/app.js');
-  const { loadEnv } = await import('../dist/env.js');
+  // config.dist: another build of the edge (bench/ab.mjs compares two builds); default the current one.
+  const dist = new URL(`${config.dist ?? '../dist'}/`, import.meta.url);
+  const { createEdge } = await import(new URL('app.js', dist).href);
+  const { loadEnv } = await import(new URL('env.js', dist).href);
   const env = loadEnv(config.env);
   const db = createDb(env.DATABASE_URL, { max: 10 });
   // As src/index.ts: auto-pipelining batches the rate-limit scripts of concurrent requests into one write.

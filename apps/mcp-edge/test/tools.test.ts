@@ -143,6 +143,47 @@ describe('tools/list (mcp-edge.md, Authentication 6)', () => {
 });
 
 describe('tool results carry the tool object, content and structuredContent (decisions.md)', () => {
+  // Edge-local results are encoded once at start and spliced around each request's id.
+  it('static results echo each request id (string or integer) with an exact Content-Length', async () => {
+    const first = await rpc(h, c.token, 'tools/call', { name: 'pkgreg.system.v1.info' }, { id: 'a"b\\é' });
+    const second = await rpc(
+      h,
+      c.token,
+      'tools/call',
+      { name: 'pkgreg.agents.v1.list', arguments: {} },
+      { id: 42 },
+    );
+    for (const [res, id] of [
+      [first, 'a"b\\é'],
+      [second, 42],
+    ] as const) {
+      expect(res.status).toBe(200);
+      expect(res.body.jsonrpc).toBe('2.0');
+      expect(res.body.id).toBe(id);
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+      expect(res.body.result.structuredContent).toBeDefined();
+      expect(res.body.result.content[0].text).toBe(JSON.stringify(res.body.result.structuredContent));
+    }
+  });
+
+  // The tools/call envelope skips zod for the usual shape; anything else still gets the schema's refusal.
+  it('tools/call params: omitted arguments default to {}; a non-object or missing name is -32602', async () => {
+    expect(
+      (await rpc(h, c.token, 'tools/call', { name: 'pkgreg.system.v1.info' })).body.result,
+    ).toBeDefined();
+    for (const params of [
+      { name: 'pkgreg.system.v1.info', arguments: [] },
+      { name: 'pkgreg.system.v1.info', arguments: 'x' },
+      { name: '', arguments: {} },
+      { arguments: {} },
+    ]) {
+      const res = await rpc(h, c.token, 'tools/call', params);
+      expectRpcError(res, 200, 'request_schema_invalid');
+      expect(res.body.error.code).toBe(-32602);
+      expect(res.body.error.data.issues.length).toBeGreaterThan(0);
+    }
+  });
+
   it('system info: every seed field, server.phase/name from env, limits and quotas from config', async () => {
     const res = await callTool(h, c.token, 'pkgreg.system.v1.info');
     const result = res.body.result;

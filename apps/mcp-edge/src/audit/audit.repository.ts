@@ -4,20 +4,20 @@ import { type Insertable, sql } from 'kysely';
 export type AuditRow = Insertable<AuditRecordsTable>;
 
 /**
- * One statement per batch with one array parameter per column (`unnest`), rather than a VALUES list of
- * rows × 11 placeholders: the statement stays the same size however many rows it carries, so neither
- * side spends time building or parsing thousands of placeholders on the request-heavy path.
+ * One statement per batch with the rows as one JSON parameter (`json_to_recordset`): the statement stays
+ * the same size however many rows it carries, and the rows are encoded by one native JSON.stringify
+ * rather than pg's per-element escaping of eleven array parameters (measured on the request-heavy path).
+ * Dates serialize as ISO 8601, which timestamptz reads; absent values become nulls.
  */
 export async function insertAuditRows(db: Db, rows: AuditRow[]): Promise<void> {
   if (!rows.length) return;
-  const col = <K extends keyof AuditRow>(key: K) => rows.map((r) => r[key] ?? null);
   await sql`
     insert into audit_records
       (at, request_id, namespace, client_id, method, tool, outcome, reason, http_status, latency_ms, backend)
-    select * from unnest(
-      ${col('at')}::timestamptz[], ${col('request_id')}::text[], ${col('namespace')}::text[],
-      ${col('client_id')}::text[], ${col('method')}::text[], ${col('tool')}::text[], ${col('outcome')}::text[],
-      ${col('reason')}::text[], ${col('http_status')}::int[], ${col('latency_ms')}::real[], ${col('backend')}::text[]
+    select at, request_id, namespace, client_id, method, tool, outcome, reason, http_status, latency_ms, backend
+    from json_to_recordset(${JSON.stringify(rows)}::json) as r(
+      at timestamptz, request_id text, namespace text, client_id text, method text, tool text, outcome text,
+      reason text, http_status int, latency_ms real, backend text
     )`.execute(db);
 }
 

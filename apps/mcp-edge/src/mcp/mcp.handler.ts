@@ -61,7 +61,9 @@ type Parsed =
 
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    // Requests almost always arrive in one chunk: keep it as is and decode once, no concat copy.
+    let first: Buffer | undefined;
+    let more: Buffer[] | undefined;
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
@@ -70,9 +72,15 @@ function readBody(req: IncomingMessage): Promise<string> {
         req.resume();
         return;
       }
-      chunks.push(chunk);
+      if (!first) first = chunk;
+      else {
+        more ??= [first];
+        more.push(chunk);
+      }
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () =>
+      resolve(more ? Buffer.concat(more).toString('utf8') : (first?.toString('utf8') ?? '')),
+    );
     req.on('error', reject);
   });
 }
@@ -144,6 +152,23 @@ function checkTransportHeaders(req: IncomingMessage): void {
   }
 }
 
+/**
+ * tools/call params as ToolsCallParamsSchema would return them, without zod for the usual shape (a
+ * non-empty name and an object of arguments, as JSON.parse built them); anything else goes through the
+ * schema, so refusals keep its exact issues. The arguments themselves are validated by the tool's schema.
+ */
+function toolsCallParams(params: Record<string, unknown>): {
+  name: string;
+  arguments: Record<string, unknown>;
+} {
+  const { name, arguments: args } = params;
+  if (typeof name === 'string' && name.length > 0) {
+    if (args === undefined) return { ...params, name, arguments: {} };
+    if (isObject(args)) return params as { name: string; arguments: Record<string, unknown> };
+  }
+  return parseParams(ToolsCallParamsSchema, params, 'tools/call params');
+}
+
 function parseParams<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
@@ -159,6 +184,20 @@ class SerializedResult {
   constructor(readonly json: string) {}
 }
 
+const RESPONSE_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
+
+/**
+ * A result served unchanged to every caller (edge-local tools: system.info, agents.list). The response
+ * tail after the id is UTF-8 encoded once, so a request copies ~2 KB of bytes instead of building,
+ * flattening and encoding the same string again.
+ */
+class StaticResult {
+  readonly tail: Buffer;
+  constructor(serialized: SerializedResult) {
+    this.tail = Buffer.from(`,"result":${serialized.json}}`);
+  }
+}
+
 /**
  * decisions.md: the tool object at the top level of `result`, plus MCP's `content` (one text item holding
  * the JSON) and `structuredContent` (the same object). Built from one JSON.stringify of the tool object.
@@ -170,6 +209,13 @@ export function toolCallResult(result: object): SerializedResult {
 }
 
 function writeResult(res: ServerResponse, id: JsonRpcId, result: object): void {
+  if (result instanceof StaticResult) {
+    const idJson = Buffer.from(JSON.stringify(id));
+    const length = RESPONSE_HEAD.length + idJson.length + result.tail.length;
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': length });
+    res.end(Buffer.concat([RESPONSE_HEAD, idJson, result.tail], length));
+    return;
+  }
   const body = result instanceof SerializedResult ? result.json : JSON.stringify(result);
   res.writeHead(200, { 'Content-Type': 'application/json' });
   res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`);
@@ -182,10 +228,11 @@ export function createMcpHandler(deps: McpHandlerDeps) {
   const enabled = new Map<string, ToolSpec>(tools.map((t) => [t.name, t]));
   const descriptors = new Map(tools.map((t) => [t.name, toolDescriptor(t)]));
   // Edge-local tool results depend only on the backend mode: serialized once at start.
-  const edgeResults = new Map<string, SerializedResult>();
+  const edgeResults = new Map<string, StaticResult>();
   for (const mode of ['development', 'local_tunnel', 'hosted'] as const) {
     for (const t of tools.filter((x) => !x.runtime)) {
-      edgeResults.set(`${mode}|${t.name}`, toolCallResult(edgeToolResult(t.name, systemInfo(env, mode))));
+      const result = toolCallResult(edgeToolResult(t.name, systemInfo(env, mode)));
+      edgeResults.set(`${mode}|${t.name}`, new StaticResult(result));
     }
   }
 
@@ -194,7 +241,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
   }
 
   async function callTool(ex: Exchange, params: Record<string, unknown>): Promise<object> {
-    const call = parseParams(ToolsCallParamsSchema, params, 'tools/call params');
+    const call = toolsCallParams(params);
     ex.tool = call.name.slice(0, 100);
     // Unknown and switched-off tools look the same: neither is on this surface.
     const spec = enabled.get(call.name);
@@ -224,7 +271,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
     });
 
     const backend = ex.backend as Backend;
-    if (!spec.runtime) return edgeResults.get(`${backend.mode}|${spec.name}`) as SerializedResult;
+    if (!spec.runtime) return edgeResults.get(`${backend.mode}|${spec.name}`) as StaticResult;
     if (spec.name === TOOL_NAMES.memorySearch && args.tiers === undefined) {
       args.tiers = readableTiers(who.scopes);
     }

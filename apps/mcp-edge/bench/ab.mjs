@@ -1,0 +1,128 @@
+// A/B of two edge builds under the same load, interleaved so both see the same machine:
+//   node bench/ab.mjs <other-dist-dir relative to bench/> [rounds] [seconds]
+// e.g. build the last commit into bench-results/base/dist, then `node bench/ab.mjs ../bench-results/base/dist`.
+// Prints server CPU µs/req (utime + stime from /proc) and req/s per round; run under the bench flock.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const here = (p) => fileURLToPath(new URL(p, import.meta.url));
+const [baseDist, rounds = '4', seconds = '5'] = process.argv.slice(2);
+if (!baseDist) throw new Error('usage: node bench/ab.mjs <other-dist-dir> [rounds] [seconds]');
+const { createTestDatabase } = await import('@pkgreg/db/testing');
+const { createClient } = await import('../dist/oauth/clients.service.js');
+const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
+const { deriveNamespace } = await import('../dist/oauth/verify-token.js');
+
+const children = [];
+function startServer(config) {
+  const child = spawn(
+    'taskset',
+    ['-c', '0', process.execPath, here('./servers.mjs'), 'edge', JSON.stringify(config)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  children.push(child);
+  return new Promise((resolve) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /READY (\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+  });
+}
+function load(opts) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('taskset', ['-c', '1', process.execPath, here('./load.mjs'), JSON.stringify(opts)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error('load')),
+    );
+  });
+}
+const cpuMs = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+};
+
+const t = await createTestDatabase();
+try {
+  await ensureActiveKey(t.db);
+  const client = await createClient(t.db, {
+    name: 'ab',
+    scopes: ['pkgreg.system.read', 'pkgreg.memory.stm.read', 'pkgreg.memory.stm.write'],
+  });
+  const env = {
+    PKGREG_PUBLIC_BASE_URL: 'http://localhost:4100',
+    DATABASE_URL: t.url,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    EDGE_QUEUE_PREFIX: `pkgreg-ab:${randomBytes(4).toString('hex')}`,
+    EDGE_RATE_LIMIT_PER_MINUTE: '1000000000',
+    EDGE_TOKEN_TTL_SECONDS: '7200',
+    LOG_LEVEL: 'silent',
+  };
+  const servers = {
+    base: await startServer({
+      env,
+      dist: baseDist,
+      redisPrefix: `pkgreg-ab:${randomBytes(4).toString('hex')}:`,
+    }),
+    current: await startServer({ env, redisPrefix: `pkgreg-ab:${randomBytes(4).toString('hex')}:` }),
+  };
+  const url = (s) => `http://127.0.0.1:${s.port}/mcp`;
+  const tokenRes = await fetch(`${url(servers.current)}/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+    },
+    body: 'grant_type=client_credentials',
+  });
+  const { access_token: token } = await tokenRes.json();
+  const namespace = deriveNamespace('http://localhost:4100/mcp', client.clientId);
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+    authorization: `Bearer ${token}`,
+  };
+  const call = (name, args) =>
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+  const put = await fetch(url(servers.current), {
+    method: 'POST',
+    headers,
+    body: call('pkgreg.memory.v1.put', { namespace, tier: 'stm', content: 'ab entry' }),
+  });
+  const entryId = (await put.json()).result.entry.entryId;
+  const bodies = {
+    info: call('pkgreg.system.v1.info', {}),
+    get: call('pkgreg.memory.v1.get', { namespace, entryId }),
+  };
+  const results = {};
+  for (let round = 0; round < Number(rounds); round++) {
+    for (const scenario of Object.keys(bodies)) {
+      for (const [name, server] of Object.entries(servers)) {
+        const opts = { url: url(server), headers, body: bodies[scenario], connections: 32 };
+        if (round === 0) await load({ ...opts, duration: 2 });
+        const before = cpuMs(server.child.pid);
+        const r = await load({ ...opts, duration: Number(seconds) });
+        const us = ((cpuMs(server.child.pid) - before) * 1000) / r.total;
+        (results[`${scenario} ${name}`] ??= []).push(us);
+        console.log(
+          `round ${round + 1} ${scenario} ${name}: ${r.rps.toFixed(0)} req/s, ${us.toFixed(1)} µs/req, non2xx ${r.non2xx}`,
+        );
+      }
+    }
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  for (const [k, xs] of Object.entries(results)) console.log(`${k}: median ${median(xs).toFixed(1)} µs/req`);
+} finally {
+  for (const c of children) c.kill('SIGTERM');
+  await t.destroy();
+}
