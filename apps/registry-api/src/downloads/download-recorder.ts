@@ -33,8 +33,8 @@ export interface DownloadRecorderOptions {
 
 /**
  * Group commit for track calls. A call joins the pending batch; while fewer than `maxInFlight` inserts
- * are running the batch is written at once, otherwise it grows until one of them commits. So an idle server adds no
- * delay, and a busy one writes hundreds of calls with ONE multi-row INSERT (same-package calls summed
+ * are running the batch is written as soon as the event loop has read the requests at hand, otherwise
+ * it grows until one of them commits. So an idle server adds no delay, and a busy one writes hundreds of calls with ONE multi-row INSERT (same-package calls summed
  * into one delta row, so a hot package never serializes on anything). Each call is answered only after
  * the insert holding it committed: an answered track survives a crash or kill of the process.
  */
@@ -77,11 +77,24 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
     }
   };
 
+  // A call does not start a batch on its own: the pump runs once the event loop has read every
+  // request already on the sockets (setImmediate follows the poll phase), so those all share one
+  // commit. Starting at the first call wrote it alone and left the others waiting a full commit.
+  let pumpScheduled = false;
+  const schedulePump = () => {
+    if (pumpScheduled) return;
+    pumpScheduled = true;
+    setImmediate(() => {
+      pumpScheduled = false;
+      pump();
+    });
+  };
+
   return {
     record(scope, name) {
       return new Promise<boolean>((resolve, reject) => {
         pending.push({ key: `${scope}/${name}`, resolve, reject });
-        pump();
+        schedulePump();
       });
     },
     async drain() {
