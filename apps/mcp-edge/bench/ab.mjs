@@ -16,10 +16,12 @@ const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js'
 const { deriveNamespace } = await import('../dist/oauth/verify-token.js');
 
 const children = [];
-function startServer(config) {
+// AB_NODE_ARGS: node flags for the current build only (e.g. to weigh a V8 heap setting).
+const currentArgs = (process.env.AB_NODE_ARGS ?? '').split(' ').filter(Boolean);
+function startServer(config, nodeArgs = []) {
   const child = spawn(
     'taskset',
-    ['-c', '0', process.execPath, here('./servers.mjs'), 'edge', JSON.stringify(config)],
+    ['-c', '0', process.execPath, ...nodeArgs, here('./servers.mjs'), 'edge', JSON.stringify(config)],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -73,7 +75,10 @@ try {
       dist: baseDist,
       redisPrefix: `pkgreg-ab:${randomBytes(4).toString('hex')}:`,
     }),
-    current: await startServer({ env, redisPrefix: `pkgreg-ab:${randomBytes(4).toString('hex')}:` }),
+    current: await startServer(
+      { env, redisPrefix: `pkgreg-ab:${randomBytes(4).toString('hex')}:` },
+      currentArgs,
+    ),
   };
   const url = (s) => `http://127.0.0.1:${s.port}/mcp`;
   const tokenRes = await fetch(`${url(servers.current)}/token`, {

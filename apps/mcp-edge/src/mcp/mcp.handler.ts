@@ -228,16 +228,25 @@ export function createMcpHandler(deps: McpHandlerDeps) {
   const enabled = new Map<string, ToolSpec>(tools.map((t) => [t.name, t]));
   const descriptors = new Map(tools.map((t) => [t.name, toolDescriptor(t)]));
   // Edge-local tool results depend only on the backend mode: serialized once at start.
-  const edgeResults = new Map<string, StaticResult>();
-  for (const mode of ['development', 'local_tunnel', 'hosted'] as const) {
-    for (const t of tools.filter((x) => !x.runtime)) {
-      const result = toolCallResult(edgeToolResult(t.name, systemInfo(env, mode)));
-      edgeResults.set(`${mode}|${t.name}`, new StaticResult(result));
+  const edgeResults = new Map<string, Map<Backend['mode'], StaticResult>>();
+  for (const t of tools.filter((x) => !x.runtime)) {
+    const byMode = new Map<Backend['mode'], StaticResult>();
+    for (const mode of ['development', 'local_tunnel', 'hosted'] as const) {
+      byMode.set(mode, new StaticResult(toolCallResult(edgeToolResult(t.name, systemInfo(env, mode)))));
     }
+    edgeResults.set(t.name, byMode);
   }
 
+  // A verified token's AuthInfo is reused from the token cache, so its Caller (and scope Set) is built
+  // once per token, not per request; entries go when the cache drops the AuthInfo.
+  const callers = new WeakMap<AuthInfo, Caller>();
   function caller(auth: AuthInfo): Caller {
-    return { namespace: auth.namespace, clientId: auth.clientId, scopes: new Set(auth.scopes) };
+    let who = callers.get(auth);
+    if (!who) {
+      who = { namespace: auth.namespace, clientId: auth.clientId, scopes: new Set(auth.scopes) };
+      callers.set(auth, who);
+    }
+    return who;
   }
 
   async function callTool(ex: Exchange, params: Record<string, unknown>): Promise<object> {
@@ -271,7 +280,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
     });
 
     const backend = ex.backend as Backend;
-    if (!spec.runtime) return edgeResults.get(`${backend.mode}|${spec.name}`) as StaticResult;
+    if (!spec.runtime) return edgeResults.get(spec.name)?.get(backend.mode) as StaticResult;
     if (spec.name === TOOL_NAMES.memorySearch && args.tiers === undefined) {
       args.tiers = readableTiers(who.scopes);
     }
@@ -320,7 +329,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       case 'ping':
         return {};
       case 'tools/list': {
-        const scopes = new Set((ex.auth as AuthInfo).scopes);
+        const { scopes } = caller(ex.auth as AuthInfo);
         return { tools: tools.filter((t) => t.visibleTo(scopes)).map((t) => descriptors.get(t.name)) };
       }
       case 'tools/call':

@@ -45,21 +45,32 @@ interface IssuerConfig {
   key: JWTVerifyGetKey;
 }
 
-/** A small LRU: Map keeps insertion order, so the first key is the least recently used. */
+/**
+ * A small LRU: Map keeps insertion order, so the first key is the least recently used. A hit moves its
+ * entry to the end only when it is no longer among the most recent half: a hot token then costs one
+ * lookup per request instead of a delete and a re-insert, and still cannot reach the eviction end.
+ */
 class TokenCache {
-  private readonly map = new Map<string, AuthInfo>();
+  private readonly map = new Map<string, { info: AuthInfo; touched: number }>();
+  private clock = 0;
   constructor(private readonly max: number) {}
   get(token: string): AuthInfo | undefined {
     const hit = this.map.get(token);
     if (!hit) return undefined;
-    this.map.delete(token);
-    if (hit.expiresAt * 1000 <= Date.now()) return undefined;
-    this.map.set(token, hit);
-    return hit;
+    if (hit.info.expiresAt * 1000 <= Date.now()) {
+      this.map.delete(token);
+      return undefined;
+    }
+    if (this.clock - hit.touched > this.max / 2) {
+      this.map.delete(token);
+      hit.touched = ++this.clock;
+      this.map.set(token, hit);
+    }
+    return hit.info;
   }
   set(token: string, info: AuthInfo): void {
     this.map.delete(token);
-    this.map.set(token, info);
+    this.map.set(token, { info, touched: ++this.clock });
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
   }
 }
