@@ -294,12 +294,29 @@ RSS of the edge over ${r.rss.requests} memory.get requests (${r.rss.seconds} s; 
 the session): start ${r.rss.startMb} MB, peak ${r.rss.peakMb} MB, end ${r.rss.endMb} MB; max in the first quarter
 ${r.rss.firstQuarterMaxMb} MB, in the last quarter ${r.rss.lastQuarterMaxMb} MB (non-2xx ${r.rss.non2xx}).
 
+Hot-path CPU work (2026-11-21, profiled with \`node bench/profile.mjs\`, compared build against build with
+\`node bench/ab.mjs <other dist>\`, both interleaved on the same machine): static tool results (system.info,
+agents.list) are encoded to bytes once and spliced around the request id; the tools/call envelope skips
+zod for the usual shape (refusals still come from the schema); rate-limit scripts are pipelined per
+event-loop turn instead of per socket callback (ioredis auto-pipelining flushes on \`nextTick\`); the
+audit batch is one JSON parameter instead of eleven pg-escaped arrays; the Caller and scope Set are
+built once per cached token; a token-cache hit no longer deletes and re-inserts its entry. Admission
+order, checks and response bodies are unchanged. Interleaved A/B runs against the previous build
+(medians of server CPU/req over 3 rounds of 5 s, two runs, the machine shared): system.info 54.5 → 51.9
+and 50.8 → 42.9 µs/req, memory.get 197 → 182 and 159 → 150 µs/req; in this benchmark, 49 → 44 and
+164 → 145 µs/req against the previous run of it (11:58 UTC). Still
+missing: a \`--cpu-prof\` of system.info shows what is left is mostly Node's HTTP machinery, socket
+syscalls and GC that the echo pays too, plus per-request work the decisions require (token cache
+lookup, Redis round trip, audit row, ~2.4 KB response); memory.get's gap to the bare pg server is
+Kysely query building and row mapping in @pkgreg/memory (outside the edge) and the Redis round trip.
+
 Reading the figures (targets missed are stated as missed):
 - system.info vs the echo (${r.ratios.infoVsEcho >= 0.6 ? 'met' : 'missed'} in this run): the echo parses and answers ~80 bytes with no I/O. The edge answers ~2.4 KB
   (decisions.md puts the tool object in \`result\` three times: top level, \`content\` text,
   \`structuredContent\`), makes one Redis round trip for the rate limit and queues an audit row:
-  ${r.results.edgeInfo.cpuUsPerReq - r.results.echo.cpuUsPerReq} µs more server CPU per request here. Redis auto-pipelining (\`enableAutoPipelining\`, src/index.ts) is what
-  brought it from ~5k to ~14k req/s: it batches the scripts of concurrent requests into one write.
+  ${r.results.edgeInfo.cpuUsPerReq - r.results.echo.cpuUsPerReq} µs more server CPU per request here. The rate-limit scripts of all requests read in one
+  event-loop turn go to Redis as one pipeline (src/admission/limits.ts; ~12 per write under this load),
+  still one script and one round trip per request.
 - memory.get vs the bare pg server: both run the same one-row query; the edge adds admission, the Redis
   round trip, Kysely and the memory service: ${r.ratios.getVsPg >= 0.7 ? 'met' : 'missed'} in this run (${r.ratios.getVsPg}); across
   runs it has landed between 0.48 and 0.73 with the machine's load.
