@@ -42,7 +42,9 @@ function load(opts) {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout.on('data', (d) => (out += d));
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
     child.on('exit', (code) =>
       code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error('load')),
     );
@@ -118,7 +120,8 @@ try {
         const before = cpuMs(server.child.pid);
         const r = await load({ ...opts, duration: Number(seconds) });
         const us = ((cpuMs(server.child.pid) - before) * 1000) / r.total;
-        (results[`${scenario} ${name}`] ??= []).push(us);
+        results[`${scenario} ${name}`] ??= [];
+        results[`${scenario} ${name}`].push(us);
         console.log(
           `round ${round + 1} ${scenario} ${name}: ${r.rps.toFixed(0)} req/s, ${us.toFixed(1)} µs/req, non2xx ${r.non2xx}`,
         );
