@@ -13,7 +13,7 @@ if (!baseDist) throw new Error('usage: node bench/ab.mjs <other-dist-dir> [round
 const { createTestDatabase } = await import('@pkgreg/db/testing');
 const { createClient } = await import('../dist/oauth/clients.service.js');
 const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
-const { deriveNamespace } = await import('../dist/oauth/verify-token.js');
+const { openSession } = await import('./session.mjs');
 
 const children = [];
 // AB_NODE_ARGS: node flags for the current build only (e.g. to weigh a V8 heap setting).
@@ -83,24 +83,7 @@ try {
     ),
   };
   const url = (s) => `http://127.0.0.1:${s.port}/mcp`;
-  const tokenRes = await fetch(`${url(servers.current)}/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
-    },
-    body: 'grant_type=client_credentials',
-  });
-  const { access_token: token } = await tokenRes.json();
-  const namespace = deriveNamespace('http://localhost:4100/mcp', client.clientId);
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2025-11-25',
-    authorization: `Bearer ${token}`,
-  };
-  const call = (name, args) =>
-    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+  const { namespace, headers, call } = await openSession(`${url(servers.current)}`, client);
   const put = await fetch(url(servers.current), {
     method: 'POST',
     headers,

@@ -13,7 +13,7 @@ const profRoot = here('../bench-results/prof');
 const { createTestDatabase } = await import('@pkgreg/db/testing');
 const { createClient } = await import('../dist/oauth/clients.service.js');
 const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
-const { deriveNamespace } = await import('../dist/oauth/verify-token.js');
+const { openSession } = await import('./session.mjs');
 
 function run(cmd, args) {
   return new Promise((resolve, reject) => {
@@ -91,24 +91,7 @@ try {
       });
     });
     const url = `http://127.0.0.1:${port}`;
-    const tokenRes = await fetch(`${url}/mcp/token`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
-      },
-      body: 'grant_type=client_credentials',
-    });
-    const { access_token: token } = await tokenRes.json();
-    const namespace = deriveNamespace('http://localhost:4100/mcp', client.clientId);
-    const headers = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-      authorization: `Bearer ${token}`,
-    };
-    const call = (name, args) =>
-      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+    const { namespace, headers, call } = await openSession(`${url}/mcp`, client);
     let body = call('pkgreg.system.v1.info', {});
     if (scenario === 'get') {
       const put = await fetch(`${url}/mcp`, {

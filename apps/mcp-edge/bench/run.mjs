@@ -21,7 +21,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const { createTestDatabase } = await import('@pkgreg/db/testing');
 const { createClient } = await import('../dist/oauth/clients.service.js');
 const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
-const { deriveNamespace } = await import('../dist/oauth/verify-token.js');
+const { openSession } = await import('./session.mjs');
 
 const children = [];
 function startServer(kind, config) {
@@ -101,24 +101,7 @@ try {
     startServer('sdk', {}),
   ]);
   const edgeUrl = `http://127.0.0.1:${edge.port}`;
-  const tokenRes = await fetch(`${edgeUrl}/mcp/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
-    },
-    body: 'grant_type=client_credentials',
-  });
-  const { access_token: token } = await tokenRes.json();
-  const namespace = deriveNamespace('http://localhost:4100/mcp', client.clientId);
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2025-11-25',
-    authorization: `Bearer ${token}`,
-  };
-  const call = (name, args) =>
-    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+  const { namespace, headers, call } = await openSession(`${edgeUrl}/mcp`, client);
   const putRes = await fetch(`${edgeUrl}/mcp`, {
     method: 'POST',
     headers,
