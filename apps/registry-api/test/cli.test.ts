@@ -2,9 +2,8 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createPool, type Database, type Db } from '@pkgreg/db';
+import { createDb, type Db } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The operator command as a process (`pnpm registry ...` runs `node dist/cli.js ...`), against its own
@@ -17,11 +16,7 @@ let root: string;
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  // Own pool with an error listener: dropping the database WITH (FORCE) in destroy() can reach a client
-  // pg is still closing, which would otherwise surface as an uncaught pool 'error'.
-  const pool = createPool(t.url, { max: 2 });
-  pool.on('error', () => {});
-  db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  db = createDb(t.url, { max: 2 });
   root = realpathSync(mkdtempSync(join(tmpdir(), 'pkgreg-registry-cli-')));
 });
 afterAll(async () => {

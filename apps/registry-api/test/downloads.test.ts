@@ -8,7 +8,7 @@ import { createApp } from '../src/app.js';
 import { foldAllDownloadDeltas, startDownloadFlusher } from '../src/downloads/download-flusher.js';
 import { createDownloadRecorder } from '../src/downloads/download-recorder.js';
 import { loadEnv } from '../src/env.js';
-import { destroyTestDatabase, insertPackages, packageRow, silentLogger } from './fixtures.js';
+import { insertPackages, packageRow, silentLogger } from './fixtures.js';
 
 let t: TestDatabase;
 let redis: Redis;
@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   redis?.disconnect();
-  await destroyTestDatabase(t);
+  await t?.destroy();
 });
 
 const downloadCount = async (name: string) =>

@@ -68,15 +68,3 @@ export async function insertPackages(db: Db, rows: PackageInsert[]): Promise<voi
 }
 
 export const silentLogger = createLogger('test', 'silent');
-
-/**
- * pg-pool's end() resolves before idle sockets have closed, so the helper's `drop database ... with
- * (force)` can reach a closing connection and surface as an unhandled "terminating connection" error.
- * Closing the pool first and letting the sockets go avoids that race.
- */
-export async function destroyTestDatabase(t: TestDatabase | undefined): Promise<void> {
-  if (!t) return;
-  await t.db.destroy();
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  await t.destroy();
-}

@@ -7,7 +7,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
-import { destroyTestDatabase, silentLogger } from './fixtures.js';
+import { silentLogger } from './fixtures.js';
 
 let t: TestDatabase;
 let redis: Redis;
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   redis?.disconnect();
-  await destroyTestDatabase(t);
+  await t?.destroy();
 });
 
 describe('errors (registry-api.md: Errors: every error body is {error})', () => {

@@ -10,13 +10,7 @@ import {
   startDerivedTablesRefresher,
 } from '../src/packages/derived-tables-refresher.js';
 import { readDerivedCounter, readListChangeCounter } from '../src/packages/packages.repository.js';
-import {
-  destroyTestDatabase,
-  insertPackages,
-  type PackageInsert,
-  packageRow,
-  silentLogger,
-} from './fixtures.js';
+import { insertPackages, type PackageInsert, packageRow, silentLogger } from './fixtures.js';
 
 let t: TestDatabase;
 let redis: Redis;
@@ -47,7 +41,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   redis?.disconnect();
-  await destroyTestDatabase(t);
+  await t?.destroy();
 });
 
 const visible = () => rows.filter((r) => r.status !== 'delisted');

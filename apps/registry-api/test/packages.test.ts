@@ -6,7 +6,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
-import { destroyTestDatabase, insertPackages, packageRow, silentLogger } from './fixtures.js';
+import { insertPackages, packageRow, silentLogger } from './fixtures.js';
 
 let t: TestDatabase;
 let redis: Redis;
@@ -30,7 +30,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   redis?.disconnect();
-  await destroyTestDatabase(t);
+  await t?.destroy();
 });
 
 describe('GET /api/packages/@:scope/:name (registry-api.md: package detail)', () => {

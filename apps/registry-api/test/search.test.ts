@@ -8,13 +8,7 @@ import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { DEFAULT_SEARCH_PLAN, searchPackages } from '../src/search/search.service.js';
 import { searchLexemes } from '../src/search/search-terms.js';
-import {
-  destroyTestDatabase,
-  insertPackages,
-  type PackageInsert,
-  packageRow,
-  silentLogger,
-} from './fixtures.js';
+import { insertPackages, type PackageInsert, packageRow, silentLogger } from './fixtures.js';
 
 let t: TestDatabase;
 let redis: Redis;
@@ -63,7 +57,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   redis?.disconnect();
-  await destroyTestDatabase(t);
+  await t?.destroy();
 });
 
 const names = (body: { results: Array<{ scope: string; name: string }> }) =>

@@ -2,8 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createPool, type Database, type Db } from '@pkgreg/db';
-import { Kysely, PostgresDialect } from 'kysely';
+import { createDb, type Db } from '@pkgreg/db';
 
 /** A SKILL.md with the given frontmatter lines and body. */
 export function skillMd(frontmatter: string[], body = '# Skill\n\nDo the thing.\n'): string {
@@ -61,13 +60,7 @@ export function blobShaOf(dir: string, path: string): string {
   return git(dir, 'rev-parse', `HEAD:${path}`).trim();
 }
 
-/**
- * A Kysely on the test database whose pool tolerates the teardown race: `destroy()` drops the
- * database WITH (FORCE) while pg may still be closing a client, and that client's FATAL 57P01 would
- * otherwise surface as an uncaught pool 'error'.
- */
+/** A Kysely on the test database (createDb's pool tolerates the forced drop at teardown). */
 export function testKysely(url: string): Db {
-  const pool = createPool(url, { max: 5, applicationName: 'pkgreg-indexer-test' });
-  pool.on('error', () => {});
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return createDb(url, { max: 5, applicationName: 'pkgreg-indexer-test' });
 }

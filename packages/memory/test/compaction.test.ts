@@ -10,14 +10,14 @@ import {
   putEntry,
   supersedeMany,
 } from '../src/index.js';
-import { closeTestDatabase, expectReject, ns, putArgs } from './helpers.js';
+import { expectReject, ns, putArgs } from './helpers.js';
 
 let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
 });
 afterAll(async () => {
-  await closeTestDatabase(t);
+  await t?.destroy();
 });
 
 describe('compaction helpers (mcp-edge.md: pkgreg.memory.v1.compact summarize / extract_facts)', () => {

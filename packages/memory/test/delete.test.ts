@@ -3,14 +3,14 @@ import { MemoryDeleteResultSchema } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteEntry, ENTRY_NOT_FOUND_MESSAGE, getEntry, putEntry, searchEntries } from '../src/index.js';
-import { closeTestDatabase, expectReject, ns, putArgs } from './helpers.js';
+import { expectReject, ns, putArgs } from './helpers.js';
 
 let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
 });
 afterAll(async () => {
-  await closeTestDatabase(t);
+  await t?.destroy();
 });
 
 describe('deleteEntry (mcp-edge.md, States: soft-deleted, not physically removed)', () => {

@@ -1,7 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type MemoryPutArgs, MemoryPutArgsSchema, RejectError } from '@pkgreg/contracts';
-import type { TestDatabase } from '@pkgreg/db/testing';
 import { expect } from 'vitest';
 
 /** A namespace as the edge derives it: `app:` + 64 hex (decisions.md: Namespace). */
@@ -26,15 +24,4 @@ export async function expectReject(promise: Promise<unknown>, reason: string, me
   expect((error as RejectError).reason).toBe(reason);
   if (message !== undefined) expect((error as RejectError).message).toMatch(message);
   return error as RejectError;
-}
-
-/**
- * Closes the pool, gives the backends a moment to see the Terminate messages, then drops the database.
- * pg-pool's end() resolves before its sockets close; dropping `with (force)` right away kills backends
- * still mid-goodbye and their FATAL 57P01 surfaces as an unhandled error that fails the run.
- */
-export async function closeTestDatabase(t: TestDatabase): Promise<void> {
-  await t.db.destroy();
-  await sleep(250);
-  await t.destroy();
 }

@@ -11,14 +11,14 @@ import {
   requestHash,
   withIdempotency,
 } from '../src/index.js';
-import { closeTestDatabase, expectReject, ns, putArgs } from './helpers.js';
+import { expectReject, ns, putArgs } from './helpers.js';
 
 let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
 });
 afterAll(async () => {
-  await closeTestDatabase(t);
+  await t?.destroy();
 });
 
 const toolName = TOOL_NAMES.memoryPut;

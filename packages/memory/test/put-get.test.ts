@@ -3,14 +3,14 @@ import { MemoryEntrySchema } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteEntry, ENTRY_NOT_FOUND_MESSAGE, getEntry, putEntry } from '../src/index.js';
-import { closeTestDatabase, expectReject, ns, putArgs } from './helpers.js';
+import { expectReject, ns, putArgs } from './helpers.js';
 
 let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
 });
 afterAll(async () => {
-  await closeTestDatabase(t);
+  await t?.destroy();
 });
 
 describe('putEntry append (mcp-edge.md: pkgreg.memory.v1.put)', () => {

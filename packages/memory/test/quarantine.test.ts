@@ -16,14 +16,14 @@ import {
   supersedeMany,
   withIdempotency,
 } from '../src/index.js';
-import { closeTestDatabase, expectReject, ns, putArgs } from './helpers.js';
+import { expectReject, ns, putArgs } from './helpers.js';
 
 let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
 });
 afterAll(async () => {
-  await closeTestDatabase(t);
+  await t?.destroy();
 });
 
 describe('quarantine (mcp-edge.md: source_quarantined for durable mutation paths; decisions.md)', () => {

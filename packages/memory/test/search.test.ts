@@ -2,7 +2,7 @@ import { MEMORY_LIMITS, MemorySearchResultSchema } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteEntry, extractSearchTerms, putEntry, searchEntries } from '../src/index.js';
-import { closeTestDatabase, ns, putArgs } from './helpers.js';
+import { ns, putArgs } from './helpers.js';
 
 let t: TestDatabase;
 const namespace = ns('search');
@@ -49,7 +49,7 @@ beforeAll(async () => {
   await putEntry(t.db, other, putArgs(other, { tier: 'ltm', content: 'Postgres PostgreSQL databases' }));
 });
 afterAll(async () => {
-  await closeTestDatabase(t);
+  await t?.destroy();
 });
 
 const both = ['stm', 'ltm'] as const;
