@@ -42,6 +42,8 @@ const PORT = 4790;
 // Throughput runs keep 50 calls outstanding: track's group commit (one durable INSERT per batch) is
 // bound by commit latency at low concurrency, and a registry's real load is many clients at once.
 const THROUGHPUT_CONNECTIONS = 50;
+/** Round-robin rounds of the throughput scenarios; each figure is the median. */
+const ROUNDS = Number(arg('rounds', '3'));
 const BASELINE_PORT = 4791;
 
 function startProcess(command, args, env = {}) {
@@ -85,7 +87,7 @@ function load(base, paths, { connections, method = 'GET', seconds = duration }) 
 
 async function downloadsSoFar(client) {
   const r = await client.query(
-    'select (select coalesce(sum(download_count), 0) from packages)::bigint as folded, (select count(*) from package_download_deltas)::int as pending',
+    'select (select coalesce(sum(download_count), 0) from packages)::bigint as folded, (select count(*) from package_download_batches)::int as pending',
   );
   return { folded: Number(r.rows[0].folded), pending: r.rows[0].pending };
 }
@@ -146,7 +148,6 @@ for (const size of sizes) {
       return r;
     };
 
-    measure('detail', sample, { connections: THROUGHPUT_CONNECTIONS });
     // Page 1 and the deep page alternate in short rounds (median of each), so a burst of load from
     // another engineer's job cannot land on one side of the comparison only.
     const rounds = { page1: [], deep: [] };
@@ -186,48 +187,88 @@ for (const size of sizes) {
     for (const [label, p] of Object.entries(searches))
       searchResults[label] = measure(label, [p], { connections: 1 });
 
-    const before = await waitFolded(client);
-    const uniform = measure(
-      'track uniform',
-      sample.map((p) => `${p}/track`),
-      { connections: THROUGHPUT_CONNECTIONS, method: 'POST' },
-    );
-    const hot = measure('track one hot package', [`${sample[1]}/track`], {
-      connections: THROUGHPUT_CONNECTIONS,
-      method: 'POST',
-    });
-    const after = await waitFolded(client);
-    const sent = uniform.ok + hot.ok;
-    const counted = after.folded - before.folded;
-    // autocannon stops counting at the deadline while up to `connections` calls are still in flight;
-    // the server completes (and counts) those, so counted may exceed answered by at most 2 x connections.
-    const lost = Math.max(0, sent - counted);
-    console.log(
-      `track: ${sent} answered 200, ${counted} counted after the fold, ${after.pending} deltas pending, lost ${lost}`,
-    );
-
-    await stopProcess(server);
+    // Throughput: detail, detail on cache hits, track uniform and hot, and the baseline, round-robin
+    // for ROUNDS rounds (median of each). A burst from other work on the machine then lands on every
+    // scenario alike instead of on one side of a ratio.
     const baselineProc = startProcess(process.execPath, [
       path.join(here, 'baseline-server.mjs'),
       detailJson,
       String(BASELINE_PORT),
     ]);
     await waitFor(`http://127.0.0.1:${BASELINE_PORT}/`);
-    const baseline = measure(
-      'baseline node:http (memory)',
-      ['/'],
-      { connections: THROUGHPUT_CONNECTIONS },
-      `http://127.0.0.1:${BASELINE_PORT}`,
-    );
+    const before = await waitFolded(client);
+    const scenarios = [
+      { key: 'detail', label: 'detail (1000 packages, 1 s cache)', paths: sample },
+      { key: 'detailHit', label: 'detail, cache hits (one package)', paths: [sample[0]] },
+      {
+        key: 'uniform',
+        label: 'track uniform',
+        paths: sample.map((p) => `${p}/track`),
+        method: 'POST',
+      },
+      { key: 'hot', label: 'track one hot package', paths: [`${sample[1]}/track`], method: 'POST' },
+      {
+        key: 'baseline',
+        label: 'baseline node:http (memory)',
+        paths: ['/'],
+        target: `http://127.0.0.1:${BASELINE_PORT}`,
+      },
+    ];
+    const runs = Object.fromEntries(scenarios.map((sc) => [sc.key, []]));
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const sc of scenarios) {
+        const r = load(sc.target ?? base, sc.paths, {
+          connections: THROUGHPUT_CONNECTIONS,
+          method: sc.method ?? 'GET',
+        });
+        runs[sc.key].push(r);
+        console.log(
+          `round ${round + 1} ${sc.label.padEnd(34)} rps ${fmt(r.rps, 0).padStart(6)}  p50 ${fmt(r.p50)}  p99 ${fmt(r.p99)} ms  non2xx ${r.non2xx}`,
+        );
+      }
+    }
+    const after = await waitFolded(client);
     await stopProcess(baselineProc);
+    const medians = {};
+    for (const sc of scenarios) {
+      const list = runs[sc.key];
+      const r = {
+        rps: median(list, 'rps'),
+        p50: median(list, 'p50'),
+        p95: median(list, 'p95'),
+        p99: median(list, 'p99'),
+        ok: list.reduce((n, x) => n + x.ok, 0),
+        non2xx: list.reduce((n, x) => n + x.non2xx, 0),
+        errors: list.reduce((n, x) => n + x.errors, 0),
+      };
+      medians[sc.key] = r;
+      const each = list.map((x) => fmt(x.rps, 0)).join(', ');
+      rows.push({
+        size,
+        label: `${sc.label} (median of ${ROUNDS}: ${each})`,
+        connections: THROUGHPUT_CONNECTIONS,
+        ...r,
+      });
+    }
+    const { uniform, hot, baseline } = medians;
+    const sent = medians.uniform.ok + medians.hot.ok;
+    const counted = after.folded - before.folded;
+    // autocannon stops counting at the deadline while up to `connections` calls are still in flight;
+    // the server completes (and counts) those, so counted may exceed answered by at most that many per run.
+    const lost = Math.max(0, sent - counted);
+    console.log(
+      `track: ${sent} answered 200, ${counted} counted after the fold, ${after.pending} batches pending, lost ${lost}`,
+    );
 
-    const detail = rows.find((r) => r.size === size && r.label === 'detail');
+    const detail = medians.detail;
+    const detailHit = medians.detailHit;
     const searchP95 = Math.max(...Object.values(searchResults).map((r) => r.p95));
     notes.push(
       `- ${size.toLocaleString('en')} packages (1-min load average ${load1.toFixed(2)} at start): ` +
         `search worst p95 ${fmt(searchP95)} ms (target <= 15: ${searchP95 <= 15 ? 'met' : 'MISSED'}); ` +
         `deep page p50 ${fmt(deep.p50)} vs page 1 ${fmt(page1.p50)} ms = ${fmt(deep.p50 / Math.max(page1.p50, 0.01), 2)}x (target <= 1.2x: ${deep.p50 <= 1.2 * page1.p50 ? 'met' : 'MISSED'}); ` +
         `detail ${fmt(detail.rps / baseline.rps, 2)}x baseline rps (target >= 0.5: ${detail.rps >= 0.5 * baseline.rps ? 'met' : 'MISSED'}); ` +
+        `detail on cache hits ${fmt(detailHit.rps / baseline.rps, 2)}x (target >= 0.8: ${detailHit.rps >= 0.8 * baseline.rps ? 'met' : 'MISSED'}); ` +
         `track uniform ${fmt(uniform.rps / baseline.rps, 2)}x baseline (target >= 0.5: ${uniform.rps >= 0.5 * baseline.rps ? 'met' : 'MISSED'}); ` +
         `hot/uniform ${fmt(hot.rps / uniform.rps, 2)} (target >= 0.9: ${hot.rps >= 0.9 * uniform.rps ? 'met' : 'MISSED'}); ` +
         `track answered 200: ${sent}, counted after the fold: ${counted} (in flight at the deadline: ${counted - sent}), lost: ${lost}.`,
@@ -248,20 +289,36 @@ const table = [
 ].join('\n');
 console.log(`\n${table}\n\n${notes.join('\n')}`);
 
-// Why the targets against the bare baseline are missed (kept with the figures on every run).
-const READING =
-  '\nReading the figures: the misses are honest. Detail and track are compared with a bare `node:http`\nserver writing a constant buffer; the API runs Express 5 routing, request-id and error middleware,\nand for track a durable INSERT commit per batch before answering (the design: no increment lost on a\nkill), so on one core it stays under 0.5x of that baseline (ratios above; detail already goes through a\n1 s per-process micro-cache). Hot/uniform >= 1: the group-commit batch sums same-package calls into\none delta row, so a hot package never serializes. Search: rare, common, 2-char and correlated two-term\nqueries stay within 15 ms p95 on a quiet machine; a two-term query whose narrow candidates number in\nthe low thousands ("pdf edi", ~1.5k candidates at 1M) pays one heap page per candidate (shared_buffers\nis 128 MB here, the table ~2 GB): about 9 ms p95 on a quiet machine, 15-20 ms on a busy one. Deep list pages are an index range\nover dense positions, equal to page 1 within noise.\n';
+// How to read the figures (kept with them on every run).
+const READING = `
+Reading the figures: detail and track are compared with a bare \`node:http\` server writing a constant
+buffer, measured in the same rounds. Cache hits of detail (and skill-md) and body-less track calls are
+answered by the registry's request listener before Express (src/http/fast-lane.ts); the detail
+micro-cache revalidates expired entries in the background with one batched version query, so the
+1000-package detail run costs about what cache hits cost. Track answers only after the batch's commit
+(no increment lost on a kill): one row per batch, and ids the process already knows skip the lookup
+while no package changed visibility (docs/decisions.md), so uniform and hot differ little; what is left
+is Postgres's per-commit CPU, on the core autocannon also needs. The baseline itself is bound by the
+load generator (one autocannon process on one core), which makes these ratios conservative. Search:
+rare, common, 2-char and two-term queries stay within 15 ms p95 on a quiet machine; a two-term query whose
+narrow candidates number in the low thousands ("pdf edi", ~1.5k candidates at 1M) pays one heap page
+per candidate (shared_buffers is 128 MB here, the table ~2 GB), and runs closest to the target when the
+machine is loaded. Deep list pages are an index range over dense positions, equal to page 1 within noise.
+`;
 
 const section = `## Registry
 
 Command: \`pnpm bench:registry\` (or \`pnpm --filter @pkgreg/registry-api bench -- --sizes 100000\`), after
 \`pnpm turbo run build --filter=@pkgreg/registry-api...\`. Run ${new Date().toISOString()} on ${os.cpus().length} cores
 (${os.cpus()[0]?.model ?? 'cpu'}); the built server is pinned to core 0 (\`taskset -c 0\`), autocannon runs in its own
-process on core 1, Postgres is not pinned. Each measurement lasts ${duration} s. The machine is shared with other
-engineers' builds and tests, so figures move between runs; the load average at the start of each size is
-noted. Latency measurements (list, search) use one connection, so p95 is service time, not queueing;
-throughput ones (detail, track, baseline) use fifty. Track: uniform = random package of 1000 per call,
-hot = every call on one package; "lost" compares 200 answers with download_count after the flusher folded.
+process on core 1, Postgres is not pinned. Each measurement lasts ${duration} s. The machine is a 2-core VM whose speed
+moves between runs (the same baseline has measured 28k to 43k rps within one hour), so the load average at
+the start of each size is noted and ratios are taken within the same rounds. Latency measurements (list, search) use one connection, so p95 is service time, not queueing;
+throughput ones (detail, track, baseline) use fifty and run round-robin, ${ROUNDS} rounds, each figure the
+median (every round's rps in brackets). Detail: a random package of 1000 per call through the 1 s
+micro-cache (so ~1000 misses a second), and "cache hits": every call on one cached package. Track:
+uniform = random package of 1000 per call, hot = every call on one package; "lost" compares 200
+answers with download_count after the flusher folded.
 
 ${table}
 

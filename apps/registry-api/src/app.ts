@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import type { Db } from '@pkgreg/db';
 import { healthRoutes, type Logger } from '@pkgreg/server-kit';
 import express, { type Express } from 'express';
@@ -5,9 +6,12 @@ import type { Redis } from 'ioredis';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
 import { downloadsRoutes } from './downloads/downloads.routes.js';
 import type { Env } from './env.js';
+import { JSON_BODY_LIMIT } from './http/body.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
+import { createFastLane } from './http/fast-lane.js';
 import { requestId } from './http/request-id.js';
 import { openApiRoutes } from './openapi/openapi.routes.js';
+import { createPackageCache, type PackageCache } from './packages/package-cache.js';
 import { packagesRoutes } from './packages/packages.routes.js';
 import { searchRoutes } from './search/search.routes.js';
 import { webStatic } from './web-static.js';
@@ -21,29 +25,35 @@ export interface AppDeps {
   recorder?: DownloadRecorder;
 }
 
-/** Builds the registry's Express app; never listens (tests drive it with supertest). */
-export function createApp(deps: AppDeps): Express {
+/**
+ * Builds the registry's request listener: the fast lane (http/fast-lane.ts) for cache hits and
+ * body-less track calls, in front of the Express app that answers everything else. Never listens
+ * (tests drive it with supertest, so every test goes through the lane).
+ */
+export function createApp(deps: AppDeps): RequestListener {
+  const cache = createPackageCache(deps.db, { ttlMs: deps.env.DETAIL_CACHE_TTL_MS });
+  const recorder = deps.recorder ?? createDownloadRecorder(deps.db);
+  const app = createExpressApp(deps, cache, recorder);
+  return createFastLane({ app, cache, recorder });
+}
+
+function createExpressApp(deps: AppDeps, cache: PackageCache, recorder: DownloadRecorder): Express {
   const app = express();
   app.disable('x-powered-by');
   // ETags come from row_version (packages.routes.ts), never from hashing the body.
   app.set('etag', false);
   app.set('trust proxy', 'loopback');
   app.use(requestId());
-  // The package routes (detail and skill-md are the hottest) come first, so a request does not walk
-  // the health, body-parser and openapi layers before reaching them. They are GET-only and read no
-  // body: a GET's body has no meaning (RFC 9110) and is left unparsed.
-  app.use(
-    packagesRoutes({
-      db: deps.db,
-      codeHostWebUrl: deps.env.GITHUB_WEB_URL,
-      detailCacheTtlMs: deps.env.DETAIL_CACHE_TTL_MS,
-    }),
-  );
+  // The package routes (detail and skill-md misses) come first, so a request does not walk the health,
+  // body-parser and openapi layers before reaching them. They are GET-only and read no body: a GET's
+  // body has no meaning (RFC 9110) and is left unparsed.
+  app.use(packagesRoutes({ db: deps.db, codeHostWebUrl: deps.env.GITHUB_WEB_URL, cache }));
+  // Track calls the lane handed on (a body, a 404, an error) next: it parses its optional body itself.
+  app.use(downloadsRoutes({ recorder }));
   app.use(healthRoutes({ db: deps.db, redis: deps.redis }));
-  // No endpoint takes a body, but a malformed one (say on track) must still be a 400, never a 5xx.
-  app.use(express.json({ limit: '16kb' }));
+  // No endpoint takes a body, but a malformed one must still be a 400, never a 5xx.
+  app.use(express.json({ limit: JSON_BODY_LIMIT }));
   app.use(openApiRoutes());
-  app.use(downloadsRoutes({ recorder: deps.recorder ?? createDownloadRecorder(deps.db) }));
   app.use(searchRoutes({ db: deps.db }));
   // The built web UI (apps/web/dist) and its SPA fallback, after every API route (web-static.ts).
   app.use(webStatic());

@@ -17,9 +17,12 @@ const redis = new Redis(env.REDIS_URL, { lazyConnect: false });
 redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
 
 // Track batches get connections of their own: a batch never waits behind a slow list or search query.
+// The batch statement is prepared once per connection; a generic plan skips re-planning its join on
+// every batch, and its cost does not depend on the values.
 const trackPool = createPool(env.DATABASE_URL, {
   max: env.TRACK_MAX_IN_FLIGHT,
   applicationName: 'pkgreg-registry-api-track',
+  settings: { plan_cache_mode: 'force_generic_plan' },
 });
 const recorder = createDownloadRecorder(db, { maxInFlight: env.TRACK_MAX_IN_FLIGHT, pool: trackPool });
 const server = await listen(

@@ -1,7 +1,8 @@
+import type { RequestListener } from 'node:http';
 import { createPool } from '@pkgreg/db';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import type { Express } from 'express';
 import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
@@ -12,7 +13,7 @@ import { insertPackages, packageRow, silentLogger } from './fixtures.js';
 
 let t: TestDatabase;
 let redis: Redis;
-let app: Express;
+let app: RequestListener;
 
 beforeAll(async () => {
   t = await createTestDatabase();
@@ -33,6 +34,26 @@ afterAll(async () => {
 const downloadCount = async (name: string) =>
   (await request(app).get(`/api/packages/@acme/${name}`).expect(200)).body.downloadCount as number;
 
+/** Calls committed and not folded yet, for one package or all: the sum over the batch rows. */
+const pendingCalls = async (name?: string) => {
+  const result = await sql<{ n: string | null }>`
+    select sum(u.n) as n from package_download_batches b
+    cross join lateral unnest(b.package_ids, b.counts) as u(package_id, n)
+    join packages p on p.id = u.package_id
+    where ${name ?? null}::text is null or p.name = ${name ?? null}`.execute(t.db);
+  return Number(result.rows[0]?.n ?? 0);
+};
+
+const batchRows = async () =>
+  Number(
+    (
+      await t.db
+        .selectFrom('package_download_batches')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirst()
+    )?.n,
+  );
+
 describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () => {
   it('200 {ok: true}; downloadCount grows by one after the fold', async () => {
     const before = await downloadCount('cold');
@@ -43,15 +64,9 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
 
   it('the delta is durable before the 200 (decisions.md: Registry / Track: no loss on restart)', async () => {
     await request(app).post('/api/packages/%40acme/cold/track').expect(200, { ok: true });
-    // No fold yet: the answered call already sits committed in package_download_deltas, so killing
+    // No fold yet: the answered call already sits committed in package_download_batches, so killing
     // the process now could not lose it.
-    const deltas = await t.db
-      .selectFrom('package_download_deltas as d')
-      .innerJoin('packages as p', 'p.id', 'd.package_id')
-      .select((eb) => eb.fn.sum<number>('d.delta').as('n'))
-      .where('p.name', '=', 'cold')
-      .executeTakeFirst();
-    expect(Number(deltas?.n)).toBe(1);
+    expect(await pendingCalls('cold')).toBe(1);
     await foldAllDownloadDeltas(t.db);
   });
 
@@ -98,11 +113,7 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
     expect(statuses.filter((s) => s === 404)).toHaveLength(20);
     expect(await downloadCount('hot')).toBe(before.hot + 300);
     expect(await downloadCount('cold')).toBe(before.cold + 100);
-    const left = await t.db
-      .selectFrom('package_download_deltas')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirst();
-    expect(Number(left?.n)).toBe(0);
+    expect(await batchRows()).toBe(0);
   });
 
   it('two recorders and two flushers (two API processes) still count every call once', async () => {
@@ -150,23 +161,58 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
   });
 
   it('a call is answered only after its batch committed (group commit: one INSERT for a burst)', async () => {
-    const recorder = createDownloadRecorder(t.db);
-    const before = await t.db
-      .selectFrom('package_download_deltas')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirst();
-    await Promise.all(Array.from({ length: 50 }, () => recorder.record('acme', 'cold')));
-    const after = await t.db
-      .selectFrom('package_download_deltas')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirst();
-    // 50 calls for one package land as far fewer delta rows (summed per batch), totalling 50.
-    expect(Number(after?.n) - Number(before?.n)).toBeLessThan(50);
-    const sum = await t.db
-      .selectFrom('package_download_deltas')
-      .select((eb) => eb.fn.sum<number>('delta').as('s'))
-      .executeTakeFirst();
-    expect(Number(sum?.s)).toBe(50);
     await foldAllDownloadDeltas(t.db);
+    const recorder = createDownloadRecorder(t.db);
+    await Promise.all(Array.from({ length: 50 }, () => recorder.record('acme', 'cold')));
+    // 50 calls land as far fewer batch rows (one row per batch, same-package calls summed), totalling 50.
+    expect(await batchRows()).toBeLessThan(50);
+    expect(await pendingCalls('cold')).toBe(50);
+    await foldAllDownloadDeltas(t.db);
+  });
+
+  describe('ids the recorder already knows (downloads.repository.ts: list-change generation)', () => {
+    it('a package delisted after the recorder learned its id is refused at once: 404, not counted', async () => {
+      await insertPackages(t.db, [packageRow({ scope: 'acme', name: 'soon-gone' })]);
+      const recorder = createDownloadRecorder(t.db);
+      expect(await recorder.record('acme', 'soon-gone')).toBe(true); // looked up, id learned
+      expect(await recorder.record('acme', 'soon-gone')).toBe(true); // counted by its known id
+      await t.db
+        .updateTable('packages')
+        .set({ status: 'delisted' })
+        .where('name', '=', 'soon-gone')
+        .execute();
+      expect(await recorder.record('acme', 'soon-gone')).toBe(false);
+      expect(await pendingCalls('soon-gone')).toBe(2);
+      await foldAllDownloadDeltas(t.db);
+    });
+
+    it('a package deleted after the recorder learned its id is refused, and the fold skips its counts', async () => {
+      await insertPackages(t.db, [packageRow({ scope: 'acme', name: 'deleted-later' })]);
+      const recorder = createDownloadRecorder(t.db);
+      expect(await recorder.record('acme', 'deleted-later')).toBe(true);
+      await t.db.deleteFrom('packages').where('name', '=', 'deleted-later').execute();
+      expect(await recorder.record('acme', 'deleted-later')).toBe(false);
+      // The batch row of the first call names a package that no longer exists: folded away, no error.
+      expect(await foldAllDownloadDeltas(t.db)).toBeGreaterThan(0);
+      expect(await batchRows()).toBe(0);
+    });
+
+    it('known and unknown packages in one batch: each counted once, unknown misses refused', async () => {
+      const recorder = createDownloadRecorder(t.db);
+      await recorder.record('acme', 'hot'); // learn hot's id
+      const before = { hot: await downloadCount('hot'), cold: await downloadCount('cold') };
+      await foldAllDownloadDeltas(t.db);
+      const results = await Promise.all([
+        ...Array.from({ length: 20 }, () => recorder.record('acme', 'hot')),
+        ...Array.from({ length: 5 }, () => recorder.record('acme', 'cold')),
+        recorder.record('acme', 'nope'),
+        recorder.record('acme', 'gone'),
+      ]);
+      await foldAllDownloadDeltas(t.db);
+      expect(results.filter(Boolean)).toHaveLength(25);
+      expect(results.slice(-2)).toEqual([false, false]);
+      expect(await downloadCount('hot')).toBe(before.hot + 1 + 20);
+      expect(await downloadCount('cold')).toBe(before.cold + 5);
+    });
   });
 });

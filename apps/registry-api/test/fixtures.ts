@@ -1,5 +1,4 @@
 import type { Db, PackagesTable } from '@pkgreg/db';
-import type { TestDatabase } from '@pkgreg/db/testing';
 import { createLogger } from '@pkgreg/server-kit';
 import type { Insertable } from 'kysely';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';

@@ -1,6 +1,6 @@
+import type { RequestListener } from 'node:http';
 import { createDb } from '@pkgreg/db';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import request from 'supertest';
@@ -11,7 +11,7 @@ import { silentLogger } from './fixtures.js';
 
 let t: TestDatabase;
 let redis: Redis;
-let app: Express;
+let app: RequestListener;
 
 beforeAll(async () => {
   t = await createTestDatabase();

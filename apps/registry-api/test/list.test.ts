@@ -1,5 +1,5 @@
+import type { RequestListener } from 'node:http';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { insertPackages, type PackageInsert, packageRow, silentLogger } from './
 
 let t: TestDatabase;
 let redis: Redis;
-let app: Express;
+let app: RequestListener;
 const rows: PackageInsert[] = [];
 
 // 47 visible packages with heavy ties: 3 distinct star counts, 2 index times, repeated names across scopes.

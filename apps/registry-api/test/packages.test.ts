@@ -1,6 +1,6 @@
+import type { RequestListener } from 'node:http';
 import { PackageDetailSchema, PackageListItemSchema } from '@pkgreg/contracts';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { insertPackages, packageRow, silentLogger } from './fixtures.js';
 
 let t: TestDatabase;
 let redis: Redis;
-let app: Express;
+let app: RequestListener;
 
 beforeAll(async () => {
   t = await createTestDatabase();

@@ -1,6 +1,6 @@
+import type { RequestListener } from 'node:http';
 import { SearchResponseSchema } from '@pkgreg/contracts';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { insertPackages, type PackageInsert, packageRow, silentLogger } from './
 
 let t: TestDatabase;
 let redis: Redis;
-let app: Express;
+let app: RequestListener;
 
 beforeAll(async () => {
   t = await createTestDatabase();

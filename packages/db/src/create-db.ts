@@ -11,6 +11,8 @@ export interface CreateDbOptions {
   /** Postgres schema to put first on the search_path (hosted tenants). */
   schema?: string;
   applicationName?: string;
+  /** Session settings sent with each new connection (`-c name=value` startup options). */
+  settings?: Record<string, string>;
   /**
    * Called when an idle pooled connection fails (server restart, a dropped test database). pg removes the
    * connection itself; without a listener the pool's 'error' event would crash the process.
@@ -25,10 +27,19 @@ export function createPool(url: string, options: CreateDbOptions = {}): pg.Pool 
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'pkgreg',
-    ...(options.schema ? { options: `-c search_path=${quoteIdent(options.schema)},public` } : {}),
+    ...startupOptions(options),
   });
   pool.on('error', options.onIdleError ?? (() => {}));
   return pool;
+}
+
+function startupOptions(options: CreateDbOptions): { options?: string } {
+  const settings: Record<string, string> = { ...options.settings };
+  if (options.schema) settings.search_path = `${quoteIdent(options.schema)},public`;
+  const entries = Object.entries(settings);
+  if (!entries.length) return {};
+  // libpq option syntax: spaces separate options, so a value's spaces are backslash-escaped.
+  return { options: entries.map(([name, value]) => `-c ${name}=${value.replaceAll(' ', '\\ ')}`).join(' ') };
 }
 
 export function createDb(url: string, options: CreateDbOptions = {}): Db {

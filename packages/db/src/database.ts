@@ -80,10 +80,11 @@ export interface PackageDerivedStateTable {
   refreshed_at: Timestamp;
 }
 
-export interface PackageDownloadDeltasTable {
+/** One group-committed batch of track calls: parallel arrays, folded into packages.download_count. */
+export interface PackageDownloadBatchesTable {
   id: Generated<number>;
-  package_id: string;
-  delta: Generated<number>;
+  package_ids: string[];
+  counts: number[];
   created_at: Timestamp;
 }
 
@@ -220,7 +221,7 @@ export interface QuarantinedSourcesTable {
 
 export interface Database {
   packages: PackagesTable;
-  package_download_deltas: PackageDownloadDeltasTable;
+  package_download_batches: PackageDownloadBatchesTable;
   package_list_ranks: PackageListRanksTable;
   package_search_docs: PackageSearchDocsTable;
   package_search_lexemes: PackageSearchLexemesTable;

@@ -10,7 +10,7 @@ export type {
   OauthClientsTable,
   OauthSigningKeysTable,
   PackageDerivedStateTable,
-  PackageDownloadDeltasTable,
+  PackageDownloadBatchesTable,
   PackageListRanksTable,
   PackageSearchDocsTable,
   PackageSearchLexemesTable,

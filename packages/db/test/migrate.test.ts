@@ -18,7 +18,7 @@ describe('migrations', () => {
     const tables = rows.rows.map((r) => r.table_name);
     for (const table of [
       'packages',
-      'package_download_deltas',
+      'package_download_batches',
       'indexed_sources',
       'indexing_runs',
       'indexing_rejections',

@@ -1,11 +1,18 @@
-import type { Server } from 'node:http';
-import type { Express } from 'express';
+import { createServer, type RequestListener, type Server } from 'node:http';
 
-/** Listens and resolves once bound; `close()` stops accepting and drains keep-alive sockets. */
-export function listen(app: Express, port: number, host: string): Promise<Server> {
+/**
+ * Serves `handler` (an Express app or any node request listener) and resolves once bound;
+ * `closeServer()` stops accepting and drains keep-alive sockets.
+ */
+export function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(server)));
+    const server = createServer(handler);
     server.keepAliveTimeout = 65_000;
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
   });
 }
 

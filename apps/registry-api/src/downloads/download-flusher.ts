@@ -1,8 +1,11 @@
 import type { Db } from '@pkgreg/db';
 import type { Logger } from '@pkgreg/server-kit';
-import { foldDownloadDeltas } from './downloads.repository.js';
+import { foldDownloadDeltas, vacuumDownloadBatches } from './downloads.repository.js';
 
-const FOLD_BATCH = 50_000;
+/** Batch rows per fold transaction (each holds up to the recorder's maxBatch calls). */
+const FOLD_BATCH = 5_000;
+/** Folded batch rows after which the flusher vacuums their table (a few ms for a table this small). */
+const VACUUM_AFTER_ROWS = 2_000;
 
 /** Folds every delta committed so far (several rounds when the backlog is large); returns rows folded. */
 export async function foldAllDownloadDeltas(db: Db): Promise<number> {
@@ -27,9 +30,16 @@ export interface DownloadFlusher {
 export function startDownloadFlusher(db: Db, logger: Logger, intervalMs: number): DownloadFlusher {
   let running: Promise<unknown> | undefined;
   let stopped = false;
+  let foldedSinceVacuum = 0;
+  const tick = async () => {
+    foldedSinceVacuum += await foldAllDownloadDeltas(db);
+    if (foldedSinceVacuum < VACUUM_AFTER_ROWS) return;
+    foldedSinceVacuum = 0;
+    await vacuumDownloadBatches(db);
+  };
   const timer = setInterval(() => {
     if (running || stopped) return;
-    running = foldAllDownloadDeltas(db)
+    running = tick()
       .catch((error: unknown) => logger.warn({ err: error }, 'download fold failed'))
       .finally(() => {
         running = undefined;

@@ -1,10 +1,14 @@
 import type { Db } from '@pkgreg/db';
 import {
+  type BatchOutcome,
   type DownloadCount,
-  insertDownloadDeltas,
-  insertDownloadDeltasPrepared,
+  insertDownloadBatch,
+  insertDownloadBatchPrepared,
   type PgPool,
 } from './downloads.repository.js';
+
+/** Known ids are dropped all at once past this many (a bound, not an LRU: refilling costs one batch). */
+const MAX_KNOWN_IDS = 100_000;
 
 interface Waiter {
   key: string;
@@ -34,9 +38,10 @@ export interface DownloadRecorderOptions {
 /**
  * Group commit for track calls. A call joins the pending batch; while fewer than `maxInFlight` inserts
  * are running the batch is written as soon as the event loop has read the requests at hand, otherwise
- * it grows until one of them commits. So an idle server adds no delay, and a busy one writes hundreds of calls with ONE multi-row INSERT (same-package calls summed
- * into one delta row, so a hot package never serializes on anything). Each call is answered only after
- * the insert holding it committed: an answered track survives a crash or kill of the process.
+ * it grows until one of them commits. So an idle server adds no delay, and a busy one writes hundreds
+ * of calls as ONE row (package ids and counts, same-package calls summed, so a hot package never
+ * serializes on anything). Each call is answered only after the insert holding it committed: an
+ * answered track survives a crash or kill of the process.
  */
 export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions = {}): DownloadRecorder {
   const maxBatch = options.maxBatch ?? 2000;
@@ -44,8 +49,24 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
   let pending: Waiter[] = [];
   const inFlight = new Set<Promise<void>>();
   const { pool } = options;
-  const insert = (counts: DownloadCount[]) =>
-    pool ? insertDownloadDeltasPrepared(pool, counts) : insertDownloadDeltas(db, counts);
+  const insert = (counts: DownloadCount[], generation: number): Promise<BatchOutcome> =>
+    pool
+      ? insertDownloadBatchPrepared(pool, counts, generation)
+      : insertDownloadBatch(db, counts, generation);
+
+  // Ids of packages seen visible at list-change generation `knownGeneration` (downloads.repository.ts):
+  // a batch of known packages then needs no lookup at all. Only a hint: the statement re-checks every
+  // package whenever the generation moved, so a stale entry can never count an invisible package.
+  const knownIds = new Map<string, string>();
+  let knownGeneration = -1;
+  const learn = (outcome: BatchOutcome) => {
+    if (outcome.generation !== undefined && outcome.generation !== knownGeneration) {
+      knownIds.clear();
+      knownGeneration = outcome.generation;
+    }
+    if (knownIds.size + outcome.found.length > MAX_KNOWN_IDS) knownIds.clear();
+    for (const { scope, name, id } of outcome.found) knownIds.set(`${scope}/${name}`, id);
+  };
 
   const writeBatch = async (batch: Waiter[]) => {
     const counts = new Map<string, DownloadCount>();
@@ -54,12 +75,14 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
       if (entry) entry.count += 1;
       else {
         const [scope = '', name = ''] = waiter.key.split('/');
-        counts.set(waiter.key, { scope, name, count: 1 });
+        counts.set(waiter.key, { scope, name, count: 1, id: knownIds.get(waiter.key) });
       }
     }
     try {
-      const found = new Set((await insert([...counts.values()])).map((r) => `${r.scope}/${r.name}`));
-      for (const waiter of batch) waiter.resolve(found.has(waiter.key));
+      const outcome = await insert([...counts.values()], knownGeneration);
+      learn(outcome);
+      const missing = new Set(outcome.missing.map((r) => `${r.scope}/${r.name}`));
+      for (const waiter of batch) waiter.resolve(!missing.has(waiter.key));
     } catch (error) {
       for (const waiter of batch) waiter.reject(error);
     }

@@ -3,66 +3,115 @@ import { CompiledQuery, sql } from 'kysely';
 
 export type PgPool = ReturnType<typeof createPool>;
 
+/** One package's calls in a batch; `id` when the recorder already knows it (see KnownIds). */
 export interface DownloadCount {
   scope: string;
   name: string;
   count: number;
+  id?: string;
 }
 
-// Visibility check and insert are one statement, so a track is counted exactly when it is answered
-// 200: a package delisted in between is either counted and 200, or not and 404.
-const INSERT_DELTAS_SQL = `
-  with wanted as (
-    select * from unnest($1::text[], $2::text[], $3::int[]) as w(scope, name, n)
-  ), found as (
-    select p.id, w.scope, w.name, w.n from wanted w
-    join packages p on p.scope = w.scope and p.name = w.name and p.status <> 'delisted'
-  ), inserted as (
-    insert into package_download_deltas (package_id, delta) select id, n from found
-  )
-  select scope, name from found`;
+/** What a batch insert learned: packages looked up (with their ids), packages not visible. */
+export interface BatchOutcome {
+  /** The list-change generation the lookups ran at (undefined when nothing needed a lookup). */
+  generation?: number;
+  found: Array<{ scope: string; name: string; id: string }>;
+  missing: Array<{ scope: string; name: string }>;
+}
 
-const deltaParams = (counts: DownloadCount[]) => [
+// ONE statement per batch: visibility check and insert together, so a call is counted exactly when it
+// is answered 200 (a package delisted in between is either counted and 200, or not and 404).
+//
+// Ids the recorder sends ($4) were looked up at list-change generation $5. The trigger on packages
+// bumps that sequence on every insert, delete and status (or name) change, so while it has not moved
+// no package has become invisible and those ids are counted without a lookup. When it moved, every
+// package of the batch is looked up again by scope and name. The whole batch is one row of parallel
+// arrays. The result lists only what was looked up, and the packages not found.
+const INSERT_BATCH_SQL = `
+  with gen as (
+    select case when is_called then last_value else 0 end as value from package_list_changes
+  ), wanted as (
+    select * from unnest($1::text[], $2::text[], $3::int[], $4::uuid[]) as w(scope, name, n, id)
+  ), trusted as (
+    select w.id, w.n from wanted w, gen where w.id is not null and gen.value = $5
+  ), looked_up as (
+    select p.id, w.scope, w.name, w.n from wanted w cross join gen
+    join packages p on p.scope = w.scope and p.name = w.name and p.status <> 'delisted'
+    where w.id is null or gen.value <> $5
+  ), counted as (
+    select id, n from trusted union all select id, n from looked_up
+  ), inserted as (
+    insert into package_download_batches (package_ids, counts)
+    select array_agg(id), array_agg(n) from counted having count(*) > 0
+  )
+  select l.scope, l.name, l.id, g.value as generation from looked_up l, gen g
+  union all
+  select w.scope, w.name, null, g.value from wanted w, gen g
+  where (w.id is null or g.value <> $5)
+    and not exists (select 1 from looked_up l where l.scope = w.scope and l.name = w.name)`;
+
+interface BatchRow {
+  scope: string;
+  name: string;
+  id: string | null;
+  generation: string;
+}
+
+const batchParams = (counts: DownloadCount[], generation: number) => [
   counts.map((c) => c.scope),
   counts.map((c) => c.name),
   counts.map((c) => c.count),
+  counts.map((c) => c.id ?? null),
+  generation,
 ];
 
-/** Appends one delta row per visible package of `counts` in ONE statement; returns the packages it found. */
-export async function insertDownloadDeltas(
+function toOutcome(rows: BatchRow[]): BatchOutcome {
+  const outcome: BatchOutcome = { found: [], missing: [] };
+  for (const row of rows) {
+    outcome.generation = Number(row.generation);
+    if (row.id) outcome.found.push({ scope: row.scope, name: row.name, id: row.id });
+    else outcome.missing.push({ scope: row.scope, name: row.name });
+  }
+  return outcome;
+}
+
+/** Writes one batch of track calls in ONE statement (Kysely's pool; tests and single-pool setups). */
+export async function insertDownloadBatch(
   db: Db,
   counts: DownloadCount[],
-): Promise<Array<{ scope: string; name: string }>> {
-  const result = await db.executeQuery<{ scope: string; name: string }>(
-    CompiledQuery.raw(INSERT_DELTAS_SQL, deltaParams(counts)),
+  generation: number,
+): Promise<BatchOutcome> {
+  const result = await db.executeQuery<BatchRow>(
+    CompiledQuery.raw(INSERT_BATCH_SQL, batchParams(counts, generation)),
   );
-  return result.rows;
+  return toOutcome(result.rows);
 }
 
 /**
  * The same insert as a named (prepared) statement on a plain pg pool: each connection parses and plans
- * it once, which at 1M packages cut a 50-package batch from ~4.9 to ~1.8 ms before the commit
- * (Kysely sends every statement unnamed, so Postgres re-plans the CTE on each batch).
+ * it once (Kysely sends every statement unnamed, so Postgres would re-plan the CTE on each batch).
  */
-export async function insertDownloadDeltasPrepared(
+export async function insertDownloadBatchPrepared(
   pool: PgPool,
   counts: DownloadCount[],
-): Promise<Array<{ scope: string; name: string }>> {
-  const result = await pool.query<{ scope: string; name: string }>({
-    name: 'pkgreg_insert_download_deltas',
-    text: INSERT_DELTAS_SQL,
-    values: deltaParams(counts),
+  generation: number,
+): Promise<BatchOutcome> {
+  const result = await pool.query<BatchRow>({
+    name: 'pkgreg_insert_download_batch',
+    text: INSERT_BATCH_SQL,
+    values: batchParams(counts, generation),
   });
-  return result.rows;
+  return toOutcome(result.rows);
 }
+
 // One folder at a time across API processes: two folders updating the same packages in different
 // orders could deadlock; the loser of the lock just skips its tick.
 const FOLD_LOCK_KEY = 0x706b_646c; // "pkdl"
 
 /**
- * Folds up to `limit` delta rows into packages.download_count and deletes them, in one transaction:
- * a crash before commit leaves the deltas in place, after commit they are counted, never twice.
- * Returns how many delta rows were folded (-1 when another process holds the fold lock).
+ * Folds up to `limit` batch rows into packages.download_count and deletes them, in one transaction:
+ * a crash before commit leaves the batches in place, after commit they are counted, never twice.
+ * Returns how many batch rows were folded (-1 when another process holds the fold lock).
  */
 export async function foldDownloadDeltas(db: Db, limit: number): Promise<number> {
   return db.transaction().execute(async (trx) => {
@@ -72,15 +121,27 @@ export async function foldDownloadDeltas(db: Db, limit: number): Promise<number>
     if (!lock.rows[0]?.ok) return -1;
     const result = await sql<{ folded: number }>`
       with moved as (
-        delete from package_download_deltas
-        where id in (select id from package_download_deltas order by id limit ${limit} for update skip locked)
-        returning package_id, delta
+        delete from package_download_batches
+        where id in (select id from package_download_batches order by id limit ${limit} for update skip locked)
+        returning package_ids, counts
       ), sums as (
-        select package_id, sum(delta)::bigint as total, count(*)::int as rows from moved group by package_id
+        select u.package_id, sum(u.n)::bigint as total
+        from moved m cross join lateral unnest(m.package_ids, m.counts) as u(package_id, n)
+        group by u.package_id
       ), updated as (
         update packages p set download_count = p.download_count + s.total from sums s where p.id = s.package_id
       )
-      select coalesce(sum(rows), 0)::int as folded from sums`.execute(trx);
+      select count(*)::int as folded from moved`.execute(trx);
     return result.rows[0]?.folded ?? 0;
   });
+}
+
+/**
+ * Reclaims the rows folds deleted. The batches table is a queue: every row is deleted within about a
+ * second, so without this its heap and index grow with dead rows until a vacuum, and every fold and
+ * insert slows down (seen on this machine, where autovacuum is off). `skip_locked`: when another
+ * process is vacuuming it already, this one returns at once.
+ */
+export async function vacuumDownloadBatches(db: Db): Promise<void> {
+  await sql`vacuum (skip_locked) package_download_batches`.execute(db);
 }

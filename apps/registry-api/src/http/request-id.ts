@@ -10,10 +10,14 @@ export function requestIdOf(res: Response): string {
   return String(res.locals.requestId ?? '');
 }
 
+/** The caller's id when it is acceptable, else a fresh one. */
+export function requestIdFor(incoming: string | string[] | undefined): string {
+  return typeof incoming === 'string' && ACCEPTED_ID.test(incoming) ? incoming : randomUUID();
+}
+
 export function requestId() {
   return (req: Request, res: Response, next: NextFunction) => {
-    const incoming = req.get('x-request-id');
-    const id = incoming && ACCEPTED_ID.test(incoming) ? incoming : randomUUID();
+    const id = requestIdFor(req.headers['x-request-id']);
     res.locals.requestId = id;
     res.setHeader('X-Request-Id', id);
     next();

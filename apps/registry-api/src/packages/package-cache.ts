@@ -1,6 +1,7 @@
 import type { Db } from '@pkgreg/db';
 import { etagFor } from '../http/etag.js';
 import type { PackageKey } from './package-path.js';
+import { findVisibleVersions } from './packages.repository.js';
 import { getPackageDetail } from './packages.service.js';
 
 /** One representation, encoded once: the hot path writes these bytes and headers as they are. */
@@ -24,45 +25,161 @@ function encode(text: string, etag: string): EncodedBody {
 
 export interface PackageCache {
   get(key: PackageKey): Promise<CachedPackage>;
+  /**
+   * The entry for `scope/name` when it is loaded and may still be served, else undefined. Synchronous,
+   * for the request listener's cache-hit lane (http/fast-lane.ts): a hit costs one Map lookup.
+   */
+  peek(id: string): CachedPackage | undefined;
+}
+
+export interface PackageCacheOptions {
+  /** How long an entry is served without asking the database (0 = no cache). */
+  ttlMs: number;
+  maxEntries?: number;
+  /** How long expired entries are collected before one query revalidates them all. */
+  revalidateDelayMs?: number;
+}
+
+interface Entry {
+  key: PackageKey;
+  /** Served as is until then. */
+  freshUntil: number;
+  value: Promise<CachedPackage>;
+  /** Set once `value` resolved, with the version (`id.row_version`) it was built from. */
+  loaded?: CachedPackage;
+  version?: string;
+  revalidating?: boolean;
 }
 
 /**
  * A per-process micro-cache in front of detail and skill-md (docs/decisions.md): each package is read
- * and encoded at most once per `ttlMs`, so a hot package costs no query, no JSON.stringify and no
- * string-to-bytes conversion. Its
- * price is staleness: a change (downloads folded, re-indexed, delisted) shows within `ttlMs` more.
- * Concurrent misses share one query; misses (404) are not cached. `ttlMs` 0 turns it off.
+ * and encoded once, so a hot package costs no query, no JSON.stringify and no string-to-bytes
+ * conversion. An entry is served as is for `ttlMs`. For one more `ttlMs` after that it is still
+ * served while it is revalidated in the background: the expired entries of that moment are checked in
+ * ONE query for their current row versions; an unchanged package keeps its bytes for another `ttlMs`,
+ * a changed one is reloaded, a delisted or deleted one is dropped (the next request reads the
+ * database and gets its 404). So a response is at most 2 x `ttlMs` behind the database, and a
+ * package requested every second costs one version check a second, batched with others, instead of
+ * a full read and re-encoding. Concurrent misses share one query; misses (404) are not cached.
  */
-export function createPackageCache(db: Db, options: { ttlMs: number; maxEntries?: number }): PackageCache {
+export function createPackageCache(db: Db, options: PackageCacheOptions): PackageCache {
   const maxEntries = options.maxEntries ?? 10_000;
-  const entries = new Map<string, { expires: number; value: Promise<CachedPackage> }>();
+  const { ttlMs } = options;
+  const revalidateDelayMs = options.revalidateDelayMs ?? Math.min(20, ttlMs);
+  const entries = new Map<string, Entry>();
+  let toRevalidate: Entry[] = [];
 
-  const load = async (key: PackageKey): Promise<CachedPackage> => {
+  const load = async (key: PackageKey): Promise<{ cached: CachedPackage; version: string }> => {
     const detail = await getPackageDetail(db, key);
     return {
-      detail: encode(JSON.stringify(detail.value), etagFor(detail.version, 'json')),
-      skillMd: encode(detail.value.skillMdRaw, etagFor(detail.version, 'md')),
+      cached: {
+        detail: encode(JSON.stringify(detail.value), etagFor(detail.version, 'json')),
+        skillMd: encode(detail.value.skillMdRaw, etagFor(detail.version, 'md')),
+      },
+      version: detail.version,
     };
+  };
+
+  const insert = (id: string, key: PackageKey): Entry => {
+    entries.delete(id);
+    if (entries.size >= maxEntries) {
+      const oldest = entries.keys().next().value; // Map keeps insertion order
+      if (oldest !== undefined) entries.delete(oldest);
+    }
+    const loading = load(key);
+    const entry: Entry = {
+      key,
+      freshUntil: Date.now() + ttlMs,
+      value: loading.then((r) => r.cached),
+    };
+    entries.set(id, entry);
+    loading.then(
+      ({ cached, version }) => {
+        entry.loaded = cached;
+        entry.version = version;
+      },
+      () => {
+        if (entries.get(id) === entry) entries.delete(id);
+      },
+    );
+    return entry;
+  };
+
+  const revalidate = async () => {
+    const batch = toRevalidate;
+    toRevalidate = [];
+    let versions: Map<string, string>;
+    try {
+      versions = await findVisibleVersions(
+        db,
+        batch.map((e) => e.key),
+      );
+    } catch {
+      // Database trouble: drop them, so the next request reads (and reports) for itself.
+      for (const entry of batch) dropIfCurrent(entry);
+      return;
+    }
+    const now = Date.now();
+    for (const entry of batch) {
+      const id = `${entry.key.scope}/${entry.key.name}`;
+      const version = versions.get(id);
+      if (entries.get(id) !== entry) continue;
+      if (version === undefined) entries.delete(id);
+      else if (version === entry.version) {
+        entry.freshUntil = now + ttlMs;
+        entry.revalidating = false;
+      } else {
+        // Changed: keep serving the old bytes (still within the grace period) until the new ones exist.
+        load(entry.key).then(
+          ({ cached, version: loadedVersion }) => {
+            if (entries.get(id) !== entry) return;
+            entry.loaded = cached;
+            entry.version = loadedVersion;
+            entry.value = Promise.resolve(cached);
+            entry.freshUntil = Date.now() + ttlMs;
+            entry.revalidating = false;
+          },
+          () => dropIfCurrent(entry),
+        );
+      }
+    }
+  };
+
+  const dropIfCurrent = (entry: Entry) => {
+    const id = `${entry.key.scope}/${entry.key.name}`;
+    if (entries.get(id) === entry) entries.delete(id);
+  };
+
+  /** The entry's bytes if they may be served now (scheduling a revalidation once they expired). */
+  const servable = (entry: Entry, now: number): CachedPackage | undefined => {
+    if (!entry.loaded) return undefined;
+    if (now < entry.freshUntil) return entry.loaded;
+    if (now >= entry.freshUntil + ttlMs) return undefined;
+    if (!entry.revalidating) {
+      entry.revalidating = true;
+      if (toRevalidate.length === 0) setTimeout(() => void revalidate(), revalidateDelayMs).unref();
+      toRevalidate.push(entry);
+    }
+    return entry.loaded;
   };
 
   return {
     get(key) {
-      if (options.ttlMs <= 0) return load(key);
+      if (ttlMs <= 0) return load(key).then((r) => r.cached);
       const id = `${key.scope}/${key.name}`;
-      const now = Date.now();
-      const hit = entries.get(id);
-      if (hit && hit.expires > now) return hit.value;
-      entries.delete(id);
-      if (entries.size >= maxEntries) {
-        const oldest = entries.keys().next().value; // Map keeps insertion order
-        if (oldest !== undefined) entries.delete(oldest);
+      const entry = entries.get(id);
+      if (entry) {
+        const now = Date.now();
+        const cached = servable(entry, now);
+        if (cached) return Promise.resolve(cached);
+        // Still loading for the first time: share that query.
+        if (!entry.loaded && now < entry.freshUntil) return entry.value;
       }
-      const value = load(key);
-      entries.set(id, { expires: now + options.ttlMs, value });
-      value.catch(() => {
-        if (entries.get(id)?.value === value) entries.delete(id);
-      });
-      return value;
+      return insert(id, key).value;
+    },
+    peek(id) {
+      const entry = entries.get(id);
+      return entry ? servable(entry, Date.now()) : undefined;
     },
   };
 }

@@ -92,6 +92,21 @@ export async function findVisibleSource(
     .executeTakeFirst();
 }
 
+/**
+ * Current versions (`id.row_version`, what ETags come from) of the visible packages among `keys`, in
+ * ONE query: the detail cache revalidates its expired entries with this instead of reloading them.
+ */
+export async function findVisibleVersions(
+  db: Db,
+  keys: Array<{ scope: string; name: string }>,
+): Promise<Map<string, string>> {
+  const result = await sql<{ scope: string; name: string; version: string }>`
+    select p.scope, p.name, p.id || '.' || p.row_version as version
+    from unnest(${keys.map((k) => k.scope)}::text[], ${keys.map((k) => k.name)}::text[]) as k(scope, name)
+    join packages p on p.scope = k.scope and p.name = k.name and p.status <> 'delisted'`.execute(db);
+  return new Map(result.rows.map((r) => [`${r.scope}/${r.name}`, r.version]));
+}
+
 export async function findVisiblePackageId(db: Db, scope: string, name: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('packages')

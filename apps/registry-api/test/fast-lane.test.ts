@@ -1,0 +1,212 @@
+import type { RequestListener } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createDb } from '@pkgreg/db';
+import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import pino from 'pino';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { foldAllDownloadDeltas } from '../src/downloads/download-flusher.js';
+import { createDownloadRecorder, type DownloadRecorder } from '../src/downloads/download-recorder.js';
+import { loadEnv } from '../src/env.js';
+import { insertPackages, packageRow, silentLogger } from './fixtures.js';
+
+// The request listener answers cache hits and body-less track calls itself (src/http/fast-lane.ts);
+// everything else goes to the Express app. These tests hold the lane to what Express answers for the
+// same request (registry-api.md: detail, skill-md, track; decisions.md: Registry / ETag, Track).
+
+let t: TestDatabase;
+let redis: Redis;
+let app: RequestListener;
+
+const TTL_MS = 1500;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
+  app = createApp({
+    db: t.db,
+    redis,
+    logger: silentLogger,
+    env: loadEnv({ DETAIL_CACHE_TTL_MS: String(TTL_MS) }),
+  });
+  await insertPackages(t.db, [
+    packageRow({ scope: 'acme', name: 'lane-skill', description: 'Served from the cache' }),
+    packageRow({ scope: 'acme', name: 'changing' }),
+    packageRow({ scope: 'acme', name: 'leaving' }),
+    packageRow({ scope: 'acme', name: 'stale-limit' }),
+    packageRow({ scope: 'acme', name: 'tracked' }),
+    packageRow({ scope: 'acme', name: 'hidden', status: 'delisted' }),
+  ]);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await t?.destroy();
+});
+
+const SAME_HEADERS = ['etag', 'cache-control', 'content-type', 'content-length'];
+
+describe('cache hits answered by the listener (registry-api.md: detail, skill-md; decisions.md: ETag)', () => {
+  it('a hit has the body and headers the Express route gave on the miss', async () => {
+    const miss = await request(app).get('/api/packages/@acme/lane-skill').expect(200);
+    const hit = await request(app).get('/api/packages/%40acme/lane-skill').expect(200);
+    expect(hit.text).toBe(miss.text);
+    for (const header of SAME_HEADERS) expect(hit.headers[header]).toBe(miss.headers[header]);
+    expect(hit.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+
+    const mdMiss = await request(app).get('/api/packages/@acme/lane-skill/skill-md').expect(200);
+    const mdHit = await request(app).get('/api/packages/@acme/lane-skill/skill-md').expect(200);
+    expect(mdHit.text).toBe(mdMiss.text);
+    expect(mdHit.headers['content-type']).toBe('text/markdown; charset=utf-8');
+    for (const header of SAME_HEADERS) expect(mdHit.headers[header]).toBe(mdMiss.headers[header]);
+  });
+
+  it('keeps a plain X-Request-Id and replaces one that could smuggle anything into logs', async () => {
+    await request(app).get('/api/packages/@acme/lane-skill').expect(200);
+    const kept = await request(app).get('/api/packages/@acme/lane-skill').set('X-Request-Id', 'req-7.a:b');
+    expect(kept.headers['x-request-id']).toBe('req-7.a:b');
+    const replaced = await request(app).get('/api/packages/@acme/lane-skill').set('X-Request-Id', 'a b');
+    expect(replaced.headers['x-request-id']).not.toBe('a b');
+  });
+
+  it('answers 304 to a matching If-None-Match (W/ ignored, * matches) and HEAD without a body', async () => {
+    const first = await request(app).get('/api/packages/@acme/lane-skill').expect(200);
+    const etag = first.headers.etag as string;
+    for (const header of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const res = await request(app).get('/api/packages/@acme/lane-skill').set('If-None-Match', header);
+      expect(res.status).toBe(304);
+      expect(res.headers.etag).toBe(etag);
+      expect(res.text ?? '').toBe('');
+    }
+    await request(app).get('/api/packages/@acme/lane-skill').set('If-None-Match', '"other"').expect(200);
+    const head = await request(app).head('/api/packages/@acme/lane-skill').expect(200);
+    expect(head.headers['content-length']).toBe(first.headers['content-length']);
+    expect(head.text ?? '').toBe('');
+  });
+
+  it('leaves everything else to Express: queries, unknown tails, bad paths, delisted packages', async () => {
+    await request(app).get('/api/packages/@acme/lane-skill').expect(200);
+    await request(app).get('/api/packages/@acme/lane-skill?x=1').expect(200);
+    await request(app).get('/api/packages/@acme/lane-skill/unknown').expect(404, { error: 'Not found' });
+    await request(app)
+      .get('/api/packages/acme/lane-skill')
+      .expect(400, { error: 'Invalid package path: expected @scope/name' });
+    await request(app).get('/api/packages/@acme/hidden').expect(404, { error: 'Package not found' });
+    await request(app).delete('/api/packages/@acme/lane-skill').expect(404, { error: 'Not found' });
+  });
+});
+
+describe('the micro-cache past its TTL (docs/decisions.md: detail at most 2 x DETAIL_CACHE_TTL_MS behind)', () => {
+  const etagOf = async (name: string) =>
+    (await request(app).get(`/api/packages/@acme/${name}`).expect(200)).headers.etag as string;
+
+  /** Polls until `check` holds (the revalidation runs in the background), failing after 3 s. */
+  const eventually = async (check: () => Promise<boolean>) => {
+    const deadline = Date.now() + 3000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('condition not met within 3 s');
+      await sleep(25);
+    }
+  };
+
+  it('an unchanged package keeps its bytes; a changed one is served stale once, then the new version', async () => {
+    const before = await etagOf('changing');
+    await sleep(TTL_MS + 100);
+    expect(await etagOf('changing')).toBe(before); // expired, revalidated in the background: unchanged
+    await sleep(500); // that revalidation (due in 20 ms) has run before the row changes
+    await t.db.updateTable('packages').set({ repo_stars: 99 }).where('name', '=', 'changing').execute();
+    await sleep(TTL_MS + 100);
+    expect(await etagOf('changing')).toBe(before); // stale-while-revalidate: the old bytes, this once
+    await eventually(async () => (await etagOf('changing')) !== before);
+    const res = await request(app).get('/api/packages/@acme/changing').expect(200);
+    expect(res.body.repoStars).toBe(99);
+  });
+
+  it('a package delisted behind a cached entry turns 404 after the revalidation', async () => {
+    await etagOf('leaving');
+    await t.db.updateTable('packages').set({ status: 'delisted' }).where('name', '=', 'leaving').execute();
+    await sleep(TTL_MS + 100);
+    await eventually(async () => (await request(app).get('/api/packages/@acme/leaving')).status === 404);
+    await request(app).get('/api/packages/@acme/leaving').expect(404, { error: 'Package not found' });
+  });
+
+  it('an entry older than 2 x TTL is never served: the request reads the database', async () => {
+    const before = await etagOf('stale-limit');
+    await t.db.updateTable('packages').set({ repo_stars: 12 }).where('name', '=', 'stale-limit').execute();
+    await sleep(2 * TTL_MS + 100);
+    expect(await etagOf('stale-limit')).not.toBe(before);
+  });
+});
+
+describe('track answered by the listener (registry-api.md: track; decisions.md: Track)', () => {
+  const pending = async (name: string) => {
+    const result = await sql<{ n: string | null }>`
+      select sum(u.n) as n from package_download_batches b
+      cross join lateral unnest(b.package_ids, b.counts) as u(package_id, n)
+      join packages p on p.id = u.package_id where p.name = ${name}`.execute(t.db);
+    return Number(result.rows[0]?.n ?? 0);
+  };
+
+  it('a body-less call is 200 {ok: true} with a request id, counted once', async () => {
+    await foldAllDownloadDeltas(t.db);
+    const res = await request(app).post('/api/packages/@acme/tracked/track').set('X-Request-Id', 'trk-1');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ok: true });
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['x-request-id']).toBe('trk-1');
+    expect(await pending('tracked')).toBe(1);
+    await foldAllDownloadDeltas(t.db);
+  });
+
+  it('404 and 400 come from Express with the documented bodies, and nothing is counted', async () => {
+    await request(app).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
+    await request(app).post('/api/packages/@acme/hidden/track').expect(404, { error: 'Not found' });
+    await request(app)
+      .post('/api/packages/@Acme/tracked/track')
+      .expect(400, { error: 'Invalid package path: expected @scope/name' });
+    expect(await pending('hidden')).toBe(0);
+  });
+
+  it('a call with a JSON body goes through Express and is counted the same way', async () => {
+    await foldAllDownloadDeltas(t.db);
+    await request(app)
+      .post('/api/packages/@acme/tracked/track')
+      .send({ source: 'cli' })
+      .expect(200, { ok: true });
+    expect(await pending('tracked')).toBe(1);
+    await foldAllDownloadDeltas(t.db);
+  });
+
+  it('a database failure is a 500 {error} logged with the request id, and the call is recorded once, not retried', async () => {
+    const lines: string[] = [];
+    const broken = createDb('postgres://postgres@127.0.0.1:1/none', { max: 1 });
+    const real = createDownloadRecorder(broken);
+    let attempts = 0;
+    const counting: DownloadRecorder = {
+      record: (scope, name) => {
+        attempts += 1;
+        return real.record(scope, name);
+      },
+      drain: () => real.drain(),
+    };
+    const failing = createApp({
+      db: broken,
+      redis,
+      logger: pino({ level: 'info' }, { write: (line: string) => lines.push(line) }),
+      env: loadEnv({}),
+      recorder: counting,
+    });
+    const res = await request(failing)
+      .post('/api/packages/@acme/tracked/track')
+      .set('X-Request-Id', 'trk-500');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ error: 'Internal server error' });
+    expect(attempts).toBe(1);
+    expect(
+      lines.some((line) => line.includes('"requestId":"trk-500"') && line.includes('request failed')),
+    ).toBe(true);
+    await broken.destroy();
+  });
+});

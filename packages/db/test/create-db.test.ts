@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool } from '../src/index.js';
+import { createTestDatabase, type TestDatabase } from '../src/testing.js';
+
+let t: TestDatabase;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t?.destroy();
+});
+
+describe('createPool (packages/db)', () => {
+  it('sends `settings` as startup options on every connection, beside the schema search_path', async () => {
+    const pool = createPool(t.url, {
+      max: 2,
+      schema: 'tenant one',
+      settings: { plan_cache_mode: 'force_generic_plan', statement_timeout: '5s' },
+    });
+    try {
+      const [a, b] = await Promise.all([pool.connect(), pool.connect()]);
+      const rows = [];
+      for (const client of [a, b]) {
+        try {
+          const r = await client.query(
+            "select current_setting('plan_cache_mode') as mode, current_setting('statement_timeout') as timeout, current_setting('search_path') as path",
+          );
+          rows.push(r.rows[0]);
+        } finally {
+          client.release();
+        }
+      }
+      // A space in the schema name survives: libpq's option syntax needs it backslash-escaped.
+      for (const row of rows)
+        expect(row).toEqual({ mode: 'force_generic_plan', timeout: '5s', path: '"tenant one",public' });
+    } finally {
+      await pool.end();
+    }
+  });
+});
