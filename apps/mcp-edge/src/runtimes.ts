@@ -1,4 +1,5 @@
 import type { Db } from '@pkgreg/db';
+import { createEntryReader, type EntryReader } from '@pkgreg/memory';
 import { createRuntimeQueue, createTaskEvents, type SubmitDeps } from '@pkgreg/tasks';
 import type { RuntimeContext } from './tools/tool-handlers.js';
 
@@ -8,6 +9,8 @@ import type { RuntimeContext } from './tools/tool-handlers.js';
  */
 export function createRuntimes(options: { redisUrl: string; syncThresholdMs: number }) {
   const opened = new Map<string, Promise<SubmitDeps>>();
+  // memory.get lookups per backend database, coalesced per event-loop turn.
+  const readers = new Map<string, EntryReader>();
 
   function open(db: Db, prefix: string): Promise<SubmitDeps> {
     const queue = createRuntimeQueue({ connection: options.redisUrl, prefix });
@@ -20,8 +23,14 @@ export function createRuntimes(options: { redisUrl: string; syncThresholdMs: num
 
   return {
     forBackend(backend: { db: Db; queuePrefix: string; key: string }): RuntimeContext {
+      let entries = readers.get(backend.key);
+      if (!entries) {
+        entries = createEntryReader(backend.db);
+        readers.set(backend.key, entries);
+      }
       return {
         db: backend.db,
+        entries,
         submitDeps() {
           let deps = opened.get(backend.key);
           if (!deps) {

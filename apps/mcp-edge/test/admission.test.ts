@@ -241,6 +241,33 @@ describe('row: quota_exceeded, rate_limited → 429 + Retry-After (decisions.md:
     expectRpcError(await compact(), 429, 'quota_exceeded');
   });
 
+  it('a burst of concurrent requests still gives each its own verdict (rate, quota, admitted)', async () => {
+    const invoker = await clientWithToken(h, [SCOPES.agentsInvoke]);
+    const reader = await clientWithToken(h, [SCOPES.systemRead]);
+    const invoke = () =>
+      callTool(h, invoker.token, 'pkgreg.agents.v1.invoke', {
+        agentId: 'engineering.workflow',
+        input: { type: 'text', text: 'plan' },
+        executionMode: 'async',
+      });
+    // Interleaved so the checks of both callers go to Redis in the same pipeline.
+    const results = await Promise.all([
+      invoke(),
+      callTool(h, reader.token, 'pkgreg.system.v1.info'),
+      invoke(),
+      callTool(h, reader.token, 'pkgreg.system.v1.info'),
+      invoke(),
+      callTool(h, reader.token, 'pkgreg.system.v1.info'),
+    ]);
+    const invokes = [results[0], results[2], results[4]];
+    const infos = [results[1], results[3], results[5]];
+    expect(infos.map((r) => r?.status)).toEqual([200, 200, 200]);
+    expect(invokes.filter((r) => r?.status === 200)).toHaveLength(2);
+    const refused = invokes.find((r) => r?.status === 429);
+    expect(refused).toBeDefined();
+    if (refused) expectRpcError(refused, 429, 'quota_exceeded');
+  });
+
   it('counts atomically: concurrent requests never exceed the rate', async () => {
     const mine = await clientWithToken(h, [SCOPES.systemRead]);
     const results = await Promise.all(

@@ -10,6 +10,7 @@ export {
   type SupersedeManyResult,
   supersedeMany,
 } from './entries/compaction.service.js';
+export { createEntryReader, type EntryReader } from './entries/entries.repository.js';
 export {
   beginNamespaceWrite,
   deleteEntry,

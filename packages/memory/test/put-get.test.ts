@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MemoryEntrySchema } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteEntry, ENTRY_NOT_FOUND_MESSAGE, getEntry, putEntry } from '../src/index.js';
+import { createEntryReader, deleteEntry, ENTRY_NOT_FOUND_MESSAGE, getEntry, putEntry } from '../src/index.js';
 import { expectReject, ns, putArgs } from './helpers.js';
 
 let t: TestDatabase;
@@ -294,5 +294,66 @@ describe('getEntry (decisions.md: get {namespace, entryId})', () => {
       }),
       'request_schema_invalid',
     );
+  });
+});
+
+describe('createEntryReader: gets of one moment share one query (docs/decisions.md: memory.get)', () => {
+  it('answers each lookup with its own entry, as getEntry alone would', async () => {
+    const a = ns();
+    const b = ns();
+    const [e1, e2, e3] = await Promise.all([
+      putEntry(t.db, a, putArgs(a, { content: 'first' })),
+      putEntry(t.db, a, putArgs(a, { content: 'second', tier: 'ltm' })),
+      putEntry(t.db, b, putArgs(b, { content: 'third' })),
+    ]);
+    const reader = createEntryReader(t.db);
+    const ids = [e1.entry.entryId, e2.entry.entryId, e3.entry.entryId];
+    const [r1, r2, r3, again, upper] = await Promise.all([
+      getEntry(t.db, a, { entryId: ids[0] as string }, { reader }),
+      getEntry(t.db, a, { entryId: ids[1] as string }, { reader }),
+      getEntry(t.db, b, { entryId: ids[2] as string }, { reader }),
+      getEntry(t.db, a, { entryId: ids[0] as string }, { reader }),
+      getEntry(t.db, a, { entryId: (ids[0] as string).toUpperCase() }, { reader }),
+    ]);
+    expect([r1, r2, r3, again, upper].map((r) => r.entry.content)).toEqual([
+      'first',
+      'second',
+      'third',
+      'first',
+      'first',
+    ]);
+    expect(r1).toEqual(await getEntry(t.db, a, { entryId: ids[0] as string }));
+  });
+
+  it('in the same batch: another namespace, an unknown id and a malformed id are each not found', async () => {
+    const a = ns();
+    const b = ns();
+    const { entry } = await putEntry(t.db, a, putArgs(a, { content: 'mine' }));
+    const reader = createEntryReader(t.db);
+    const results = await Promise.allSettled([
+      getEntry(t.db, b, { entryId: entry.entryId }, { reader }),
+      getEntry(t.db, a, { entryId: randomUUID() }, { reader }),
+      getEntry(t.db, a, { entryId: 'not-a-uuid' }, { reader }),
+      getEntry(t.db, a, { entryId: entry.entryId }, { reader }),
+    ]);
+    for (const r of results.slice(0, 3)) {
+      expect(r.status).toBe('rejected');
+      if (r.status === 'rejected') expect((r.reason as Error).message).toBe(ENTRY_NOT_FOUND_MESSAGE);
+    }
+    expect(results[3]?.status).toBe('fulfilled');
+  });
+
+  it('a lookup made after a write sees it (the query starts after the lookup is asked)', async () => {
+    const a = ns();
+    const reader = createEntryReader(t.db);
+    const { entry } = await putEntry(t.db, a, putArgs(a, { content: 'v1' }));
+    const { entry: next } = await putEntry(
+      t.db,
+      a,
+      putArgs(a, { content: 'v2', mode: 'supersede', supersedesEntryId: entry.entryId }),
+    );
+    const old = await getEntry(t.db, a, { entryId: entry.entryId }, { reader });
+    expect(old.entry.status).toBe('superseded');
+    expect(old.entry.supersededByEntryId).toBe(next.entryId);
   });
 });

@@ -17,6 +17,7 @@ import type { Db } from '@pkgreg/db';
 import {
   assertNotQuarantined,
   deleteEntry,
+  type EntryReader,
   getEntry,
   putEntry,
   searchEntries,
@@ -31,6 +32,8 @@ import { readableTiers } from './tool-catalog.js';
 /** The runtime a call executes against: the development database, a hosted tenant's, or the local one. */
 export interface RuntimeContext {
   db: Db;
+  /** memory.get lookups of this runtime, sharing one query per event-loop turn. */
+  entries: EntryReader;
   /** Queue and task events of this runtime, created on first use. */
   submitDeps(): Promise<SubmitDeps>;
 }
@@ -81,7 +84,7 @@ export async function runRuntimeTool(
     }
     case TOOL_NAMES.memoryGet: {
       const a = args as MemoryGetArgs;
-      const result = await getEntry(db, ns, a);
+      const result = await getEntry(db, ns, a, { reader: runtime.entries });
       requireScope(caller, memoryScope(result.entry.tier, 'read'));
       return result;
     }

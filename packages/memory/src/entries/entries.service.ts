@@ -14,6 +14,7 @@ import { type DbOrTx, inTransaction, isUniqueViolation } from '../db.js';
 import { lockNamespaceShared } from '../quarantine/quarantine.repository.js';
 import { assertNotQuarantined } from '../quarantine/quarantine.service.js';
 import {
+  type EntryReader,
   findEntryRow,
   insertEntryRows,
   lockEntryRows,
@@ -130,10 +131,15 @@ export async function getEntry(
   db: DbOrTx,
   namespace: string,
   args: { entryId: string; namespace?: string },
-  options: EntryAccessOptions = {},
+  options: EntryAccessOptions & {
+    /** Shares one query with the other gets of the moment (createEntryReader); else one query of its own. */
+    reader?: EntryReader;
+  } = {},
 ): Promise<MemoryGetResult> {
   if (args.namespace !== undefined) assertSameNamespace(namespace, args.namespace);
-  const row = await findEntryRow(db, namespace, args.entryId);
+  const row = options.reader
+    ? await options.reader.find(namespace, args.entryId)
+    : await findEntryRow(db, namespace, args.entryId);
   if (!row) throw entryNotFound();
   assertTierAllowed(row, 'read', options);
   return { entry: toMemoryEntry(row) };
