@@ -2,7 +2,7 @@
 // Servers run pinned to CPU 0, the load generator (autocannon) in a separate process pinned to CPU 1.
 // Run it under `flock /tmp/pkgreg-bench.lock` so two benchmarks never share the machine.
 // Env: BENCH_DURATION (s per scenario, default 10), BENCH_CONNECTIONS (default 32),
-//      BENCH_RSS_REQUESTS (requests in the RSS run, default 300000), BENCH_WRITE_DOCS (default 1).
+//      BENCH_RSS_REQUESTS (requests in the RSS run, default 1000000), BENCH_WRITE_DOCS (default 1).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 6);
 // Scenarios run round-robin this many times; each figure is the median (the machine is shared).
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const RSS_REQUESTS = Number(process.env.BENCH_RSS_REQUESTS ?? 300_000);
+const RSS_REQUESTS = Number(process.env.BENCH_RSS_REQUESTS ?? 1_000_000);
 const WRITE_DOCS = (process.env.BENCH_WRITE_DOCS ?? '1') !== '0';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -182,6 +182,14 @@ try {
     endMb: +(rssEnd / 1024).toFixed(1),
     firstQuarterMaxMb: +(Math.max(...samples.slice(0, Math.max(1, samples.length >> 2))) / 1024).toFixed(1),
     lastQuarterMaxMb: +(Math.max(...samples.slice(-Math.max(1, samples.length >> 2))) / 1024).toFixed(1),
+    // The highest sample of each quarter of the run, to show the trend (growth then flat, or a leak).
+    quarterMaxMb: [0, 1, 2, 3].map((q) => {
+      const part = samples.slice(
+        Math.floor((q * samples.length) / 4),
+        Math.floor(((q + 1) * samples.length) / 4),
+      );
+      return +(Math.max(0, ...part) / 1024).toFixed(1);
+    }),
     non2xx: long.non2xx,
     errors: long.errors,
   };
@@ -250,7 +258,7 @@ Command: \`flock /tmp/pkgreg-bench.lock pnpm bench:edge\` (apps/mcp-edge/bench/r
 CPU 0 (\`taskset -c 0\`), autocannon in a separate process pinned to CPU 1, ${r.connections} connections,
 ${r.durationSeconds} s per scenario, scenarios round-robin ${r.rounds} times after a 2 s warm-up each, every
 baseline measured in the same run; each figure is the median of the rounds (req/s of every round in brackets).
-Machine: ${r.machine}, shared with other work (figures are noisy). Run at ${r.at}.
+Machine: ${r.machine}, a 2-core VM whose speed moves between runs (figures are noisy). Run at ${r.at}.
 
 | Scenario | req/s | p50 ms | p99 ms | server CPU µs/req | non-2xx |
 |---|---|---|---|---|---|
@@ -273,8 +281,7 @@ Every edge request runs full admission: host and origin, bearer (verified-token 
 headers, schema, scopes, namespace, one Lua round trip to Redis for the rate limit, and one buffered
 audit row (${r.auditRows} rows written during the run).
 
-RSS of the edge over ${r.rss.requests} memory.get requests (${r.rss.seconds} s; scaled down from 1M to fit
-the session): start ${r.rss.startMb} MB, peak ${r.rss.peakMb} MB, end ${r.rss.endMb} MB; max in the first quarter
+RSS of the edge over ${r.rss.requests} memory.get requests (${r.rss.seconds} s): start ${r.rss.startMb} MB, peak ${r.rss.peakMb} MB, end ${r.rss.endMb} MB; max in the first quarter
 ${r.rss.firstQuarterMaxMb} MB, in the last quarter ${r.rss.lastQuarterMaxMb} MB (non-2xx ${r.rss.non2xx}).
 
 Hot-path CPU work (2026-11-21, profiled with \`node bench/profile.mjs\`, compared build against build with
@@ -283,33 +290,36 @@ agents.list) are encoded to bytes once and spliced around the request id; the to
 zod for the usual shape (refusals still come from the schema); rate-limit scripts are pipelined per
 event-loop turn instead of per socket callback (ioredis auto-pipelining flushes on \`nextTick\`); the
 audit batch is one JSON parameter instead of eleven pg-escaped arrays; the Caller and scope Set are
-built once per cached token; a token-cache hit no longer deletes and re-inserts its entry. Admission
-order, checks and response bodies are unchanged. Interleaved A/B runs against the previous build
-(medians of server CPU/req over 3 rounds of 5 s, two runs, the machine shared): system.info 54.5 → 51.9
-and 50.8 → 42.9 µs/req, memory.get 197 → 182 and 159 → 150 µs/req; in this benchmark, 49 → 44 and
-164 → 145 µs/req against the previous run of it (11:58 UTC). Still
-missing: a \`--cpu-prof\` of system.info shows what is left is mostly Node's HTTP machinery, socket
-syscalls and GC that the echo pays too, plus per-request work the decisions require (token cache
-lookup, Redis round trip, audit row, ~2.4 KB response); memory.get's gap to the bare pg server is
-Kysely query building and row mapping in @pkgreg/memory (outside the edge) and the Redis round trip.
+built once per cached token; a token-cache hit no longer deletes and re-inserts its entry. Later the
+same day: memory.get lookups made in one event-loop turn share ONE query (\`createEntryReader\` in
+@pkgreg/memory, one reader per backend database): A/B 158 → 80 µs of server CPU per memory.get.
+Tried and not kept (A/B showed no gain): one Lua call carrying all checks of a turn instead of a
+pipeline of calls (system.info 55 → 54 µs/req, memory.get 160 → 193), at most one rate-limit pipeline
+in flight (63 → 63 µs/req), \`--max-semi-space-size=32\` (no change). Admission order, checks and
+response bodies are unchanged. What is left on system.info, by \`--cpu-prof\`: Node's HTTP machinery and
+socket writes (the response's \`writev\` and the Redis pipeline's write are the two largest single
+items: each is a loopback TCP send, costly on this VM), GC, and the per-request work the decisions
+require (token cache lookup, the Redis round trip, the audit row, a ~2.4 KB response).
 
 Reading the figures (targets missed are stated as missed):
 - system.info vs the echo (${r.ratios.infoVsEcho >= 0.6 ? 'met' : 'missed'} in this run): the echo parses and answers ~80 bytes with no I/O. The edge answers ~2.4 KB
   (decisions.md puts the tool object in \`result\` three times: top level, \`content\` text,
   \`structuredContent\`), makes one Redis round trip for the rate limit and queues an audit row:
   ${r.results.edgeInfo.cpuUsPerReq - r.results.echo.cpuUsPerReq} µs more server CPU per request here. The rate-limit scripts of all requests read in one
-  event-loop turn go to Redis as one pipeline (src/admission/limits.ts; ~12 per write under this load),
+  event-loop turn go to Redis as one pipeline (src/admission/limits.ts; ~14 per write under this load),
   still one script and one round trip per request.
-- memory.get vs the bare pg server: both run the same one-row query; the edge adds admission, the Redis
-  round trip, Kysely and the memory service: ${r.ratios.getVsPg >= 0.7 ? 'met' : 'missed'} in this run (${r.ratios.getVsPg}); across
-  runs it has landed between 0.48 and 0.73 with the machine's load.
-- vs the MCP SDK stateless pattern: system.info ${r.ratios.infoVsSdk >= 5 ? 'meets' : 'misses'} ≥ 5× here. memory.get misses and cannot meet it: the SDK baseline's tool
-  does no I/O, and the query alone costs the bare pg server more CPU per request than 1/5 of the SDK's
-  whole request (the bare pg server itself is only ${(r.results.pg.rps / r.results.sdk.rps).toFixed(1)}× the SDK).
-- RSS settles after warm-up and shows no growth between the first and last quarter of the long run; the
-  token cache, audit buffer and rate-limit state are bounded. Most of it is V8 heap sized to the
-  allocation rate: in a separate in-process check at ~14k req/s, heapUsed moved between 70 and 117 MB
-  (39 MB idle) inside a heapTotal of ~210 MB, and fell back to ~80 MB after the load.
+- memory.get vs the bare pg server (${r.ratios.getVsPg >= 0.7 ? 'met' : 'missed'} in this run: ${r.ratios.getVsPg}): both read the same row; the bare
+  server runs one query per request, the edge one query for all the gets of an event-loop turn, so it
+  is faster than the baseline despite admission, the Redis round trip and the audit row.
+- vs the MCP SDK stateless pattern: system.info ${r.ratios.infoVsSdk >= 5 ? 'meets' : 'misses'} ≥ 5× here (${r.ratios.infoVsSdk}); memory.get ${r.ratios.getVsSdk >= 5 ? 'meets' : 'misses'} it
+  (${r.ratios.getVsSdk}× by throughput, ${r.cpuRatios.getVsSdk}× by server CPU per request). The SDK baseline's tool does no I/O;
+  the edge's get pays a Postgres read (shared per turn) and the admission path that system.info pays.
+- RSS over the long run: the last quarter's maximum is ${(r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb).toFixed(1)} MB
+  (${(((r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb) / r.rss.firstQuarterMaxMb) * 100).toFixed(1)}%) above the first quarter's${r.rss.quarterMaxMb ? ` (maximum per quarter: ${r.rss.quarterMaxMb.join(', ')} MB)` : ''}, and the run
+  ends ${(r.rss.peakMb - r.rss.endMb).toFixed(1)} MB below its peak. The token cache, audit buffer and rate-limit state are bounded. In a separate in-process check at ~14k req/s, heapUsed
+  moved between 70 and 117 MB (39 MB idle) inside a heapTotal of ~210 MB, and fell back to ~80 MB
+  after the load.
+
 `;
   const start = doc.indexOf('## MCP edge');
   if (start === -1) doc = `${doc.trimEnd()}\n\n${section}`;

@@ -166,6 +166,19 @@ describe('tool results carry the tool object, content and structuredContent (dec
     }
   });
 
+  // docs/decisions.md: no MCP task augmentation (capabilities.tasks has no requests.tools.call).
+  it("a tools/call carrying MCP's `task` field is processed normally, the field ignored", async () => {
+    const plain = await rpc(h, c.token, 'tools/call', { name: 'pkgreg.system.v1.info' });
+    const augmented = await rpc(h, c.token, 'tools/call', {
+      name: 'pkgreg.system.v1.info',
+      arguments: {},
+      task: { ttl: 60_000 },
+    });
+    expect(augmented.status).toBe(200);
+    expect(augmented.body.result).toEqual(plain.body.result);
+    expect(augmented.body.result.task).toBeUndefined();
+  });
+
   // The tools/call envelope skips zod for the usual shape; anything else still gets the schema's refusal.
   it('tools/call params: omitted arguments default to {}; a non-object or missing name is -32602', async () => {
     expect(
