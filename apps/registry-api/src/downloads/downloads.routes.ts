@@ -2,6 +2,7 @@ import { TRACK_NOT_FOUND_MESSAGE } from '@pkgreg/contracts';
 import express, { Router } from 'express';
 import { notFound } from '../http/api-error.js';
 import { JSON_BODY_LIMIT } from '../http/body.js';
+import { JSON_CONTENT_TYPE } from '../http/etag.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
 import type { DownloadRecorder } from './download-recorder.js';
 import { TRACK_OK, TRACK_OK_LENGTH, TRACK_OUTCOME, type WithTrackOutcome } from './track-response.js';
@@ -20,7 +21,7 @@ export function downloadsRoutes(deps: { recorder: DownloadRecorder }): Router {
       // registry-api.md: track's 404 body is `Not found` (not detail's `Package not found`).
       if (!counted) throw notFound(TRACK_NOT_FOUND_MESSAGE);
       res.statusCode = 200;
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Content-Type', JSON_CONTENT_TYPE);
       res.setHeader('Content-Length', TRACK_OK_LENGTH);
       res.end(TRACK_OK);
     },

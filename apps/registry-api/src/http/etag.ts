@@ -17,7 +17,8 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 export const DETAIL_CACHE_CONTROL = 'public, max-age=0, must-revalidate';
 // SKILL.md changes only on re-indexing: a minute of caching is harmless and saves the round trip.
 export const SKILL_MD_CACHE_CONTROL = 'public, max-age=60, must-revalidate';
-export const DETAIL_CONTENT_TYPE = 'application/json; charset=utf-8';
+/** Detail's and track's JSON bodies. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 export const SKILL_MD_CONTENT_TYPE = 'text/markdown; charset=utf-8';
 
 /**

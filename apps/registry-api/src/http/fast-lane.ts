@@ -11,7 +11,7 @@ import {
 import type { PackageCache } from '../packages/package-cache.js';
 import {
   DETAIL_CACHE_CONTROL,
-  DETAIL_CONTENT_TYPE,
+  JSON_CONTENT_TYPE,
   SKILL_MD_CACHE_CONTROL,
   SKILL_MD_CONTENT_TYPE,
   sendEncoded,
@@ -69,7 +69,7 @@ export function createFastLane(deps: {
     const pkg = scope === undefined ? undefined : cache.peek(`${scope}/${path.name}`);
     if (!pkg) return false;
     res.setHeader('X-Request-Id', requestIdFor(req.headers['x-request-id']));
-    if (path.tail === undefined) sendEncoded(req, res, pkg.detail, DETAIL_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
+    if (path.tail === undefined) sendEncoded(req, res, pkg.detail, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
     else sendEncoded(req, res, pkg.skillMd, SKILL_MD_CONTENT_TYPE, SKILL_MD_CACHE_CONTROL);
     return true;
   };
@@ -87,7 +87,7 @@ export function createFastLane(deps: {
         if (!counted) return handOver({ counted: false });
         res.writeHead(200, {
           'X-Request-Id': requestIdFor(req.headers['x-request-id']),
-          'Content-Type': DETAIL_CONTENT_TYPE,
+          'Content-Type': JSON_CONTENT_TYPE,
           'Content-Length': TRACK_OK_LENGTH,
         });
         res.end(TRACK_OK);

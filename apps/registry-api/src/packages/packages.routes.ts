@@ -3,7 +3,7 @@ import type { Db } from '@pkgreg/db';
 import { Router } from 'express';
 import {
   DETAIL_CACHE_CONTROL,
-  DETAIL_CONTENT_TYPE,
+  JSON_CONTENT_TYPE,
   SKILL_MD_CACHE_CONTROL,
   SKILL_MD_CONTENT_TYPE,
   sendEncoded,
@@ -32,7 +32,7 @@ export function packagesRoutes(deps: PackagesRoutesDeps): Router {
 
   router.get('/api/packages/:scope/:name', async (req, res) => {
     const pkg = await cache.get(packageKeyFromParams(req.params));
-    sendEncoded(req, res, pkg.detail, DETAIL_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
+    sendEncoded(req, res, pkg.detail, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
   });
 
   router.get('/api/packages/:scope/:name/skill-md', async (req, res) => {
