@@ -295,7 +295,8 @@ same day: memory.get lookups made in one event-loop turn share ONE query (\`crea
 @pkgreg/memory, one reader per backend database): A/B 158 → 80 µs of server CPU per memory.get.
 Tried and not kept (A/B showed no gain): one Lua call carrying all checks of a turn instead of a
 pipeline of calls (system.info 55 → 54 µs/req, memory.get 160 → 193), at most one rate-limit pipeline
-in flight (63 → 63 µs/req), \`--max-semi-space-size=32\` (no change). Admission order, checks and
+in flight (63 → 63 µs/req), \`--max-semi-space-size=32\`, ioredis auto-pipelining off (both within
+the noise of two A/B runs). Admission order, checks and
 response bodies are unchanged. What is left on system.info, by \`--cpu-prof\`: Node's HTTP machinery and
 socket writes (the response's \`writev\` and the Redis pipeline's write are the two largest single
 items: each is a loopback TCP send, costly on this VM), GC, and the per-request work the decisions
