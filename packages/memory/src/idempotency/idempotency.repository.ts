@@ -24,22 +24,17 @@ export async function claimKey(
   hash: string,
   ttlSeconds: number,
 ): Promise<ClaimId | undefined> {
-  const row = await db
-    .insertInto('idempotency_records')
-    .values({
-      subject_namespace: ref.namespace,
-      tool_name: ref.toolName,
-      idempotency_key: ref.key,
-      request_hash: hash,
-      result: null,
-      // clock_timestamp: a placeholder's age must be measurable even inside a long caller transaction.
-      created_at: sql<Date>`clock_timestamp()`,
-      expires_at: sql<Date>`clock_timestamp() + make_interval(secs => ${ttlSeconds})`,
-    })
-    .onConflict((oc) => oc.columns(['subject_namespace', 'tool_name', 'idempotency_key']).doNothing())
-    .returning(sql<string>`created_at::text`.as('claim'))
-    .executeTakeFirst();
-  return row?.claim;
+  // clock_timestamp: a placeholder's age must be measurable even inside a long caller transaction.
+  // Read ONCE, so expires_at is exactly created_at + ttl (two calls differed by a microsecond).
+  const result = await sql<{ claim: string }>`
+    insert into idempotency_records
+      (subject_namespace, tool_name, idempotency_key, request_hash, result, created_at, expires_at)
+    select ${ref.namespace}, ${ref.toolName}, ${ref.key}, ${hash}, null::jsonb, t.now,
+      t.now + make_interval(secs => ${ttlSeconds})
+    from (select clock_timestamp() as now) t
+    on conflict (subject_namespace, tool_name, idempotency_key) do nothing
+    returning created_at::text as claim`.execute(db);
+  return result.rows[0]?.claim;
 }
 
 export interface IdempotencyRecordView {
