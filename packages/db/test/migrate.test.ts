@@ -34,6 +34,18 @@ describe('migrations', () => {
     }
   });
 
+  it('search GIN indexes keep no pending list (fastupdate off: searches never scan unmerged entries)', async () => {
+    const rows = await sql<{ relname: string; reloptions: string[] | null }>`
+      select c.relname, c.reloptions from pg_class c join pg_am a on a.oid = c.relam
+      where a.amname = 'gin' and c.relnamespace = 'public'::regnamespace order by c.relname`.execute(t.db);
+    expect(rows.rows.map((r) => r.relname)).toEqual([
+      'memory_entries_search_idx',
+      'memory_entries_tags_idx',
+      'packages_search_idx',
+    ]);
+    for (const row of rows.rows) expect(row.reloptions).toContain('fastupdate=off');
+  });
+
   it('is idempotent: a second run applies nothing', async () => {
     const { results } = await migrateToLatest(t.db);
     expect(results).toEqual([]);

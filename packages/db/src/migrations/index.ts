@@ -7,6 +7,7 @@ import * as registrySearchDocs from './2026-11-21T1220-registry-search-docs.js';
 import * as registryDerivedState from './2026-11-21T1240-registry-derived-state.js';
 import * as registryPackagesFillfactor from './2026-11-21T1250-registry-packages-fillfactor.js';
 import * as downloadBatches from './2026-11-21T1300-download-batches.js';
+import * as ginNoPendingList from './2026-11-21T1310-gin-no-pending-list.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T1240-registry-derived-state': registryDerivedState,
   '2026-11-21T1250-registry-packages-fillfactor': registryPackagesFillfactor,
   '2026-11-21T1300-download-batches': downloadBatches,
+  '2026-11-21T1310-gin-no-pending-list': ginNoPendingList,
 };
