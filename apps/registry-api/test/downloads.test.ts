@@ -170,6 +170,19 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
     await foldAllDownloadDeltas(t.db);
   });
 
+  it('array literals built by hand: a package named "null" is a name, not a NULL; a quote is refused', async () => {
+    await insertPackages(t.db, [packageRow({ scope: 'acme', name: 'null' })]);
+    const recorder = createDownloadRecorder(t.db);
+    const [named, other] = await Promise.all([
+      recorder.record('acme', 'null'),
+      recorder.record('acme', 'cold'),
+    ]);
+    expect([named, other]).toEqual([true, true]);
+    expect(await pendingCalls('null')).toBe(1);
+    await expect(recorder.record('ac"me', 'x')).rejects.toThrow(/quote or backslash/);
+    await foldAllDownloadDeltas(t.db);
+  });
+
   describe('ids the recorder already knows (downloads.repository.ts: list-change generation)', () => {
     it('a package delisted after the recorder learned its id is refused at once: 404, not counted', async () => {
       await insertPackages(t.db, [packageRow({ scope: 'acme', name: 'soon-gone' })]);
