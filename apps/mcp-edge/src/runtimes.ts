@@ -9,8 +9,9 @@ import type { RuntimeContext } from './tools/tool-handlers.js';
  */
 export function createRuntimes(options: { redisUrl: string; syncThresholdMs: number }) {
   const opened = new Map<string, Promise<SubmitDeps>>();
-  // memory.get lookups per backend database, coalesced per event-loop turn.
-  const readers = new Map<string, EntryReader>();
+  // memory.get lookups per database instance (not per backend key: a hosted tenant whose migration
+  // failed gets a new database instance under the same key), coalesced per event-loop turn.
+  const readers = new WeakMap<Db, EntryReader>();
 
   function open(db: Db, prefix: string): Promise<SubmitDeps> {
     const queue = createRuntimeQueue({ connection: options.redisUrl, prefix });
@@ -23,10 +24,10 @@ export function createRuntimes(options: { redisUrl: string; syncThresholdMs: num
 
   return {
     forBackend(backend: { db: Db; queuePrefix: string; key: string }): RuntimeContext {
-      let entries = readers.get(backend.key);
+      let entries = readers.get(backend.db);
       if (!entries) {
         entries = createEntryReader(backend.db);
-        readers.set(backend.key, entries);
+        readers.set(backend.db, entries);
       }
       return {
         db: backend.db,
