@@ -2,4 +2,5 @@ export { booleanFlag, commonEnvShape, parseEnv, port } from './env.js';
 export { checkReadiness, healthRoutes, type ReadinessDeps } from './health.js';
 export { closeServer, listen } from './listen.js';
 export { createLogger, type Logger } from './logger.js';
+export { type PeriodicTask, startPeriodic } from './periodic.js';
 export { onShutdown } from './shutdown.js';

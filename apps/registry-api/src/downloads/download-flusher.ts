@@ -1,5 +1,5 @@
 import type { Db } from '@pkgreg/db';
-import type { Logger } from '@pkgreg/server-kit';
+import { type Logger, startPeriodic } from '@pkgreg/server-kit';
 import { foldDownloadDeltas, vacuumDownloadBatches } from './downloads.repository.js';
 
 /** Batch rows per fold transaction (each holds up to the recorder's maxBatch calls). */
@@ -28,29 +28,19 @@ export interface DownloadFlusher {
  * fold takes an advisory lock and the others skip their tick.
  */
 export function startDownloadFlusher(db: Db, logger: Logger, intervalMs: number): DownloadFlusher {
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
   let foldedSinceVacuum = 0;
-  const tick = async () => {
-    foldedSinceVacuum += await foldAllDownloadDeltas(db);
-    if (foldedSinceVacuum < VACUUM_AFTER_ROWS) return;
-    foldedSinceVacuum = 0;
-    await vacuumDownloadBatches(db);
-  };
-  const timer = setInterval(() => {
-    if (running || stopped) return;
-    running = tick()
-      .catch((error: unknown) => logger.warn({ err: error }, 'download fold failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
+  const loop = startPeriodic(
+    async () => {
+      foldedSinceVacuum += await foldAllDownloadDeltas(db);
+      if (foldedSinceVacuum < VACUUM_AFTER_ROWS) return;
+      foldedSinceVacuum = 0;
+      await vacuumDownloadBatches(db);
+    },
+    { intervalMs, logger, failureMessage: 'download fold failed' },
+  );
   return {
     async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
+      await loop.stop();
       // A last fold so a clean shutdown leaves nothing behind (deltas would be folded later anyway).
       await foldAllDownloadDeltas(db).catch((error: unknown) =>
         logger.warn({ err: error }, 'final fold failed'),

@@ -1,5 +1,5 @@
 import type { Db } from '@pkgreg/db';
-import type { Logger } from '@pkgreg/server-kit';
+import { type Logger, startPeriodic } from '@pkgreg/server-kit';
 import { sql } from 'kysely';
 import { rebuildSearchTables } from '../search/search.repository.js';
 import {
@@ -55,8 +55,6 @@ export function startDerivedTablesRefresher(
   let lastSeen = -1;
   let settle = false;
   let notBefore = 0;
-  let running: Promise<void> | undefined;
-  let stopped = false;
 
   const tick = async () => {
     if (Date.now() < notBefore) return;
@@ -74,21 +72,5 @@ export function startDerivedTablesRefresher(
     logger.debug({ ms, ran }, 'derived tables refresh');
   };
 
-  const timer = setInterval(() => {
-    if (running || stopped) return;
-    running = tick()
-      .catch((error: unknown) => logger.warn({ err: error }, 'derived tables refresh failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
-
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startPeriodic(tick, { intervalMs, logger, failureMessage: 'derived tables refresh failed' });
 }

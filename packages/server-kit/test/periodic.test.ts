@@ -1,0 +1,46 @@
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { createLogger, startPeriodic } from '../src/index.js';
+
+function capturedLogger() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, callback) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      callback();
+    },
+  });
+  return { logger: createLogger('test', 'warn', stream), lines };
+}
+
+describe('startPeriodic (background loops of the API processes)', () => {
+  it('never runs two ticks at once, logs a failure and goes on, and stop() waits for the running tick', async () => {
+    const { logger, lines } = capturedLogger();
+    let active = 0;
+    let maxActive = 0;
+    let ticks = 0;
+    let finished = 0;
+    const task = startPeriodic(
+      async () => {
+        ticks += 1;
+        active += 1;
+        maxActive = Math.max(maxActive, active);
+        await sleep(30); // longer than the interval: the ticks in between are skipped
+        active -= 1;
+        finished += 1;
+        if (ticks === 1) throw new Error('first tick fails');
+      },
+      { intervalMs: 5, logger, failureMessage: 'loop failed' },
+    );
+    await sleep(120);
+    await task.stop();
+    expect(maxActive).toBe(1);
+    expect(ticks).toBeGreaterThanOrEqual(2);
+    expect(finished).toBe(ticks); // stop() returned only after the running tick ended
+    expect(lines.some((l) => l.includes('loop failed') && l.includes('first tick fails'))).toBe(true);
+    const after = ticks;
+    await sleep(30);
+    expect(ticks).toBe(after);
+  });
+});
