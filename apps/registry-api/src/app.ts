@@ -31,10 +31,22 @@ export interface AppDeps {
  * (tests drive it with supertest, so every test goes through the lane).
  */
 export function createApp(deps: AppDeps): RequestListener {
+  return createRegistry(deps).handler;
+}
+
+/** The listener and its parts: the Express app behind the lane, and the cache and recorder both share. */
+export interface Registry {
+  handler: RequestListener;
+  express: Express;
+  cache: PackageCache;
+  recorder: DownloadRecorder;
+}
+
+export function createRegistry(deps: AppDeps): Registry {
   const cache = createPackageCache(deps.db, { ttlMs: deps.env.DETAIL_CACHE_TTL_MS });
   const recorder = deps.recorder ?? createDownloadRecorder(deps.db);
-  const app = createExpressApp(deps, cache, recorder);
-  return createFastLane({ app, cache, recorder });
+  const express = createExpressApp(deps, cache, recorder);
+  return { handler: createFastLane({ app: express, cache, recorder }), express, cache, recorder };
 }
 
 function createExpressApp(deps: AppDeps, cache: PackageCache, recorder: DownloadRecorder): Express {

@@ -7,10 +7,11 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
+import { createApp, createRegistry } from '../src/app.js';
 import { foldAllDownloadDeltas } from '../src/downloads/download-flusher.js';
 import { createDownloadRecorder, type DownloadRecorder } from '../src/downloads/download-recorder.js';
 import { loadEnv } from '../src/env.js';
+import { createFastLane } from '../src/http/fast-lane.js';
 import { insertPackages, packageRow, silentLogger } from './fixtures.js';
 
 // The request listener answers cache hits and body-less track calls itself (src/http/fast-lane.ts);
@@ -95,6 +96,38 @@ describe('cache hits answered by the listener (registry-api.md: detail, skill-md
       .expect(400, { error: 'Invalid package path: expected @scope/name' });
     await request(app).get('/api/packages/@acme/hidden').expect(404, { error: 'Package not found' });
     await request(app).delete('/api/packages/@acme/lane-skill').expect(404, { error: 'Not found' });
+  });
+});
+
+describe('what the lane answers itself and what it hands to Express (src/http/fast-lane.ts)', () => {
+  it('hits and body-less tracks never reach Express; misses, 404s and bodies do', async () => {
+    const parts = createRegistry({
+      db: t.db,
+      redis,
+      logger: silentLogger,
+      env: loadEnv({ DETAIL_CACHE_TTL_MS: '60000' }),
+    });
+    let handedOn = 0;
+    const lane = createFastLane({
+      app: (req, res) => {
+        handedOn += 1;
+        parts.express(req, res);
+      },
+      cache: parts.cache,
+      recorder: parts.recorder,
+    });
+    await request(lane).get('/api/packages/@acme/lane-skill').expect(200); // miss: Express loads it
+    expect(handedOn).toBe(1);
+    await request(lane).get('/api/packages/@acme/lane-skill').expect(200);
+    await request(lane).get('/api/packages/%40acme/lane-skill/skill-md').expect(200);
+    await request(lane).head('/api/packages/@acme/lane-skill').expect(200);
+    await request(lane).post('/api/packages/@acme/tracked/track').expect(200, { ok: true });
+    expect(handedOn).toBe(1);
+    await request(lane).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
+    await request(lane).post('/api/packages/@acme/tracked/track').send({ a: 1 }).expect(200);
+    await request(lane).get('/api/packages/@acme/lane-skill?x=1').expect(200);
+    expect(handedOn).toBe(4);
+    await foldAllDownloadDeltas(t.db);
   });
 });
 

@@ -76,8 +76,10 @@ export function createFastLane(deps: {
 
   const track = (req: IncomingMessage, res: ServerResponse, path: PackagePath): boolean => {
     if (path.tail !== 'track' || !hasNoBody(req)) return false;
-    const key = parsePackagePath(path.scopeSegment, path.name);
-    if (!key || scopeOf(path.scopeSegment) === undefined) return false;
+    // Not a scoped path, or not a valid one: Express answers the 400.
+    const key =
+      scopeOf(path.scopeSegment) === undefined ? null : parsePackagePath(path.scopeSegment, path.name);
+    if (!key) return false;
     const handOver = (outcome: TrackOutcome) => {
       (req as WithTrackOutcome)[TRACK_OUTCOME] = outcome;
       app(req, res); // Express answers the 404 or the error (and logs it) as it always has
