@@ -1,10 +1,10 @@
 // A/B of two edge builds under the same load, interleaved so both see the same machine:
 //   node bench/ab.mjs <other-dist-dir relative to bench/> [rounds] [seconds]
 // e.g. build the last commit into bench-results/base/dist, then `node bench/ab.mjs ../bench-results/base/dist`.
-// Prints server CPU µs/req (utime + stime from /proc) and req/s per round; run under the bench flock.
+// Prints per round req/s and CPU µs/req of the edge, Redis and Postgres (utime + stime from /proc); run
+// under the bench flock.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
@@ -14,6 +14,7 @@ const { createTestDatabase } = await import('@pkgreg/db/testing');
 const { createClient } = await import('../dist/oauth/clients.service.js');
 const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
 const { openSession } = await import('./session.mjs');
+const { cpuMs, measureServicesCpu } = await import('./cpu.mjs');
 
 const children = [];
 // AB_NODE_ARGS: node flags for the current build only (e.g. to weigh a V8 heap setting).
@@ -50,10 +51,6 @@ function load(opts) {
     );
   });
 }
-const cpuMs = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
-};
 
 const t = await createTestDatabase();
 try {
@@ -101,12 +98,18 @@ try {
         const opts = { url: url(server), headers, body: bodies[scenario], connections: 32 };
         if (round === 0) await load({ ...opts, duration: 2 });
         const before = cpuMs(server.child.pid);
+        const servicesUsed = measureServicesCpu();
         const r = await load({ ...opts, duration: Number(seconds) });
         const us = ((cpuMs(server.child.pid) - before) * 1000) / r.total;
+        const services = servicesUsed();
+        const redisUs = (services.redis * 1000) / r.total;
+        const pgUs = (services.postgres * 1000) / r.total;
         results[`${scenario} ${name}`] ??= [];
         results[`${scenario} ${name}`].push(us);
+        results[`${scenario} ${name} (edge + Redis + Postgres)`] ??= [];
+        results[`${scenario} ${name} (edge + Redis + Postgres)`].push(us + redisUs + pgUs);
         console.log(
-          `round ${round + 1} ${scenario} ${name}: ${r.rps.toFixed(0)} req/s, ${us.toFixed(1)} µs/req, non2xx ${r.non2xx}`,
+          `round ${round + 1} ${scenario} ${name}: ${r.rps.toFixed(0)} req/s, edge ${us.toFixed(1)} µs/req, Redis ${redisUs.toFixed(1)}, Postgres ${pgUs.toFixed(1)}, non2xx ${r.non2xx}`,
         );
       }
     }

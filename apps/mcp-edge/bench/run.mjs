@@ -22,6 +22,7 @@ const { createTestDatabase } = await import('@pkgreg/db/testing');
 const { createClient } = await import('../dist/oauth/clients.service.js');
 const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
 const { openSession } = await import('./session.mjs');
+const { cpuMs, measureServicesCpu } = await import('./cpu.mjs');
 
 const children = [];
 function startServer(kind, config) {
@@ -59,12 +60,6 @@ function load(opts) {
         : reject(new Error(`load exited ${code}`)),
     );
   });
-}
-
-/** utime + stime of a process, in ms (clock ticks are 10 ms on Linux). */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 function rssKb(pid) {
@@ -134,13 +129,17 @@ try {
       };
       if (round === 0) await load({ ...opts, duration: 2 }); // warm-up (JIT, pools)
       const cpuBefore = cpuMs(s.server.child.pid);
+      const servicesUsed = measureServicesCpu();
       const measured = await load({ ...opts, duration: DURATION });
       // Server CPU time per request: what a request costs the server itself, whatever else the shared
       // machine is doing; 1e6 / cpuUsPerReq is the throughput one dedicated core could sustain.
       const cpuUsPerReq = ((cpuMs(s.server.child.pid) - cpuBefore) * 1000) / measured.total;
-      rounds[s.key].push({ ...measured, cpuUsPerReq });
+      // What the same requests cost Redis and Postgres, which run on the same two cores.
+      const services = servicesUsed();
+      const servicesUsPerReq = ((services.redis + services.postgres) * 1000) / measured.total;
+      rounds[s.key].push({ ...measured, cpuUsPerReq, servicesUsPerReq });
       console.log(
-        `round ${round + 1} ${s.label}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, server CPU ${cpuUsPerReq.toFixed(0)} µs/req, non2xx ${measured.non2xx}, errors ${measured.errors}`,
+        `round ${round + 1} ${s.label}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, server CPU ${cpuUsPerReq.toFixed(0)} µs/req, Redis + Postgres CPU ${servicesUsPerReq.toFixed(0)} µs/req, non2xx ${measured.non2xx}, errors ${measured.errors}`,
       );
     }
   }
@@ -154,6 +153,7 @@ try {
       p50: median(rs.map((r) => r.p50)),
       p99: median(rs.map((r) => r.p99)),
       cpuUsPerReq: Math.round(median(rs.map((r) => r.cpuUsPerReq))),
+      servicesUsPerReq: Math.round(median(rs.map((r) => r.servicesUsPerReq))),
       non2xx: rs.reduce((n, r) => n + r.non2xx, 0),
       errors: rs.reduce((n, r) => n + r.errors, 0),
       rounds: rs.map((r) => Math.round(r.rps)),
@@ -250,7 +250,7 @@ function writeDocs(r) {
   }
   const row = (k) => {
     const x = r.results[k];
-    return `| ${x.label} | ${x.rps.toFixed(0)} (${x.rounds.join(', ')}) | ${x.p50} | ${x.p99} | ${x.cpuUsPerReq} | ${x.non2xx} |`;
+    return `| ${x.label} | ${x.rps.toFixed(0)} (${x.rounds.join(', ')}) | ${x.p50} | ${x.p99} | ${x.cpuUsPerReq} | ${x.servicesUsPerReq ?? '–'} | ${x.non2xx} |`;
   };
   const section = `## MCP edge
 
@@ -260,8 +260,8 @@ ${r.durationSeconds} s per scenario, scenarios round-robin ${r.rounds} times aft
 baseline measured in the same run; each figure is the median of the rounds (req/s of every round in brackets).
 Machine: ${r.machine}, a 2-core VM whose speed moves between runs (figures are noisy). Run at ${r.at}.
 
-| Scenario | req/s | p50 ms | p99 ms | server CPU µs/req | non-2xx |
-|---|---|---|---|---|---|
+| Scenario | req/s | p50 ms | p99 ms | server CPU µs/req | Redis + Postgres CPU µs/req | non-2xx |
+|---|---|---|---|---|---|---|
 ${['edgeInfo', 'echo', 'edgeGet', 'pg', 'sdk'].map(row).join('\n')}
 
 | Ratio | Throughput | From server CPU/req | Target |
@@ -276,6 +276,11 @@ measured run): the throughput each would reach on a dedicated core. It matters h
 was loaded (load average ${r.loadAverage.start.join(', ')} at the start, ${r.loadAverage.end.join(', ')}
 at the end, on ${cpus().length} cores) and the edge, unlike the
 echo and SDK baselines, waits on Redis and Postgres, which competed for the same cores.
+"Redis + Postgres CPU" is what those servers spent per request over the same run (every redis-server
+and postgres process, from /proc; bench/cpu.mjs): for system.info that is the rate-limit script and the
+request's audit row, for memory.get also its share of the batched read. On this 2-core machine it comes
+out of the same two cores as the edge and autocannon, so it lowers the edge's throughput even when the
+edge's own CPU per request does not change.
 
 Every edge request runs full admission: host and origin, bearer (verified-token LRU), transport
 headers, schema, scopes, namespace, one Lua round trip to Redis for the rate limit, and one buffered
@@ -296,7 +301,15 @@ same day: memory.get lookups made in one event-loop turn share ONE query (\`crea
 Tried and not kept (A/B showed no gain): one Lua call carrying all checks of a turn instead of a
 pipeline of calls (system.info 55 → 54 µs/req, memory.get 160 → 193), at most one rate-limit pipeline
 in flight (63 → 63 µs/req), \`--max-semi-space-size=32\`, ioredis auto-pipelining off (both within
-the noise of two A/B runs). Admission order, checks and
+the noise of two A/B runs). Tried in a later session, A/B with \`node bench/ab.mjs\` (which now also
+reports Redis's and Postgres's CPU per request): the static result as one string, so Node sends headers and
+body in one write instead of a writev of two chunks (system.info 49.5 → 52.2 µs/req, noise); Postgres and
+Redis pinned to CPU 1, off the edge's core (memory.get 10.4k → 11.4k req/s median, system.info unchanged;
+not kept: a benchmark should not change the affinity of the machine's shared services). Measured on its
+own and not built yet: the audit batch through \`COPY\` (pg-copy-streams) costs Postgres 3.4–6.2 µs per
+row against 7.0–10.5 µs for the \`json_to_recordset\` insert (500-row batches with the table's three
+indexes), about 4 µs of the ~63 µs that a system.info request costs edge, Redis and Postgres together.
+Admission order, checks and
 response bodies are unchanged. What is left on system.info, by \`--cpu-prof\`: Node's HTTP machinery and
 socket writes (the response's \`writev\` and the Redis pipeline's write are the two largest single
 items: each is a loopback TCP send, costly on this VM), GC, and the per-request work the decisions

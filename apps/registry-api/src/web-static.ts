@@ -1,27 +1,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { WEB_CONTENT_SECURITY_POLICY } from '@pkgreg/contracts';
 import express, { type Router } from 'express';
 
 // Serves the built web UI (apps/web/dist) next to the API, so production is one origin and the UI needs
 // no CORS. Owned by the web app (issue 7); app.ts mounts it last, after every API route.
-
-/**
- * The UI renders untrusted SKILL.md (after DOMPurify); this policy is the second wall: no inline or foreign
- * script, no plugins, no <base> hijack, no framing. Keep in step with apps/web/csp.ts (PRODUCTION_CSP).
- */
-export const WEB_CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' https: data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
 
 /** apps/web/dist, found from this file's place (src/ under vitest, dist/ when built). */
 export const DEFAULT_WEB_DIST_DIR = fileURLToPath(new URL('../../web/dist', import.meta.url));
@@ -33,6 +17,7 @@ function isSpaRoute(urlPath: string): boolean {
   return !path.posix.basename(urlPath).includes('.') || urlPath.startsWith('/@');
 }
 
+// The UI renders untrusted SKILL.md (after DOMPurify); its CSP (@pkgreg/contracts) is the second wall.
 function setSecurityHeaders(res: express.Response): void {
   res.setHeader('Content-Security-Policy', WEB_CONTENT_SECURITY_POLICY);
   res.setHeader('X-Content-Type-Options', 'nosniff');

@@ -1,10 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { WEB_CONTENT_SECURITY_POLICY } from '@pkgreg/contracts';
 import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEB_CONTENT_SECURITY_POLICY, webStatic } from '../src/web-static.js';
+import { webStatic } from '../src/web-static.js';
 
 // Issue 7: registry-api serves the built web UI with an SPA fallback and a CSP forbidding inline script.
 let dist: string;

@@ -178,3 +178,4 @@ export {
   type RejectReason,
   RejectReasonSchema,
 } from './reject-reasons.js';
+export { WEB_CONTENT_SECURITY_POLICY } from './web.js';
