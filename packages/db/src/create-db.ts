@@ -42,8 +42,20 @@ function startupOptions(options: CreateDbOptions): { options?: string } {
   return { options: entries.map(([name, value]) => `-c ${name}=${value.replaceAll(' ', '\\ ')}`).join(' ') };
 }
 
+// The pg pool under each Db createDb made, for the few hot statements that run as named (prepared)
+// statements: Kysely sends every query unnamed, so Postgres parses and plans it on every execution.
+const pools = new WeakMap<Db, pg.Pool>();
+
 export function createDb(url: string, options: CreateDbOptions = {}): Db {
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(url, options) }) });
+  const pool = createPool(url, options);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+/** The pool under a Db made by createDb (undefined for a transaction or a Db made elsewhere). */
+export function poolOf(db: Db): pg.Pool | undefined {
+  return pools.get(db);
 }
 
 export function quoteIdent(name: string): string {

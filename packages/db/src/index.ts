@@ -1,4 +1,4 @@
-export { type CreateDbOptions, createDb, createPool, type Db, quoteIdent } from './create-db.js';
+export { type CreateDbOptions, createDb, createPool, type Db, poolOf, quoteIdent } from './create-db.js';
 export type {
   AuditRecordsTable,
   Database,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool } from '../src/index.js';
+import { sql } from 'kysely';
+import { createDb, createPool, poolOf } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 
 let t: TestDatabase;
@@ -36,6 +37,32 @@ describe('createPool (packages/db)', () => {
         expect(row).toEqual({ mode: 'force_generic_plan', timeout: '5s', path: '"tenant one",public' });
     } finally {
       await pool.end();
+    }
+  });
+});
+
+describe('poolOf (packages/db)', () => {
+  it('gives the pool under a Db made by createDb, and nothing for its transactions', async () => {
+    const db = createDb(t.url, { max: 1 });
+    try {
+      const pool = poolOf(db);
+      expect(pool).toBeDefined();
+      // The very pool Kysely uses: a session setting made through it is seen by a query through db.
+      const client = await pool?.connect();
+      try {
+        await client?.query("set application_name = 'through-the-pool'");
+      } finally {
+        client?.release();
+      }
+      const { rows } = await sql<{
+        name: string;
+      }>`select current_setting('application_name') as name`.execute(db);
+      expect(rows[0]?.name).toBe('through-the-pool');
+      await db.transaction().execute(async (trx) => {
+        expect(poolOf(trx)).toBeUndefined();
+      });
+    } finally {
+      await db.destroy();
     }
   });
 });

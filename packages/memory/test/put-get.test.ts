@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryEntrySchema } from '@pkgreg/contracts';
+import { createDb } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEntryReader, deleteEntry, ENTRY_NOT_FOUND_MESSAGE, getEntry, putEntry } from '../src/index.js';
 import { expectReject, ns, putArgs } from './helpers.js';
@@ -341,6 +343,37 @@ describe('createEntryReader: gets of one moment share one query (docs/decisions.
       if (r.status === 'rejected') expect((r.reason as Error).message).toBe(ENTRY_NOT_FOUND_MESSAGE);
     }
     expect(results[3]?.status).toBe('fulfilled');
+  });
+
+  it('runs as one named statement on a Db made by createDb, and unnamed inside a transaction', async () => {
+    const a = ns();
+    const { entry } = await putEntry(t.db, a, putArgs(a, { content: 'prepared' }));
+    const single = createDb(t.url, { max: 1 }); // one connection: its prepared statements are visible
+    try {
+      const reader = createEntryReader(single);
+      const [first, second] = await Promise.all([
+        getEntry(single, a, { entryId: entry.entryId }, { reader }),
+        getEntry(single, a, { entryId: randomUUID() }, { reader }).catch((e: Error) => e.message),
+      ]);
+      expect(first.entry).toEqual(entry);
+      expect(second).toBe(ENTRY_NOT_FOUND_MESSAGE);
+      const again = await getEntry(single, a, { entryId: entry.entryId }, { reader });
+      expect(again.entry).toEqual(entry);
+      const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(single);
+      expect(prepared.rows.map((r) => r.name)).toEqual(['pkgreg_memory_read_batch']);
+
+      const inTx = await single.transaction().execute(async (trx) => {
+        const { entry: mine } = await putEntry(trx, a, putArgs(a, { content: 'uncommitted' }));
+        const txReader = createEntryReader(trx);
+        return Promise.all([
+          getEntry(trx, a, { entryId: mine.entryId }, { reader: txReader }),
+          getEntry(trx, a, { entryId: entry.entryId }, { reader: txReader }),
+        ]);
+      });
+      expect(inTx.map((r) => r.entry.content)).toEqual(['uncommitted', 'prepared']);
+    } finally {
+      await single.destroy();
+    }
   });
 
   it('a lookup made after a write sees it (the query starts after the lookup is asked)', async () => {

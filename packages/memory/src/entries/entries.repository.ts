@@ -1,6 +1,6 @@
 import type { MemoryTier } from '@pkgreg/contracts';
-import type { MemoryEntriesTable } from '@pkgreg/db';
-import { type Selectable, sql } from 'kysely';
+import { type MemoryEntriesTable, poolOf } from '@pkgreg/db';
+import { CompiledQuery, type Selectable, sql } from 'kysely';
 import type { DbOrTx } from '../db.js';
 
 export type MemoryEntryRow = Omit<
@@ -71,10 +71,19 @@ export interface EntryReader {
   find(namespace: string, entryId: string): Promise<MemoryEntryRow | undefined>;
 }
 
+// The batch lookup of createEntryReader: exact (namespace, id) pairs, one statement for the whole batch.
+const READ_BATCH_SQL = `
+  select ${ENTRY_COLUMNS.map((c) => `e.${c}`).join(', ')}
+  from unnest($1::text[], $2::uuid[]) as k(namespace, entry_id)
+  join memory_entries e on e.entry_id = k.entry_id and e.namespace = k.namespace`;
+
 /**
  * A reader that sends the lookups made in one event-loop turn as ONE query (memory.get under load:
  * 32 concurrent gets were 32 round trips, each a write and a read on a pg connection and a backend
  * wake-up). Each lookup still sees every commit made before it was asked: the query starts after it.
+ * On a Db made by createDb the query is a named statement, parsed and planned once per connection
+ * (unnamed, planning the join cost Postgres ~130 µs of a ~160 µs batch here); inside a transaction it is
+ * the same statement, unnamed.
  */
 export function createEntryReader(db: DbOrTx): EntryReader {
   interface Lookup {
@@ -84,17 +93,20 @@ export function createEntryReader(db: DbOrTx): EntryReader {
     reject(error: unknown): void;
   }
   let pending: Lookup[] = [];
-  const columns = sql.join(ENTRY_COLUMNS.map((c) => sql.ref(`e.${c}`)));
+  const pool = db.isTransaction ? undefined : poolOf(db);
+  const query = async (values: [string[], string[]]): Promise<MemoryEntryRow[]> => {
+    if (pool)
+      return (
+        await pool.query<MemoryEntryRow>({ name: 'pkgreg_memory_read_batch', text: READ_BATCH_SQL, values })
+      ).rows;
+    return (await db.executeQuery<MemoryEntryRow>(CompiledQuery.raw(READ_BATCH_SQL, values))).rows;
+  };
 
   const flush = async () => {
     const batch = pending;
     pending = [];
     try {
-      const { rows } = await sql<MemoryEntryRow>`
-        select ${columns}
-        from unnest(${batch.map((l) => l.namespace)}::text[], ${batch.map((l) => l.entryId)}::uuid[])
-          as k(namespace, entry_id)
-        join memory_entries e on e.entry_id = k.entry_id and e.namespace = k.namespace`.execute(db);
+      const rows = await query([batch.map((l) => l.namespace), batch.map((l) => l.entryId)]);
       const byKey = new Map(rows.map((row) => [`${row.namespace}/${row.entry_id}`, row]));
       for (const lookup of batch)
         lookup.resolve(byKey.get(`${lookup.namespace}/${lookup.entryId.toLowerCase()}`));
