@@ -98,4 +98,33 @@ describe('audit records', () => {
       await other.close();
     }
   });
+
+  it('a method or tool name with characters Postgres text cannot hold is audited, and blocks no other row', async () => {
+    const other = await createHarness({ EDGE_AUDIT_FLUSH_MS: '60000', EDGE_AUDIT_BATCH_SIZE: '1000' });
+    try {
+      const c = await clientWithToken(other, [SCOPES.systemRead]);
+      // JSON lets a client send U+0000, which no Postgres text value can hold; tabs, newlines and
+      // backslashes must survive as they came.
+      const odd = await postMcp(other, c.token, { jsonrpc: '2.0', id: 1, method: 'tools/\u0000list\t\\x\n' });
+      const badTool = await postMcp(other, c.token, {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'pkgreg.\u0000system\r.v1.info', arguments: {} },
+      });
+      const fine = await rpc(other, c.token, 'ping');
+      await other.edge.shutdown();
+      const all = await other.t.db.selectFrom('audit_records').selectAll().execute();
+      const byId = new Map(all.map((r) => [r.request_id, r]));
+      expect(all).toHaveLength(3);
+      expect(byId.get(String(odd.headers['x-request-id']))).toMatchObject({
+        method: 'tools/\ufffdlist\t\\x\n',
+        reason: 'method_not_found',
+      });
+      expect(byId.get(String(badTool.headers['x-request-id']))?.tool).toBe('pkgreg.\ufffdsystem\r.v1.info');
+      expect(byId.get(String(fine.headers['x-request-id']))).toMatchObject({ method: 'ping', outcome: 'ok' });
+    } finally {
+      await other.close();
+    }
+  });
 });

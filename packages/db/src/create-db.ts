@@ -22,6 +22,9 @@ export interface CreateDbOptions {
 
 export type Db = Kysely<Database>;
 
+/** A pg pool (createPool, poolOf), for the statements that run on pg directly. */
+export type PgPool = pg.Pool;
+
 export function createPool(url: string, options: CreateDbOptions = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,

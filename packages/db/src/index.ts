@@ -1,4 +1,12 @@
-export { type CreateDbOptions, createDb, createPool, type Db, poolOf, quoteIdent } from './create-db.js';
+export {
+  type CreateDbOptions,
+  createDb,
+  createPool,
+  type Db,
+  type PgPool,
+  poolOf,
+  quoteIdent,
+} from './create-db.js';
 export type {
   AuditRecordsTable,
   Database,

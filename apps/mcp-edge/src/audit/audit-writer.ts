@@ -1,9 +1,9 @@
-import type { Db } from '@pkgreg/db';
+import { type Db, type PgPool, poolOf } from '@pkgreg/db';
 import type { Logger } from '@pkgreg/server-kit';
 import { type AuditRow, insertAuditRows } from './audit.repository.js';
 
-// decisions.md, Audit: one row per /mcp request, admitted or rejected. Rows are buffered and written in
-// one multi-row insert per batch, off the request path; a request never waits on the audit table.
+// decisions.md, Audit: one row per /mcp request, admitted or rejected. Rows are buffered and written with
+// one COPY per batch, off the request path; a request never waits on the audit table.
 
 export interface AuditWriter {
   record(row: AuditRow): void;
@@ -21,50 +21,91 @@ export function createAuditWriter(
   logger: Logger,
   options: { flushMs: number; batchSize: number },
 ): AuditWriter {
-  let buffer: AuditRow[] = [];
+  const pool = copyPool(db);
+  // Rows not written yet, oldest first. A batch is taken off the front while it is written and put back
+  // there if the write fails, so rows land in order and each exactly once.
+  const buffer: AuditRow[] = [];
   let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> = Promise.resolve();
+  let draining: Promise<boolean> | undefined; // resolves false when a write failed
+  let dropped = 0; // rows dropped for MAX_BUFFERED since the last log line
+  let retrying = false; // a write failed: the next attempt waits for the timer, not for the next request
 
-  async function write(rows: AuditRow[]): Promise<void> {
-    try {
-      for (let i = 0; i < rows.length; i += options.batchSize) {
-        await insertAuditRows(db, rows.slice(i, i + options.batchSize));
-      }
-    } catch (error) {
-      // Put them back for the next flush rather than lose them on a short outage.
-      buffer = [...rows, ...buffer];
-      const dropped = buffer.length - MAX_BUFFERED;
-      if (dropped > 0) buffer.splice(0, dropped);
-      logger.error({ err: error, rows: rows.length, dropped: Math.max(0, dropped) }, 'audit write failed');
-    }
+  function schedule(): void {
+    if (timer) return;
+    timer = setTimeout(() => void drainNow(), options.flushMs);
+    timer.unref();
   }
 
-  function flush(): Promise<void> {
+  /** Writes batches until the buffer is empty (true) or a write fails (false: retried after flushMs). */
+  async function drain(): Promise<boolean> {
+    while (buffer.length) {
+      const batch = buffer.splice(0, options.batchSize);
+      try {
+        await insertAuditRows(pool, batch);
+      } catch (error) {
+        if (isDataError(error)) {
+          // Rows Postgres refuses as data would be refused again on every retry, holding back every
+          // row after them: this batch is dropped, and said so.
+          logger.error({ err: error, rows: batch.length }, 'audit rows refused by the database, dropped');
+          continue;
+        }
+        buffer.unshift(...batch);
+        logger.error({ err: error, rows: buffer.length, dropped }, 'audit write failed');
+        dropped = 0;
+        retrying = true; // one attempt per flushMs while the database is away, not one per request
+        schedule();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Starts a drain now, or joins the one running. */
+  function drainNow(): Promise<boolean> {
     if (timer) {
       clearTimeout(timer);
       timer = undefined;
     }
-    if (!buffer.length) return inFlight;
-    const rows = buffer;
-    buffer = [];
-    // Batches are written one after another so rows land in order.
-    inFlight = inFlight.then(() => write(rows));
-    return inFlight;
+    retrying = false;
+    draining ??= drain().finally(() => {
+      draining = undefined;
+    });
+    return draining;
   }
 
   return {
     record(row) {
       buffer.push(row);
-      if (buffer.length >= options.batchSize) void flush();
-      else if (!timer) {
-        timer = setTimeout(() => void flush(), options.flushMs);
-        timer.unref();
+      if (buffer.length > MAX_BUFFERED) {
+        // Dropped a tenth at a time, not one row per request (each drop moves the whole array).
+        const excess = buffer.length - Math.floor(MAX_BUFFERED * 0.9);
+        buffer.splice(0, excess);
+        dropped += excess;
       }
+      if (buffer.length >= options.batchSize && !draining && !retrying) void drainNow();
+      else schedule();
     },
-    flush,
+    async flush() {
+      await drainNow();
+    },
     async close() {
-      await flush();
-      await inFlight;
+      // Rows recorded while a drain ran are written too; a failed write ends it (the database is away).
+      while (buffer.length) if (!(await drainNow())) break;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
     },
   };
+}
+
+/** Postgres data exceptions (SQLSTATE class 22) and integrity violations (23): the rows, not the moment. */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
+function copyPool(db: Db): PgPool {
+  const pool = poolOf(db);
+  if (!pool)
+    throw new Error('the audit writer needs a Db made by createDb (it writes with COPY on its pool)');
+  return pool;
 }

@@ -1,10 +1,9 @@
-import type { Db } from '@pkgreg/db';
+import type { Db, PgPool } from '@pkgreg/db';
 import {
   type BatchOutcome,
   type DownloadCount,
   insertDownloadBatch,
   insertDownloadBatchPrepared,
-  type PgPool,
 } from './downloads.repository.js';
 
 /** Known ids are dropped all at once past this many (a bound, not an LRU: refilling costs one batch). */

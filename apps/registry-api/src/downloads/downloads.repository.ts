@@ -1,7 +1,5 @@
-import type { createPool, Db } from '@pkgreg/db';
+import type { Db, PgPool } from '@pkgreg/db';
 import { CompiledQuery, sql } from 'kysely';
-
-export type PgPool = ReturnType<typeof createPool>;
 
 /** One package's calls in a batch; `id` when the recorder already knows it (see KnownIds). */
 export interface DownloadCount {

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import { createDb, type Db } from '@pkgreg/db';
+import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { createLogger } from '@pkgreg/server-kit';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createAuditWriter } from '../src/audit/audit-writer.js';
+import type { AuditRow } from '../src/audit/audit.repository.js';
+
+// decisions.md, Audit: one record per /mcp request, written off the request path. The writer keeps
+// rows through a failure of the database and writes each exactly once; rows Postgres refuses as data
+// are dropped and logged, never retried in front of the rows after them.
+
+let t: TestDatabase;
+// The writer connects as a role of this run whose INSERT right the tests take away and give back.
+const roleName = `pkgreg_audit_${randomBytes(4).toString('hex')}`;
+const role = sql.id(roleName);
+let writerDb: Db;
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await sql`create role ${role} login`.execute(t.db);
+  await sql`grant select, insert on audit_records to ${role}`.execute(t.db);
+  await sql`grant usage on sequence audit_records_id_seq to ${role}`.execute(t.db);
+  const url = new URL(t.url);
+  url.username = roleName;
+  writerDb = createDb(url.toString(), { max: 2 });
+});
+afterAll(async () => {
+  await writerDb?.destroy();
+  await t?.destroy(); // drops the grants with the database
+  const admin = createDb('postgres://postgres@127.0.0.1:5432/postgres', { max: 1 });
+  await sql`drop role if exists ${role}`.execute(admin);
+  await admin.destroy();
+});
+beforeEach(async () => {
+  await sql`truncate audit_records`.execute(t.db);
+  await sql`grant insert on audit_records to ${role}`.execute(t.db);
+});
+
+function capturingLogger() {
+  const lines: Array<{ msg: string; rows?: number }> = [];
+  const logger = createLogger('audit-test', 'info', {
+    write: (line: string) => {
+      lines.push(JSON.parse(line));
+    },
+  });
+  return { logger, lines };
+}
+
+const row = (requestId: string, outcome = 'ok'): AuditRow => ({
+  at: new Date(),
+  request_id: requestId,
+  namespace: 'ns-audit',
+  client_id: 'client-1',
+  method: 'tools/call',
+  tool: 'pkgreg.system.v1.info',
+  outcome: outcome as AuditRow['outcome'],
+  reason: null,
+  http_status: 200,
+  latency_ms: 0.5,
+  backend: 'development',
+});
+
+const written = async () =>
+  (await t.db.selectFrom('audit_records').select('request_id').orderBy('id').execute()).map(
+    (r) => r.request_id,
+  );
+
+describe('audit writer', () => {
+  it('keeps the rows through a failed write and writes each once when the database takes them again', async () => {
+    const { logger, lines } = capturingLogger();
+    const writer = createAuditWriter(writerDb, logger, { flushMs: 60_000, batchSize: 2 });
+    await sql`revoke insert on audit_records from ${role}`.execute(t.db);
+    for (const id of ['r1', 'r2', 'r3']) writer.record(row(id));
+    await writer.flush();
+    expect(await written()).toEqual([]);
+    expect(lines.filter((l) => l.msg === 'audit write failed')).toHaveLength(1);
+    // While the database is away, more requests do not each try again: the retry waits for the timer.
+    for (const id of ['r4', 'r5', 'r6', 'r7']) writer.record(row(id));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(lines.filter((l) => l.msg === 'audit write failed')).toHaveLength(1);
+
+    await sql`grant insert on audit_records to ${role}`.execute(t.db);
+    writer.record(row('r8'));
+    await writer.close();
+    expect(await written()).toEqual(['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7', 'r8']);
+  });
+
+  it('drops only a batch Postgres refuses as data, and writes the batches after it', async () => {
+    const { logger, lines } = capturingLogger();
+    const writer = createAuditWriter(writerDb, logger, { flushMs: 60_000, batchSize: 2 });
+    // An outcome outside the check constraint stands for any row the database refuses as data.
+    for (const r of [row('a1'), row('a2'), row('b1', 'bogus'), row('b2'), row('c1')]) writer.record(r);
+    await writer.close();
+    expect(await written()).toEqual(['a1', 'a2', 'c1']);
+    const dropped = lines.filter((l) => l.msg === 'audit rows refused by the database, dropped');
+    expect(dropped.map((l) => l.rows)).toEqual([2]);
+  });
+
+  it('writes tabs, newlines, backslashes and "\\N" as they are, and U+0000 as U+FFFD', async () => {
+    const writer = createAuditWriter(writerDb, createLogger('audit-test', 'silent'), {
+      flushMs: 60_000,
+      batchSize: 10,
+    });
+    writer.record({ ...row('odd'), method: 'a\tb\nc\\d\re', tool: '\\N', reason: 'x\u0000y' });
+    await writer.close();
+    const [stored] = await t.db.selectFrom('audit_records').selectAll().execute();
+    expect(stored).toMatchObject({ method: 'a\tb\nc\\d\re', tool: '\\N', reason: 'x\uFFFDy' });
+  });
+});
