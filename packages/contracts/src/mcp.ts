@@ -64,20 +64,39 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
-export const IdempotencyKeySchema = z.string().min(1).max(IDEMPOTENCY_KEY_MAX_LENGTH);
+/**
+ * U+0000 is valid JSON (`\u0000`) but no Postgres text or jsonb value can hold it: every string the edge
+ * stores is refused with it up front, as a schema error, instead of failing in the database (a 500).
+ */
+const NO_NUL = { error: 'must not contain the character U+0000' } as const;
+const hasNoNul = (s: string) => !s.includes('\u0000');
+/** A string the database can store. */
+const storableString = () => z.string().refine(hasNoNul, NO_NUL);
+
+/** True when a JSON value holds U+0000 in any string or key, at any depth. */
+function jsonHasNul(value: unknown): boolean {
+  if (typeof value === 'string') return !hasNoNul(value);
+  if (Array.isArray(value)) return value.some(jsonHasNul);
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).some(([k, v]) => !hasNoNul(k) || jsonHasNul(v));
+  return false;
+}
+
+export const IdempotencyKeySchema = storableString().min(1).max(IDEMPOTENCY_KEY_MAX_LENGTH);
 
 export const MemoryTagsSchema = z
-  .array(z.string().min(1).max(MEMORY_LIMITS.maxTagLength))
+  .array(storableString().min(1).max(MEMORY_LIMITS.maxTagLength))
   .max(MEMORY_LIMITS.maxTags);
 
 export const MemoryMetadataSchema = z
-  .record(z.string().min(1).max(128), z.string().max(MEMORY_LIMITS.maxMetadataValueLength))
+  .record(z.string().min(1).max(128), storableString().max(MEMORY_LIMITS.maxMetadataValueLength))
+  // Keys checked here, not by the key schema: zod reports a refused record key only as "Invalid key".
+  .refine((m) => Object.keys(m).every(hasNoNul), { error: `keys ${NO_NUL.error}` })
   .refine((m) => Object.keys(m).length <= MEMORY_LIMITS.maxMetadataKeys, {
     error: `metadata may have at most ${MEMORY_LIMITS.maxMetadataKeys} keys`,
   });
 
-export const MemoryContentSchema = z
-  .string()
+export const MemoryContentSchema = storableString()
   .min(1)
   .refine((s) => utf8Bytes(s) <= MEMORY_LIMITS.maxContentBytes, {
     error: `content must be at most ${MEMORY_LIMITS.maxContentBytes} bytes`,
@@ -239,16 +258,21 @@ export const AgentsListResultSchema = z.object({ agents: z.array(AgentCatalogEnt
 export type AgentsListResult = z.infer<typeof AgentsListResultSchema>;
 
 export const AgentInputSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string().min(1) }).strict(),
-  z.object({ type: z.literal('json'), json: z.unknown() }).strict(),
+  z.object({ type: z.literal('text'), text: storableString().min(1) }).strict(),
+  z
+    .object({
+      type: z.literal('json'),
+      json: z.unknown().refine((v) => !jsonHasNul(v), NO_NUL),
+    })
+    .strict(),
   z
     .object({
       type: z.literal('packet'),
       packet: z
         .object({
-          goal: z.string().min(1),
-          constraints: z.array(z.string()).optional(),
-          context: z.string().optional(),
+          goal: storableString().min(1),
+          constraints: z.array(storableString()).optional(),
+          context: storableString().optional(),
         })
         .strict(),
     })

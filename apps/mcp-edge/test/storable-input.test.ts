@@ -1,0 +1,98 @@
+import { SCOPES } from '@pkgreg/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  callTool,
+  clientWithToken,
+  createHarness,
+  expectRpcError,
+  type Harness,
+  type TestClient,
+} from './helpers.js';
+
+// docs/decisions.md (U+0000): JSON can carry U+0000 but no Postgres text or jsonb value can hold it.
+// Every argument the edge would store is refused with it as request_schema_invalid (mcp-edge.md, errors),
+// the documented shape, not a 500; nothing is written and no task is created.
+
+let h: Harness;
+let c: TestClient;
+beforeAll(async () => {
+  h = await createHarness();
+  c = await clientWithToken(h, Object.values(SCOPES));
+});
+afterAll(async () => h?.close());
+
+const NUL = '\u0000';
+
+describe('arguments holding U+0000', () => {
+  it('are request_schema_invalid for every stored field of memory put, search, compact and agents invoke', async () => {
+    const ns = c.namespace;
+    const cases: Array<[string, Record<string, unknown>, string, string?]> = [
+      ['pkgreg.memory.v1.put', { namespace: ns, tier: 'stm', content: `a${NUL}b` }, 'content'],
+      ['pkgreg.memory.v1.put', { namespace: ns, tier: 'stm', content: 'x', tags: [`t${NUL}`] }, 'tags.0'],
+      [
+        'pkgreg.memory.v1.put',
+        { namespace: ns, tier: 'stm', content: 'x', metadata: { [`k${NUL}`]: 'v' } },
+        'metadata',
+        'keys must not contain the character U+0000',
+      ],
+      [
+        'pkgreg.memory.v1.put',
+        { namespace: ns, tier: 'stm', content: 'x', metadata: { k: `v${NUL}` } },
+        'metadata.k',
+      ],
+      [
+        'pkgreg.memory.v1.put',
+        { namespace: ns, tier: 'stm', content: 'x', idempotencyKey: `key${NUL}` },
+        'idempotencyKey',
+      ],
+      ['pkgreg.memory.v1.search', { namespace: ns, query: 'x', tags: [`t${NUL}`] }, 'tags.0'],
+      [
+        'pkgreg.memory.v1.compact',
+        { namespace: ns, strategy: 'summarize', idempotencyKey: `k${NUL}` },
+        'idempotencyKey',
+      ],
+      [
+        'pkgreg.agents.v1.invoke',
+        { agentId: 'engineering.workflow', input: { type: 'text', text: `plan${NUL}` } },
+        'input.text',
+      ],
+      [
+        'pkgreg.agents.v1.invoke',
+        { agentId: 'engineering.workflow', input: { type: 'json', json: { deep: [{ [`k${NUL}`]: 1 }] } } },
+        'input.json',
+      ],
+      [
+        'pkgreg.agents.v1.invoke',
+        {
+          agentId: 'engineering.workflow',
+          input: { type: 'packet', packet: { goal: 'g', constraints: [NUL] } },
+        },
+        'input.packet.constraints.0',
+      ],
+      [
+        'pkgreg.agents.v1.invoke',
+        { agentId: 'engineering.workflow', input: { type: 'text', text: 'plan' }, idempotencyKey: NUL },
+        'idempotencyKey',
+      ],
+    ];
+    for (const [tool, args, path, message = 'must not contain the character U+0000'] of cases) {
+      const res = await callTool(h, c.token, tool, args);
+      expectRpcError(res, 200, 'request_schema_invalid');
+      expect(res.body.error.data.issues).toContainEqual({ path, message });
+    }
+    const entries = await h.t.db.selectFrom('memory_entries').select('entry_id').execute();
+    const tasks = await h.t.db.selectFrom('tasks').select('task_id').execute();
+    expect({ entries, tasks }).toEqual({ entries: [], tasks: [] });
+  });
+
+  it('a backslash followed by "u0000" is ordinary text, stored as sent', async () => {
+    const content = 'the JSON escape \\u0000 written out';
+    const res = await callTool(h, c.token, 'pkgreg.memory.v1.put', {
+      namespace: c.namespace,
+      tier: 'stm',
+      content,
+      tags: ['\\u0000'],
+    });
+    expect(res.body.result.entry).toMatchObject({ content, tags: ['\\u0000'] });
+  });
+});
