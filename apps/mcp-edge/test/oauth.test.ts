@@ -159,6 +159,21 @@ describe('token endpoint: client_credentials (decisions.md; RFC 6749 §4.4, RFC 
       .send({ grant_type: 'client_credentials' })
       .expect(401);
     expect(disabled.body.error).toBe('invalid_client');
+
+    // A client id Postgres cannot hold (U+0000) names no client: invalid_client, not a 500.
+    const nulBasic = await request(h.app)
+      .post('/mcp/token')
+      .type('form')
+      .auth(`${client.clientId}\u0000`, client.clientSecret)
+      .send({ grant_type: 'client_credentials' })
+      .expect(401);
+    expect(nulBasic.body.error).toBe('invalid_client');
+    const nulPost = await request(h.app)
+      .post('/mcp/token')
+      .type('form')
+      .send({ grant_type: 'client_credentials', client_id: 'pkc_\u0000', client_secret: 'x' })
+      .expect(401);
+    expect(nulPost.body.error).toBe('invalid_client');
   });
 
   it('answers unsupported_grant_type for other grants and invalid_request for a missing grant or a JSON body', async () => {

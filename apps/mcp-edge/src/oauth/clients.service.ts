@@ -82,7 +82,8 @@ let dummyHash: Promise<string> | undefined;
 
 /** The client when id and secret match an enabled client; undefined otherwise (never says which part failed). */
 export async function authenticateClient(db: Db, clientId: string, clientSecret: string) {
-  const row = await findClient(db, clientId);
+  // An id with U+0000 cannot be stored (Postgres text), so it names no client; asking would be a 500.
+  const row = clientId.includes('\u0000') ? undefined : await findClient(db, clientId);
   if (!row) {
     dummyHash ??= hashSecret('pkgreg-dummy-secret');
     await verifySecret(clientSecret, await dummyHash);
