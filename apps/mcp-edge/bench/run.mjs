@@ -305,11 +305,12 @@ the noise of two A/B runs). Tried in a later session, A/B with \`node bench/ab.m
 reports Redis's and Postgres's CPU per request): the static result as one string, so Node sends headers and
 body in one write instead of a writev of two chunks (system.info 49.5 → 52.2 µs/req, noise); Postgres and
 Redis pinned to CPU 1, off the edge's core (memory.get 10.4k → 11.4k req/s median, system.info unchanged;
-not kept: a benchmark should not change the affinity of the machine's shared services). Measured on its
-own and not built yet: the audit batch through \`COPY\` (pg-copy-streams) costs Postgres 3.4–6.2 µs per
-row against 7.0–10.5 µs for the \`json_to_recordset\` insert (500-row batches with the table's three
-indexes), about 4 µs of the ~63 µs that a system.info request costs edge, Redis and Postgres together.
-Admission order, checks and
+not kept: a benchmark should not change the affinity of the machine's shared services). Kept: the
+batched memory.get read as a named statement, planned once per connection (A/B: Postgres 27 → 18.5 µs per
+get, 5–15% more gets/s in each of 4 rounds; unnamed, planning the join was ~130 of its ~160 µs); audit
+batches through \`COPY\` (pg-copy-streams): Postgres 3.4–6.2 µs per row against 7.0–10.5 µs for the
+\`json_to_recordset\` insert, measured alone with 500-row batches and the table's three indexes; in the
+edge A/B, Postgres per system.info request 13 → 9–11 µs. Admission order, checks and
 response bodies are unchanged. What is left on system.info, by \`--cpu-prof\`: Node's HTTP machinery and
 socket writes (the response's \`writev\` and the Redis pipeline's write are the two largest single
 items: each is a loopback TCP send, costly on this VM), GC, and the per-request work the decisions
