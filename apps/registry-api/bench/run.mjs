@@ -306,6 +306,19 @@ per candidate (shared_buffers is 128 MB here, the table ~2 GB), and runs closest
 machine is loaded. Deep list pages are an index range over dense positions, equal to page 1 within noise.
 `;
 
+// A block of docs/benchmarks.md between these markers (the runs so far, with what they taught) is kept
+// as it is: a run rewrites the rest of the section, never that history.
+const HISTORY_START = '<!-- registry-history: kept by bench/run.mjs -->';
+const HISTORY_END = '<!-- /registry-history -->';
+const docPath = path.join(repoRoot, 'docs/benchmarks.md');
+let doc = existsSync(docPath) ? readFileSync(docPath, 'utf8') : '# Benchmarks\n';
+const historyAt = doc.indexOf(HISTORY_START);
+const historyEnd = doc.indexOf(HISTORY_END);
+const history =
+  historyAt >= 0 && historyEnd > historyAt
+    ? `\n${doc.slice(historyAt, historyEnd + HISTORY_END.length)}\n`
+    : '';
+
 const section = `## Registry
 
 Command: \`pnpm bench:registry\` (or \`pnpm --filter @pkgreg/registry-api bench -- --sizes 100000\`), after
@@ -323,9 +336,7 @@ answers with download_count after the flusher folded.
 ${table}
 
 ${notes.join('\n')}
-${READING}`;
-const docPath = path.join(repoRoot, 'docs/benchmarks.md');
-let doc = existsSync(docPath) ? readFileSync(docPath, 'utf8') : '# Benchmarks\n';
+${history}${READING}`;
 const start = doc.indexOf('## Registry');
 if (start >= 0) {
   const next = doc.indexOf('\n## ', start + 1);
