@@ -298,9 +298,7 @@ audit batch is one JSON parameter instead of eleven pg-escaped arrays; the Calle
 built once per cached token; a token-cache hit no longer deletes and re-inserts its entry. Later the
 same day: memory.get lookups made in one event-loop turn share ONE query (\`createEntryReader\` in
 @pkgreg/memory, one reader per backend database): A/B 158 → 80 µs of server CPU per memory.get.
-Tried and not kept (A/B showed no gain): one Lua call carrying all checks of a turn instead of a
-pipeline of calls (system.info 55 → 54 µs/req, memory.get 160 → 193), at most one rate-limit pipeline
-in flight (63 → 63 µs/req), \`--max-semi-space-size=32\`, ioredis auto-pipelining off (both within
+Tried and not kept (A/B showed no gain): at most one rate-limit pipeline in flight (63 → 63 µs/req), \`--max-semi-space-size=32\`, ioredis auto-pipelining off (both within
 the noise of two A/B runs). Tried in a later session, A/B with \`node bench/ab.mjs\` (which now also
 reports Redis's and Postgres's CPU per request): the static result as one string, so Node sends headers and
 body in one write instead of a writev of two chunks (system.info 49.5 → 52.2 µs/req, noise); Postgres and
@@ -310,9 +308,12 @@ batched memory.get read as a named statement, planned once per connection (A/B: 
 get, 5–15% more gets/s in each of 4 rounds; unnamed, planning the join was ~130 of its ~160 µs); audit
 batches through \`COPY\` (pg-copy-streams): Postgres 3.4–6.2 µs per row against 7.0–10.5 µs for the
 \`json_to_recordset\` insert, measured alone with 500-row batches and the table's three indexes; in the
-edge A/B, Postgres per system.info request 13 → 9–11 µs. Admission order, checks and
+edge A/B, Postgres per system.info request 13 → 9–11 µs; one rate-limit script call for all the checks
+of an event-loop turn instead of a pipeline of one call per request (tried before and dropped when only
+the edge's CPU was read; with Redis's counted too, A/B over 4 rounds: edge + Redis + Postgres per
+system.info 78.1 → 75.3 µs, per memory.get 106.5 → 98.9). Admission order, checks and
 response bodies are unchanged. What is left on system.info, by \`--cpu-prof\`: Node's HTTP machinery and
-socket writes (the response's \`writev\` and the Redis pipeline's write are the two largest single
+socket writes (the response's \`writev\` and the rate-limit call's write are the two largest single
 items: each is a loopback TCP send, costly on this VM), GC, and the per-request work the decisions
 require (token cache lookup, the Redis round trip, the audit row, a ~2.4 KB response).
 
@@ -320,9 +321,9 @@ Reading the figures (targets missed are stated as missed):
 - system.info vs the echo (${r.ratios.infoVsEcho >= 0.6 ? 'met' : 'missed'} in this run): the echo parses and answers ~80 bytes with no I/O. The edge answers ~2.4 KB
   (decisions.md puts the tool object in \`result\` three times: top level, \`content\` text,
   \`structuredContent\`), makes one Redis round trip for the rate limit and queues an audit row:
-  ${r.results.edgeInfo.cpuUsPerReq - r.results.echo.cpuUsPerReq} µs more server CPU per request here. The rate-limit scripts of all requests read in one
-  event-loop turn go to Redis as one pipeline (src/admission/limits.ts; ~14 per write under this load),
-  still one script and one round trip per request.
+  ${r.results.edgeInfo.cpuUsPerReq - r.results.echo.cpuUsPerReq} µs more server CPU per request here. The rate-limit checks of all requests read in one
+  event-loop turn go to Redis as one call of the limit script (src/admission/limits.ts; ~12 checks per
+  call under this load): still one script and one round trip per request, each counted on its own.
 - memory.get vs the bare pg server (${r.ratios.getVsPg >= 0.7 ? 'met' : 'missed'} in this run: ${r.ratios.getVsPg}): both read the same row; the bare
   server runs one query per request, the edge one query for all the gets of an event-loop turn, so it
   is faster than the baseline despite admission, the Redis round trip and the audit row.

@@ -276,6 +276,23 @@ describe('row: quota_exceeded, rate_limited → 429 + Retry-After (decisions.md:
     expect(results.filter((r) => r.status === 200)).toHaveLength(5);
     expect(results.filter((r) => r.status === 429)).toHaveLength(7);
   });
+
+  it("keeps its counters under the Redis client's key prefix (one script call counts a whole turn)", async () => {
+    const mine = await clientWithToken(h, [SCOPES.systemRead]);
+    await Promise.all([1, 2, 3].map(() => callTool(h, mine.token, 'pkgreg.system.v1.info')));
+    const prefix = h.redis.options.keyPrefix ?? '';
+    expect(prefix).not.toBe('');
+    // A client without the prefix sees the raw key names.
+    const raw = h.redis.duplicate({ keyPrefix: '' });
+    try {
+      const keys = await raw.keys(`*edge:rate:${mine.namespace}:*`);
+      expect(keys.length).toBe(1);
+      expect(keys[0]?.startsWith(`${prefix}edge:rate:${mine.namespace}:`)).toBe(true);
+      expect(await raw.get(keys[0] as string)).toBe('3');
+    } finally {
+      raw.disconnect();
+    }
+  });
 });
 
 describe('every JSON-RPC error carries data.reason and data.requestId (decisions.md)', () => {

@@ -5,20 +5,32 @@ import type { Redis } from 'ioredis';
 // (decisions.md). STYLE.md §16: one Lua script, loaded with defineCommand, one round trip per request, so
 // concurrent requests can never both take the last unit of a window.
 
+// One call checks every request read in one event-loop turn: KEYS holds two keys per check (rate, quota),
+// ARGV three numbers per check (rate limit, quota limit or 0, ttl). Each check is still counted on its
+// own, atomically, in the order given; the reply is one verdict per check.
 const LIMIT_SCRIPT = `
-local rate = redis.call('INCR', KEYS[1])
-if rate == 1 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
-if rate > tonumber(ARGV[1]) then return 1 end
-if tonumber(ARGV[2]) > 0 then
-  local used = redis.call('INCR', KEYS[2])
-  if used == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
-  if used > tonumber(ARGV[2]) then return 2 end
+local verdicts = {}
+for i = 1, #KEYS / 2 do
+  local rateLimit, quotaLimit, ttl = tonumber(ARGV[i * 3 - 2]), tonumber(ARGV[i * 3 - 1]), ARGV[i * 3]
+  local verdict = 0
+  local rate = redis.call('INCR', KEYS[i * 2 - 1])
+  if rate == 1 then redis.call('EXPIRE', KEYS[i * 2 - 1], ttl) end
+  if rate > rateLimit then
+    verdict = 1
+  elseif quotaLimit > 0 then
+    local used = redis.call('INCR', KEYS[i * 2])
+    if used == 1 then redis.call('EXPIRE', KEYS[i * 2], ttl) end
+    if used > quotaLimit then verdict = 2 end
+  end
+  verdicts[i] = verdict
 end
-return 0
+return verdicts
 `;
 
 type LimitArgs = [rateKey: string, quotaKey: string, rate: number, quota: number, ttl: number];
-type LimitPipeline = ReturnType<Redis['pipeline']> & { pkgregEdgeLimit(...args: LimitArgs): unknown };
+type LimitRedis = Redis & {
+  pkgregEdgeLimits(keyCount: number, ...keysThenArgs: Array<string | number>): Promise<number[]>;
+};
 
 interface PendingCheck {
   args: LimitArgs;
@@ -27,6 +39,7 @@ interface PendingCheck {
 }
 
 const WINDOW_SECONDS = 60;
+const MAX_CHECKS_PER_CALL = 256;
 
 export type QuotaKind = 'invoke' | 'compact';
 
@@ -44,25 +57,37 @@ export interface Limiter {
 }
 
 export function createLimiter(redis: Redis, config: LimiterConfig, now: () => number = Date.now): Limiter {
-  if (!('pkgregEdgeLimit' in redis)) {
-    redis.defineCommand('pkgregEdgeLimit', { numberOfKeys: 2, lua: LIMIT_SCRIPT });
-  }
-  // Every request still makes its own script call in one round trip; the calls of all requests read in
-  // one event-loop turn go out as one pipeline on the next `setImmediate`. ioredis's auto-pipelining
-  // flushes on `nextTick`, i.e. after each socket's callback, so under load it wrote (and the server
-  // read) one Redis packet per request: a syscall pair that cost the edge more CPU than the script.
+  if (!('pkgregEdgeLimits' in redis)) redis.defineCommand('pkgregEdgeLimits', { lua: LIMIT_SCRIPT });
+  // The checks of all requests read in one event-loop turn go to Redis as ONE script call, on the next
+  // `setImmediate`: each request still waits for exactly one round trip and is counted on its own inside
+  // the script. Measured against a pipeline of one call per request (bench/ab.mjs): ~1 µs less Redis CPU
+  // and 2-5 µs less edge CPU per request. (ioredis's auto-pipelining flushes on `nextTick`, after each
+  // socket's callback, so under load it wrote one Redis packet per request.)
   let pending: PendingCheck[] = [];
   function flush(): void {
-    const batch = pending;
+    // At most MAX_CHECKS_PER_CALL per script call: one call runs alone in Redis, and a very busy turn
+    // must not hold it for long.
+    for (let i = 0; i < pending.length; i += MAX_CHECKS_PER_CALL) {
+      check(pending.slice(i, i + MAX_CHECKS_PER_CALL));
+    }
     pending = [];
-    const pipeline = redis.pipeline() as LimitPipeline;
-    for (const check of batch) pipeline.pkgregEdgeLimit(...check.args);
-    pipeline.exec().then(
-      (replies) => {
+  }
+
+  function check(batch: PendingCheck[]): void {
+    const keys: string[] = [];
+    const args: number[] = [];
+    for (const {
+      args: [rateKey, quotaKey, rate, quota, ttl],
+    } of batch) {
+      keys.push(rateKey, quotaKey);
+      args.push(rate, quota, ttl);
+    }
+    (redis as LimitRedis).pkgregEdgeLimits(keys.length, ...keys, ...args).then(
+      (verdicts) => {
         batch.forEach((check, i) => {
-          const [error, verdict] = replies?.[i] ?? [new Error('no reply from Redis'), null];
-          if (error) check.reject(error);
-          else check.resolve(verdict as number);
+          const verdict = verdicts[i];
+          if (verdict === undefined) check.reject(new Error('no verdict from Redis'));
+          else check.resolve(verdict);
         });
       },
       (error: unknown) => {
