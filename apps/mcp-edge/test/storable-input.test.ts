@@ -1,4 +1,4 @@
-import { SCOPES } from '@pkgreg/contracts';
+import { MAX_INPUT_JSON_DEPTH, SCOPES } from '@pkgreg/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   callTool,
@@ -6,6 +6,7 @@ import {
   createHarness,
   expectRpcError,
   type Harness,
+  postMcp,
   type TestClient,
 } from './helpers.js';
 
@@ -94,5 +95,26 @@ describe('arguments holding U+0000', () => {
       tags: ['\\u0000'],
     });
     expect(res.body.result.entry).toMatchObject({ content, tags: ['\\u0000'] });
+  });
+});
+
+// docs/decisions.md (agent json input depth): 64 KiB of `[` nests 32k deep; validating or serializing
+// that recursively exhausts the stack. Input nesting deeper than MAX_INPUT_JSON_DEPTH is a schema error.
+describe('agents invoke json input nesting', () => {
+  const invokeBody = (json: string) =>
+    `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pkgreg.agents.v1.invoke",` +
+    `"arguments":{"agentId":"engineering.workflow","input":{"type":"json","json":${json}},"executionMode":"async"}}}`;
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+  it(`takes ${MAX_INPUT_JSON_DEPTH} levels, and refuses one more or 30,000 as request_schema_invalid`, async () => {
+    const ok = await postMcp(h, c.token, invokeBody(nested(MAX_INPUT_JSON_DEPTH)));
+    expect(ok.body.result.task.status).toBe('queued');
+    for (const depth of [MAX_INPUT_JSON_DEPTH + 1, 30_000]) {
+      const res = await postMcp(h, c.token, invokeBody(nested(depth)));
+      expectRpcError(res, 200, 'request_schema_invalid');
+      expect(res.body.error.data.issues).toEqual([
+        { path: 'input.json', message: `must not nest deeper than ${MAX_INPUT_JSON_DEPTH} levels` },
+      ]);
+    }
   });
 });

@@ -67,6 +67,7 @@ export {
   type InitializeResult,
   InitializeResultSchema,
   InputModeSchema,
+  MAX_INPUT_JSON_DEPTH,
   MAX_INVOKE_INPUT_BYTES,
   MCP_PROTOCOL_VERSION,
   MEMORY_LIMITS,

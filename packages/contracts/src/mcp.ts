@@ -73,13 +73,29 @@ const hasNoNul = (s: string) => !s.includes('\u0000');
 /** A string the database can store. */
 const storableString = () => z.string().refine(hasNoNul, NO_NUL);
 
-/** True when a JSON value holds U+0000 in any string or key, at any depth. */
-function jsonHasNul(value: unknown): boolean {
-  if (typeof value === 'string') return !hasNoNul(value);
-  if (Array.isArray(value)) return value.some(jsonHasNul);
-  if (value !== null && typeof value === 'object')
-    return Object.entries(value).some(([k, v]) => !hasNoNul(k) || jsonHasNul(v));
-  return false;
+/** How deep an agent's `json` input may nest (objects and arrays). */
+export const MAX_INPUT_JSON_DEPTH = 64;
+
+/**
+ * Why a JSON value cannot be stored as agent input: it nests deeper than MAX_INPUT_JSON_DEPTH, or holds
+ * U+0000 in a string or key; undefined when it can. Iterative, so no input exhausts the stack (64 KiB of
+ * `[` nests 32k deep, which recursion here, and JSON.stringify, fail on).
+ */
+function jsonInputProblem(value: unknown): string | undefined {
+  const pending: Array<[value: unknown, depth: number]> = [[value, 0]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [v, depth] = next;
+    if (typeof v === 'string') {
+      if (!hasNoNul(v)) return NO_NUL.error;
+    } else if (v !== null && typeof v === 'object') {
+      if (depth >= MAX_INPUT_JSON_DEPTH) return `must not nest deeper than ${MAX_INPUT_JSON_DEPTH} levels`;
+      for (const [key, child] of Object.entries(v)) {
+        if (!hasNoNul(key)) return NO_NUL.error;
+        pending.push([child, depth + 1]);
+      }
+    }
+  }
+  return undefined;
 }
 
 export const IdempotencyKeySchema = storableString().min(1).max(IDEMPOTENCY_KEY_MAX_LENGTH);
@@ -262,7 +278,10 @@ export const AgentInputSchema = z.discriminatedUnion('type', [
   z
     .object({
       type: z.literal('json'),
-      json: z.unknown().refine((v) => !jsonHasNul(v), NO_NUL),
+      json: z.unknown().superRefine((v, ctx) => {
+        const problem = jsonInputProblem(v);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }),
     })
     .strict(),
   z
@@ -292,9 +311,13 @@ export type MemoryBinding = z.infer<typeof MemoryBindingSchema>;
 export const AgentsInvokeArgsSchema = z
   .object({
     agentId: z.string().min(1).max(128),
-    input: AgentInputSchema.refine((i) => utf8Bytes(JSON.stringify(i)) <= MAX_INVOKE_INPUT_BYTES, {
-      error: `input must be at most ${MAX_INVOKE_INPUT_BYTES} bytes serialized`,
-    }),
+    // zod runs this even when the json part was refused; it is then not measured (JSON.stringify recurses).
+    input: AgentInputSchema.refine(
+      (i) =>
+        (i.type === 'json' && jsonInputProblem(i.json) !== undefined) ||
+        utf8Bytes(JSON.stringify(i)) <= MAX_INVOKE_INPUT_BYTES,
+      { error: `input must be at most ${MAX_INVOKE_INPUT_BYTES} bytes serialized` },
+    ),
     memory: MemoryBindingSchema.optional(),
     /** Defaults to `sync` (decisions.md). */
     executionMode: ExecutionModeSchema.default('sync'),
