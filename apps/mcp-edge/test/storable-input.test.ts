@@ -10,9 +10,10 @@ import {
   type TestClient,
 } from './helpers.js';
 
-// docs/decisions.md (U+0000): JSON can carry U+0000 but no Postgres text or jsonb value can hold it.
-// Every argument the edge would store is refused with it as request_schema_invalid (mcp-edge.md, errors),
-// the documented shape, not a 500; nothing is written and no task is created.
+// docs/decisions.md (U+0000, lone surrogates): JSON can carry U+0000 and unpaired UTF-16 surrogates, but
+// Postgres cannot store them (jsonb refuses both; text refuses U+0000 and would turn a lone surrogate
+// into U+FFFD). Every argument the edge would store is refused with them as request_schema_invalid
+// (mcp-edge.md, errors), the documented shape, not a 500; nothing is written and no task is created.
 
 let h: Harness;
 let c: TestClient;
@@ -61,6 +62,7 @@ describe('arguments holding U+0000', () => {
         'pkgreg.agents.v1.invoke',
         { agentId: 'engineering.workflow', input: { type: 'json', json: { deep: [{ [`k${NUL}`]: 1 }] } } },
         'input.json',
+        'keys must not contain the character U+0000',
       ],
       [
         'pkgreg.agents.v1.invoke',
@@ -84,6 +86,51 @@ describe('arguments holding U+0000', () => {
     const entries = await h.t.db.selectFrom('memory_entries').select('entry_id').execute();
     const tasks = await h.t.db.selectFrom('tasks').select('task_id').execute();
     expect({ entries, tasks }).toEqual({ entries: [], tasks: [] });
+  });
+
+  it('a lone UTF-16 surrogate is request_schema_invalid too (jsonb refuses it; text would store U+FFFD)', async () => {
+    const ns = c.namespace;
+    const LONE = '\ud800';
+    const message = 'must not contain a lone surrogate (U+D800 to U+DFFF)';
+    const cases: Array<[string, Record<string, unknown>, string, string]> = [
+      ['pkgreg.memory.v1.put', { namespace: ns, tier: 'stm', content: `a${LONE}b` }, 'content', message],
+      [
+        'pkgreg.memory.v1.put',
+        { namespace: ns, tier: 'stm', content: 'x', metadata: { k: `v${LONE}` } },
+        'metadata.k',
+        message,
+      ],
+      [
+        'pkgreg.memory.v1.put',
+        { namespace: ns, tier: 'stm', content: 'x', metadata: { [`k${LONE}`]: 'v' } },
+        'metadata',
+        `keys ${message}`,
+      ],
+      [
+        'pkgreg.agents.v1.invoke',
+        { agentId: 'engineering.workflow', input: { type: 'text', text: `plan ${LONE}` } },
+        'input.text',
+        message,
+      ],
+      [
+        'pkgreg.agents.v1.invoke',
+        { agentId: 'engineering.workflow', input: { type: 'json', json: { k: [`\udc00`] } } },
+        'input.json',
+        message,
+      ],
+    ];
+    for (const [tool, args, path, expected] of cases) {
+      const res = await callTool(h, c.token, tool, args);
+      expectRpcError(res, 200, 'request_schema_invalid');
+      expect(res.body.error.data.issues).toContainEqual({ path, message: expected });
+    }
+    // A surrogate pair is one character (here an emoji), stored as sent.
+    const ok = await callTool(h, c.token, 'pkgreg.memory.v1.put', {
+      namespace: ns,
+      tier: 'stm',
+      content: 'ok 😀',
+    });
+    expect(ok.body.result.entry.content).toBe('ok 😀');
   });
 
   it('a backslash followed by "u0000" is ordinary text, stored as sent', async () => {

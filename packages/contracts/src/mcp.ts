@@ -65,20 +65,28 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
 /**
- * U+0000 is valid JSON (`\u0000`) but no Postgres text or jsonb value can hold it: every string the edge
- * stores is refused with it up front, as a schema error, instead of failing in the database (a 500).
+ * Valid JSON that Postgres cannot store: U+0000 (no text or jsonb value holds it) and a lone UTF-16
+ * surrogate such as `\ud800` (jsonb refuses the escape; text would get U+FFFD in its place). Every string
+ * the edge stores is refused with either up front, as a schema error, instead of failing in the
+ * database (a 500) or being changed silently.
  */
 const NO_NUL = { error: 'must not contain the character U+0000' } as const;
+const WELL_FORMED = { error: 'must not contain a lone surrogate (U+D800 to U+DFFF)' } as const;
 const hasNoNul = (s: string) => !s.includes('\u0000');
+// With the u flag a surrogate pair is one code point, so this class matches unpaired halves only.
+const isWellFormed = (s: string) => !/[\uD800-\uDFFF]/u.test(s);
+/** Why a string cannot be stored, or undefined. */
+const unstorable = (s: string) =>
+  !hasNoNul(s) ? NO_NUL.error : !isWellFormed(s) ? WELL_FORMED.error : undefined;
 /** A string the database can store. */
-const storableString = () => z.string().refine(hasNoNul, NO_NUL);
+const storableString = () => z.string().refine(hasNoNul, NO_NUL).refine(isWellFormed, WELL_FORMED);
 
 /** How deep an agent's `json` input may nest (objects and arrays). */
 export const MAX_INPUT_JSON_DEPTH = 64;
 
 /**
- * Why a JSON value cannot be stored as agent input: it nests deeper than MAX_INPUT_JSON_DEPTH, or holds
- * U+0000 in a string or key; undefined when it can. Iterative, so no input exhausts the stack (64 KiB of
+ * Why a JSON value cannot be stored as agent input: it nests deeper than MAX_INPUT_JSON_DEPTH, or a
+ * string or key in it cannot be stored (see `unstorable`); undefined when it can. Iterative, so no input exhausts the stack (64 KiB of
  * `[` nests 32k deep, which recursion here, and JSON.stringify, fail on).
  */
 function jsonInputProblem(value: unknown): string | undefined {
@@ -86,11 +94,13 @@ function jsonInputProblem(value: unknown): string | undefined {
   for (let next = pending.pop(); next; next = pending.pop()) {
     const [v, depth] = next;
     if (typeof v === 'string') {
-      if (!hasNoNul(v)) return NO_NUL.error;
+      const problem = unstorable(v);
+      if (problem) return problem;
     } else if (v !== null && typeof v === 'object') {
       if (depth >= MAX_INPUT_JSON_DEPTH) return `must not nest deeper than ${MAX_INPUT_JSON_DEPTH} levels`;
       for (const [key, child] of Object.entries(v)) {
-        if (!hasNoNul(key)) return NO_NUL.error;
+        const problem = unstorable(key);
+        if (problem) return `keys ${problem}`;
         pending.push([child, depth + 1]);
       }
     }
@@ -108,6 +118,7 @@ export const MemoryMetadataSchema = z
   .record(z.string().min(1).max(128), storableString().max(MEMORY_LIMITS.maxMetadataValueLength))
   // Keys checked here, not by the key schema: zod reports a refused record key only as "Invalid key".
   .refine((m) => Object.keys(m).every(hasNoNul), { error: `keys ${NO_NUL.error}` })
+  .refine((m) => Object.keys(m).every(isWellFormed), { error: `keys ${WELL_FORMED.error}` })
   .refine((m) => Object.keys(m).length <= MEMORY_LIMITS.maxMetadataKeys, {
     error: `metadata may have at most ${MEMORY_LIMITS.maxMetadataKeys} keys`,
   });
