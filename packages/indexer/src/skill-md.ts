@@ -88,11 +88,39 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function hasNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(hasNul);
-  if (isPlainObject(value)) return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v));
-  return false;
+/** How deep frontmatter may nest (mappings and lists): deeper is refused, not walked recursively. */
+const MAX_FRONTMATTER_DEPTH = 32;
+
+/**
+ * Why parsed frontmatter cannot be stored as jsonb, or undefined. YAML escapes can produce what jsonb
+ * refuses: NUL ("\0") and a lone UTF-16 surrogate ("\uD800"). Iterative, with a depth limit, so no file
+ * can exhaust the stack here or in the JSON round trip after it.
+ */
+function frontmatterProblem(data: unknown): string | undefined {
+  const pending: Array<[value: unknown, depth: number]> = [[data, 0]];
+  const textProblem = (text: string) =>
+    text.includes('\u0000')
+      ? 'frontmatter contains a NUL character'
+      : // With the u flag a surrogate pair is one code point: this class matches unpaired halves only.
+        /[\uD800-\uDFFF]/u.test(text)
+        ? 'frontmatter contains a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape)'
+        : undefined;
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, depth] = next;
+    if (typeof value === 'string') {
+      const problem = textProblem(value);
+      if (problem) return problem;
+    } else if (typeof value === 'object' && value !== null) {
+      if (depth >= MAX_FRONTMATTER_DEPTH)
+        return `frontmatter nests deeper than ${MAX_FRONTMATTER_DEPTH} levels`;
+      for (const [key, child] of Object.entries(value)) {
+        const problem = textProblem(key);
+        if (problem) return problem;
+        pending.push([child, depth + 1]);
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Splits SKILL.md into its YAML frontmatter (parsed) and body. */
@@ -112,8 +140,8 @@ export function parseFrontmatter(
   if (data === null || data === undefined) data = {};
   if (!isPlainObject(data)) return { ok: false, reason: 'frontmatter must be a YAML mapping' };
   // Stored as jsonb and served as JSON: keep exactly what survives a JSON round trip.
-  // A YAML escape ("\0") can produce NUL, which jsonb refuses.
-  if (hasNul(data)) return { ok: false, reason: 'frontmatter contains a NUL character' };
+  const problem = frontmatterProblem(data);
+  if (problem) return { ok: false, reason: problem };
   return { ok: true, data: JSON.parse(JSON.stringify(data)) as Frontmatter };
 }
 

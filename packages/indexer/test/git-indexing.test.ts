@@ -157,6 +157,25 @@ describe('indexing a local git repository', () => {
     expect(await pkg('zeta-labs', 'no-desc')).toBeUndefined();
   });
 
+  it('a SKILL.md whose YAML escapes make what Postgres cannot store is rejected; the rest of the repository is indexed', async () => {
+    // Before: the lone surrogate reached the jsonb insert and failed the whole repository's run.
+    const odd = createRepo(root, 'odd-labs', 'mixed', {
+      'fine/SKILL.md': skillMd(['name: fine', 'description: Works.']),
+      'half/SKILL.md': skillMd(['name: half', 'description: "a lone \\uD800 surrogate"']),
+      'nul/SKILL.md': skillMd(['name: nul', 'description: Meta.', 'metadata:', '  k: "a\\0b"']),
+    });
+    const summary = await indexSource({ db }, { kind: 'git', locator: odd });
+    expect(summary).toMatchObject({ status: 'succeeded', indexed: 1, rejected: 2 });
+    expect(summary.rejections).toEqual([
+      {
+        path: 'half/SKILL.md',
+        reason: 'frontmatter contains a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape)',
+      },
+      { path: 'nul/SKILL.md', reason: 'frontmatter contains a NUL character' },
+    ]);
+    expect(await pkg('odd-labs', 'fine')).toBeDefined();
+  });
+
   it('remembers the source for scheduled re-indexing', async () => {
     const sources = await listKnownSources(db);
     const mine = sources.find((s) => s.locator === repo);

@@ -124,6 +124,19 @@ describe('agentskills.io rules: description and frontmatter', () => {
     expect(reason(analyze(skillMd(['name: pdf-tools', 'description: "a\\0b"'])))).toBe(
       'frontmatter contains a NUL character',
     );
+    // A YAML escape can also make a lone surrogate, which jsonb refuses; a pair (an emoji) is fine.
+    expect(reason(analyze(skillMd(['name: pdf-tools', 'description: "lone \\uD800 half"'])))).toBe(
+      'frontmatter contains a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape)',
+    );
+    expect(reason(analyze(skillMd([...base, 'metadata:', '  "k\\uDC00": v'])))).toMatch(/lone UTF-16/);
+    expect(ok(analyze(skillMd(['name: pdf-tools', 'description: "emoji \\uD83D\\uDE00"']))).description).toBe(
+      'emoji \u{1F600}',
+    );
+    // Nesting is bounded (walked without recursion, and the JSON round trip after it recurses).
+    const deep = `${'['.repeat(40)}x${']'.repeat(40)}`;
+    expect(reason(analyze(skillMd([...base, `metadata: {deep: ${deep}}`])))).toBe(
+      'frontmatter nests deeper than 32 levels',
+    );
     // The literal text \u0000 (a backslash, not NUL) is fine.
     expect(ok(analyze(skillMd(['name: pdf-tools', "description: 'see \\u0000'"]))).description).toBe(
       'see \\u0000',
