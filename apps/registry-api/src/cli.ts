@@ -12,7 +12,7 @@ import {
   reindexAll,
   seedDemo,
 } from '@pkgreg/indexer';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { type Env, loadEnv } from './env.js';
 
 // Operator command: `pnpm registry index <owner/repo | path>...`, `pnpm registry reindex`,
@@ -148,7 +148,17 @@ function configureIndexCommand(program: Command, env: Env): void {
     .description(
       'index the SKILL.md files of GitHub repositories (owner/repo) or local git repositories (path)',
     )
-    .argument('<targets...>', 'owner/repo, a repository URL, a local path; prefix github: or git: to force')
+    .argument(
+      '<targets...>',
+      'owner/repo, a repository URL, a local path; prefix github: or git: to force',
+      // An empty argument (say an unset shell variable) would otherwise index the current directory.
+      (target: string, previous: string[] = []) => {
+        if (target.replace(/^(github|git):/, '').trim() === '') {
+          throw new InvalidArgumentError('an empty target names no repository');
+        }
+        return [...previous, target];
+      },
+    )
     .option('--owner <owner>', 'scope for local git repositories (default: the parent directory name)')
     .option('--json', 'print the summaries as JSON')
     .action(async (targets: string[], options: { owner?: string; json?: boolean }) => {

@@ -108,5 +108,11 @@ describe('registry CLI', { timeout: 60_000 }, () => {
   it('bad usage exits 2', async () => {
     expect((await cli(['index'])).code).toBe(2);
     expect((await cli(['no-such-command'])).code).toBe(2);
+    // An empty target (an unset shell variable) is refused, not taken for the current directory.
+    for (const target of ['', '  ', 'git:', 'github:']) {
+      const empty = await cli(['index', target]);
+      expect(empty.code).toBe(2);
+      expect(empty.stderr).toContain('an empty target names no repository');
+    }
   });
 });
