@@ -32,6 +32,18 @@ function namespaceArg(value: string): string {
   return value;
 }
 
+function nameArg(value: string): string {
+  const name = value.trim();
+  if (name === '' || name.length > 200) throw new InvalidArgumentError('expected a name of 1-200 characters');
+  return name;
+}
+
+function scopesArg(value: string): string[] {
+  const scopes = value.split(/[\s,]+/).filter(Boolean);
+  if (scopes.length === 0) throw new InvalidArgumentError('expected at least one scope');
+  return scopes;
+}
+
 function positive(value: string): number {
   const n = Number.parseInt(value, 10);
   if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new InvalidArgumentError('expected 1..10000');
@@ -45,13 +57,12 @@ const program = new Command('edge').description('pkgreg MCP edge operator comman
 program
   .command('clients:create')
   .description('register an OAuth client (client_credentials); the secret is shown once')
-  .requiredOption('--name <name>', 'display name')
-  .requiredOption('--scopes <scopes>', 'space- or comma-separated scopes the client may request')
-  .action(async (opts: { name: string; scopes: string }) =>
+  .requiredOption('--name <name>', 'display name', nameArg)
+  .requiredOption('--scopes <scopes>', 'space- or comma-separated scopes the client may request', scopesArg)
+  .action(async (opts: { name: string; scopes: string[] }) =>
     withDb(async (db) => {
-      const scopes = opts.scopes.split(/[\s,]+/).filter(Boolean);
       try {
-        const client = await createClient(db, { name: opts.name, scopes });
+        const client = await createClient(db, { name: opts.name, scopes: opts.scopes });
         print(client);
         console.error('Store client_secret now: it is kept hashed and cannot be shown again.');
       } catch (error) {

@@ -75,10 +75,19 @@ describe('pnpm edge (operator CLI)', () => {
     expect(ok.body.scope.split(' ')).toHaveLength(8);
   });
 
-  it('clients:create refuses unknown scopes', async () => {
+  it('clients:create refuses unknown scopes, no scope at all, and an empty name; nothing is registered', async () => {
+    const before = await h.t.db.selectFrom('oauth_clients').select('client_id').execute();
     await expect(edge('clients:create', '--name', 'x', '--scopes', 'root')).rejects.toMatchObject({
       code: 1,
     });
+    await expect(edge('clients:create', '--name', 'x', '--scopes', ' , ')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('expected at least one scope'),
+    });
+    await expect(edge('clients:create', '--name', '  ', '--scopes', SCOPES.systemRead)).rejects.toMatchObject(
+      { code: 1, stderr: expect.stringContaining('expected a name of 1-200 characters') },
+    );
+    expect(await h.t.db.selectFrom('oauth_clients').select('client_id').execute()).toEqual(before);
   });
 
   it('keys:rotate makes a new active key and keeps the old one retiring', async () => {
