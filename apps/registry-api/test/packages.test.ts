@@ -287,6 +287,18 @@ describe('GET /api/packages (registry-api.md: list; decisions.md: Registry / Lis
     const res = await request(app).get('/api/packages?page=99').expect(200);
     expect(res.body).toEqual({ data: [], total: 3, page: 99, pageSize: 20 });
   });
+
+  it('so is a page whose positions pass the int4 range the positions are stored in (it was a 500)', async () => {
+    for (const [page, pageSize] of [
+      [999_999_999, 20],
+      [2_147_483_648, 1],
+      [21_474_837, 100], // starts inside the range, ends past it
+      [1e15, 100],
+    ] as const) {
+      const res = await request(app).get(`/api/packages?page=${page}&pageSize=${pageSize}`).expect(200);
+      expect(res.body).toEqual({ data: [], total: 3, page, pageSize });
+    }
+  });
 });
 
 // Runs last: it adds packages, which the list tests above must not see.

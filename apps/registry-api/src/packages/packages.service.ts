@@ -104,11 +104,14 @@ const RANK_COLUMNS: Record<ListQuery['sort'], Record<ListQuery['order'], ListRan
   indexed: { asc: 'indexed_asc', desc: 'indexed_desc' },
 };
 
+/** List positions are int4: a page starting past the last one holds nothing (and Postgres refuses the bound). */
+const MAX_RANK = 2_147_483_647;
+
 export async function listPackages(db: Db, query: ListQuery): Promise<ListResponse> {
   const from = (query.page - 1) * query.pageSize + 1;
-  const to = from + query.pageSize - 1;
+  const to = Math.min(from + query.pageSize - 1, MAX_RANK);
   const [rows, total] = await Promise.all([
-    listPageByRank(db, RANK_COLUMNS[query.sort][query.order], from, to),
+    from > MAX_RANK ? [] : listPageByRank(db, RANK_COLUMNS[query.sort][query.order], from, to),
     countRanked(db),
   ]);
   const data: PackageListItem[] = rows.map((row) => ({
