@@ -68,34 +68,34 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
     // At most MAX_CHECKS_PER_CALL per script call: one call runs alone in Redis, and a very busy turn
     // must not hold it for long.
     for (let i = 0; i < pending.length; i += MAX_CHECKS_PER_CALL) {
-      check(pending.slice(i, i + MAX_CHECKS_PER_CALL));
+      sendChecks(pending.slice(i, i + MAX_CHECKS_PER_CALL));
     }
     pending = [];
   }
 
-  function check(batch: PendingCheck[]): void {
+  function sendChecks(batch: PendingCheck[]): void {
     const keys: string[] = [];
-    const args: number[] = [];
-    for (const {
-      args: [rateKey, quotaKey, rate, quota, ttl],
-    } of batch) {
+    const limits: number[] = [];
+    for (const { args } of batch) {
+      const [rateKey, quotaKey, rate, quota, ttl] = args;
       keys.push(rateKey, quotaKey);
-      args.push(rate, quota, ttl);
+      limits.push(rate, quota, ttl);
     }
-    (redis as LimitRedis).pkgregEdgeLimits(keys.length, ...keys, ...args).then(
+    (redis as LimitRedis).pkgregEdgeLimits(keys.length, ...keys, ...limits).then(
       (verdicts) => {
-        batch.forEach((check, i) => {
+        batch.forEach((pendingCheck, i) => {
           const verdict = verdicts[i];
-          if (verdict === undefined) check.reject(new Error('no verdict from Redis'));
-          else check.resolve(verdict);
+          if (verdict === undefined) pendingCheck.reject(new Error('no verdict from Redis'));
+          else pendingCheck.resolve(verdict);
         });
       },
       (error: unknown) => {
-        for (const check of batch) check.reject(error);
+        for (const pendingCheck of batch) pendingCheck.reject(error);
       },
     );
   }
-  function runScript(args: LimitArgs): Promise<number> {
+
+  function queueCheck(args: LimitArgs): Promise<number> {
     return new Promise((resolve, reject) => {
       if (!pending.length) setImmediate(flush);
       pending.push({ args, resolve, reject });
@@ -111,7 +111,7 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
       const rate = config.rateOverrides[tool] ?? config.ratePerMinute;
       const quotaLimit =
         quota === 'invoke' ? config.invokePerMinute : quota === 'compact' ? config.compactPerMinute : 0;
-      const verdict = await runScript([
+      const verdict = await queueCheck([
         `edge:rate:${subject}:${tool}:${window}`,
         `edge:quota:${subject}:${quota ?? 'none'}:${window}`,
         rate,
