@@ -101,6 +101,20 @@ async function waitFolded(client, timeoutMs = 15_000) {
   }
 }
 
+const median = (runs, key) => runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+/** Rounds of one measurement: the median of each rate and latency, the sums of the counts. */
+function medianOfRounds(runs) {
+  return {
+    rps: median(runs, 'rps'),
+    p50: median(runs, 'p50'),
+    p95: median(runs, 'p95'),
+    p99: median(runs, 'p99'),
+    ok: runs.reduce((n, x) => n + x.ok, 0),
+    non2xx: runs.reduce((n, x) => n + x.non2xx, 0),
+    errors: runs.reduce((n, x) => n + x.errors, 0),
+  };
+}
+
 const rows = [];
 const notes = [];
 const fmt = (n, d = 1) => (typeof n === 'number' ? n.toFixed(d) : String(n));
@@ -156,17 +170,8 @@ for (const size of sizes) {
       rounds.page1.push(load(base, ['/api/packages?page=1'], { connections: 1, seconds: secs }));
       rounds.deep.push(load(base, [`/api/packages?page=${deepPage}`], { connections: 1, seconds: secs }));
     }
-    const median = (runs, key) => runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
     const summarize = (label, runs) => {
-      const r = {
-        rps: median(runs, 'rps'),
-        p50: median(runs, 'p50'),
-        p95: median(runs, 'p95'),
-        p99: median(runs, 'p99'),
-        ok: runs.reduce((n, x) => n + x.ok, 0),
-        non2xx: runs.reduce((n, x) => n + x.non2xx, 0),
-        errors: runs.reduce((n, x) => n + x.errors, 0),
-      };
+      const r = medianOfRounds(runs);
       rows.push({ size, label: `${label} (median of 3 alternating rounds)`, connections: 1, ...r });
       console.log(
         `${label.padEnd(30)} c=1 rps ${fmt(r.rps, 0).padStart(6)}  p50 ${fmt(r.p50)}  p95 ${fmt(r.p95)}  p99 ${fmt(r.p99)} ms`,
@@ -232,15 +237,7 @@ for (const size of sizes) {
     const medians = {};
     for (const sc of scenarios) {
       const list = runs[sc.key];
-      const r = {
-        rps: median(list, 'rps'),
-        p50: median(list, 'p50'),
-        p95: median(list, 'p95'),
-        p99: median(list, 'p99'),
-        ok: list.reduce((n, x) => n + x.ok, 0),
-        non2xx: list.reduce((n, x) => n + x.non2xx, 0),
-        errors: list.reduce((n, x) => n + x.errors, 0),
-      };
+      const r = medianOfRounds(list);
       medians[sc.key] = r;
       const each = list.map((x) => fmt(x.rps, 0)).join(', ');
       rows.push({

@@ -61,6 +61,13 @@ export function poolOf(db: Db): pg.Pool | undefined {
   return pools.get(db);
 }
 
+/** poolOf for code that cannot work without the pool: throws, naming `user`, when there is none. */
+export function requirePool(db: Db, user: string): pg.Pool {
+  const pool = pools.get(db);
+  if (!pool) throw new Error(`${user} needs a Db made by createDb (it runs statements on its pg pool)`);
+  return pool;
+}
+
 export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }

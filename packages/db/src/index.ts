@@ -6,6 +6,7 @@ export {
   type PgPool,
   poolOf,
   quoteIdent,
+  requirePool,
 } from './create-db.js';
 export type {
   AuditRecordsTable,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { createDb, createPool, poolOf } from '../src/index.js';
+import { createDb, createPool, poolOf, requirePool } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 
 let t: TestDatabase;
@@ -47,6 +47,7 @@ describe('poolOf (packages/db)', () => {
     try {
       const pool = poolOf(db);
       expect(pool).toBeDefined();
+      expect(requirePool(db, 'the test')).toBe(pool);
       // The very pool Kysely uses: a session setting made through it is seen by a query through db.
       const client = await pool?.connect();
       try {
@@ -60,6 +61,7 @@ describe('poolOf (packages/db)', () => {
       expect(rows[0]?.name).toBe('through-the-pool');
       await db.transaction().execute(async (trx) => {
         expect(poolOf(trx)).toBeUndefined();
+        expect(() => requirePool(trx, 'the test')).toThrow('the test needs a Db made by createDb');
       });
     } finally {
       await db.destroy();

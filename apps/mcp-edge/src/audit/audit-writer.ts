@@ -1,4 +1,4 @@
-import { type Db, type PgPool, poolOf } from '@pkgreg/db';
+import { type Db, requirePool } from '@pkgreg/db';
 import type { Logger } from '@pkgreg/server-kit';
 import { type AuditRow, insertAuditRows } from './audit.repository.js';
 
@@ -21,7 +21,7 @@ export function createAuditWriter(
   logger: Logger,
   options: { flushMs: number; batchSize: number },
 ): AuditWriter {
-  const pool = copyPool(db);
+  const pool = requirePool(db, 'the audit writer (COPY)');
   // Rows not written yet, oldest first. A batch is taken off the front while it is written and put back
   // there if the write fails, so rows land in order and each exactly once.
   const buffer: AuditRow[] = [];
@@ -101,11 +101,4 @@ export function createAuditWriter(
 function isDataError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
-}
-
-function copyPool(db: Db): PgPool {
-  const pool = poolOf(db);
-  if (!pool)
-    throw new Error('the audit writer needs a Db made by createDb (it writes with COPY on its pool)');
-  return pool;
 }

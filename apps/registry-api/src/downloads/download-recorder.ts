@@ -1,10 +1,5 @@
-import type { Db, PgPool } from '@pkgreg/db';
-import {
-  type BatchOutcome,
-  type DownloadCount,
-  insertDownloadBatch,
-  insertDownloadBatchPrepared,
-} from './downloads.repository.js';
+import { type Db, type PgPool, requirePool } from '@pkgreg/db';
+import { type BatchOutcome, type DownloadCount, insertDownloadBatch } from './downloads.repository.js';
 
 /** Known ids are dropped all at once past this many (a bound, not an LRU: refilling costs one batch). */
 const MAX_KNOWN_IDS = 100_000;
@@ -28,8 +23,8 @@ export interface DownloadRecorderOptions {
   /** Batches running at once. 1 measured best: more in flight make smaller batches, each paying a commit. */
   maxInFlight?: number;
   /**
-   * Connections of the writer's own (index.ts): batches then run as a prepared statement, and never
-   * queue behind list/search/detail queries for a connection of the shared pool.
+   * Connections of the writer's own (index.ts), so a batch never queues behind list/search/detail
+   * queries; default: the pool under `db`. Either way the batch is a prepared statement.
    */
   pool?: PgPool;
 }
@@ -47,11 +42,9 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
   const maxInFlight = options.maxInFlight ?? 1;
   let pending: Waiter[] = [];
   const inFlight = new Set<Promise<void>>();
-  const { pool } = options;
+  const pool = options.pool ?? requirePool(db, 'the download recorder');
   const insert = (counts: DownloadCount[], generation: number): Promise<BatchOutcome> =>
-    pool
-      ? insertDownloadBatchPrepared(pool, counts, generation)
-      : insertDownloadBatch(db, counts, generation);
+    insertDownloadBatch(pool, counts, generation);
 
   // Ids of packages seen visible at list-change generation `knownGeneration` (downloads.repository.ts):
   // a batch of known packages then needs no lookup at all. Only a hint: the statement re-checks every

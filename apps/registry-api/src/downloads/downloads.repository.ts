@@ -1,5 +1,5 @@
 import type { Db, PgPool } from '@pkgreg/db';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 
 /** One package's calls in a batch; `id` when the recorder already knows it (see KnownIds). */
 export interface DownloadCount {
@@ -82,23 +82,11 @@ function toOutcome(rows: BatchRow[]): BatchOutcome {
   return outcome;
 }
 
-/** Writes one batch of track calls in ONE statement (Kysely's pool; tests and single-pool setups). */
-export async function insertDownloadBatch(
-  db: Db,
-  counts: DownloadCount[],
-  generation: number,
-): Promise<BatchOutcome> {
-  const result = await db.executeQuery<BatchRow>(
-    CompiledQuery.raw(INSERT_BATCH_SQL, batchParams(counts, generation)),
-  );
-  return toOutcome(result.rows);
-}
-
 /**
- * The same insert as a named (prepared) statement on a plain pg pool: each connection parses and plans
- * it once (Kysely sends every statement unnamed, so Postgres would re-plan the CTE on each batch).
+ * Writes one batch of track calls in ONE statement, named (prepared) on the pool: each connection parses
+ * and plans it once (Kysely sends every statement unnamed, so Postgres would re-plan the CTE per batch).
  */
-export async function insertDownloadBatchPrepared(
+export async function insertDownloadBatch(
   pool: PgPool,
   counts: DownloadCount[],
   generation: number,
