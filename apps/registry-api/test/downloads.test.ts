@@ -1,7 +1,7 @@
 import type { RequestListener } from 'node:http';
 import { createPool } from '@pkgreg/db';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import { Redis } from 'ioredis';
+import type { TestDatabase } from '@pkgreg/db/testing';
+import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,16 +9,22 @@ import { createApp } from '../src/app.js';
 import { foldAllDownloadDeltas, startDownloadFlusher } from '../src/downloads/download-flusher.js';
 import { createDownloadRecorder } from '../src/downloads/download-recorder.js';
 import { loadEnv } from '../src/env.js';
-import { insertPackages, packageRow, silentLogger } from './fixtures.js';
+import {
+  createTestRegistry,
+  insertPackages,
+  packageRow,
+  silentLogger,
+  type TestRegistry,
+} from './fixtures.js';
 
+let registry: TestRegistry;
 let t: TestDatabase;
 let redis: Redis;
 let app: RequestListener;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-  app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv({ DETAIL_CACHE_TTL_MS: '0' }) });
+  registry = await createTestRegistry({ DETAIL_CACHE_TTL_MS: '0' });
+  ({ t, redis, app } = registry);
   await insertPackages(t.db, [
     packageRow({ scope: 'acme', name: 'hot' }),
     packageRow({ scope: 'acme', name: 'cold' }),
@@ -26,10 +32,7 @@ beforeAll(async () => {
     packageRow({ scope: 'acme', name: 'gone', status: 'delisted' }),
   ]);
 });
-afterAll(async () => {
-  redis?.disconnect();
-  await t?.destroy();
-});
+afterAll(async () => registry?.close());
 
 const downloadCount = async (name: string) =>
   (await request(app).get(`/api/packages/@acme/${name}`).expect(200)).body.downloadCount as number;

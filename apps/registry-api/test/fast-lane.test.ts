@@ -1,8 +1,8 @@
 import type { RequestListener } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDb } from '@pkgreg/db';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import { Redis } from 'ioredis';
+import type { TestDatabase } from '@pkgreg/db/testing';
+import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pino from 'pino';
 import request from 'supertest';
@@ -12,12 +12,19 @@ import { foldAllDownloadDeltas } from '../src/downloads/download-flusher.js';
 import { createDownloadRecorder, type DownloadRecorder } from '../src/downloads/download-recorder.js';
 import { loadEnv } from '../src/env.js';
 import { createFastLane } from '../src/http/fast-lane.js';
-import { insertPackages, packageRow, silentLogger } from './fixtures.js';
+import {
+  createTestRegistry,
+  insertPackages,
+  packageRow,
+  silentLogger,
+  type TestRegistry,
+} from './fixtures.js';
 
 // The request listener answers cache hits and body-less track calls itself (src/http/fast-lane.ts);
 // everything else goes to the Express app. These tests hold the lane to what Express answers for the
 // same request (registry-api.md: detail, skill-md, track; decisions.md: Registry / ETag, Track).
 
+let registry: TestRegistry;
 let t: TestDatabase;
 let redis: Redis;
 let app: RequestListener;
@@ -25,14 +32,8 @@ let app: RequestListener;
 const TTL_MS = 1500;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-  app = createApp({
-    db: t.db,
-    redis,
-    logger: silentLogger,
-    env: loadEnv({ DETAIL_CACHE_TTL_MS: String(TTL_MS) }),
-  });
+  registry = await createTestRegistry({ DETAIL_CACHE_TTL_MS: String(TTL_MS) });
+  ({ t, redis, app } = registry);
   await insertPackages(t.db, [
     packageRow({ scope: 'acme', name: 'lane-skill', description: 'Served from the cache' }),
     packageRow({ scope: 'acme', name: 'changing' }),
@@ -42,10 +43,7 @@ beforeAll(async () => {
     packageRow({ scope: 'acme', name: 'hidden', status: 'delisted' }),
   ]);
 });
-afterAll(async () => {
-  redis?.disconnect();
-  await t?.destroy();
-});
+afterAll(async () => registry?.close());
 
 const SAME_HEADERS = ['etag', 'cache-control', 'content-type', 'content-length'];
 

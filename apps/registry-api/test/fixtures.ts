@@ -1,6 +1,11 @@
+import type { RequestListener } from 'node:http';
 import type { Db, PackagesTable } from '@pkgreg/db';
+import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
 import { createLogger } from '@pkgreg/server-kit';
+import { Redis } from 'ioredis';
 import type { Insertable } from 'kysely';
+import { createApp } from '../src/app.js';
+import { loadEnv } from '../src/env.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
 
 export type PackageInsert = Insertable<PackagesTable>;
@@ -67,3 +72,26 @@ export async function insertPackages(db: Db, rows: PackageInsert[]): Promise<voi
 }
 
 export const silentLogger = createLogger('test', 'silent');
+
+/** A database of this test file's own, and the registry's request listener over it. */
+export interface TestRegistry {
+  t: TestDatabase;
+  redis: Redis;
+  app: RequestListener;
+  close(): Promise<void>;
+}
+
+export async function createTestRegistry(env: Record<string, string> = {}): Promise<TestRegistry> {
+  const t = await createTestDatabase();
+  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
+  const app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv(env) });
+  return {
+    t,
+    redis,
+    app,
+    async close() {
+      redis.disconnect();
+      await t.destroy();
+    },
+  };
+}

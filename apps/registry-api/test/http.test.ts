@@ -1,27 +1,22 @@
 import type { RequestListener } from 'node:http';
 import { createDb } from '@pkgreg/db';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
-import { silentLogger } from './fixtures.js';
+import { createTestRegistry, type TestRegistry } from './fixtures.js';
 
-let t: TestDatabase;
+let registry: TestRegistry;
 let redis: Redis;
 let app: RequestListener;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-  app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv({}) });
+  registry = await createTestRegistry();
+  ({ redis, app } = registry);
 });
-afterAll(async () => {
-  redis?.disconnect();
-  await t?.destroy();
-});
+afterAll(async () => registry?.close());
 
 describe('errors (registry-api.md: Errors: every error body is {error})', () => {
   it('unknown /api routes are 404 {error}', async () => {

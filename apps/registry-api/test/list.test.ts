@@ -1,27 +1,30 @@
 import type { RequestListener } from 'node:http';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import { Redis } from 'ioredis';
+import type { TestDatabase } from '@pkgreg/db/testing';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
-import { loadEnv } from '../src/env.js';
 import {
   refreshDerivedTables,
   startDerivedTablesRefresher,
 } from '../src/packages/derived-tables-refresher.js';
 import { readDerivedCounter, readListChangeCounter } from '../src/packages/packages.repository.js';
-import { insertPackages, type PackageInsert, packageRow, silentLogger } from './fixtures.js';
+import {
+  createTestRegistry,
+  insertPackages,
+  type PackageInsert,
+  packageRow,
+  silentLogger,
+  type TestRegistry,
+} from './fixtures.js';
 
+let registry: TestRegistry;
 let t: TestDatabase;
-let redis: Redis;
 let app: RequestListener;
 const rows: PackageInsert[] = [];
 
 // 47 visible packages with heavy ties: 3 distinct star counts, 2 index times, repeated names across scopes.
 beforeAll(async () => {
-  t = await createTestDatabase();
-  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-  app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv({}) });
+  registry = await createTestRegistry();
+  ({ t, app } = registry);
   const scopes = ['zeta', 'alpha', 'mid'];
   for (let i = 0; i < 16; i += 1) {
     for (const scope of scopes) {
@@ -39,10 +42,7 @@ beforeAll(async () => {
   rows.push(packageRow({ scope: 'alpha', name: 'hidden', status: 'delisted', repo_stars: 10 }));
   await insertPackages(t.db, rows);
 });
-afterAll(async () => {
-  redis?.disconnect();
-  await t?.destroy();
-});
+afterAll(async () => registry?.close());
 
 const visible = () => rows.filter((r) => r.status !== 'delisted');
 const keyOf = (p: { scope: string; name: string }) => `${p.scope}/${p.name}`;

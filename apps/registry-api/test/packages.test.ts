@@ -1,26 +1,30 @@
 import type { RequestListener } from 'node:http';
 import { PackageDetailSchema, PackageListItemSchema } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import { Redis } from 'ioredis';
+import type { TestDatabase } from '@pkgreg/db/testing';
+import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
-import { insertPackages, packageRow, silentLogger } from './fixtures.js';
+import {
+  createTestRegistry,
+  insertPackages,
+  packageRow,
+  silentLogger,
+  type TestRegistry,
+} from './fixtures.js';
 
+let registry: TestRegistry;
 let t: TestDatabase;
 let redis: Redis;
 let app: RequestListener;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-  app = createApp({
-    db: t.db,
-    redis,
-    logger: silentLogger,
-    env: loadEnv({ GITHUB_WEB_URL: 'https://ghe.example.com', DETAIL_CACHE_TTL_MS: '0' }),
+  registry = await createTestRegistry({
+    GITHUB_WEB_URL: 'https://ghe.example.com',
+    DETAIL_CACHE_TTL_MS: '0',
   });
+  ({ t, redis, app } = registry);
   await insertPackages(t.db, [
     packageRow({ scope: 'acme', name: 'pdf-editor', description: 'Edit PDF files', repo_stars: 5 }),
     packageRow({ scope: 'acme', name: 'root-skill', source_path: '', source_ref: 'dev' }),
@@ -28,10 +32,7 @@ beforeAll(async () => {
     packageRow({ scope: 'acme', name: 'gone-skill', status: 'delisted' }),
   ]);
 });
-afterAll(async () => {
-  redis?.disconnect();
-  await t?.destroy();
-});
+afterAll(async () => registry?.close());
 
 describe('GET /api/packages/@:scope/:name (registry-api.md: package detail)', () => {
   // The spec's detail table lists 35 fields (the issue says 36); the contract schema is the source.

@@ -1,23 +1,25 @@
 import type { RequestListener } from 'node:http';
 import { SearchResponseSchema } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
-import { Redis } from 'ioredis';
+import type { TestDatabase } from '@pkgreg/db/testing';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
-import { loadEnv } from '../src/env.js';
 import { DEFAULT_SEARCH_PLAN, searchPackages } from '../src/search/search.service.js';
 import { searchLexemes } from '../src/search/search-terms.js';
-import { insertPackages, type PackageInsert, packageRow, silentLogger } from './fixtures.js';
+import {
+  createTestRegistry,
+  insertPackages,
+  type PackageInsert,
+  packageRow,
+  type TestRegistry,
+} from './fixtures.js';
 
+let registry: TestRegistry;
 let t: TestDatabase;
-let redis: Redis;
 let app: RequestListener;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-  app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv({}) });
+  registry = await createTestRegistry();
+  ({ t, app } = registry);
   const rows: PackageInsert[] = [
     packageRow({
       scope: 'acme',
@@ -55,10 +57,7 @@ beforeAll(async () => {
   }
   await insertPackages(t.db, rows);
 });
-afterAll(async () => {
-  redis?.disconnect();
-  await t?.destroy();
-});
+afterAll(async () => registry?.close());
 
 const names = (body: { results: Array<{ scope: string; name: string }> }) =>
   body.results.map((r) => `${r.scope}/${r.name}`);
