@@ -322,11 +322,16 @@ export type MemoryBinding = z.infer<typeof MemoryBindingSchema>;
 export const AgentsInvokeArgsSchema = z
   .object({
     agentId: z.string().min(1).max(128),
-    // zod runs this even when the json part was refused; it is then not measured (JSON.stringify recurses).
     input: AgentInputSchema.refine(
-      (i) =>
-        (i.type === 'json' && jsonInputProblem(i.json) !== undefined) ||
-        utf8Bytes(JSON.stringify(i)) <= MAX_INVOKE_INPUT_BYTES,
+      (i) => {
+        try {
+          return utf8Bytes(JSON.stringify(i)) <= MAX_INVOKE_INPUT_BYTES;
+        } catch {
+          // zod runs this even when the json part was refused: nested too deep, JSON.stringify overflows
+          // the stack, and that refusal is the one to report.
+          return true;
+        }
+      },
       { error: `input must be at most ${MAX_INVOKE_INPUT_BYTES} bytes serialized` },
     ),
     memory: MemoryBindingSchema.optional(),
