@@ -179,4 +179,5 @@ export {
   type RejectReason,
   RejectReasonSchema,
 } from './reject-reasons.js';
+export { hasLoneSurrogate, hasNul } from './storable-text.js';
 export { WEB_CONTENT_SECURITY_POLICY } from './web.js';

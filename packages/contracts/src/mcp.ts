@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasLoneSurrogate, hasNul } from './storable-text.js';
 
 // MCP edge shapes: ../shared/spec/mcp-edge.md and the MCP part of decisions.md.
 // The seed's stand-in prefix `pub` is `pkgreg` throughout.
@@ -65,16 +66,13 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
 /**
- * Valid JSON that Postgres cannot store: U+0000 (no text or jsonb value holds it) and a lone UTF-16
- * surrogate such as `\ud800` (jsonb refuses the escape; text would get U+FFFD in its place). Every string
- * the edge stores is refused with either up front, as a schema error, instead of failing in the
- * database (a 500) or being changed silently.
+ * Every string the edge stores is refused up front, as a schema error, when Postgres could not store it
+ * (storable-text.ts), instead of failing in the database (a 500) or being changed silently.
  */
 const NO_NUL = { error: 'must not contain the character U+0000' } as const;
 const WELL_FORMED = { error: 'must not contain a lone surrogate (U+D800 to U+DFFF)' } as const;
-const hasNoNul = (s: string) => !s.includes('\u0000');
-// With the u flag a surrogate pair is one code point, so this class matches unpaired halves only.
-const isWellFormed = (s: string) => !/[\uD800-\uDFFF]/u.test(s);
+const hasNoNul = (s: string) => !hasNul(s);
+const isWellFormed = (s: string) => !hasLoneSurrogate(s);
 /** Why a string cannot be stored, or undefined. */
 const unstorable = (s: string) =>
   !hasNoNul(s) ? NO_NUL.error : !isWellFormed(s) ? WELL_FORMED.error : undefined;

@@ -1,5 +1,11 @@
 import { posix } from 'node:path';
-import { PACKAGE_SEGMENT_PATTERN, type PackageKind, PackageKindSchema } from '@pkgreg/contracts';
+import {
+  hasLoneSurrogate,
+  hasNul,
+  PACKAGE_SEGMENT_PATTERN,
+  type PackageKind,
+  PackageKindSchema,
+} from '@pkgreg/contracts';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import semver from 'semver';
 import { parse as parseYaml } from 'yaml';
@@ -99,10 +105,9 @@ const MAX_FRONTMATTER_DEPTH = 32;
 function frontmatterProblem(data: unknown): string | undefined {
   const pending: Array<[value: unknown, depth: number]> = [[data, 0]];
   const textProblem = (text: string) =>
-    text.includes('\u0000')
+    hasNul(text)
       ? 'frontmatter contains a NUL character'
-      : // With the u flag a surrogate pair is one code point: this class matches unpaired halves only.
-        /[\uD800-\uDFFF]/u.test(text)
+      : hasLoneSurrogate(text)
         ? 'frontmatter contains a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape)'
         : undefined;
   for (let next = pending.pop(); next; next = pending.pop()) {
@@ -236,7 +241,7 @@ export function analyzeSkill(input: SkillInput): Analysis {
     return { ok: false, reason: `SKILL.md is larger than ${MAX_SKILL_MD_BYTES} bytes` };
   }
   // PostgreSQL text and jsonb cannot hold NUL; one such file must not fail the whole repository's run.
-  if (raw.includes('\u0000')) return { ok: false, reason: 'SKILL.md contains NUL bytes (not a text file)' };
+  if (hasNul(raw)) return { ok: false, reason: 'SKILL.md contains NUL bytes (not a text file)' };
   const parsed = parseFrontmatter(raw);
   if (!parsed.ok) return parsed;
   const fm = parsed.data;

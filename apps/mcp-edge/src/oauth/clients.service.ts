@@ -1,5 +1,5 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
-import { ALL_SCOPES } from '@pkgreg/contracts';
+import { ALL_SCOPES, hasNul } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import {
   disableClient,
@@ -83,7 +83,7 @@ let dummyHash: Promise<string> | undefined;
 /** The client when id and secret match an enabled client; undefined otherwise (never says which part failed). */
 export async function authenticateClient(db: Db, clientId: string, clientSecret: string) {
   // An id with U+0000 cannot be stored (Postgres text), so it names no client; asking would be a 500.
-  const row = clientId.includes('\u0000') ? undefined : await findClient(db, clientId);
+  const row = hasNul(clientId) ? undefined : await findClient(db, clientId);
   if (!row) {
     dummyHash ??= hashSecret('pkgreg-dummy-secret');
     await verifySecret(clientSecret, await dummyHash);
