@@ -3,11 +3,8 @@
 // e.g. build the last commit into bench-results/base/dist, then `node bench/ab.mjs ../bench-results/base/dist`.
 // Prints per round req/s and CPU µs/req of the edge, Redis and Postgres (utime + stime from /proc); run
 // under the bench flock.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 
-const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const [baseDist, rounds = '4', seconds = '5'] = process.argv.slice(2);
 if (!baseDist) throw new Error('usage: node bench/ab.mjs <other-dist-dir> [rounds] [seconds]');
 const { createTestDatabase } = await import('@pkgreg/db/testing');
@@ -15,42 +12,10 @@ const { createClient } = await import('../dist/oauth/clients.service.js');
 const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
 const { openSession } = await import('./session.mjs');
 const { cpuMs, measureServicesCpu } = await import('./cpu.mjs');
+const { load, startServer, stopServers } = await import('./procs.mjs');
 
-const children = [];
 // AB_NODE_ARGS: node flags for the current build only (e.g. to weigh a V8 heap setting).
 const currentArgs = (process.env.AB_NODE_ARGS ?? '').split(' ').filter(Boolean);
-function startServer(config, nodeArgs = []) {
-  const child = spawn(
-    'taskset',
-    ['-c', '0', process.execPath, ...nodeArgs, here('./servers.mjs'), 'edge', JSON.stringify(config)],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  children.push(child);
-  return new Promise((resolve) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /READY (\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-  });
-}
-function load(opts) {
-  return new Promise((resolve, reject) => {
-    const child = spawn('taskset', ['-c', '1', process.execPath, here('./load.mjs'), JSON.stringify(opts)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error('load')),
-    );
-  });
-}
 
 const t = await createTestDatabase();
 try {
@@ -69,12 +34,13 @@ try {
     LOG_LEVEL: 'silent',
   };
   const servers = {
-    base: await startServer({
+    base: await startServer('edge', {
       env,
       dist: baseDist,
       redisPrefix: `pkgreg-ab:${randomBytes(4).toString('hex')}:`,
     }),
     current: await startServer(
+      'edge',
       { env, redisPrefix: `pkgreg-ab:${randomBytes(4).toString('hex')}:` },
       currentArgs,
     ),
@@ -117,6 +83,6 @@ try {
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const [k, xs] of Object.entries(results)) console.log(`${k}: median ${median(xs).toFixed(1)} µs/req`);
 } finally {
-  for (const c of children) c.kill('SIGTERM');
+  stopServers();
   await t.destroy();
 }

@@ -3,7 +3,6 @@
 // Run it under `flock /tmp/pkgreg-bench.lock` so two benchmarks never share the machine.
 // Env: BENCH_DURATION (s per scenario, default 10), BENCH_CONNECTIONS (default 32),
 //      BENCH_RSS_REQUESTS (requests in the RSS run, default 1000000), BENCH_WRITE_DOCS (default 1).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -23,44 +22,7 @@ const { createClient } = await import('../dist/oauth/clients.service.js');
 const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
 const { openSession } = await import('./session.mjs');
 const { cpuMs, measureServicesCpu } = await import('./cpu.mjs');
-
-const children = [];
-function startServer(kind, config) {
-  const child = spawn(
-    'taskset',
-    ['-c', '0', process.execPath, here('./servers.mjs'), kind, JSON.stringify(config)],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /READY (\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`${kind} server exited ${code}`)));
-  });
-}
-
-function load(opts) {
-  return new Promise((resolve, reject) => {
-    const child = spawn('taskset', ['-c', '1', process.execPath, here('./load.mjs'), JSON.stringify(opts)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve(JSON.parse(out.trim().split('\n').pop()))
-        : reject(new Error(`load exited ${code}`)),
-    );
-  });
-}
+const { load, startServer, stopServers } = await import('./procs.mjs');
 
 function rssKb(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -236,7 +198,7 @@ try {
   writeFileSync(here('../bench-results/edge.json'), `${JSON.stringify(report, null, 2)}\n`);
   if (WRITE_DOCS) writeDocs(report);
 } finally {
-  for (const c of children) c.kill('SIGTERM');
+  stopServers();
   await t.destroy();
 }
 
