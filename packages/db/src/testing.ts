@@ -112,7 +112,7 @@ export interface TestDatabase {
   /** Connection URL of this test file's own database. */
   url: string;
   db: Db;
-  /** Closes the pool and drops the database. */
+  /** Closes the pool and drops the database (the drop waits for a checkpoint: seconds under load). */
   destroy(): Promise<void>;
 }
 
