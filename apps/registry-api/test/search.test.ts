@@ -253,6 +253,29 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     expect(res.total).toBeGreaterThan(0);
   });
 
+  // maxExpansions 0: every term the statistics know is "broad", so the index query is prefix keys only.
+  const keysOnly = { ...DEFAULT_SEARCH_PLAN, maxExpansions: 0 };
+
+  it('broad terms reach the index as prefix keys (first 2-4 characters, stem too) and answer exactly', async () => {
+    expect(names(await searchPackages(t.db, 'pdf edi', keysOnly))).toEqual(['acme/pdf-editor']);
+    // Longer than 4 characters: the key `edit` is a superset, the re-check keeps `edito` exact.
+    expect(names(await searchPackages(t.db, 'pdf edito', keysOnly))).toEqual(['acme/pdf-editor']);
+    expect(names(await searchPackages(t.db, 'pdf editx', keysOnly))).toEqual([]);
+    // `running` is found through its english stem `run` (description "Running the test suites").
+    expect(names(await searchPackages(t.db, 'running', keysOnly))).toEqual(['acme/runner']);
+    for (const q of ['pdf', 'docu conv', 'bulk item', 'café', 'pdf-edi']) {
+      expect(await searchPackages(t.db, q, keysOnly)).toEqual(await searchPackages(t.db, q));
+    }
+  });
+
+  it('a rare combination of common terms ranked past the rows read is still found (the index answers)', async () => {
+    // The broad plan reads the two best-starred packages only; `pdfkit/merge-files` ranks further down.
+    const shortWindow = { ...keysOnly, selectiveMaxDocs: -1, slices: [2], minWindow: 0 };
+    const res = await searchPackages(t.db, 'merge files', shortWindow);
+    expect(names(res)).toEqual(['pdfkit/merge-files']);
+    expect(res.total).toBe(1);
+  });
+
   it('a word newer than the lexeme statistics is still found (prefix operand, read live)', async () => {
     await t.db
       .insertInto('packages')

@@ -41,9 +41,15 @@ describe('migrations', () => {
     expect(rows.rows.map((r) => r.relname)).toEqual([
       'memory_entries_search_idx',
       'memory_entries_tags_idx',
-      'packages_search_idx',
+      'packages_search_keys_idx',
     ]);
     for (const row of rows.rows) expect(row.reloptions).toContain('fastupdate=off');
+  });
+
+  it('pkgreg_search_keys: every lexeme and its first 2, 3 and 4 characters (docs/decisions.md: Registry search)', async () => {
+    const rows = await sql<{ keys: string }>`
+      select pkgreg_search_keys(to_tsvector('simple', 'database go x'))::text as keys`.execute(t.db);
+    expect(rows.rows[0]?.keys).toBe("'da' 'dat' 'data' 'database' 'go' 'x'");
   });
 
   it('is idempotent: a second run applies nothing', async () => {

@@ -45,30 +45,60 @@ export interface PrefixStats {
   docs: number;
   /** The stored lexemes the prefix expands to, most frequent first; capped at `maxExpansions + 1`. */
   lexemes: string[];
+  /**
+   * The search keys (pkgreg_search_keys) every match holds one of: the first SEARCH_KEY_LENGTH
+   * characters of the prefix and of its stem; null when either is shorter than 2 (no such key exists).
+   */
+  keys: string[] | null;
+  /** Documents holding a lexeme that starts with one of the keys, summed like `docs`. */
+  keyDocs: number;
 }
 
+/** The longest lexeme prefix pkgreg_search_keys stores (migration 2026-11-21T1400-search-keys). */
+export const SEARCH_KEY_LENGTH = 4;
+
 /**
- * Per prefix, from package_search_lexemes (as of its last rebuild): how many documents it may reach
- * and which stored lexemes it expands to. The english stem is a prefix too (descriptions are stemmed:
- * `running` is stored as `run`). Sums over-count documents holding several lexemes; fine for planning.
+ * Per prefix, from package_search_lexemes (as of its last rebuild): how many documents it may reach,
+ * which stored lexemes it expands to, and its prefix keys. The english stem is a prefix too
+ * (descriptions are stemmed: `running` is stored as `run`). Sums over-count documents holding several
+ * lexemes of one prefix (`data` and `database`); measured a few percent, fine for planning.
  */
 export async function prefixStats(db: Db, prefixes: string[], maxExpansions: number): Promise<PrefixStats[]> {
-  const result = await sql<{ docs: number; lexemes: string[] | null }>`
+  const inRange = (from: RawBuilder<unknown>) =>
+    sql`(s.lexeme >= ${from} and s.lexeme < ${from} || chr(1114111))`;
+  const result = await sql<{
+    docs: number;
+    lexemes: string[] | null;
+    keys: string[] | null;
+    key_docs: number | null;
+  }>`
     select
       (select coalesce(sum(s.ndoc), 0) from package_search_lexemes s
-        where (s.lexeme >= l.prefix and s.lexeme < l.prefix || chr(1114111))
-           or (s.lexeme >= l.stem and s.lexeme < l.stem || chr(1114111)))::int as docs,
+        where ${inRange(sql`l.prefix`)} or ${inRange(sql`l.stem`)})::int as docs,
       (select array_agg(x.lexeme) from (
         select s.lexeme from package_search_lexemes s
-        where (s.lexeme >= l.prefix and s.lexeme < l.prefix || chr(1114111))
-           or (s.lexeme >= l.stem and s.lexeme < l.stem || chr(1114111))
-        order by s.ndoc desc limit ${maxExpansions + 1}) x) as lexemes
+        where ${inRange(sql`l.prefix`)} or ${inRange(sql`l.stem`)}
+        order by s.ndoc desc limit ${maxExpansions + 1}) x) as lexemes,
+      case when length(l.prefix) >= 2 and length(l.stem) >= 2
+        then array(select distinct k from unnest(array[l.prefix_key, l.stem_key]) k) end as keys,
+      -- A prefix of at most SEARCH_KEY_LENGTH characters is its own key: key_docs = docs, not summed twice.
+      case when l.prefix_key <> l.prefix or l.stem_key <> l.stem then
+        (select coalesce(sum(s.ndoc), 0) from package_search_lexemes s
+          where ${inRange(sql`l.prefix_key`)} or ${inRange(sql`l.stem_key`)})::int end as key_docs
     from (
-      select u.prefix, u.i, coalesce((ts_lexize('english_stem', u.prefix))[1], u.prefix) as stem
-      from unnest(${prefixes}::text[]) with ordinality as u(prefix, i)
+      select x.*, left(x.prefix, ${SEARCH_KEY_LENGTH}) as prefix_key, left(x.stem, ${SEARCH_KEY_LENGTH}) as stem_key
+      from (
+        select u.prefix, u.i, coalesce((ts_lexize('english_stem', u.prefix))[1], u.prefix) as stem
+        from unnest(${prefixes}::text[]) with ordinality as u(prefix, i)
+      ) x
     ) l
     order by l.i`.execute(db);
-  return result.rows.map((row) => ({ docs: row.docs, lexemes: row.lexemes ?? [] }));
+  return result.rows.map((row) => ({
+    docs: row.docs,
+    lexemes: row.lexemes ?? [],
+    keys: row.keys,
+    keyDocs: row.key_docs ?? row.docs,
+  }));
 }
 
 /** Rows in package_search_docs (the highest ord: an index probe, not a count). */
@@ -78,10 +108,11 @@ export async function countSearchDocs(db: Db): Promise<number> {
 }
 
 /**
- * Selective plan: `indexQuery` (each narrow term as an OR of the exact stored lexemes its prefix expands
- * to) lets the GIN index intersect posting lists with its fast scan, where a prefix operand would make it
- * read a whole prefix range. The real query, the tier and the order are then computed over those few
- * rows, so the answer is exact, total included.
+ * Selective plan: `indexQuery` (a tsquery over pkgreg_search_keys: each narrow term as an OR of the
+ * exact stored lexemes its prefix expands to, each broad one as its prefix keys) lets the GIN index
+ * intersect posting lists with its fast scan, where a prefix operand would make it read a whole prefix
+ * range. The real query, the tier and the order are then computed over those few rows, so the answer is
+ * exact, total included.
  */
 export async function searchSelective(
   db: Db,
@@ -92,7 +123,7 @@ export async function searchSelective(
   const result = await sql<SearchRow & { total: number }>`
     with candidates as materialized (
       select ${RESULT_COLUMNS}, p.search_vector from packages p
-      where p.search_vector @@ to_tsquery('simple', ${indexQuery}) and p.status <> 'delisted'
+      where pkgreg_search_keys(p.search_vector) @@ to_tsquery('simple', ${indexQuery}) and p.status <> 'delisted'
     )
     select p.id, p.scope, p.name, p.description, p.kind, p.category, p.source_repo, p.token_count, p.verified,
       p.repo_stars, count(*) over ()::int as total

@@ -3,6 +3,7 @@ import type { Db } from '@pkgreg/db';
 import {
   countSearchDocs,
   matchesInSlice,
+  type PrefixStats,
   prefixStats,
   type RankedMatch,
   type SearchRow,
@@ -14,15 +15,17 @@ import { exactOperand, prefixOperand, searchLexemes } from './search-terms.js';
 /**
  * Query planning (docs/decisions.md, "Registry search"). Each term's prefix is looked up in the lexeme
  * statistics: a prefix that expands to at most `maxExpansions` stored lexemes is "narrow" and becomes an
- * OR of those exact lexemes, which the GIN index intersects cheaply; a prefix unknown to the statistics
- * (a word newer than the last rebuild) stays a prefix operand. When the narrow terms are expected
- * (independence of terms assumed, from the statistics) to leave at most `selectiveMaxDocs` candidates,
- * the answer is computed exactly over them. Counting the candidates from the GIN bitmap instead was
- * tried: it costs ~1 s for a term in half the packages.
+ * OR of those exact lexemes; a broader one becomes its prefix keys (its first 2-4 characters, stored per
+ * package by pkgreg_search_keys); a prefix unknown to the statistics (a word newer than the last
+ * rebuild) stays a prefix operand. The GIN index over the keys intersects all of them in one scan. When
+ * they are expected (independence of terms assumed, from the statistics) to leave at most
+ * `selectiveMaxDocs` candidates, the answer is computed exactly over them. Counting the candidates from
+ * the GIN bitmap instead was tried: it costs ~1 s for a term in half the packages.
  * Otherwise the query is broad: package_search_docs (already in ranking order) is read in growing
  * slices, stopping once the top 50 is certain (50 name matches seen, or the table's end) or, at the
  * latest, once 50 matches are in hand and `minWindow` rows were read. `total` is then extrapolated from
- * the rows read.
+ * the rows read. If the slices end with fewer than 50 matches, the terms were rarer together than the
+ * statistics said, and the index query answers exactly instead.
  */
 export interface SearchPlanOptions {
   maxExpansions: number;
@@ -86,6 +89,43 @@ async function searchBroad(
   return { rows, total: exact ? matches : Math.round((matches / scanned) * docs), exact };
 }
 
+/**
+ * The selective plan's index query over pkgreg_search_keys. A narrow term is an OR of its exact
+ * lexemes, a broad one its prefix keys, one unknown to the statistics a prefix operand (rare by
+ * definition). A term that another term extends (`da` beside `data`) adds next to nothing to the longer
+ * one and is left to the re-check; so is a broad term with no prefix key (one character).
+ * `candidates`: rows the index query is expected to leave, terms assumed independent. `complete`: every
+ * term is in it, so those candidates are (about) the matches themselves.
+ */
+function planIndexQuery(
+  lexemes: string[],
+  stats: PrefixStats[],
+  docs: number,
+  maxExpansions: number,
+): { indexQuery: string; candidates: number; complete: boolean } {
+  const operands: string[] = [];
+  let candidates = Math.max(docs, 1);
+  let complete = true;
+  const fraction = (n: number) => Math.min(1, n / Math.max(docs, 1));
+  lexemes.forEach((lexeme, i) => {
+    const stat = stats[i];
+    if (!stat || lexemes.some((other, j) => j !== i && other.startsWith(lexeme))) return;
+    if (stat.lexemes.length === 0) {
+      operands.push(prefixOperand(lexeme));
+      candidates = 0;
+    } else if (stat.lexemes.length <= maxExpansions) {
+      operands.push(`(${stat.lexemes.map(exactOperand).join(' | ')})`);
+      candidates *= fraction(stat.docs);
+    } else if (stat.keys && stat.keys.length > 0) {
+      operands.push(`(${stat.keys.map(exactOperand).join(' | ')})`);
+      candidates *= fraction(stat.keyDocs);
+    } else {
+      complete = false;
+    }
+  });
+  return { indexQuery: operands.join(' & '), candidates, complete };
+}
+
 /** registry-api.md: Search rules 1-4 with decisions.md: Registry / Search. `q` arrives trimmed. */
 export async function searchPackages(
   db: Db,
@@ -99,21 +139,19 @@ export async function searchPackages(
     prefixStats(db, lexemes, plan.maxExpansions),
     countSearchDocs(db),
   ]);
-  const operands: string[] = [];
-  let expected = Math.max(docs, 1);
-  stats.forEach((stat, i) => {
-    if (stat.lexemes.length > plan.maxExpansions) return; // broad prefix: checked on candidates only
-    if (stat.lexemes.length === 0) {
-      operands.push(prefixOperand(lexemes[i] ?? '')); // unknown to the statistics: rare by definition
-      expected = 0;
-      return;
-    }
-    operands.push(`(${stat.lexemes.map(exactOperand).join(' | ')})`);
-    expected *= Math.min(1, stat.docs / Math.max(docs, 1));
-  });
-  const { rows, total } =
-    operands.length > 0 && expected <= plan.selectiveMaxDocs
-      ? await searchSelective(db, lexemes, operands.join(' & '), SEARCH_MAX_RESULTS)
-      : await searchBroad(db, lexemes, plan, docs);
-  return { results: rows.map(toResult), total };
+  const { indexQuery, candidates, complete } = planIndexQuery(lexemes, stats, docs, plan.maxExpansions);
+  let answer: { rows: SearchRow[]; total: number };
+  if (indexQuery && candidates <= plan.selectiveMaxDocs) {
+    answer = await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS);
+  } else {
+    const broad = await searchBroad(db, lexemes, plan, docs);
+    // Fewer than a page in the rows read although the statistics promised more: the terms are rarer
+    // together than apart, and the rest of the matches may rank past those rows. When every term is in
+    // the index query its candidates are those few matches, so the index finds them all.
+    answer =
+      !broad.exact && broad.rows.length < SEARCH_MAX_RESULTS && indexQuery && complete
+        ? await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS)
+        : broad;
+  }
+  return { results: answer.rows.map(toResult), total: answer.total };
 }
