@@ -253,6 +253,21 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     expect(res.total).toBeGreaterThan(0);
   });
 
+  it('broad plan honours a delisting since the search tables were rebuilt (decisions.md: Registry / Status)', async () => {
+    await t.db.updateTable('packages').set({ status: 'delisted' }).where('name', '=', 'bulk-59').execute();
+    try {
+      const res = await searchPackages(t.db, 'bulk', broad);
+      expect(names(res)).not.toContain('many/bulk-59');
+      // It was one of the 50 the slices chose, so until the refresher rebuilds (seconds) the page is one
+      // short rather than re-read: the next 49 in order.
+      expect(res.results).toHaveLength(49);
+      expect(res.results[0]?.name).toBe('bulk-58');
+      expect(res.results[48]?.name).toBe('bulk-10');
+    } finally {
+      await t.db.updateTable('packages').set({ status: 'active' }).where('name', '=', 'bulk-59').execute();
+    }
+  });
+
   // maxExpansions 0: every term the statistics know is "broad", so the index query is prefix keys only.
   const keysOnly = { ...DEFAULT_SEARCH_PLAN, maxExpansions: 0 };
 

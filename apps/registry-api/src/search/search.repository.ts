@@ -136,13 +136,16 @@ export async function searchSelective(
 
 export interface RankedMatch {
   ord: number;
-  id: string;
   tier: number;
+  /** The package's result fields; null when it was delisted since the search tables were rebuilt. */
+  row: SearchRow | null;
 }
 
 /**
  * Broad plan, one slice of package_search_docs (positions from..to): the best `limit` matches by tier
- * then position, and how many matches (and name matches) the slice holds; only those rows leave Postgres.
+ * then position, with their result fields read live from packages in the same statement (so a search
+ * that one slice settles costs one round trip; a delisting since the rebuild is honoured), and how many
+ * matches (and name matches) the slice holds; only those rows leave Postgres.
  */
 export async function matchesInSlice(
   db: Db,
@@ -151,32 +154,36 @@ export async function matchesInSlice(
   to: number,
   limit: number,
 ): Promise<{ top: RankedMatch[]; matches: number; nameMatches: number }> {
-  const result = await sql<RankedMatch & { matches: number; name_matches: number }>`
-    select m.ord, m.id, m.tier, count(*) over ()::int as matches,
-      (count(*) filter (where m.tier = 0) over ())::int as name_matches
+  const result = await sql<
+    Partial<SearchRow> & {
+      ord: number;
+      tier: number;
+      visible: boolean;
+      matches: number;
+      name_matches: number;
+    }
+  >`
+    select t.ord, t.tier, t.matches, t.name_matches, p.id is not null as visible, ${RESULT_COLUMNS}
     from (
-      select d.ord, d.id, ${tierOf(sql`d.search_vector`, lexemes)} as tier
-      from package_search_docs d
-      where d.ord between ${from} and ${to} and d.search_vector @@ ${anywhereQuery(lexemes)}
-    ) m
-    order by m.tier, m.ord
-    limit ${limit}`.execute(db);
+      select m.ord, m.id, m.tier, count(*) over ()::int as matches,
+        (count(*) filter (where m.tier = 0) over ())::int as name_matches
+      from (
+        select d.ord, d.id, ${tierOf(sql`d.search_vector`, lexemes)} as tier
+        from package_search_docs d
+        where d.ord between ${from} and ${to} and d.search_vector @@ ${anywhereQuery(lexemes)}
+      ) m
+      order by m.tier, m.ord
+      limit ${limit}
+    ) t
+    left join packages p on p.id = t.id and p.status <> 'delisted'
+    order by t.tier, t.ord`.execute(db);
   const first = result.rows[0];
   return {
-    top: result.rows.map(({ ord, id, tier }) => ({ ord, id, tier })),
+    // A visible row carries every SearchRow column (the left join matched).
+    top: result.rows.map((r) => ({ ord: r.ord, tier: r.tier, row: r.visible ? (r as SearchRow) : null })),
     matches: first?.matches ?? 0,
     nameMatches: first?.name_matches ?? 0,
   };
-}
-
-/** The result fields of chosen packages, still visible (a delisting since the rebuild is honoured). */
-export async function searchRowsByIds(db: Db, ids: string[]): Promise<SearchRow[]> {
-  if (ids.length === 0) return [];
-  const result = await sql<SearchRow>`
-    select ${RESULT_COLUMNS} from packages p where p.id = any(${ids}::uuid[]) and p.status <> 'delisted'`.execute(
-    db,
-  );
-  return result.rows;
 }
 
 /**

@@ -7,7 +7,6 @@ import {
   prefixStats,
   type RankedMatch,
   type SearchRow,
-  searchRowsByIds,
   searchSelective,
 } from './search.repository.js';
 import { exactOperand, prefixOperand, searchLexemes } from './search-terms.js';
@@ -75,16 +74,7 @@ async function searchBroad(
     if (matches >= SEARCH_MAX_RESULTS && scanned >= plan.minWindow) break;
   }
   top.sort((a, b) => a.tier - b.tier || a.ord - b.ord);
-  const chosen = top.slice(0, SEARCH_MAX_RESULTS);
-  const byId = new Map(
-    (
-      await searchRowsByIds(
-        db,
-        chosen.map((m) => m.id),
-      )
-    ).map((row) => [row.id, row]),
-  );
-  const rows = chosen.flatMap((m) => byId.get(m.id) ?? []);
+  const rows = top.slice(0, SEARCH_MAX_RESULTS).flatMap((m) => m.row ?? []);
   const exact = scanned >= docs || scanned === 0;
   return { rows, total: exact ? matches : Math.round((matches / scanned) * docs), exact };
 }
