@@ -86,6 +86,28 @@ describe('audit writer', () => {
     expect(await written()).toEqual(['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7', 'r8']);
   });
 
+  it('close waits for a batch already being written (shutdown loses no row)', async () => {
+    const writer = createAuditWriter(writerDb, createLogger('audit-test', 'silent'), {
+      flushMs: 60_000,
+      batchSize: 2,
+    });
+    // A SHARE lock makes the COPY wait, so the full batch is in flight, off the buffer, when close runs.
+    let closed = false;
+    let closing: Promise<void> | undefined;
+    await t.db.transaction().execute(async (trx) => {
+      await sql`lock table audit_records in share mode`.execute(trx);
+      writer.record(row('w1'));
+      writer.record(row('w2')); // the batch is full: its write starts and blocks on the lock
+      closing = writer.close().then(() => {
+        closed = true;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(closed).toBe(false);
+    }); // commit: the lock goes, the COPY runs
+    await closing;
+    expect(await written()).toEqual(['w1', 'w2']);
+  });
+
   it('drops only a batch Postgres refuses as data, and writes the batches after it', async () => {
     const { logger, lines } = capturingLogger();
     const writer = createAuditWriter(writerDb, logger, { flushMs: 60_000, batchSize: 2 });

@@ -89,8 +89,10 @@ export function createAuditWriter(
       await drainNow();
     },
     async close() {
-      // Rows recorded while a drain ran are written too; a failed write ends it (the database is away).
-      while (buffer.length) if (!(await drainNow())) break;
+      // A running drain has taken its batch off the buffer already: it is waited for even when the
+      // buffer is empty. Rows recorded while a drain ran are written too; a failed write ends it (the
+      // database is away).
+      while (draining || buffer.length) if (!(await drainNow())) break;
       if (timer) clearTimeout(timer);
       timer = undefined;
     },
