@@ -31,6 +31,7 @@ describe('health (issue 2: /healthz alive, /readyz Postgres and Redis reachable)
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
     });
+    down.on('error', () => {}); // as index.ts does (it logs): no "Unhandled error event" on stderr
     const app = createApp({
       db: t.db,
       redis: down,
