@@ -253,6 +253,15 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     expect(res.total).toBeGreaterThan(0);
   });
 
+  it('broad plan sizes its first slice by the term density and answers as if it read everything', async () => {
+    // `bulk` is in ~60 of ~70 packages: aiming at 10 matches, the first slice is 12 rows, then 40 more.
+    const sized = { ...broad, slices: [40, 1000], minWindow: 0, firstSliceMatches: 10, minFirstSlice: 5 };
+    const viaSized = await searchPackages(t.db, 'bulk', sized);
+    const viaAll = await searchPackages(t.db, 'bulk', broad);
+    expect(names(viaSized)).toEqual(names(viaAll));
+    expect(viaSized.results).toHaveLength(50);
+  });
+
   it('broad plan honours a delisting since the search tables were rebuilt (decisions.md: Registry / Status)', async () => {
     await t.db.updateTable('packages').set({ status: 'delisted' }).where('name', '=', 'bulk-59').execute();
     try {

@@ -31,6 +31,14 @@ export interface SearchPlanOptions {
   selectiveMaxDocs: number;
   slices: number[];
   minWindow: number;
+  /**
+   * Matches the first broad slice aims to hold, by the statistics' density: a term in half the packages
+   * then reads ~800 rows, not slices[0] (its ~50 name matches are in the first few hundred). Capped by
+   * slices[0]; when smaller, slices[0] and the rest follow it.
+   */
+  firstSliceMatches: number;
+  /** Smallest first slice: the statistics over-count, and a second slice costs a round trip. */
+  minFirstSlice: number;
 }
 
 export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
@@ -38,6 +46,8 @@ export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
   selectiveMaxDocs: 3000,
   slices: [4000, 8000, 16_000, 32_000],
   minWindow: 12_000,
+  firstSliceMatches: 400,
+  minFirstSlice: 500,
 };
 
 function toResult(row: SearchRow) {
@@ -58,12 +68,16 @@ async function searchBroad(
   lexemes: string[],
   plan: SearchPlanOptions,
   docs: number,
+  expectedMatches: number,
 ): Promise<{ rows: SearchRow[]; total: number; exact: boolean }> {
   const top: RankedMatch[] = [];
   let matches = 0;
   let nameMatches = 0;
   let scanned = 0;
-  for (const size of plan.slices) {
+  const density = Math.max(expectedMatches, 1) / Math.max(docs, 1);
+  const [planned = 0] = plan.slices;
+  const first = Math.min(planned, Math.max(plan.minFirstSlice, Math.ceil(plan.firstSliceMatches / density)));
+  for (const size of first < planned ? [first, ...plan.slices] : plan.slices) {
     if (scanned >= docs) break;
     const slice = await matchesInSlice(db, lexemes, scanned + 1, scanned + size, SEARCH_MAX_RESULTS);
     top.push(...slice.top);
@@ -84,22 +98,25 @@ async function searchBroad(
  * lexemes, a broad one its prefix keys, one unknown to the statistics a prefix operand (rare by
  * definition). A term that another term extends (`da` beside `data`) adds next to nothing to the longer
  * one and is left to the re-check; so is a broad term with no prefix key (one character).
- * `candidates`: rows the index query is expected to leave, terms assumed independent. `complete`: every
- * term is in it, so those candidates are (about) the matches themselves.
+ * `candidates`: rows the index query is expected to leave, terms assumed independent; `matches`: the
+ * same over every term (the broad plan sizes its first slice by it). `complete`: every term is in the
+ * index query, so its candidates are (about) the matches themselves.
  */
 function planIndexQuery(
   lexemes: string[],
   stats: PrefixStats[],
   docs: number,
   maxExpansions: number,
-): { indexQuery: string; candidates: number; complete: boolean } {
+): { indexQuery: string; candidates: number; complete: boolean; matches: number } {
   const operands: string[] = [];
   let candidates = Math.max(docs, 1);
+  let matches = Math.max(docs, 1);
   let complete = true;
   const fraction = (n: number) => Math.min(1, n / Math.max(docs, 1));
   lexemes.forEach((lexeme, i) => {
     const stat = stats[i];
     if (!stat || lexemes.some((other, j) => j !== i && other.startsWith(lexeme))) return;
+    matches *= fraction(stat.docs);
     if (stat.lexemes.length === 0) {
       operands.push(prefixOperand(lexeme));
       candidates = 0;
@@ -113,7 +130,7 @@ function planIndexQuery(
       complete = false;
     }
   });
-  return { indexQuery: operands.join(' & '), candidates, complete };
+  return { indexQuery: operands.join(' & '), candidates, complete, matches };
 }
 
 /** registry-api.md: Search rules 1-4 with decisions.md: Registry / Search. `q` arrives trimmed. */
@@ -129,12 +146,17 @@ export async function searchPackages(
     prefixStats(db, lexemes, plan.maxExpansions),
     countSearchDocs(db),
   ]);
-  const { indexQuery, candidates, complete } = planIndexQuery(lexemes, stats, docs, plan.maxExpansions);
+  const { indexQuery, candidates, complete, matches } = planIndexQuery(
+    lexemes,
+    stats,
+    docs,
+    plan.maxExpansions,
+  );
   let answer: { rows: SearchRow[]; total: number };
   if (indexQuery && candidates <= plan.selectiveMaxDocs) {
     answer = await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS);
   } else {
-    const broad = await searchBroad(db, lexemes, plan, docs);
+    const broad = await searchBroad(db, lexemes, plan, docs, matches);
     // Fewer than a page in the rows read although the statistics promised more: the terms are rarer
     // together than apart, and the rest of the matches may rank past those rows. When every term is in
     // the index query its candidates are those few matches, so the index finds them all.
