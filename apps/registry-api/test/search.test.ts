@@ -272,6 +272,11 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
       expect(res.results).toHaveLength(49);
       expect(res.results[0]?.name).toBe('bulk-58');
       expect(res.results[48]?.name).toBe('bulk-10');
+      // Same with a window that ends short of the table: 50+ matches were read, so the page stays one
+      // short instead of falling back to the index query (which, for a common term, is the whole table).
+      const windowed = await searchPackages(t.db, 'bulk', { ...broad, slices: [55], minWindow: 0 });
+      expect(windowed.results).toHaveLength(49);
+      expect(windowed.results[0]?.name).toBe('bulk-58');
     } finally {
       await t.db.updateTable('packages').set({ status: 'active' }).where('name', '=', 'bulk-59').execute();
     }

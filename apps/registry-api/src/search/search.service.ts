@@ -69,7 +69,7 @@ async function searchBroad(
   plan: SearchPlanOptions,
   docs: number,
   expectedMatches: number,
-): Promise<{ rows: SearchRow[]; total: number; exact: boolean }> {
+): Promise<{ rows: SearchRow[]; total: number; exact: boolean; matches: number }> {
   const top: RankedMatch[] = [];
   let matches = 0;
   let nameMatches = 0;
@@ -90,7 +90,7 @@ async function searchBroad(
   top.sort((a, b) => a.tier - b.tier || a.ord - b.ord);
   const rows = top.slice(0, SEARCH_MAX_RESULTS).flatMap((m) => m.row ?? []);
   const exact = scanned >= docs || scanned === 0;
-  return { rows, total: exact ? matches : Math.round((matches / scanned) * docs), exact };
+  return { rows, total: exact ? matches : Math.round((matches / scanned) * docs), exact, matches };
 }
 
 /**
@@ -157,11 +157,12 @@ export async function searchPackages(
     answer = await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS);
   } else {
     const broad = await searchBroad(db, lexemes, plan, docs, matches);
-    // Fewer than a page in the rows read although the statistics promised more: the terms are rarer
-    // together than apart, and the rest of the matches may rank past those rows. When every term is in
-    // the index query its candidates are those few matches, so the index finds them all.
+    // Fewer matches than a page in the rows read although the statistics promised more: the terms are
+    // rarer together than apart, and the rest may rank past those rows. When every term is in the index
+    // query its candidates are those few matches, so the index finds them all. (Counted as matches, not
+    // rows: a page one short for a delisting since the rebuild must not send 500k candidates there.)
     answer =
-      !broad.exact && broad.rows.length < SEARCH_MAX_RESULTS && indexQuery && complete
+      !broad.exact && broad.matches < SEARCH_MAX_RESULTS && indexQuery && complete
         ? await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS)
         : broad;
   }
