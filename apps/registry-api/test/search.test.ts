@@ -260,6 +260,11 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     const viaAll = await searchPackages(t.db, 'bulk', broad);
     expect(names(viaSized)).toEqual(names(viaAll));
     expect(viaSized.results).toHaveLength(50);
+    // Aiming at more matches than slices[0] holds: the slices up to minWindow (3 + 5 rows) go at once.
+    const together = { ...broad, slices: [3, 5, 1000], minWindow: 8, firstSliceMatches: 1000 };
+    for (const q of ['bulk', 'pdf', 'files']) {
+      expect(await searchPackages(t.db, q, together)).toEqual(await searchPackages(t.db, q, broad));
+    }
   });
 
   it('broad plan honours a delisting since the search tables were rebuilt (decisions.md: Registry / Status)', async () => {

@@ -76,14 +76,37 @@ async function searchBroad(
   let scanned = 0;
   const density = Math.max(expectedMatches, 1) / Math.max(docs, 1);
   const [planned = 0] = plan.slices;
-  const first = Math.min(planned, Math.max(plan.minFirstSlice, Math.ceil(plan.firstSliceMatches / density)));
-  for (const size of first < planned ? [first, ...plan.slices] : plan.slices) {
-    if (scanned >= docs) break;
-    const slice = await matchesInSlice(db, lexemes, scanned + 1, scanned + size, SEARCH_MAX_RESULTS);
-    top.push(...slice.top);
-    matches += slice.matches;
-    nameMatches += slice.nameMatches;
-    scanned = Math.min(docs, scanned + size);
+  const wanted = Math.ceil(plan.firstSliceMatches / density);
+  const first = Math.min(planned, Math.max(plan.minFirstSlice, wanted));
+  const sizes = first < planned ? [first, ...plan.slices] : plan.slices;
+  // When even slices[0] is expected to hold fewer than firstSliceMatches, the slices up to minWindow are
+  // read at once, one connection each: unless 50 name matches turn up (unlikely that sparse), the loop
+  // reads them all anyway, and one round after another they cost their sum instead of the largest.
+  let together = 1;
+  if (wanted > planned) {
+    for (let sum = sizes[0] ?? 0; together < sizes.length; together += 1) {
+      sum += sizes[together] ?? 0;
+      if (sum > plan.minWindow) break;
+    }
+  }
+  for (let i = 0; i < sizes.length && scanned < docs; ) {
+    const windows: Array<[number, number]> = [];
+    let end = scanned;
+    for (const size of sizes.slice(i, i + (i === 0 ? together : 1))) {
+      if (end >= docs) break;
+      windows.push([end + 1, end + size]);
+      end = Math.min(docs, end + size);
+    }
+    i += i === 0 ? together : 1;
+    const slices = await Promise.all(
+      windows.map(([from, to]) => matchesInSlice(db, lexemes, from, to, SEARCH_MAX_RESULTS)),
+    );
+    for (const slice of slices) {
+      top.push(...slice.top);
+      matches += slice.matches;
+      nameMatches += slice.nameMatches;
+    }
+    scanned = end;
     if (nameMatches >= SEARCH_MAX_RESULTS) break;
     if (matches >= SEARCH_MAX_RESULTS && scanned >= plan.minWindow) break;
   }
