@@ -1,8 +1,10 @@
 import type { RequestListener } from 'node:http';
 import { SearchResponseSchema } from '@pkgreg/contracts';
 import type { TestDatabase } from '@pkgreg/db/testing';
+import { sql } from 'kysely';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prefixStats } from '../src/search/search.repository.js';
 import { DEFAULT_SEARCH_PLAN, searchPackages } from '../src/search/search.service.js';
 import { searchLexemes } from '../src/search/search-terms.js';
 import {
@@ -284,6 +286,26 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
       expect(windowed.results[0]?.name).toBe('bulk-58');
     } finally {
       await t.db.updateTable('packages').set({ status: 'active' }).where('name', '=', 'bulk-59').execute();
+    }
+  });
+
+  it('prefix statistics from package_search_prefixes match summing package_search_lexemes', async () => {
+    // 2-4 characters and its own stem: read from the table; `runn` (stem `runn`) and `editor`: summed.
+    const prefixes = ['pd', 'pdf', 'bulk', 'bu', 'ed', 'editor', 'runs', 'zz'];
+    const stats = await prefixStats(t.db, prefixes, 2);
+    for (const [i, prefix] of prefixes.entries()) {
+      const stem = prefix === 'runs' ? 'run' : prefix;
+      const truth = await sql<{ docs: string; n: number }>`
+        select coalesce(sum(ndoc), 0) as docs, count(*)::int as n from package_search_lexemes
+        where (lexeme >= ${prefix} and lexeme < ${prefix} || chr(1114111))
+           or (lexeme >= ${stem} and lexeme < ${stem} || chr(1114111))`.execute(t.db);
+      const row = truth.rows[0];
+      expect({ prefix, docs: stats[i]?.docs, expansions: stats[i]?.expansions }).toEqual({
+        prefix,
+        docs: Number(row?.docs),
+        expansions: Math.min(row?.n ?? 0, 3),
+      });
+      expect(stats[i]?.lexemes.length).toBe((row?.n ?? 0) <= 2 ? row?.n : 0);
     }
   });
 

@@ -140,10 +140,10 @@ function planIndexQuery(
     const stat = stats[i];
     if (!stat || lexemes.some((other, j) => j !== i && other.startsWith(lexeme))) return;
     matches *= fraction(stat.docs);
-    if (stat.lexemes.length === 0) {
+    if (stat.expansions === 0) {
       operands.push(prefixOperand(lexeme));
       candidates = 0;
-    } else if (stat.lexemes.length <= maxExpansions) {
+    } else if (stat.expansions <= maxExpansions) {
       operands.push(`(${stat.lexemes.map(exactOperand).join(' | ')})`);
       candidates *= fraction(stat.docs);
     } else if (stat.keys && stat.keys.length > 0) {
