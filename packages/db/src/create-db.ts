@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
 
@@ -66,6 +66,22 @@ export function requirePool(db: Db, user: string): pg.Pool {
   const pool = pools.get(db);
   if (!pool) throw new Error(`${user} needs a Db made by createDb (it runs statements on its pg pool)`);
   return pool;
+}
+
+/**
+ * Runs `text` as the named (prepared) statement `name` on the pool under `db`, so each connection
+ * parses and plans it once; inside a transaction (no pool of its own) it runs unnamed through Kysely,
+ * on the transaction's connection. Every call with one name must send the same text.
+ */
+export async function queryNamed<R extends pg.QueryResultRow>(
+  db: Kysely<Database>,
+  name: string,
+  text: string,
+  values: readonly unknown[],
+): Promise<R[]> {
+  const pool = pools.get(db);
+  if (pool) return (await pool.query<R>({ name, text, values: [...values] })).rows;
+  return (await db.executeQuery<R>(CompiledQuery.raw(text, [...values]))).rows;
 }
 
 export function quoteIdent(name: string): string {

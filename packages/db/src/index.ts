@@ -5,6 +5,7 @@ export {
   type Db,
   type PgPool,
   poolOf,
+  queryNamed,
   quoteIdent,
   requirePool,
 } from './create-db.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { createDb, createPool, poolOf, requirePool } from '../src/index.js';
+import { createDb, createPool, poolOf, queryNamed, requirePool } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 
 let t: TestDatabase;
@@ -63,6 +63,30 @@ describe('poolOf (packages/db)', () => {
         expect(poolOf(trx)).toBeUndefined();
         expect(() => requirePool(trx, 'the test')).toThrow('the test needs a Db made by createDb');
       });
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
+describe('queryNamed (packages/db)', () => {
+  it('prepares the statement once per pool connection, and runs it unnamed inside a transaction', async () => {
+    const db = createDb(t.url, { max: 1 });
+    try {
+      const text = 'select $1::int + 1 as n';
+      expect(await queryNamed<{ n: number }>(db, 'pkgreg_test_plus_one', text, [1])).toEqual([{ n: 2 }]);
+      expect(await queryNamed<{ n: number }>(db, 'pkgreg_test_plus_one', text, [41])).toEqual([{ n: 42 }]);
+      const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(db);
+      expect(prepared.rows.map((r) => r.name)).toEqual(['pkgreg_test_plus_one']);
+      await db.transaction().execute(async (trx) => {
+        await sql`create temporary table seen (v int) on commit drop`.execute(trx);
+        await sql`insert into seen values (7)`.execute(trx);
+        // The transaction's own connection: it sees the uncommitted row.
+        const rows = await queryNamed<{ v: number }>(trx, 'pkgreg_test_seen', 'select v from seen', []);
+        expect(rows).toEqual([{ v: 7 }]);
+      });
+      const after = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(db);
+      expect(after.rows.map((r) => r.name)).toEqual(['pkgreg_test_plus_one']);
     } finally {
       await db.destroy();
     }

@@ -1,6 +1,6 @@
 import type { MemoryTier } from '@pkgreg/contracts';
-import { type MemoryEntriesTable, poolOf } from '@pkgreg/db';
-import { CompiledQuery, type Selectable, sql } from 'kysely';
+import { type MemoryEntriesTable, queryNamed } from '@pkgreg/db';
+import { type Selectable, sql } from 'kysely';
 import type { DbOrTx } from '../db.js';
 
 export type MemoryEntryRow = Omit<
@@ -93,14 +93,8 @@ export function createEntryReader(db: DbOrTx): EntryReader {
     reject(error: unknown): void;
   }
   let pending: Lookup[] = [];
-  const pool = db.isTransaction ? undefined : poolOf(db);
-  const query = async (values: [string[], string[]]): Promise<MemoryEntryRow[]> => {
-    if (pool)
-      return (
-        await pool.query<MemoryEntryRow>({ name: 'pkgreg_memory_read_batch', text: READ_BATCH_SQL, values })
-      ).rows;
-    return (await db.executeQuery<MemoryEntryRow>(CompiledQuery.raw(READ_BATCH_SQL, values))).rows;
-  };
+  const query = (values: [string[], string[]]) =>
+    queryNamed<MemoryEntryRow>(db, 'pkgreg_memory_read_batch', READ_BATCH_SQL, values);
 
   const flush = async () => {
     const batch = pending;
