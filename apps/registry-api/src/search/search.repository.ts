@@ -1,4 +1,4 @@
-import { type Db, poolOf } from '@pkgreg/db';
+import { type Db, queryNamed } from '@pkgreg/db';
 import { type RawBuilder, sql } from 'kysely';
 import { prefixOperand } from './search-terms.js';
 
@@ -60,11 +60,12 @@ export interface PrefixStats {
 export const SEARCH_KEY_LENGTH = 4;
 
 interface StatsRow {
-  docs: string;
-  expansions: number;
+  docs: number;
+  /** package_search_prefixes' count of lexemes, when the prefix is read from there. */
+  table_lexemes: number | null;
   lexemes: string[] | null;
   keys: string[] | null;
-  key_docs: string | null;
+  key_docs: number | null;
 }
 
 /**
@@ -83,8 +84,7 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
   const query = sql<StatsRow>`
     select
       coalesce(ps.docs, (select coalesce(sum(s.ndoc), 0) from package_search_lexemes s where ${either})) as docs,
-      coalesce(ps.lexemes, (select count(*) from (
-        select 1 from package_search_lexemes s where ${either} limit ${maxExpansions + 1}) x))::int as expansions,
+      ps.lexemes as table_lexemes,
       case when coalesce(ps.lexemes, 0) <= ${maxExpansions} then (select array_agg(x.lexeme) from (
         select s.lexeme from package_search_lexemes s where ${either} limit ${maxExpansions + 1}) x) end as lexemes,
       case when length(l.prefix) >= 2 and length(l.stem) >= 2
@@ -104,26 +104,18 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
       on ps.prefix = l.prefix and l.stem = l.prefix and length(l.prefix) between 2 and ${SEARCH_KEY_LENGTH}
     left join package_search_prefixes pk on pk.prefix = l.prefix_key and l.stem_key = l.prefix_key
     order by l.i`.compile(db);
-  // Named on the pool: each connection plans this join once, not on every search (the derived tables'
-  // swap invalidates the plan, and Postgres re-plans it). Unnamed inside a transaction.
-  const pool = db.isTransaction ? undefined : poolOf(db);
-  const rows = pool
-    ? (
-        await pool.query<StatsRow>({
-          name: 'pkgreg_search_prefix_stats',
-          text: query.sql,
-          values: [...query.parameters],
-        })
-      ).rows
-    : (await db.executeQuery(query)).rows;
+  // Named: each connection plans this join once, not on every search (the derived tables' swap
+  // invalidates the plan, and Postgres re-plans it).
+  const rows = await queryNamed<StatsRow>(db, 'pkgreg_search_prefix_stats', query.sql, query.parameters);
   return rows.map((row) => {
+    // Listed up to maxExpansions + 1 when not counted by the table: one more than that means broad.
     const lexemes = row.lexemes ?? [];
     return {
-      docs: Number(row.docs),
-      expansions: Math.min(row.expansions, maxExpansions + 1),
+      docs: row.docs,
+      expansions: Math.min(row.table_lexemes ?? lexemes.length, maxExpansions + 1),
       lexemes: lexemes.length <= maxExpansions ? lexemes : [],
       keys: row.keys,
-      keyDocs: Number(row.key_docs ?? row.docs),
+      keyDocs: row.key_docs ?? row.docs,
     };
   });
 }

@@ -50,6 +50,8 @@ export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
   minFirstSlice: 500,
 };
 
+const sum = (values: number[]) => values.reduce((total, n) => total + n, 0);
+
 function toResult(row: SearchRow) {
   return {
     scope: row.scope,
@@ -83,23 +85,21 @@ async function searchBroad(
   // read at once, one connection each: unless 50 name matches turn up (unlikely that sparse), the loop
   // reads them all anyway, and one round after another they cost their sum instead of the largest.
   let together = 1;
-  if (wanted > planned) {
-    for (let sum = sizes[0] ?? 0; together < sizes.length; together += 1) {
-      sum += sizes[together] ?? 0;
-      if (sum > plan.minWindow) break;
-    }
+  while (wanted > planned && together < sizes.length && sum(sizes.slice(0, together + 1)) <= plan.minWindow) {
+    together += 1;
   }
-  for (let i = 0; i < sizes.length && scanned < docs; ) {
-    const windows: Array<[number, number]> = [];
+  const rounds = [sizes.slice(0, together), ...sizes.slice(together).map((size) => [size])];
+  for (const round of rounds) {
+    if (scanned >= docs) break;
+    const windows: Array<[number, number]> = []; // positions after..through
     let end = scanned;
-    for (const size of sizes.slice(i, i + (i === 0 ? together : 1))) {
+    for (const size of round) {
       if (end >= docs) break;
-      windows.push([end + 1, end + size]);
+      windows.push([end, Math.min(docs, end + size)]);
       end = Math.min(docs, end + size);
     }
-    i += i === 0 ? together : 1;
     const slices = await Promise.all(
-      windows.map(([from, to]) => matchesInSlice(db, lexemes, from, to, SEARCH_MAX_RESULTS)),
+      windows.map(([after, through]) => matchesInSlice(db, lexemes, after + 1, through, SEARCH_MAX_RESULTS)),
     );
     for (const slice of slices) {
       top.push(...slice.top);
