@@ -1,7 +1,8 @@
 import type { RequestListener } from 'node:http';
 import { SearchResponseSchema } from '@pkgreg/contracts';
+import { type Database, poolOf } from '@pkgreg/db';
 import type { TestDatabase } from '@pkgreg/db/testing';
-import { sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prefixStats } from '../src/search/search.repository.js';
@@ -267,6 +268,36 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     for (const q of ['bulk', 'pdf', 'files']) {
       expect(await searchPackages(t.db, q, together)).toEqual(await searchPackages(t.db, q, broad));
     }
+  });
+
+  it('broad plan rounds read in parallel runs answer as one run does (decisions.md: Registry search)', async () => {
+    // Runs of one row and up: every boundary between two runs is crossed, and none may drop or repeat
+    // a row (the total, exact once the table is read, would move).
+    for (const parallel of [2, 3, 7]) {
+      const split = { ...broad, parallel, minChunk: 1 };
+      for (const q of ['bulk', 'pdf', 'files', 'bulk item']) {
+        expect(await searchPackages(t.db, q, split)).toEqual(await searchPackages(t.db, q, broad));
+      }
+      expect((await searchPackages(t.db, 'bulk', split)).total).toBe(60);
+    }
+    // A later round reads at once what the density seen says the page needs: `bulk` is in most rows, so
+    // after the first 3 the next round goes straight to the end of the 50-row slice (row 63), not through
+    // the 10-row one first: two statements on package_search_docs, and the same page.
+    const slices: string[] = [];
+    const pool = poolOf(t.db);
+    if (!pool) throw new Error('the test database has a pool');
+    const logged = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool }),
+      log: (event) => {
+        if (event.level === 'query' && event.query.sql.includes('from package_search_docs d')) {
+          slices.push(event.query.sql);
+        }
+      },
+    });
+    const jumping = { ...broad, slices: [3, 10, 50, 1000], minWindow: 0, parallel: 1 };
+    const res = await searchPackages(logged, 'bulk', jumping);
+    expect(names(res)).toEqual(names(await searchPackages(t.db, 'bulk', broad)));
+    expect(slices).toHaveLength(2);
   });
 
   it('broad plan honours a delisting since the search tables were rebuilt (decisions.md: Registry / Status)', async () => {

@@ -34,10 +34,14 @@ function weightedQuery(lexemes: string[], weights: string): RawBuilder<unknown> 
   return sql`to_tsquery('simple', ${lexemes.map((lexeme) => prefixOperand(lexeme, weights)).join(' & ')})`;
 }
 
-/** decisions.md: name above scope above description: 0 = all terms in the name, 1 = name+scope, 2 = else. */
+/**
+ * decisions.md: name above scope above description: 0 = all terms in the name, 1 = name+scope, 2 = else.
+ * Name+scope is tested first: most matches of a broad query are description matches, which then cost
+ * one check instead of two (the two are ~0.7 µs of the ~1.5 µs a matching row costs a broad slice).
+ */
 function tierOf(vector: RawBuilder<unknown>, lexemes: string[]): RawBuilder<number> {
-  return sql<number>`case when ${vector} @@ ${weightedQuery(lexemes, 'A')} then 0
-    when ${vector} @@ ${weightedQuery(lexemes, 'AB')} then 1 else 2 end`;
+  return sql<number>`case when not ${vector} @@ ${weightedQuery(lexemes, 'AB')} then 2
+    when ${vector} @@ ${weightedQuery(lexemes, 'A')} then 0 else 1 end`;
 }
 
 export interface PrefixStats {
