@@ -18,10 +18,16 @@ export interface SearchRow {
 const RESULT_COLUMNS = sql`p.id, p.scope, p.name, p.description, p.kind, p.category, p.source_repo,
   p.token_count, p.verified, p.repo_stars`;
 
-/** One lexeme as a prefix anywhere: `simple` for names/scopes, `english` stems for descriptions. */
+/**
+ * One lexeme as a prefix anywhere: `simple` for names/scopes, `english` stems for descriptions. Most
+ * words are their own stem, and `'data':* | 'data':*` checks every row that lacks it twice; the CASE
+ * folds to one operand then (Postgres evaluates it once, when planning with the bound values).
+ */
 export function lexemeQuery(lexeme: string): RawBuilder<unknown> {
   const operand = prefixOperand(lexeme);
-  return sql`(to_tsquery('simple', ${operand}) || to_tsquery('english', ${operand}))`;
+  const simple = sql`to_tsquery('simple', ${operand})`;
+  const english = sql`to_tsquery('english', ${operand})`;
+  return sql`(case when ${english} = ${simple} then ${simple} else ${simple} || ${english} end)`;
 }
 
 /** Every lexeme as a prefix, anywhere (AND). */
