@@ -230,6 +230,18 @@ describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry
   });
 });
 
+/** A Db over the test pool that hands every statement (SQL and parameters) to `seen` as it runs. */
+function loggedDb(seen: (sql: string, parameters: readonly unknown[]) => void): Kysely<Database> {
+  const pool = poolOf(t.db);
+  if (!pool) throw new Error('the test database has a pool');
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    log: (event) => {
+      if (event.level === 'query') seen(event.query.sql, event.query.parameters);
+    },
+  });
+}
+
 describe('search plans (docs/decisions.md: Registry search at 1M packages)', () => {
   // Force the broad plan (ranking-ordered slices) on this small table and check it answers like the
   // selective plan: same ranking, same cap, exact total once it has read the whole table.
@@ -284,15 +296,8 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     // after the first 3 the next round goes straight to the end of the 50-row slice (row 63), not through
     // the 10-row one first: two statements on package_search_docs, and the same page.
     const slices: string[] = [];
-    const pool = poolOf(t.db);
-    if (!pool) throw new Error('the test database has a pool');
-    const logged = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool }),
-      log: (event) => {
-        if (event.level === 'query' && event.query.sql.includes('from package_search_docs d')) {
-          slices.push(event.query.sql);
-        }
-      },
+    const logged = loggedDb((text) => {
+      if (text.includes('from package_search_docs d')) slices.push(text);
     });
     const jumping = { ...broad, slices: [3, 10, 50, 1000], minWindow: 0, parallel: 1 };
     const res = await searchPackages(logged, 'bulk', jumping);
@@ -361,6 +366,51 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     const res = await searchPackages(t.db, 'merge files', shortWindow);
     expect(names(res)).toEqual(['pdfkit/merge-files']);
     expect(res.total).toBe(1);
+  });
+
+  it('the broad plan stops reading once the window cannot fill the page, and the index answers', async () => {
+    // `merge` and `files` are each in many packages but together in one, ranked further down. After the
+    // first 10 rows with no match, 20 more rows cannot hold 50 (even at 3 matches per 10 rows): the
+    // index query answers right away instead of after the rest of the window.
+    const docsStatements: string[] = [];
+    const logged = loggedDb((text) => {
+      if (text.includes('from package_search_docs d')) docsStatements.push(text);
+    });
+    const plan = { ...keysOnly, selectiveMaxDocs: -1, slices: [10, 10, 10], minWindow: 0, parallel: 1 };
+    const res = await searchPackages(logged, 'merge files', plan);
+    expect(names(res)).toEqual(['pdfkit/merge-files']);
+    expect(res.total).toBe(1);
+    expect(docsStatements).toHaveLength(1);
+    // With a term outside the index query (`p`: one character, so no key, and no other term starts
+    // with it) there is no exact answer to fall back on, so the window is read to its end.
+    docsStatements.length = 0;
+    await searchPackages(logged, 'merge files p', plan);
+    expect(docsStatements).toHaveLength(2);
+  });
+
+  it('a term in nearly every package stays out of the index query and is still applied', async () => {
+    // `bulk` is in 60 of ~70 packages: its postings would cost more than the candidates it removes from
+    // `42`'s one, so the GIN scan gets `42` alone, and the re-check still requires `bulk`.
+    const indexQueries: unknown[] = [];
+    // The index query is the one parameter of exact operands (the re-check's are prefixes, `:*`).
+    const exact = (v: unknown) => typeof v === 'string' && v.includes("'42'") && !v.includes(':*');
+    const logged = loggedDb((text, parameters) => {
+      if (text.includes('with candidates as materialized')) indexQueries.push(...parameters.filter(exact));
+    });
+    const res = await searchPackages(logged, 'bulk 42');
+    expect(names(res)).toEqual(['many/bulk-42']);
+    expect(indexQueries).toEqual(["('42')"]);
+    // Every term in the index query (a posting as dear as a candidate): the same answer.
+    indexQueries.length = 0;
+    const all = await searchPackages(logged, 'bulk 42', {
+      ...DEFAULT_SEARCH_PLAN,
+      postingsPerCandidate: 1e9,
+    });
+    expect(all).toEqual(res);
+    expect(indexQueries).toHaveLength(1);
+    expect(indexQueries[0]).toContain("'bulk'");
+    // Left out of the GIN scan is not left out of the answer: `bulk` must still match.
+    expect(names(await searchPackages(logged, 'bulky 42'))).toEqual([]);
   });
 
   it('a word newer than the lexeme statistics is still found (prefix operand, read live)', async () => {

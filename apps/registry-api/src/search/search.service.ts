@@ -42,6 +42,11 @@ export interface SearchPlanOptions {
   firstSliceMatches: number;
   /** Smallest first slice: the statistics over-count, and a second slice costs a round trip. */
   minFirstSlice: number;
+  /**
+   * What one selective candidate costs in GIN postings decoded: ~3 µs per candidate (a packages heap
+   * page and the re-check) against ~15-40 ns per posting, measured at 1M packages.
+   */
+  postingsPerCandidate: number;
   /** Runs a round of slices is read in at once, one pool connection each. */
   parallel: number;
   /** Smallest run worth its own statement (~0.3 ms of overhead against ~0.4 µs per row read). */
@@ -55,6 +60,7 @@ export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
   minWindow: 12_000,
   firstSliceMatches: 400,
   minFirstSlice: 500,
+  postingsPerCandidate: 100,
   parallel: 2,
   minChunk: 2000,
 };
@@ -87,6 +93,8 @@ async function searchBroad(
   plan: SearchPlanOptions,
   docs: number,
   expectedMatches: number,
+  /** The index query holds every term, so the caller can answer exactly when the page stays short. */
+  exactFallback: boolean,
 ): Promise<{ rows: SearchRow[]; total: number; exact: boolean; matches: number }> {
   const top: RankedMatch[] = [];
   let matches = 0;
@@ -123,6 +131,12 @@ async function searchBroad(
     scanned = through;
     if (scanned >= docs || nameMatches >= SEARCH_MAX_RESULTS) break;
     if (matches >= SEARCH_MAX_RESULTS && scanned >= plan.minWindow) break;
+    // The rest of the window cannot fill the page even at a generous density (3 more matches than
+    // seen, about a 95% Poisson bound when none were): the terms are rarer together than the statistics
+    // said ("kit tool": two name suffixes that exclude each other, 0 of 12k rows). The caller then
+    // answers from the index query, so reading the rest of the window would be wasted.
+    const left = (ends.at(-1) ?? 0) - scanned;
+    if (exactFallback && matches + ((matches + 3) / scanned) * left < SEARCH_MAX_RESULTS) break;
     const seen = matches / scanned;
     // 25% over the density seen, so that a round rarely falls a few matches short of the page.
     const forPage =
@@ -145,6 +159,10 @@ async function searchBroad(
  * lexemes, a broad one its prefix keys, one unknown to the statistics a prefix operand (rare by
  * definition). A term that another term extends (`da` beside `data`) adds next to nothing to the longer
  * one and is left to the re-check; so is a broad term with no prefix key (one character).
+ * The GIN scan decodes every posting list of the query, so terms join it rarest first, and once the
+ * candidates are few enough for the selective plan, a further term joins only if its postings cost less
+ * than the candidates it removes (`postingsPerCandidate`): a key in every package ("skill" in these
+ * descriptions) is a million postings that remove nothing. The re-check still applies every term.
  * `candidates`: rows the index query is expected to leave, terms assumed independent; `matches`: the
  * same over every term (the broad plan sizes its first slice by it). `complete`: every term is in the
  * index query, so its candidates are (about) the matches themselves.
@@ -153,30 +171,39 @@ function planIndexQuery(
   lexemes: string[],
   stats: PrefixStats[],
   docs: number,
-  maxExpansions: number,
+  plan: SearchPlanOptions,
 ): { indexQuery: string; candidates: number; complete: boolean; matches: number } {
-  const operands: string[] = [];
-  let candidates = Math.max(docs, 1);
-  let matches = Math.max(docs, 1);
+  const total = Math.max(docs, 1);
+  const terms: Array<{ operand: string; postings: number }> = [];
+  let matches = total;
   let complete = true;
-  const fraction = (n: number) => Math.min(1, n / Math.max(docs, 1));
   lexemes.forEach((lexeme, i) => {
     const stat = stats[i];
     if (!stat || lexemes.some((other, j) => j !== i && other.startsWith(lexeme))) return;
-    matches *= fraction(stat.docs);
+    matches *= Math.min(1, stat.docs / total);
     if (stat.expansions === 0) {
-      operands.push(prefixOperand(lexeme));
-      candidates = 0;
-    } else if (stat.expansions <= maxExpansions) {
-      operands.push(`(${stat.lexemes.map(exactOperand).join(' | ')})`);
-      candidates *= fraction(stat.docs);
+      terms.push({ operand: prefixOperand(lexeme), postings: 0 });
+    } else if (stat.expansions <= plan.maxExpansions) {
+      terms.push({ operand: `(${stat.lexemes.map(exactOperand).join(' | ')})`, postings: stat.docs });
     } else if (stat.keys && stat.keys.length > 0) {
-      operands.push(`(${stat.keys.map(exactOperand).join(' | ')})`);
-      candidates *= fraction(stat.keyDocs);
+      terms.push({ operand: `(${stat.keys.map(exactOperand).join(' | ')})`, postings: stat.keyDocs });
     } else {
       complete = false;
     }
   });
+  terms.sort((a, b) => a.postings - b.postings);
+  const operands: string[] = [];
+  let candidates = total;
+  for (const term of terms) {
+    const kept = Math.min(1, term.postings / total);
+    const worth = term.postings < plan.postingsPerCandidate * candidates * (1 - kept);
+    if (operands.length > 0 && candidates <= plan.selectiveMaxDocs && !worth) {
+      complete = false;
+      continue;
+    }
+    operands.push(term.operand);
+    candidates *= kept;
+  }
   return { indexQuery: operands.join(' & '), candidates, complete, matches };
 }
 
@@ -193,23 +220,19 @@ export async function searchPackages(
     prefixStats(db, lexemes, plan.maxExpansions),
     countSearchDocs(db),
   ]);
-  const { indexQuery, candidates, complete, matches } = planIndexQuery(
-    lexemes,
-    stats,
-    docs,
-    plan.maxExpansions,
-  );
+  const { indexQuery, candidates, complete, matches } = planIndexQuery(lexemes, stats, docs, plan);
   let answer: { rows: SearchRow[]; total: number };
   if (indexQuery && candidates <= plan.selectiveMaxDocs) {
     answer = await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS);
   } else {
-    const broad = await searchBroad(db, lexemes, plan, docs, matches);
+    const exactFallback = Boolean(indexQuery) && complete;
+    const broad = await searchBroad(db, lexemes, plan, docs, matches, exactFallback);
     // Fewer matches than a page in the rows read although the statistics promised more: the terms are
     // rarer together than apart, and the rest may rank past those rows. When every term is in the index
     // query its candidates are those few matches, so the index finds them all. (Counted as matches, not
     // rows: a page one short for a delisting since the rebuild must not send 500k candidates there.)
     answer =
-      !broad.exact && broad.matches < SEARCH_MAX_RESULTS && indexQuery && complete
+      !broad.exact && broad.matches < SEARCH_MAX_RESULTS && exactFallback
         ? await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS)
         : broad;
   }
