@@ -16,7 +16,15 @@ import { ensureActiveKey, listAllKeys, rotateSigningKey } from './oauth/signing-
 // Operator commands: `pnpm edge <command>`. They talk to the database directly; the running edge picks
 // up key rotations and client changes on its own.
 
-const env = loadEnv();
+// Exit codes as the registry CLIs (README.md): 1 an error (bad configuration, a refused change), 2 a
+// usage error (unknown command or option, invalid argument).
+let env: ReturnType<typeof loadEnv>;
+try {
+  env = loadEnv();
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(1);
+}
 
 async function withDb(run: (db: Db) => Promise<void>): Promise<void> {
   const db = createDb(env.DATABASE_URL, { max: 2, applicationName: 'pkgreg-edge-cli' });
@@ -52,7 +60,10 @@ function positive(value: string): number {
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
-const program = new Command('edge').description('pkgreg MCP edge operator commands');
+const program = new Command('edge')
+  .description('pkgreg MCP edge operator commands')
+  .showHelpAfterError()
+  .exitOverride();
 
 program
   .command('clients:create')
@@ -66,7 +77,7 @@ program
         print(client);
         console.error('Store client_secret now: it is kept hashed and cannot be shown again.');
       } catch (error) {
-        if (error instanceof UnknownScopeError) program.error(error.message);
+        if (error instanceof UnknownScopeError) program.error(error.message, { exitCode: 2 });
         throw error;
       }
     }),
@@ -179,4 +190,12 @@ program
   .description('quarantined and purged namespaces')
   .action(async () => withDb(async (db) => print(await listQuarantined(db))));
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  const { code, exitCode } = error as { code?: string; exitCode?: number };
+  if (typeof code !== 'string' || !code.startsWith('commander.')) throw error;
+  // help and version are successes; program.error() carries its own code; the rest is usage.
+  if (code === 'commander.helpDisplayed' || code === 'commander.version') process.exitCode = 0;
+  else process.exitCode = code === 'commander.error' ? (exitCode ?? 1) : 2;
+}

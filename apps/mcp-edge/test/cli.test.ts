@@ -75,17 +75,36 @@ describe('pnpm edge (operator CLI)', () => {
     expect(ok.body.scope.split(' ')).toHaveLength(8);
   });
 
+  it('exit codes as the registry CLIs (README.md): 0 help, 1 a refused change or bad configuration, 2 usage', async () => {
+    expect((await edge('--help')).stdout).toContain('clients:create');
+    await expect(edge('clients:frobnicate')).rejects.toMatchObject({ code: 2 });
+    await expect(edge('audit', '--limit', '0')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('expected 1..10000'),
+    });
+    await expect(edge('clients:disable', 'no-such-client')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no enabled client no-such-client'),
+    });
+    const badEnv = run(process.execPath, [CLI, 'clients:list'], {
+      env: { ...process.env, DATABASE_URL: 'not a url', LOG_LEVEL: 'silent' },
+    });
+    await expect(badEnv).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('DATABASE_URL') });
+  });
+
   it('clients:create refuses unknown scopes, no scope at all, and an empty name; nothing is registered', async () => {
     const before = await h.t.db.selectFrom('oauth_clients').select('client_id').execute();
+    // Usage errors exit 2, as in the registry CLIs (README.md: exit codes).
     await expect(edge('clients:create', '--name', 'x', '--scopes', 'root')).rejects.toMatchObject({
-      code: 1,
+      code: 2,
+      stderr: expect.stringContaining('root'),
     });
     await expect(edge('clients:create', '--name', 'x', '--scopes', ' , ')).rejects.toMatchObject({
-      code: 1,
+      code: 2,
       stderr: expect.stringContaining('expected at least one scope'),
     });
     await expect(edge('clients:create', '--name', '  ', '--scopes', SCOPES.systemRead)).rejects.toMatchObject(
-      { code: 1, stderr: expect.stringContaining('expected a name of 1-200 characters') },
+      { code: 2, stderr: expect.stringContaining('expected a name of 1-200 characters') },
     );
     expect(await h.t.db.selectFrom('oauth_clients').select('client_id').execute()).toEqual(before);
   });
@@ -128,6 +147,6 @@ describe('pnpm edge (operator CLI)', () => {
     expect(lines).toHaveLength(3);
     expect(lines[0]).toContain('rejected:source_quarantined');
     expect(audit.stdout).not.toContain(token);
-    await expect(edge('audit', '--namespace', 'nope')).rejects.toMatchObject({ code: 1 });
+    await expect(edge('audit', '--namespace', 'nope')).rejects.toMatchObject({ code: 2 });
   });
 });
