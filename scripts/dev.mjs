@@ -4,7 +4,7 @@
 // builds, migrates, seeds, starts every app with turbo, prints the URLs, and stops it all on Ctrl-C.
 // Uses Node built-ins only: it runs before anything is installed.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -185,6 +185,34 @@ async function stop(code = 0) {
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 process.on('SIGHUP', () => stop(0));
+// `pnpm dev` sent SIGTERM (by a process manager, `kill <pid>`) exits without passing it on, and the
+// shell between it and this script keeps running: when the package manager that ran this script is
+// gone, stop as if signalled instead of keeping the stack up. Linux (/proc) only; elsewhere, and when
+// started as `node scripts/dev.mjs`, only signals stop it.
+function launcherPid() {
+  if (!process.env.npm_execpath) return undefined;
+  let pid = process.ppid;
+  for (let depth = 0; depth < 8 && pid > 1; depth++) {
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, 2);
+      if (args.some((arg) => /^(pnpm|npm)(\.c?js|-cli\.js)?$/.test(path.basename(arg)))) return pid;
+      pid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+const launcher = launcherPid();
+if (launcher) {
+  setInterval(() => {
+    try {
+      process.kill(launcher, 0);
+    } catch {
+      stop(0);
+    }
+  }, 1000).unref();
+}
 stack.on('exit', (code) => {
   if (!stopping) {
     console.error(`turbo exited (${code}); stopping`);
