@@ -350,8 +350,17 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
 
   it('broad terms reach the index as prefix keys (first 2-4 characters, stem too) and answer exactly', async () => {
     expect(names(await searchPackages(t.db, 'pdf edi', keysOnly))).toEqual(['acme/pdf-editor']);
-    // Longer than 4 characters: the key `edit` is a superset, the re-check keeps `edito` exact.
-    expect(names(await searchPackages(t.db, 'pdf edito', keysOnly))).toEqual(['acme/pdf-editor']);
+    // Longer than 4 characters: the key `edit` is a superset, the re-check keeps `edito` exact (a
+    // package with `pdf` and `editing` holds the key but does not match).
+    await t.db
+      .insertInto('packages')
+      .values(packageRow({ scope: 'tmp', name: 'pdf-editing' }))
+      .execute();
+    try {
+      expect(names(await searchPackages(t.db, 'pdf edito', keysOnly))).toEqual(['acme/pdf-editor']);
+    } finally {
+      await t.db.deleteFrom('packages').where('scope', '=', 'tmp').execute();
+    }
     expect(names(await searchPackages(t.db, 'pdf editx', keysOnly))).toEqual([]);
     // `running` is found through its english stem `run` (description "Running the test suites").
     expect(names(await searchPackages(t.db, 'running', keysOnly))).toEqual(['acme/runner']);
@@ -395,7 +404,8 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     // The index query is the one parameter of exact operands (the re-check's are prefixes, `:*`).
     const exact = (v: unknown) => typeof v === 'string' && v.includes("'42'") && !v.includes(':*');
     const logged = loggedDb((text, parameters) => {
-      if (text.includes('with candidates as materialized')) indexQueries.push(...parameters.filter(exact));
+      if (text.includes('pkgreg_search_keys(p.search_vector) @@'))
+        indexQueries.push(...parameters.filter(exact));
     });
     const res = await searchPackages(logged, 'bulk 42');
     expect(names(res)).toEqual(['many/bulk-42']);
@@ -411,6 +421,20 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     expect(indexQueries[0]).toContain("'bulk'");
     // Left out of the GIN scan is not left out of the answer: `bulk` must still match.
     expect(names(await searchPackages(logged, 'bulky 42'))).toEqual([]);
+  });
+
+  it('narrow terms only: the candidates are the matches, and the re-check is left out', async () => {
+    const statements: string[] = [];
+    const logged = loggedDb((text) => {
+      if (text.includes('with candidates as materialized')) statements.push(text);
+    });
+    expect(names(await searchPackages(logged, 'pdf edi'))).toEqual(['acme/pdf-editor']);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).not.toContain("to_tsquery('english'");
+    // A prefix key (keys only) reaches other words, so the re-check stays.
+    statements.length = 0;
+    expect(names(await searchPackages(logged, 'pdf edi', keysOnly))).toEqual(['acme/pdf-editor']);
+    expect(statements[0]).toContain("to_tsquery('english'");
   });
 
   it('a word newer than the lexeme statistics is still found (prefix operand, read live)', async () => {

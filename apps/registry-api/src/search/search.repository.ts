@@ -141,13 +141,15 @@ export async function countSearchDocs(db: Db): Promise<number> {
  * exact stored lexemes its prefix expands to, each broad one as its prefix keys) lets the GIN index
  * intersect posting lists with its fast scan, where a prefix operand would make it read a whole prefix
  * range. The real query, the tier and the order are then computed over those few rows, so the answer is
- * exact, total included.
+ * exact, total included. `recheck: false` when every candidate is a match already (no prefix key, no
+ * term left out): each narrow lexeme, and each key it reaches, starts with its term or its stem.
  */
 export async function searchSelective(
   db: Db,
   lexemes: string[],
   indexQuery: string,
   limit: number,
+  recheck = true,
 ): Promise<{ rows: SearchRow[]; total: number }> {
   const result = await sql<SearchRow & { total: number }>`
     with candidates as materialized (
@@ -157,7 +159,7 @@ export async function searchSelective(
     select p.id, p.scope, p.name, p.description, p.kind, p.category, p.source_repo, p.token_count, p.verified,
       p.repo_stars, count(*) over ()::int as total
     from candidates p
-    where p.search_vector @@ ${anywhereQuery(lexemes)}
+    ${recheck ? sql`where p.search_vector @@ ${anywhereQuery(lexemes)}` : sql``}
     order by ${tierOf(sql`p.search_vector`, lexemes)}, p.repo_stars desc, p.scope, p.name
     limit ${limit}`.execute(db);
   return { rows: result.rows, total: Number(result.rows[0]?.total ?? 0) };

@@ -165,16 +165,19 @@ async function searchBroad(
  * descriptions) is a million postings that remove nothing. The re-check still applies every term.
  * `candidates`: rows the index query is expected to leave, terms assumed independent; `matches`: the
  * same over every term (the broad plan sizes its first slice by it). `complete`: every term is in the
- * index query, so its candidates are (about) the matches themselves.
+ * index query, so its candidates are (about) the matches themselves; `exact`: exactly them, as no term
+ * went in as prefix keys (searchSelective then skips the re-check).
  */
 function planIndexQuery(
   lexemes: string[],
   stats: PrefixStats[],
   docs: number,
   plan: SearchPlanOptions,
-): { indexQuery: string; candidates: number; complete: boolean; matches: number } {
+): { indexQuery: string; candidates: number; complete: boolean; exact: boolean; matches: number } {
   const total = Math.max(docs, 1);
-  const terms: Array<{ operand: string; postings: number }> = [];
+  // `exact`: the operand matches only packages that match the term (narrow lexemes, and the keys they
+  // reach, all start with the term or its stem); a prefix key reaches other words too.
+  const terms: Array<{ operand: string; postings: number; exact: boolean }> = [];
   let matches = total;
   let complete = true;
   lexemes.forEach((lexeme, i) => {
@@ -182,11 +185,19 @@ function planIndexQuery(
     if (!stat || lexemes.some((other, j) => j !== i && other.startsWith(lexeme))) return;
     matches *= Math.min(1, stat.docs / total);
     if (stat.expansions === 0) {
-      terms.push({ operand: prefixOperand(lexeme), postings: 0 });
+      terms.push({ operand: prefixOperand(lexeme), postings: 0, exact: true });
     } else if (stat.expansions <= plan.maxExpansions) {
-      terms.push({ operand: `(${stat.lexemes.map(exactOperand).join(' | ')})`, postings: stat.docs });
+      terms.push({
+        operand: `(${stat.lexemes.map(exactOperand).join(' | ')})`,
+        postings: stat.docs,
+        exact: true,
+      });
     } else if (stat.keys && stat.keys.length > 0) {
-      terms.push({ operand: `(${stat.keys.map(exactOperand).join(' | ')})`, postings: stat.keyDocs });
+      terms.push({
+        operand: `(${stat.keys.map(exactOperand).join(' | ')})`,
+        postings: stat.keyDocs,
+        exact: false,
+      });
     } else {
       complete = false;
     }
@@ -194,17 +205,20 @@ function planIndexQuery(
   terms.sort((a, b) => a.postings - b.postings);
   const operands: string[] = [];
   let candidates = total;
+  let exact = complete;
   for (const term of terms) {
     const kept = Math.min(1, term.postings / total);
     const worth = term.postings < plan.postingsPerCandidate * candidates * (1 - kept);
     if (operands.length > 0 && candidates <= plan.selectiveMaxDocs && !worth) {
       complete = false;
+      exact = false;
       continue;
     }
+    exact &&= term.exact;
     operands.push(term.operand);
     candidates *= kept;
   }
-  return { indexQuery: operands.join(' & '), candidates, complete, matches };
+  return { indexQuery: operands.join(' & '), candidates, complete, exact, matches };
 }
 
 /** registry-api.md: Search rules 1-4 with decisions.md: Registry / Search. `q` arrives trimmed. */
@@ -220,10 +234,10 @@ export async function searchPackages(
     prefixStats(db, lexemes, plan.maxExpansions),
     countSearchDocs(db),
   ]);
-  const { indexQuery, candidates, complete, matches } = planIndexQuery(lexemes, stats, docs, plan);
+  const { indexQuery, candidates, complete, exact, matches } = planIndexQuery(lexemes, stats, docs, plan);
   let answer: { rows: SearchRow[]; total: number };
   if (indexQuery && candidates <= plan.selectiveMaxDocs) {
-    answer = await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS);
+    answer = await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS, !exact);
   } else {
     const exactFallback = Boolean(indexQuery) && complete;
     const broad = await searchBroad(db, lexemes, plan, docs, matches, exactFallback);
@@ -233,7 +247,7 @@ export async function searchPackages(
     // rows: a page one short for a delisting since the rebuild must not send 500k candidates there.)
     answer =
       !broad.exact && broad.matches < SEARCH_MAX_RESULTS && exactFallback
-        ? await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS)
+        ? await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS, !exact)
         : broad;
   }
   return { results: answer.rows.map(toResult), total: answer.total };
