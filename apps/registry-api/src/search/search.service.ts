@@ -165,15 +165,15 @@ async function searchBroad(
  * descriptions) is a million postings that remove nothing. The re-check still applies every term.
  * `candidates`: rows the index query is expected to leave, terms assumed independent; `matches`: the
  * same over every term (the broad plan sizes its first slice by it). `complete`: every term is in the
- * index query, so its candidates are (about) the matches themselves; `exact`: exactly them, as no term
- * went in as prefix keys (searchSelective then skips the re-check).
+ * index query, so its candidates are (about) the matches themselves; `exactCandidates`: exactly them,
+ * as no term went in as prefix keys (searchSelective then skips the re-check).
  */
 function planIndexQuery(
   lexemes: string[],
   stats: PrefixStats[],
   docs: number,
   plan: SearchPlanOptions,
-): { indexQuery: string; candidates: number; complete: boolean; exact: boolean; matches: number } {
+): { indexQuery: string; candidates: number; complete: boolean; exactCandidates: boolean; matches: number } {
   const total = Math.max(docs, 1);
   // `exact`: the operand matches only packages that match the term (narrow lexemes, and the keys they
   // reach, all start with the term or its stem); a prefix key reaches other words too.
@@ -205,20 +205,20 @@ function planIndexQuery(
   terms.sort((a, b) => a.postings - b.postings);
   const operands: string[] = [];
   let candidates = total;
-  let exact = complete;
+  let exactCandidates = complete;
   for (const term of terms) {
     const kept = Math.min(1, term.postings / total);
     const worth = term.postings < plan.postingsPerCandidate * candidates * (1 - kept);
     if (operands.length > 0 && candidates <= plan.selectiveMaxDocs && !worth) {
       complete = false;
-      exact = false;
+      exactCandidates = false;
       continue;
     }
-    exact &&= term.exact;
+    exactCandidates &&= term.exact;
     operands.push(term.operand);
     candidates *= kept;
   }
-  return { indexQuery: operands.join(' & '), candidates, complete, exact, matches };
+  return { indexQuery: operands.join(' & '), candidates, complete, exactCandidates, matches };
 }
 
 /** registry-api.md: Search rules 1-4 with decisions.md: Registry / Search. `q` arrives trimmed. */
@@ -234,10 +234,15 @@ export async function searchPackages(
     prefixStats(db, lexemes, plan.maxExpansions),
     countSearchDocs(db),
   ]);
-  const { indexQuery, candidates, complete, exact, matches } = planIndexQuery(lexemes, stats, docs, plan);
+  const { indexQuery, candidates, complete, exactCandidates, matches } = planIndexQuery(
+    lexemes,
+    stats,
+    docs,
+    plan,
+  );
   let answer: { rows: SearchRow[]; total: number };
   if (indexQuery && candidates <= plan.selectiveMaxDocs) {
-    answer = await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS, !exact);
+    answer = await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS, !exactCandidates);
   } else {
     const exactFallback = Boolean(indexQuery) && complete;
     const broad = await searchBroad(db, lexemes, plan, docs, matches, exactFallback);
@@ -247,7 +252,7 @@ export async function searchPackages(
     // rows: a page one short for a delisting since the rebuild must not send 500k candidates there.)
     answer =
       !broad.exact && broad.matches < SEARCH_MAX_RESULTS && exactFallback
-        ? await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS, !exact)
+        ? await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS, !exactCandidates)
         : broad;
   }
   return { results: answer.rows.map(toResult), total: answer.total };
