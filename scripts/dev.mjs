@@ -194,8 +194,10 @@ function launcherPid() {
   let pid = process.ppid;
   for (let depth = 0; depth < 8 && pid > 1; depth++) {
     try {
+      // `node …/pnpm dev`, or npm's own title (`npm run dev`: one argument with spaces).
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, 2);
-      if (args.some((arg) => /^(pnpm|npm)(\.c?js|-cli\.js)?$/.test(path.basename(arg)))) return pid;
+      const launcher = (arg) => /^(pnpm|npm)(\.c?js|-cli\.js)?$/.test(path.basename(arg.split(' ')[0] ?? ''));
+      if (args.some(launcher)) return pid;
       pid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
     } catch {
       return undefined;
