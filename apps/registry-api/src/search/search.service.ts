@@ -108,7 +108,8 @@ async function searchBroad(
   // Where a round may end: after each slice (positions, capped by the table).
   const ends: number[] = [];
   for (const size of sizes) ends.push(Math.min(docs, (ends.at(-1) ?? 0) + size));
-  const endFor = (rows: number) => ends.find((end) => end >= rows) ?? ends.at(-1) ?? 0;
+  const last = ends.at(-1) ?? 0;
+  const endFor = (rows: number) => ends.find((end) => end >= rows) ?? last;
   // The first round is the first slice; when even slices[0] is expected to hold fewer than
   // firstSliceMatches, the slices up to minWindow (unless 50 name matches turn up, the rounds would
   // read them all anyway). Each later round reads what the rows seen so far say is still needed:
@@ -119,8 +120,8 @@ async function searchBroad(
     // One round: its rows in up to `parallel` runs at once, one connection each, so its latency is
     // the largest run's rather than the sum.
     const slices = await Promise.all(
-      chunks(scanned, through, plan.parallel, plan.minChunk).map(([after, last]) =>
-        matchesInSlice(db, lexemes, after + 1, last, SEARCH_MAX_RESULTS),
+      chunks(scanned, through, plan.parallel, plan.minChunk).map(([after, to]) =>
+        matchesInSlice(db, lexemes, after + 1, to, SEARCH_MAX_RESULTS),
       ),
     );
     for (const slice of slices) {
@@ -135,8 +136,7 @@ async function searchBroad(
     // seen, about a 95% Poisson bound when none were): the terms are rarer together than the statistics
     // said ("kit tool": two name suffixes that exclude each other, 0 of 12k rows). The caller then
     // answers from the index query, so reading the rest of the window would be wasted.
-    const left = (ends.at(-1) ?? 0) - scanned;
-    if (exactFallback && matches + ((matches + 3) / scanned) * left < SEARCH_MAX_RESULTS) break;
+    if (exactFallback && matches + ((matches + 3) / scanned) * (last - scanned) < SEARCH_MAX_RESULTS) break;
     const seen = matches / scanned;
     // 25% over the density seen, so that a round rarely falls a few matches short of the page.
     const forPage =
@@ -146,7 +146,7 @@ async function searchBroad(
           ? Math.ceil(((SEARCH_MAX_RESULTS - matches) / seen) * 1.25)
           : Number.POSITIVE_INFINITY;
     const next = scanned + Math.max(plan.minWindow - scanned, forPage, 1);
-    through = Number.isFinite(next) ? endFor(next) : (ends.at(-1) ?? 0);
+    through = Number.isFinite(next) ? endFor(next) : last;
   }
   top.sort((a, b) => a.tier - b.tier || a.ord - b.ord);
   const rows = top.slice(0, SEARCH_MAX_RESULTS).flatMap((m) => m.row ?? []);
