@@ -73,6 +73,19 @@ export interface PackageSearchLexemesTable {
   ndoc: number;
 }
 
+/** A frequent search key's ranking positions (package_search_docs.ord) in one block; rebuilt by registry-api. */
+export interface PackageSearchBlocksTable {
+  key: string;
+  block: number;
+  ords: number[];
+}
+
+/** Every ranking position whose name or scope holds the search key; rebuilt by registry-api. */
+export interface PackageSearchNameKeysTable {
+  key: string;
+  ords: number[];
+}
+
 /** One row: the package_list_changes value the derived tables were last rebuilt at. */
 export interface PackageDerivedStateTable {
   id: Generated<boolean>;
@@ -225,6 +238,8 @@ export interface Database {
   package_list_ranks: PackageListRanksTable;
   package_search_docs: PackageSearchDocsTable;
   package_search_lexemes: PackageSearchLexemesTable;
+  package_search_blocks: PackageSearchBlocksTable;
+  package_search_name_keys: PackageSearchNameKeysTable;
   package_derived_state: PackageDerivedStateTable;
   indexed_sources: IndexedSourcesTable;
   indexing_runs: IndexingRunsTable;

@@ -64,6 +64,8 @@ export interface PrefixStats {
   keys: string[] | null;
   /** Documents holding a lexeme that starts with one of the keys, summed like `docs`. */
   keyDocs: number;
+  /** Every key has its positions in package_search_blocks (false when `keys` is null). */
+  blocked: boolean;
 }
 
 /** The longest lexeme prefix pkgreg_search_keys stores (migration 2026-11-21T1400-search-keys). */
@@ -76,6 +78,7 @@ interface StatsRow {
   lexemes: string[] | null;
   keys: string[] | null;
   key_docs: number | null;
+  blocked: boolean | null;
 }
 
 /**
@@ -102,7 +105,9 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
       -- A prefix of at most SEARCH_KEY_LENGTH characters is its own key: key_docs = docs, not summed twice.
       case when l.prefix_key <> l.prefix or l.stem_key <> l.stem then
         coalesce(pk.docs, (select coalesce(sum(s.ndoc), 0) from package_search_lexemes s
-          where ${inRange(sql`l.prefix_key`)} or ${inRange(sql`l.stem_key`)})) end as key_docs
+          where ${inRange(sql`l.prefix_key`)} or ${inRange(sql`l.stem_key`)})) end as key_docs,
+      exists (select 1 from package_search_blocks b where b.key = l.prefix_key)
+        and exists (select 1 from package_search_blocks b where b.key = l.stem_key) as blocked
     from (
       select x.*, left(x.prefix, ${SEARCH_KEY_LENGTH}) as prefix_key, left(x.stem, ${SEARCH_KEY_LENGTH}) as stem_key
       from (
@@ -126,6 +131,7 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
       lexemes: lexemes.length <= maxExpansions ? lexemes : [],
       keys: row.keys,
       keyDocs: row.key_docs ?? row.docs,
+      blocked: Boolean(row.keys && row.blocked),
     };
   });
 }
@@ -217,14 +223,200 @@ export async function matchesInSlice(
   };
 }
 
+/** Per query term, its keys into package_search_name_keys and package_search_blocks. */
+export interface TermKeys {
+  name: string[];
+  block: string[];
+}
+
 /**
- * Rebuilds package_search_docs and package_search_lexemes aside and swaps them in: readers keep the old
- * tables until the swap, which holds its lock only for the drop + rename.
+ * The ranking positions holding every term, from one of the posting tables (intarray's sorted int4[]
+ * sets): per term the union of its keys' lists, then the intersection over the terms. `where` narrows
+ * the table's rows (`s`) to a block. A key without a row adds nothing. Spelled out per key rather than
+ * as aggregates over a join: a list can be ~600 KB (a head word's name key at 1M packages), and each
+ * aggregate step copies it.
  */
-export async function rebuildSearchTables(db: Db): Promise<void> {
-  await sql`drop table if exists package_search_docs_next`.execute(db);
-  await sql`drop table if exists package_search_lexemes_next`.execute(db);
-  await sql`drop table if exists package_search_prefixes_next`.execute(db);
+function postings(
+  table: 'package_search_name_keys' | 'package_search_blocks',
+  terms: string[][],
+  where: RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  const list = (key: string) =>
+    sql`coalesce((select s.ords from ${sql.table(table)} s where s.key = ${key} ${where}), '{}')`;
+  const union = (keys: string[]) =>
+    keys.length <= 4
+      ? sql`(${sql.join(keys.map(list), sql` | `)})`
+      : sql`coalesce((select pkgreg_int_union(s.ords) from ${sql.table(table)} s where s.key = any(${keys}::text[]) ${where}), '{}')`;
+  return sql`(${sql.join(
+    terms.map((keys) => (keys.length === 0 ? sql`'{}'::int4[]` : union(keys))),
+    sql` & `,
+  )})`;
+}
+
+export interface RankedChunk<S> {
+  top: RankedMatch[];
+  /** Matches among the candidates (re-checked), and those in ranking tier 0 and tier 2. */
+  matches: number;
+  tier0: number;
+  tier2: number;
+  scalars: S;
+}
+
+type ChunkRow<S> = Partial<SearchRow> &
+  S & {
+    ord: number | null;
+    tier: number | null;
+    visible: boolean;
+    matches: number;
+    tier0: number;
+    tier2: number;
+  };
+
+/**
+ * `ctes` (ending in the candidate positions `c(ord)`) re-checked against every term and ranked: the
+ * best `limit` by tier then position with their result fields (read live from packages, so a delisting
+ * since the rebuild is honoured), how many matches they hold, and the caller's `scalars` over the CTEs.
+ * Always at least one row (`ord` null when nothing matched), so the scalars survive an empty chunk.
+ */
+async function rankCandidates<S extends object>(
+  db: Db,
+  lexemes: string[],
+  ctes: RawBuilder<unknown>,
+  scalars: RawBuilder<unknown>,
+  limit: number,
+): Promise<RankedChunk<S>> {
+  const result = await sql<ChunkRow<S>>`
+    with ${ctes},
+    m as (
+      select c.ord, d.id, ${tierOf(sql`d.search_vector`, lexemes)} as tier
+      from c join package_search_docs d on d.ord = c.ord
+      where d.search_vector @@ ${anywhereQuery(lexemes)}
+    )
+    select s.*, t.ord, t.tier, coalesce(t.matches, 0) as matches, coalesce(t.tier0, 0) as tier0,
+      coalesce(t.tier2, 0) as tier2, p.id is not null as visible, ${RESULT_COLUMNS}
+    from (select ${scalars}) s
+    left join (
+      select m.ord, m.id, m.tier, count(*) over ()::int as matches,
+        (count(*) filter (where m.tier = 0) over ())::int as tier0,
+        (count(*) filter (where m.tier = 2) over ())::int as tier2
+      from m order by m.tier, m.ord limit ${limit}
+    ) t on true
+    left join packages p on p.id = t.id and p.status <> 'delisted'
+    order by t.tier, t.ord`.execute(db);
+  const first = result.rows[0];
+  if (!first) throw new Error('rankCandidates: the scalar row is missing');
+  return {
+    top: result.rows.flatMap((r) =>
+      r.ord === null || r.tier === null
+        ? []
+        : [{ ord: r.ord, tier: r.tier, row: r.visible ? (r as unknown as SearchRow) : null }],
+    ),
+    matches: first.matches,
+    tier0: first.tier0,
+    tier2: first.tier2,
+    scalars: first,
+  };
+}
+
+/**
+ * Name phase of the posting plan: the positions whose name + scope hold every term
+ * (package_search_name_keys: a superset of ranking tiers 0 and 1, wherever they rank), and `count` of
+ * them from the `from`-th (1-based, in ranking order) re-checked and ranked. `candidates`: how many
+ * positions the intersection holds.
+ */
+export async function nameMatches(
+  db: Db,
+  lexemes: string[],
+  terms: TermKeys[],
+  from: number,
+  count: number,
+  limit: number,
+): Promise<RankedChunk<{ candidates: number }>> {
+  const names = postings(
+    'package_search_name_keys',
+    terms.map((t) => t.name),
+    sql``,
+  );
+  // `offset 0` keeps the intersection one value that both outputs read (no copy of a long list).
+  return rankCandidates<{ candidates: number }>(
+    db,
+    lexemes,
+    sql`n as materialized (
+        select icount(x.ords) as candidates, subarray(x.ords, ${from}::int4, ${count}::int4) as chunk
+        from (select ${names} as ords offset 0) x),
+      c as materialized (select o.ord from n, unnest(n.chunk) o(ord))`,
+    sql`(select n.candidates from n) as candidates`,
+    limit,
+  );
+}
+
+/**
+ * Block phase of the posting plan: blocks `firstBlock`..`lastBlock` of package_search_blocks, each
+ * intersected over the terms, and the first `count` of their positions (after the first `offset` of
+ * `firstBlock`) re-checked and ranked. `block_sizes`: each block's intersection size, in block order;
+ * `checked`: the positions re-checked; `last_ord`: the last of them.
+ */
+export async function blockMatches(
+  db: Db,
+  lexemes: string[],
+  terms: TermKeys[],
+  firstBlock: number,
+  lastBlock: number,
+  offset: number,
+  count: number,
+  limit: number,
+): Promise<RankedChunk<{ block_sizes: number[]; checked: number; last_ord: number | null }>> {
+  const perBlock = postings(
+    'package_search_blocks',
+    terms.map((t) => t.block),
+    sql`and s.block = g.block`,
+  );
+  return rankCandidates<{ block_sizes: number[]; checked: number; last_ord: number | null }>(
+    db,
+    lexemes,
+    sql`b as materialized (
+        select g.block, ${perBlock} as ords from generate_series(${firstBlock}::int4, ${lastBlock}::int4) g(block)),
+      c as materialized (
+        select o.ord from b,
+          unnest(subarray(b.ords, case when b.block = ${firstBlock}::int4 then ${offset}::int4 + 1 else 1 end,
+            ${count}::int4)) o(ord)
+        order by o.ord limit ${count})`,
+    sql`(select array_agg(icount(b.ords) order by b.block) from b) as block_sizes,
+      (select count(*) from c)::int as checked, (select max(c.ord) from c) as last_ord`,
+    limit,
+  );
+}
+
+/** Positions per block of package_search_blocks (2^16 = 65,536); tests use smaller blocks. */
+export const SEARCH_BLOCK_SHIFT = 16;
+/** Keys in fewer packages than this have no blocks: a term that rare is answered from the GIN index. */
+export const SEARCH_BLOCK_MIN_DOCS = 3000;
+
+export interface SearchTablesOptions {
+  blockShift: number;
+  blockMinDocs: number;
+}
+
+/**
+ * Rebuilds package_search_docs, its lexeme and prefix statistics and its posting tables (blocks and
+ * name keys) aside and swaps them in: readers keep the old tables until the swap, which holds its lock
+ * only for the drops and renames.
+ */
+export async function rebuildSearchTables(
+  db: Db,
+  { blockShift, blockMinDocs }: SearchTablesOptions = {
+    blockShift: SEARCH_BLOCK_SHIFT,
+    blockMinDocs: SEARCH_BLOCK_MIN_DOCS,
+  },
+): Promise<void> {
+  const tables = [
+    'package_search_docs',
+    'package_search_lexemes',
+    'package_search_prefixes',
+    'package_search_blocks',
+    'package_search_name_keys',
+  ];
+  for (const table of tables) await sql`drop table if exists ${sql.table(`${table}_next`)}`.execute(db);
   await sql`
     create table package_search_docs_next as
     select (row_number() over (order by repo_stars desc, scope, name))::int as ord, id, search_vector
@@ -247,19 +439,40 @@ export async function rebuildSearchTables(db: Db): Promise<void> {
     group by 1`.execute(db);
   await sql`alter table package_search_prefixes_next
     add constraint package_search_prefixes_next_pkey primary key (prefix)`.execute(db);
+  // The keys a lexeme gives (pkgreg_search_keys): itself, and its first 2 to SEARCH_KEY_LENGTH characters.
+  const keysOf = (lexeme: RawBuilder<unknown>) => sql`(
+    select ${lexeme} union select left(${lexeme}, n) from generate_series(2, ${sql.lit(SEARCH_KEY_LENGTH)}) n
+    where length(${lexeme}) > n)`;
+  // Blocks hold the prefix keys the planner looks up, for the keys the statistics put in at least
+  // blockMinDocs packages (prefix sums over-count a little, so a few rarer keys get blocks too).
+  await sql`
+    create table package_search_blocks_next as
+    select k.key, (d.ord >> ${sql.lit(blockShift)})::int4 as block, uniq(sort(array_agg(d.ord))) as ords
+    from package_search_docs_next d
+    cross join lateral unnest(tsvector_to_array(d.search_vector)) l(lexeme)
+    cross join lateral ${keysOf(sql`l.lexeme`)} k(key)
+    where length(k.key) <= ${sql.lit(SEARCH_KEY_LENGTH)}
+      and k.key in (select prefix from package_search_prefixes_next where docs >= ${sql.lit(blockMinDocs)})
+    group by 1, 2`.execute(db);
+  await sql`alter table package_search_blocks_next
+    add constraint package_search_blocks_next_pkey primary key (key, block)`.execute(db);
+  // Name keys: every key of the name and scope lexemes (weights A and B), however rare.
+  await sql`
+    create table package_search_name_keys_next as
+    select k.key, uniq(sort(array_agg(d.ord))) as ords
+    from package_search_docs_next d
+    cross join lateral unnest(tsvector_to_array(ts_filter(d.search_vector, '{a,b}'))) l(lexeme)
+    cross join lateral ${keysOf(sql`l.lexeme`)} k(key)
+    group by 1`.execute(db);
+  await sql`alter table package_search_name_keys_next
+    add constraint package_search_name_keys_next_pkey primary key (key)`.execute(db);
   await db.transaction().execute(async (trx) => {
-    await sql`drop table package_search_docs`.execute(trx);
-    await sql`alter table package_search_docs_next rename to package_search_docs`.execute(trx);
-    await sql`alter index package_search_docs_next_pkey rename to package_search_docs_pkey`.execute(trx);
-    await sql`drop table package_search_lexemes`.execute(trx);
-    await sql`alter table package_search_lexemes_next rename to package_search_lexemes`.execute(trx);
-    await sql`alter index package_search_lexemes_next_pkey rename to package_search_lexemes_pkey`.execute(
-      trx,
-    );
-    await sql`drop table package_search_prefixes`.execute(trx);
-    await sql`alter table package_search_prefixes_next rename to package_search_prefixes`.execute(trx);
-    await sql`alter index package_search_prefixes_next_pkey rename to package_search_prefixes_pkey`.execute(
-      trx,
-    );
+    for (const table of tables) {
+      await sql`drop table ${sql.table(table)}`.execute(trx);
+      await sql`alter table ${sql.table(`${table}_next`)} rename to ${sql.table(table)}`.execute(trx);
+      await sql`alter index ${sql.table(`${table}_next_pkey`)} rename to ${sql.table(`${table}_pkey`)}`.execute(
+        trx,
+      );
+    }
   });
 }

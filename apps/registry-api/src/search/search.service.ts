@@ -1,13 +1,18 @@
 import { SEARCH_MAX_RESULTS, type SearchResponse } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import {
+  blockMatches,
   countSearchDocs,
   matchesInSlice,
+  nameMatches,
   type PrefixStats,
   prefixStats,
   type RankedMatch,
+  SEARCH_BLOCK_SHIFT,
+  SEARCH_KEY_LENGTH,
   type SearchRow,
   searchSelective,
+  type TermKeys,
 } from './search.repository.js';
 import { exactOperand, prefixOperand, searchLexemes } from './search-terms.js';
 
@@ -51,6 +56,20 @@ export interface SearchPlanOptions {
   parallel: number;
   /** Smallest run worth its own statement (~0.3 ms of overhead against ~0.4 µs per row read). */
   minChunk: number;
+  /** Positions per block as log2: what package_search_blocks was rebuilt with (SEARCH_BLOCK_SHIFT). */
+  blockShift: number;
+  /** Name candidates the posting plan's first round re-checks (then 4x per round). */
+  nameChunk: number;
+  /** Block positions the posting plan's first round re-checks. */
+  blockChunk: number;
+  /** Most positions one chunk re-checks (~2-3 µs each). */
+  maxChunk: number;
+  /** Most blocks the first round intersects (four times as many each round after). */
+  firstRoundBlocks: number;
+  /** Most GIN postings a selective plan may decode when the posting plan could answer instead. */
+  selectiveMaxPostings: number;
+  /** Off: broad queries always take the scan in ranking order (the A/B and exactness checks use it). */
+  postings: boolean;
 }
 
 export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
@@ -63,6 +82,13 @@ export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
   postingsPerCandidate: 100,
   parallel: 2,
   minChunk: 2000,
+  blockShift: SEARCH_BLOCK_SHIFT,
+  nameChunk: 200,
+  blockChunk: 200,
+  maxChunk: 8000,
+  firstRoundBlocks: 4,
+  selectiveMaxPostings: 30_000,
+  postings: true,
 };
 
 function toResult(row: SearchRow) {
@@ -155,6 +181,158 @@ async function searchBroad(
 }
 
 /**
+ * A term's keys for the posting plan, or null when the plan cannot answer the query: a term of one
+ * character (no key), or a key without blocks (a term that rare makes the selective plan the choice).
+ * Name keys: the term itself up to SEARCH_KEY_LENGTH characters (a stored key is exactly a prefix);
+ * beyond, the stored lexemes it expands to when narrow, else its first SEARCH_KEY_LENGTH characters.
+ * A term that another term extends is left to the re-check, as in the index query.
+ */
+function postingTerms(lexemes: string[], stats: PrefixStats[], plan: SearchPlanOptions): TermKeys[] | null {
+  const terms: TermKeys[] = [];
+  for (const [i, lexeme] of lexemes.entries()) {
+    const stat = stats[i];
+    if (!stat) return null;
+    if (lexemes.some((other, j) => j !== i && other.startsWith(lexeme))) continue;
+    if (!stat.keys || !stat.blocked) return null;
+    const name =
+      lexeme.length <= SEARCH_KEY_LENGTH
+        ? [lexeme]
+        : stat.expansions <= plan.maxExpansions
+          ? stat.lexemes.filter((stored) => stored.startsWith(lexeme))
+          : [lexeme.slice(0, SEARCH_KEY_LENGTH)];
+    terms.push({ name, block: stat.keys });
+  }
+  return terms.length > 0 ? terms : null;
+}
+
+/**
+ * Posting plan (docs/decisions.md, "Registry search"): exact ranking from the posting tables, at a cost
+ * that follows the page. Name phase: the positions whose name + scope hold every term, re-checked in
+ * ranking order, in chunks, until 50 all-in-name matches are in hand (then they are the page) or every
+ * candidate was checked (then every tier 0 and 1 match is known). Block phase, in the same rounds: the
+ * blocks' intersections, read in ranking order from a cursor, re-checked, until the page's remaining
+ * places are taken by tier-2 matches ranked before anything unread, or the blocks end (then the page and
+ * `total` are exact without the rest of the name phase; otherwise `total` is extrapolated from the
+ * positions read).
+ */
+async function searchPostings(
+  db: Db,
+  lexemes: string[],
+  terms: TermKeys[],
+  plan: SearchPlanOptions,
+  docs: number,
+  expectedCandidates: number,
+): Promise<{ rows: SearchRow[]; total: number }> {
+  const page = SEARCH_MAX_RESULTS;
+  const lastBlock = docs >> plan.blockShift;
+  const found = new Map<number, RankedMatch>();
+  const keep = (top: RankedMatch[]) => {
+    for (const match of top) found.set(match.ord, match);
+  };
+  // Name phase: the next position (1-based) of the intersection, its size (once known), and what the
+  // chunks checked so far held.
+  let nameNext = 1;
+  let nameCandidates = Number.POSITIVE_INFINITY;
+  let nameTier0 = 0;
+  let nameTier01 = 0;
+  let nameCount = plan.nameChunk;
+  // Block phase: a cursor (block, offset into its intersection), each block's intersection size once
+  // read, and what the positions before the cursor held.
+  let block = 0;
+  let offset = 0;
+  const sizes: number[] = [];
+  let blockCount = 0;
+  let blocksPerRound = plan.firstRoundBlocks;
+  let checked = 0;
+  let blockMatchCount = 0;
+  let blockTier0 = 0;
+  let blockTier2 = 0;
+  let lastOrd = 0;
+  for (;;) {
+    // 50 all-in-name matches among the positions read in order (names, or blocks: every match before
+    // the cursor was read) are the page.
+    // Once the blocks are read to the end, every match was ranked by some chunk, and each chunk kept
+    // its best 50: the page is known whatever the name phase did not check.
+    const settled = nameTier0 >= page || blockTier0 >= page || block > lastBlock;
+    // One term: its all-in-name matches are usually dense among the first blocks' positions, which then
+    // settle the page alone; the name phase (a whole list: ~600 KB for a head word) waits a round.
+    const namesOpen = !settled && nameNext <= nameCandidates && (terms.length > 1 || blockCount > 0);
+    const need = page - nameTier01 - blockTier2;
+    const blocksOpen = !settled && need > 0;
+    if (!namesOpen && !blocksOpen) break;
+    const rounds: Array<Promise<void>> = [];
+    if (namesOpen) {
+      const from = nameNext;
+      const count = nameCount;
+      rounds.push(
+        nameMatches(db, lexemes, terms, from, count, page).then((chunk) => {
+          keep(chunk.top);
+          nameCandidates = chunk.scalars.candidates;
+          nameNext = from + count;
+          nameTier0 += chunk.tier0;
+          nameTier01 += chunk.matches - chunk.tier2;
+        }),
+      );
+      nameCount = Math.min(nameCount * 4, plan.maxChunk);
+    }
+    if (blocksOpen) {
+      // Enough blocks for the chunk at the density known (the blocks read so far, else the statistics).
+      const known = sizes.length > 0 ? sizes.reduce((a, b) => a + b, 0) / sizes.length : 0;
+      const perBlock = Math.max(1, known || expectedCandidates / (lastBlock + 1));
+      // The chunk: enough for the places left at the tier-2 density seen (+25%), else 4x the last.
+      blockCount =
+        blockCount === 0
+          ? plan.blockChunk
+          : Math.min(
+              plan.maxChunk,
+              blockTier2 > 0 ? Math.ceil((need / (blockTier2 / checked)) * 1.25) : blockCount * 4,
+            );
+      const count = blockCount;
+      const ahead = Math.ceil((count + offset) / perBlock);
+      const first = block;
+      const through = Math.min(lastBlock, first + Math.min(blocksPerRound, ahead) - 1);
+      blocksPerRound *= 4;
+      const skip = offset;
+      rounds.push(
+        blockMatches(db, lexemes, terms, first, through, skip, count, page).then((chunk) => {
+          keep(chunk.top);
+          const { block_sizes: got, checked: n, last_ord: last } = chunk.scalars;
+          got.forEach((size, i) => {
+            sizes[first + i] = size;
+          });
+          checked += n;
+          blockMatchCount += chunk.matches;
+          blockTier0 += chunk.tier0;
+          blockTier2 += chunk.tier2;
+          if (last !== null) lastOrd = last;
+          // Move the cursor past the n positions read, block by block.
+          let rest = n;
+          let at = first;
+          let into = skip;
+          while (at <= through) {
+            const available = (got[at - first] ?? 0) - into;
+            if (rest < available) break;
+            rest -= available;
+            at += 1;
+            into = 0;
+          }
+          block = at;
+          offset = at <= through ? into + rest : 0;
+        }),
+      );
+    }
+    await Promise.all(rounds);
+  }
+  const ranked = [...found.values()].sort((a, b) => a.tier - b.tier || a.ord - b.ord);
+  const rows = ranked.slice(0, page).flatMap((m) => m.row ?? []);
+  if (block > lastBlock) return { rows, total: blockMatchCount };
+  // Positions before the cursor were all read: up to the block's start, or to the last one re-checked.
+  const covered = Math.min(docs, offset === 0 ? (block << plan.blockShift) - 1 : lastOrd);
+  const estimate = covered > 0 ? Math.round((blockMatchCount / covered) * docs) : 0;
+  return { rows, total: Math.max(estimate, found.size, nameTier01) };
+}
+
+/**
  * The selective plan's index query over pkgreg_search_keys. A narrow term is an OR of its exact
  * lexemes, a broad one its prefix keys, one unknown to the statistics a prefix operand (rare by
  * definition). A term that another term extends (`da` beside `data`) adds next to nothing to the longer
@@ -173,7 +351,14 @@ function planIndexQuery(
   stats: PrefixStats[],
   docs: number,
   plan: SearchPlanOptions,
-): { indexQuery: string; candidates: number; complete: boolean; exactCandidates: boolean; matches: number } {
+): {
+  indexQuery: string;
+  candidates: number;
+  complete: boolean;
+  exactCandidates: boolean;
+  matches: number;
+  postings: number;
+} {
   const total = Math.max(docs, 1);
   // `exact`: the operand matches only packages that match the term (narrow lexemes, and the keys they
   // reach, all start with the term or its stem); a prefix key reaches other words too.
@@ -204,6 +389,7 @@ function planIndexQuery(
   });
   terms.sort((a, b) => a.postings - b.postings);
   const operands: string[] = [];
+  let postings = 0;
   let candidates = total;
   let exactCandidates = complete;
   for (const term of terms) {
@@ -216,9 +402,10 @@ function planIndexQuery(
     }
     exactCandidates &&= term.exact;
     operands.push(term.operand);
+    postings += term.postings;
     candidates *= kept;
   }
-  return { indexQuery: operands.join(' & '), candidates, complete, exactCandidates, matches };
+  return { indexQuery: operands.join(' & '), candidates, complete, exactCandidates, matches, postings };
 }
 
 /** registry-api.md: Search rules 1-4 with decisions.md: Registry / Search. `q` arrives trimmed. */
@@ -234,15 +421,22 @@ export async function searchPackages(
     prefixStats(db, lexemes, plan.maxExpansions),
     countSearchDocs(db),
   ]);
-  const { indexQuery, candidates, complete, exactCandidates, matches } = planIndexQuery(
+  const { indexQuery, candidates, complete, exactCandidates, matches, postings } = planIndexQuery(
     lexemes,
     stats,
     docs,
     plan,
   );
   let answer: { rows: SearchRow[]; total: number };
-  if (indexQuery && candidates <= plan.selectiveMaxDocs) {
+  const terms = plan.postings ? postingTerms(lexemes, stats, plan) : null;
+  // The GIN scan decodes every posting of the index query: past `selectiveMaxPostings` of them, the
+  // posting plan's few blocks cost less.
+  const selective =
+    indexQuery && candidates <= plan.selectiveMaxDocs && (!terms || postings <= plan.selectiveMaxPostings);
+  if (selective) {
     answer = await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS, !exactCandidates);
+  } else if (terms) {
+    answer = await searchPostings(db, lexemes, terms, plan, docs, matches);
   } else {
     const exactFallback = Boolean(indexQuery) && complete;
     const broad = await searchBroad(db, lexemes, plan, docs, matches, exactFallback);

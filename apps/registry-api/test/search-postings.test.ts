@@ -1,0 +1,188 @@
+// The posting plan of registry search (docs/decisions.md, "Registry search": package_search_blocks and
+// package_search_name_keys), on a table small enough to compare against the exact answer, with blocks
+// of 8 positions so that every multi-block path runs.
+import { type Database, poolOf } from '@pkgreg/db';
+import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rebuildSearchTables } from '../src/search/search.repository.js';
+import { DEFAULT_SEARCH_PLAN, type SearchPlanOptions, searchPackages } from '../src/search/search.service.js';
+import { type PackageInsert, packageRow } from './fixtures.js';
+
+let t: TestDatabase;
+const blocks = { blockShift: 3, blockMinDocs: 2 };
+
+const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  const rows: PackageInsert[] = [];
+  // 120 packages, stars 120..1: a name of one or two words, a description of two or three.
+  for (let i = 0; i < 120; i += 1) {
+    const w = (k: number) => WORDS[(i * k + Math.floor(i / 7)) % WORDS.length];
+    rows.push(
+      packageRow({
+        scope: `s${i % 9}`,
+        name: i % 4 === 0 ? `${w(1)}-${w(3)}-${i}` : `${w(2)}-${i}`,
+        description: `Works with ${w(3)} and ${w(5)}${i % 3 === 0 ? ` plus ${w(7)}` : ''}.`,
+        repo_stars: 120 - i,
+      }),
+    );
+  }
+  // All-in-name and name+scope matches ranked last by stars: a plan that reads in ranking order until
+  // it has 50 matches misses them.
+  rows.push(packageRow({ scope: 'zz', name: 'alpha-beta-finale', description: 'Last.', repo_stars: 0 }));
+  rows.push(packageRow({ scope: 'alpha', name: 'beta-scoped', description: 'Scoped.', repo_stars: 0 }));
+  rows.push(
+    packageRow({ scope: 'zz', name: 'zeta-rare', description: 'Only once: omegaword.', repo_stars: 0 }),
+  );
+  await t.db.insertInto('packages').values(rows).execute();
+  await rebuildSearchTables(t.db, blocks);
+});
+
+afterAll(async () => t?.destroy());
+
+const names = (res: { results: Array<{ scope: string; name: string }> }) =>
+  res.results.map((r) => `${r.scope}/${r.name}`);
+
+/** A Db over the test pool that hands every statement's SQL to `seen` as it runs. */
+function loggedDb(seen: (sql: string) => void): Kysely<Database> {
+  const pool = poolOf(t.db);
+  if (!pool) throw new Error('the test database has a pool');
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    log: (event) => {
+      if (event.level === 'query') seen(event.query.sql);
+    },
+  });
+}
+
+// Never selective: every query with keys takes the posting plan. The reference is the selective plan
+// over every candidate (exact by construction: it ranks all matches) without the posting tables.
+const postings: SearchPlanOptions = { ...DEFAULT_SEARCH_PLAN, ...{ blockShift: 3 }, selectiveMaxDocs: -1 };
+const exact: SearchPlanOptions = { ...DEFAULT_SEARCH_PLAN, selectiveMaxDocs: 1e9, postings: false };
+const QUERIES = [
+  'alpha',
+  'alpha beta',
+  'al be',
+  'gamma delta',
+  'alpha beta gamma',
+  'beta s1',
+  'eps gam del',
+  'works',
+];
+
+describe('posting plan (decisions.md: Registry search, posting tables)', () => {
+  it('answers every query exactly as ranking every match would, in chunks and blocks of any size', async () => {
+    const variants: Array<Partial<SearchPlanOptions>> = [
+      {},
+      { nameChunk: 1, blockChunk: 1, firstRoundBlocks: 1 },
+      { nameChunk: 2, blockChunk: 3, firstRoundBlocks: 2, maxChunk: 5 },
+      { nameChunk: 7, blockChunk: 11, firstRoundBlocks: 20 },
+    ];
+    for (const q of QUERIES) {
+      const reference = await searchPackages(t.db, q, exact);
+      expect(reference.results.length).toBeGreaterThan(0);
+      for (const variant of variants) {
+        const statements: string[] = [];
+        const logged = loggedDb((text) => statements.push(text));
+        const res = await searchPackages(logged, q, { ...postings, ...variant });
+        expect({ q, variant, names: names(res) }).toEqual({ q, variant, names: names(reference) });
+        // Fewer than a page: every block was read, so the total is exact too.
+        if (reference.total < 50) expect({ q, total: res.total }).toEqual({ q, total: reference.total });
+        expect(statements.some((s) => s.includes('"package_search_blocks" s'))).toBe(true);
+      }
+    }
+  });
+
+  it('ranks all-in-name, then name+scope matches first wherever their stars put them', async () => {
+    const res = await searchPackages(t.db, 'alpha beta', postings);
+    const list = names(res);
+    const finale = list.indexOf('zz/alpha-beta-finale');
+    const scoped = list.indexOf('alpha/beta-scoped');
+    expect(finale).toBeGreaterThanOrEqual(0);
+    expect(scoped).toBeGreaterThan(finale);
+    // Every package before the name+scope one has both terms in its name.
+    for (const name of list.slice(0, scoped)) expect(name).toMatch(/alpha.*beta|beta.*alpha/);
+  });
+
+  it('a rare term (no blocks) or a one-character term leaves the posting plan to the others', async () => {
+    for (const q of ['omegaword works', 'alpha b']) {
+      const statements: string[] = [];
+      const res = await searchPackages(
+        loggedDb((text) => statements.push(text)),
+        q,
+        postings,
+      );
+      expect(statements.some((s) => s.includes('"package_search_blocks" s'))).toBe(false);
+      expect(names(res)).toEqual(names(await searchPackages(t.db, q, exact)));
+    }
+  });
+
+  it('takes over from a selective plan whose GIN scan would decode more than selectiveMaxPostings', async () => {
+    const selective = { ...DEFAULT_SEARCH_PLAN, blockShift: 3, selectiveMaxDocs: 1e9 };
+    for (const [maxPostings, viaBlocks] of [
+      [0, true],
+      [1e9, false],
+    ] as const) {
+      const statements: string[] = [];
+      const res = await searchPackages(
+        loggedDb((text) => statements.push(text)),
+        'gamma delta',
+        { ...selective, selectiveMaxPostings: maxPostings },
+      );
+      expect(statements.some((s) => s.includes('"package_search_blocks" s'))).toBe(viaBlocks);
+      expect(res).toEqual(await searchPackages(t.db, 'gamma delta', exact));
+    }
+  });
+
+  it('honours a delisting since the tables were rebuilt (decisions.md: Registry / Status)', async () => {
+    await t.db
+      .updateTable('packages')
+      .set({ status: 'delisted' })
+      .where('name', '=', 'alpha-beta-finale')
+      .execute();
+    try {
+      const res = await searchPackages(t.db, 'alpha beta', postings);
+      expect(names(res)).not.toContain('zz/alpha-beta-finale');
+      expect(names(res)).toContain('alpha/beta-scoped');
+    } finally {
+      await t.db
+        .updateTable('packages')
+        .set({ status: 'active' })
+        .where('name', '=', 'alpha-beta-finale')
+        .execute();
+    }
+  });
+
+  it('rebuild: blocks for keys in at least blockMinDocs packages, name keys for name and scope only', async () => {
+    const keyRows = await sql<{ key: string; n: number; blocks: number }>`
+      select key, (select count(*) from (select distinct unnest(ords)) u)::int as n, 1 as blocks
+      from (select key, pkgreg_int_union(ords) as ords from package_search_blocks group by key) x`.execute(
+      t.db,
+    );
+    const byKey = new Map(keyRows.rows.map((r) => [r.key, r.n]));
+    // `alph` is a prefix key of `alpha` (in many packages); `omeg` is in one description only.
+    expect(byKey.get('alph')).toBeGreaterThan(2);
+    expect(byKey.has('omeg')).toBe(false);
+    // Each block holds the positions of its range only, sorted.
+    const misplaced = await sql<{ n: number }>`
+      select count(*)::int as n from package_search_blocks b, unnest(b.ords) o where (o >> 3) <> b.block`.execute(
+      t.db,
+    );
+    expect(misplaced.rows[0]?.n).toBe(0);
+    // `alph` in names: exactly the packages with alpha in name or scope.
+    const nameKeys = await sql<{ key: string; ords: number[] }>`
+      select key, ords from package_search_name_keys where key in ('alph', 'work', 'zeta', 'alpha')`.execute(
+      t.db,
+    );
+    const byName = new Map(nameKeys.rows.map((r) => [r.key, r.ords]));
+    expect(byName.has('work')).toBe(false); // description only
+    expect(byName.get('zeta')?.length).toBe(1);
+    const truth = await sql<{ ord: number }>`
+      select ord from package_search_docs where search_vector @@ to_tsquery('simple', 'alph:*AB') order by ord`.execute(
+      t.db,
+    );
+    expect(byName.get('alph')).toEqual(truth.rows.map((r) => r.ord));
+  });
+});
