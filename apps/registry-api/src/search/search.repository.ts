@@ -64,8 +64,12 @@ export interface PrefixStats {
   keys: string[] | null;
   /** Documents holding a lexeme that starts with one of the keys, summed like `docs`. */
   keyDocs: number;
-  /** Every key has its positions in package_search_blocks (false when `keys` is null). */
+  /**
+   * Every key has its positions in package_search_blocks, or holds none (false when `keys` is null).
+   */
   blocked: boolean;
+  /** `lexemes` is not empty and every one of them has its own positions in package_search_blocks. */
+  lexemesBlocked: boolean;
 }
 
 /** The longest lexeme prefix pkgreg_search_keys stores (migration 2026-11-21T1400-search-keys). */
@@ -79,6 +83,7 @@ interface StatsRow {
   keys: string[] | null;
   key_docs: number | null;
   blocked: boolean | null;
+  lexemes_blocked: boolean;
 }
 
 /**
@@ -94,20 +99,25 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
   const inRange = (from: RawBuilder<unknown>) =>
     sql`(s.lexeme >= ${from} and s.lexeme < ${from} || chr(1114111))`;
   const either = sql`(${inRange(sql`l.prefix`)} or ${inRange(sql`l.stem`)})`;
+  // A key is in package_search_blocks when it was frequent at the rebuild, or holds nothing at all
+  // (absent from package_search_prefixes: `usin`, since `using` is stored as its stem `use`).
+  const keyBlocked = (key: RawBuilder<unknown>) => sql`(exists (select 1 from package_search_blocks b where b.key = ${key})
+    or not exists (select 1 from package_search_prefixes p where p.prefix = ${key}))`;
   const query = sql<StatsRow>`
     select
       coalesce(ps.docs, (select coalesce(sum(s.ndoc), 0) from package_search_lexemes s where ${either})) as docs,
       ps.lexemes as table_lexemes,
-      case when coalesce(ps.lexemes, 0) <= ${maxExpansions} then (select array_agg(x.lexeme) from (
-        select s.lexeme from package_search_lexemes s where ${either} limit ${maxExpansions + 1}) x) end as lexemes,
+      lx.lexemes,
       case when length(l.prefix) >= 2 and length(l.stem) >= 2
         then array(select distinct k from unnest(array[l.prefix_key, l.stem_key]) k) end as keys,
       -- A prefix of at most SEARCH_KEY_LENGTH characters is its own key: key_docs = docs, not summed twice.
       case when l.prefix_key <> l.prefix or l.stem_key <> l.stem then
         coalesce(pk.docs, (select coalesce(sum(s.ndoc), 0) from package_search_lexemes s
           where ${inRange(sql`l.prefix_key`)} or ${inRange(sql`l.stem_key`)})) end as key_docs,
-      exists (select 1 from package_search_blocks b where b.key = l.prefix_key)
-        and exists (select 1 from package_search_blocks b where b.key = l.stem_key) as blocked
+      ${keyBlocked(sql`l.prefix_key`)} and ${keyBlocked(sql`l.stem_key`)} as blocked,
+      -- Every listed lexeme has blocks of its own (each holds at least one document).
+      (select coalesce(bool_and(exists (select 1 from package_search_blocks b where b.key = u.lexeme)), false)
+        from unnest(lx.lexemes) u(lexeme)) as lexemes_blocked
     from (
       select x.*, left(x.prefix, ${SEARCH_KEY_LENGTH}) as prefix_key, left(x.stem, ${SEARCH_KEY_LENGTH}) as stem_key
       from (
@@ -118,6 +128,10 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
     left join package_search_prefixes ps
       on ps.prefix = l.prefix and l.stem = l.prefix and length(l.prefix) between 2 and ${SEARCH_KEY_LENGTH}
     left join package_search_prefixes pk on pk.prefix = l.prefix_key and l.stem_key = l.prefix_key
+    cross join lateral (
+      select case when coalesce(ps.lexemes, 0) <= ${maxExpansions} then (select array_agg(x.lexeme) from (
+        select s.lexeme from package_search_lexemes s where ${either} limit ${maxExpansions + 1}) x) end as lexemes
+    ) lx
     order by l.i`.compile(db);
   // Named: each connection plans this join once, not on every search (the derived tables' swap
   // invalidates the plan, and Postgres re-plans it).
@@ -132,6 +146,7 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
       keys: row.keys,
       keyDocs: row.key_docs ?? row.docs,
       blocked: Boolean(row.keys && row.blocked),
+      lexemesBlocked: lexemes.length > 0 && lexemes.length <= maxExpansions && row.lexemes_blocked,
     };
   });
 }
@@ -443,16 +458,17 @@ export async function rebuildSearchTables(
   const keysOf = (lexeme: RawBuilder<unknown>) => sql`(
     select ${lexeme} union select left(${lexeme}, n) from generate_series(2, ${sql.lit(SEARCH_KEY_LENGTH)}) n
     where length(${lexeme}) > n)`;
-  // Blocks hold the prefix keys the planner looks up, for the keys the statistics put in at least
-  // blockMinDocs packages (prefix sums over-count a little, so a few rarer keys get blocks too).
+  // Blocks hold the keys the planner looks up (prefix keys, and whole lexemes for narrow terms) that the
+  // statistics put in at least blockMinDocs packages (prefix sums over-count a little, so a few rarer
+  // prefixes get blocks too).
   await sql`
     create table package_search_blocks_next as
     select k.key, (d.ord >> ${sql.lit(blockShift)})::int4 as block, uniq(sort(array_agg(d.ord))) as ords
     from package_search_docs_next d
     cross join lateral unnest(tsvector_to_array(d.search_vector)) l(lexeme)
     cross join lateral ${keysOf(sql`l.lexeme`)} k(key)
-    where length(k.key) <= ${sql.lit(SEARCH_KEY_LENGTH)}
-      and k.key in (select prefix from package_search_prefixes_next where docs >= ${sql.lit(blockMinDocs)})
+    where k.key in (select prefix from package_search_prefixes_next where docs >= ${sql.lit(blockMinDocs)})
+      or k.key in (select lexeme from package_search_lexemes_next where ndoc >= ${sql.lit(blockMinDocs)})
     group by 1, 2`.execute(db);
   await sql`alter table package_search_blocks_next
     add constraint package_search_blocks_next_pkey primary key (key, block)`.execute(db);

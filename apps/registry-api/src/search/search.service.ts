@@ -193,14 +193,18 @@ function postingTerms(lexemes: string[], stats: PrefixStats[], plan: SearchPlanO
     const stat = stats[i];
     if (!stat) return null;
     if (lexemes.some((other, j) => j !== i && other.startsWith(lexeme))) continue;
-    if (!stat.keys || !stat.blocked) return null;
+    if (!stat.keys) return null;
+    // A narrow term's own lexemes when they all have blocks and its keys have none, or reach far more
+    // packages (`helper` beside `help`, which every "helps" holds): fewer candidates to re-check.
+    const ownLexemes = stat.lexemesBlocked && (!stat.blocked || stat.docs * 2 < stat.keyDocs);
+    if (!ownLexemes && !stat.blocked) return null;
     const name =
       lexeme.length <= SEARCH_KEY_LENGTH
         ? [lexeme]
         : stat.expansions <= plan.maxExpansions
           ? stat.lexemes.filter((stored) => stored.startsWith(lexeme))
           : [lexeme.slice(0, SEARCH_KEY_LENGTH)];
-    terms.push({ name, block: stat.keys });
+    terms.push({ name, block: ownLexemes ? stat.lexemes : stat.keys });
   }
   return terms.length > 0 ? terms : null;
 }
@@ -258,7 +262,9 @@ async function searchPostings(
     // settle the page alone; the name phase (a whole list: ~600 KB for a head word) waits a round.
     const namesOpen = !settled && nameNext <= nameCandidates && (terms.length > 1 || blockCount > 0);
     const need = page - nameTier01 - blockTier2;
-    const blocksOpen = !settled && need > 0;
+    // After the first chunk, blocks wait for the name phase to finish: until then it may settle the page
+    // alone, and how many places tier 2 has left is not known.
+    const blocksOpen = !settled && need > 0 && (blockCount === 0 || nameNext > nameCandidates);
     if (!namesOpen && !blocksOpen) break;
     const rounds: Array<Promise<void>> = [];
     if (namesOpen) {
