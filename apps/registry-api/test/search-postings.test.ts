@@ -33,6 +33,13 @@ beforeAll(async () => {
   // it has 50 matches misses them.
   rows.push(packageRow({ scope: 'zz', name: 'alpha-beta-finale', description: 'Last.', repo_stars: 0 }));
   rows.push(packageRow({ scope: 'alpha', name: 'beta-scoped', description: 'Scoped.', repo_stars: 0 }));
+  // A name key (`alph`) that is not the term: with broad terms these are name candidates whose match is
+  // in the description only (tier 2), ranked last by stars.
+  for (let i = 0; i < 12; i += 1) {
+    rows.push(
+      packageRow({ scope: 'horn', name: `alphorn-${i}`, description: 'About alpha horns.', repo_stars: 0 }),
+    );
+  }
   rows.push(
     packageRow({ scope: 'zz', name: 'zeta-rare', description: 'Only once: omegaword.', repo_stars: 0 }),
   );
@@ -79,6 +86,10 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
       { nameChunk: 1, blockChunk: 1, firstRoundBlocks: 1 },
       { nameChunk: 2, blockChunk: 3, firstRoundBlocks: 2, maxChunk: 5 },
       { nameChunk: 7, blockChunk: 11, firstRoundBlocks: 20 },
+      // Every term of 5+ characters broad: name keys are its first 4 characters, a superset that the
+      // name phase re-checks in chunks instead of taking tiers from the sets.
+      { maxExpansions: 0, nameChunk: 1, blockChunk: 2, firstRoundBlocks: 1 },
+      { maxExpansions: 0 },
     ];
     for (const q of QUERIES) {
       const reference = await searchPackages(t.db, q, exact);
@@ -171,18 +182,21 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
       t.db,
     );
     expect(misplaced.rows[0]?.n).toBe(0);
-    // `alph` in names: exactly the packages with alpha in name or scope.
-    const nameKeys = await sql<{ key: string; ords: number[] }>`
-      select key, ords from package_search_name_keys where key in ('alph', 'work', 'zeta', 'alpha')`.execute(
+    // Name keys: `a` exactly the positions with a name lexeme starting with `alph`, `b` with a scope one.
+    const nameKeys = await sql<{ key: string; a: number[]; b: number[] }>`
+      select key, a, b from package_search_name_keys where key in ('alph', 'work', 'zeta', 'alpha')`.execute(
       t.db,
     );
-    const byName = new Map(nameKeys.rows.map((r) => [r.key, r.ords]));
+    const byName = new Map(nameKeys.rows.map((r) => [r.key, r]));
     expect(byName.has('work')).toBe(false); // description only
-    expect(byName.get('zeta')?.length).toBe(1);
-    const truth = await sql<{ ord: number }>`
-      select ord from package_search_docs where search_vector @@ to_tsquery('simple', 'alph:*AB') order by ord`.execute(
-      t.db,
-    );
-    expect(byName.get('alph')).toEqual(truth.rows.map((r) => r.ord));
+    expect(byName.get('zeta')?.a.length).toBe(1);
+    for (const weight of ['A', 'B'] as const) {
+      const truth = await sql<{ ord: number }>`
+        select ord from package_search_docs
+        where search_vector @@ to_tsquery('simple', ${`alph:*${weight}`}) order by ord`.execute(t.db);
+      expect(truth.rows.length).toBeGreaterThan(0);
+      const stored = byName.get('alph');
+      expect(weight === 'A' ? stored?.a : stored?.b).toEqual(truth.rows.map((r) => r.ord));
+    }
   });
 });

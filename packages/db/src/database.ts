@@ -80,10 +80,11 @@ export interface PackageSearchBlocksTable {
   ords: number[];
 }
 
-/** Every ranking position whose name or scope holds the search key; rebuilt by registry-api. */
+/** The ranking positions whose name (`a`) or scope (`b`) holds the search key; rebuilt by registry-api. */
 export interface PackageSearchNameKeysTable {
   key: string;
-  ords: number[];
+  a: number[];
+  b: number[];
 }
 
 /** One row: the package_list_changes value the derived tables were last rebuilt at. */

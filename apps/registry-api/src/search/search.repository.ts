@@ -101,7 +101,9 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
   const either = sql`(${inRange(sql`l.prefix`)} or ${inRange(sql`l.stem`)})`;
   // A key is in package_search_blocks when it was frequent at the rebuild, or holds nothing at all
   // (absent from package_search_prefixes: `usin`, since `using` is stored as its stem `use`).
-  const keyBlocked = (key: RawBuilder<unknown>) => sql`(exists (select 1 from package_search_blocks b where b.key = ${key})
+  const keyBlocked = (
+    key: RawBuilder<unknown>,
+  ) => sql`(exists (select 1 from package_search_blocks b where b.key = ${key})
     or not exists (select 1 from package_search_prefixes p where p.prefix = ${key}))`;
   const query = sql<StatsRow>`
     select
@@ -241,6 +243,8 @@ export async function matchesInSlice(
 /** Per query term, its keys into package_search_name_keys and package_search_blocks. */
 export interface TermKeys {
   name: string[];
+  /** The name keys hold exactly the packages whose name (or scope) holds the term, not a superset. */
+  nameExact: boolean;
   block: string[];
 }
 
@@ -253,15 +257,17 @@ export interface TermKeys {
  */
 function postings(
   table: 'package_search_name_keys' | 'package_search_blocks',
+  column: 'ords' | 'a' | 'ab',
   terms: string[][],
   where: RawBuilder<unknown>,
 ): RawBuilder<unknown> {
+  const value = column === 'ab' ? sql`(s.a | s.b)` : sql.ref(`s.${column}`);
   const list = (key: string) =>
-    sql`coalesce((select s.ords from ${sql.table(table)} s where s.key = ${key} ${where}), '{}')`;
+    sql`coalesce((select ${value} from ${sql.table(table)} s where s.key = ${key} ${where}), '{}')`;
   const union = (keys: string[]) =>
     keys.length <= 4
       ? sql`(${sql.join(keys.map(list), sql` | `)})`
-      : sql`coalesce((select pkgreg_int_union(s.ords) from ${sql.table(table)} s where s.key = any(${keys}::text[]) ${where}), '{}')`;
+      : sql`coalesce((select pkgreg_int_union(${value}) from ${sql.table(table)} s where s.key = any(${keys}::text[]) ${where}), '{}')`;
   return sql`(${sql.join(
     terms.map((keys) => (keys.length === 0 ? sql`'{}'::int4[]` : union(keys))),
     sql` & `,
@@ -349,6 +355,7 @@ export async function nameMatches(
 ): Promise<RankedChunk<{ candidates: number }>> {
   const names = postings(
     'package_search_name_keys',
+    'ab',
     terms.map((t) => t.name),
     sql``,
   );
@@ -363,6 +370,70 @@ export async function nameMatches(
     sql`(select n.candidates from n) as candidates`,
     limit,
   );
+}
+
+/**
+ * Name phase of the posting plan when every term's name keys are exact: ranking tiers 0 (every term
+ * in the name) and 1 (in name + scope) as set operations over package_search_name_keys, wherever they
+ * rank, with no row read but the page's. `tier0`, `tier01`: how many packages each holds.
+ */
+export async function nameTiers(
+  db: Db,
+  terms: TermKeys[],
+  limit: number,
+): Promise<{ top: RankedMatch[]; tier0: number; tier01: number }> {
+  const keys = terms.flatMap((t) => t.name);
+  const ids = terms.flatMap((t, i) => t.name.map(() => i));
+  // Each key's lists are read once (a list can be ~600 KB: a name suffix in 1/8 of the packages), into
+  // one union per term; a term without keys, or whose keys have no row, unites nothing: '{}'.
+  const result = await sql<
+    Partial<SearchRow> & {
+      tier0: number;
+      tier01: number;
+      ord: number | null;
+      tier: number | null;
+      visible: boolean;
+    }
+  >`
+    with u as materialized (
+      select coalesce(pkgreg_int_union(s.a), '{}') as a, coalesce(pkgreg_int_union(s.b), '{}') as b
+      from generate_series(0, ${terms.length - 1}::int4) g(term)
+      left join unnest(${keys}::text[], ${ids}::int4[]) k(key, term) on k.term = g.term
+      left join package_search_name_keys s on s.key = k.key
+      group by g.term),
+    t0 as materialized (select pkgreg_int_intersect(u.a) as t0, bool_or(u.b <> '{}') as scoped from u),
+    -- Tier 1 needs a term in a scope, and matters only while tier 0 is short of the page.
+    x as materialized (
+      select t0.t0, case when t0.scoped and icount(t0.t0) < ${limit}::int4
+        then (select pkgreg_int_intersect(case when u.b = '{}' then u.a else u.a | u.b end) from u)
+        else t0.t0 end as t01
+      from t0),
+    n as materialized (
+      select icount(x.t0)::int as tier0, icount(x.t01)::int as tier01,
+        subarray(x.t0, 1, ${limit}::int4) as top0, subarray(x.t01 - x.t0, 1, ${limit}::int4) as top1
+      from x),
+    c as (
+      select o.ord, 0 as tier from n, unnest(n.top0) o(ord)
+      union all select o.ord, 1 from n, unnest(n.top1) o(ord)),
+    t as (
+      select c.ord, c.tier, d.id from c join package_search_docs d on d.ord = c.ord
+      order by c.tier, c.ord limit ${limit})
+    select n.tier0, n.tier01, t.ord, t.tier, p.id is not null as visible, ${RESULT_COLUMNS}
+    from n
+    left join t on true
+    left join packages p on p.id = t.id and p.status <> 'delisted'
+    order by t.tier, t.ord`.execute(db);
+  const first = result.rows[0];
+  return {
+    top: result.rows.flatMap((r) =>
+      r.ord === null || r.tier === null
+        ? []
+        : [{ ord: r.ord, tier: r.tier, row: r.visible ? (r as unknown as SearchRow) : null }],
+    ),
+    tier0: first?.tier0 ?? 0,
+    // Not computed past a page of tier 0 (tier 1 cannot reach the page then): at least tier0.
+    tier01: first?.tier01 ?? 0,
+  };
 }
 
 /**
@@ -383,6 +454,7 @@ export async function blockMatches(
 ): Promise<RankedChunk<{ block_sizes: number[]; checked: number; last_ord: number | null }>> {
   const perBlock = postings(
     'package_search_blocks',
+    'ords',
     terms.map((t) => t.block),
     sql`and s.block = g.block`,
   );
@@ -472,12 +544,14 @@ export async function rebuildSearchTables(
     group by 1, 2`.execute(db);
   await sql`alter table package_search_blocks_next
     add constraint package_search_blocks_next_pkey primary key (key, block)`.execute(db);
-  // Name keys: every key of the name and scope lexemes (weights A and B), however rare.
+  // Name keys: every key of the name (weight A) and scope (weight B) lexemes, however rare.
   await sql`
     create table package_search_name_keys_next as
-    select k.key, uniq(sort(array_agg(d.ord))) as ords
+    select k.key,
+      uniq(sort(coalesce(array_agg(d.ord) filter (where 'A' = any(l.weights)), '{}'))) as a,
+      uniq(sort(coalesce(array_agg(d.ord) filter (where 'B' = any(l.weights)), '{}'))) as b
     from package_search_docs_next d
-    cross join lateral unnest(tsvector_to_array(ts_filter(d.search_vector, '{a,b}'))) l(lexeme)
+    cross join lateral unnest(ts_filter(d.search_vector, '{a,b}')) l
     cross join lateral ${keysOf(sql`l.lexeme`)} k(key)
     group by 1`.execute(db);
   await sql`alter table package_search_name_keys_next

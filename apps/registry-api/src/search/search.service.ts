@@ -5,6 +5,7 @@ import {
   countSearchDocs,
   matchesInSlice,
   nameMatches,
+  nameTiers,
   type PrefixStats,
   prefixStats,
   type RankedMatch,
@@ -204,7 +205,8 @@ function postingTerms(lexemes: string[], stats: PrefixStats[], plan: SearchPlanO
         : stat.expansions <= plan.maxExpansions
           ? stat.lexemes.filter((stored) => stored.startsWith(lexeme))
           : [lexeme.slice(0, SEARCH_KEY_LENGTH)];
-    terms.push({ name, block: ownLexemes ? stat.lexemes : stat.keys });
+    const nameExact = lexeme.length <= SEARCH_KEY_LENGTH || stat.expansions <= plan.maxExpansions;
+    terms.push({ name, nameExact, block: ownLexemes ? stat.lexemes : stat.keys });
   }
   return terms.length > 0 ? terms : null;
 }
@@ -267,7 +269,18 @@ async function searchPostings(
     const blocksOpen = !settled && need > 0 && (blockCount === 0 || nameNext > nameCandidates);
     if (!namesOpen && !blocksOpen) break;
     const rounds: Array<Promise<void>> = [];
-    if (namesOpen) {
+    if (namesOpen && terms.every((term) => term.nameExact)) {
+      // Exact name keys: tiers 0 and 1 in one statement, the name phase done.
+      rounds.push(
+        nameTiers(db, terms, page).then((tiers) => {
+          keep(tiers.top);
+          nameCandidates = tiers.tier01;
+          nameNext = tiers.tier01 + 1;
+          nameTier0 = tiers.tier0;
+          nameTier01 = tiers.tier01;
+        }),
+      );
+    } else if (namesOpen) {
       const from = nameNext;
       const count = nameCount;
       rounds.push(

@@ -10,18 +10,17 @@ import { type Kysely, sql } from 'kysely';
 // - package_search_blocks: for every search key (pkgreg_search_keys) in at least 3,000 packages, its
 //   positions cut into blocks of 65,536 positions, one sorted int4[] per (key, block). A query walks
 //   the blocks in order and stops once the page is settled, so it decodes a block or two per term.
-// - package_search_name_keys: for every key of a name or scope lexeme (weights A and B), all its
-//   positions, so the packages with every term in name + scope (ranking tiers 0 and 1) are found
-//   exactly, wherever they rank.
+// - package_search_name_keys: for every key of a name or scope lexeme, all its positions: `a` where a
+//   name lexeme (weight A) gives the key, `b` a scope lexeme (weight B). The packages with every term in
+//   the name (ranking tier 0) and in name + scope (tier 1) are then set operations, wherever they rank.
 // Both start empty here; the refresher fills them on its next rebuild (searches use the older plans
 // meanwhile), and this migration marks the derived tables stale so that rebuild happens.
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`create extension if not exists intarray`.execute(db);
   // Union and intersection of sorted int4[] sets as aggregates (intarray's `|` and `&` functions).
-  // Strict transition functions: NULL inputs are skipped; the intersection starts from its first input.
-  await sql`create aggregate pkgreg_int_union(int4[]) (sfunc = _int_union, stype = int4[], initcond = '{}')`.execute(
-    db,
-  );
+  // Strict transition functions and no initial value: NULL inputs are skipped, the first input is the
+  // state as it is (no copy through `|`), and no input at all gives NULL.
+  await sql`create aggregate pkgreg_int_union(int4[]) (sfunc = _int_union, stype = int4[])`.execute(db);
   await sql`create aggregate pkgreg_int_intersect(int4[]) (sfunc = _int_inter, stype = int4[])`.execute(db);
   await sql`
     create table package_search_blocks (
@@ -32,7 +31,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create table package_search_name_keys (
       key text primary key,
-      ords int4[] not null)`.execute(db);
+      a int4[] not null,
+      b int4[] not null)`.execute(db);
   await sql`update package_derived_state set change_counter = -1`.execute(db);
 }
 
