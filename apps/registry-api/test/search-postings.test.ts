@@ -106,6 +106,32 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
     }
   });
 
+  it('never fails on odd input and answers it as ranking every match would (registry-api.md: Search rule 4)', async () => {
+    const odd = [
+      "alpha'beta",
+      'alpha" OR beta',
+      'alpha & !beta | gamma',
+      'alpha:* <-> beta',
+      '\\alpha\\',
+      'the alpha',
+      'alpha the',
+      'to',
+      'alpha alphabet alp',
+      '@s1/alpha-beta',
+      'ALPHA BETA',
+      'álpha bëta',
+      'alpha 🚀 beta',
+      'al-ph-a',
+      'zz alpha',
+      'omegaword',
+      'alpha beta gamma delta epsilon works with plus',
+    ];
+    for (const q of odd) {
+      const res = await searchPackages(t.db, q, postings);
+      expect({ q, names: names(res) }).toEqual({ q, names: names(await searchPackages(t.db, q, exact)) });
+    }
+  });
+
   it('ranks all-in-name, then name+scope matches first wherever their stars put them', async () => {
     const res = await searchPackages(t.db, 'alpha beta', postings);
     const list = names(res);
