@@ -246,32 +246,44 @@ export interface TermKeys {
   /** The name keys hold exactly the packages whose name (or scope) holds the term, not a superset. */
   nameExact: boolean;
   block: string[];
+  /** Packages its block keys reach, as the statistics count them (terms go rarest first). */
+  postings: number;
 }
 
 /**
  * The ranking positions holding every term, from one of the posting tables (intarray's sorted int4[]
- * sets): per term the union of its keys' lists, then the intersection over the terms. `where` narrows
- * the table's rows (`s`) to a block. A key without a row adds nothing. Spelled out per key rather than
- * as aggregates over a join: a list can be ~600 KB (a head word's name key at 1M packages), and each
- * aggregate step copies it.
+ * sets): per term the union of its keys' lists, then the intersection over the terms, in the order
+ * given (rarest first). `where` narrows the table's rows (`s`) to a block; a key without a row adds
+ * nothing. The intersection is a chain of laterals (`joins`, then read `value`): once it is empty the
+ * later terms' lists are never read, and each operation copies and sort-checks its operands (~1 ms for
+ * a list of 125k positions here), so a query whose name suffixes exclude each other stops early.
  */
 function postings(
   table: 'package_search_name_keys' | 'package_search_blocks',
   column: 'ords' | 'a' | 'ab',
   terms: string[][],
   where: RawBuilder<unknown>,
-): RawBuilder<unknown> {
-  const value = column === 'ab' ? sql`(s.a | s.b)` : sql.ref(`s.${column}`);
+  alias: string,
+): { joins: RawBuilder<unknown>; value: RawBuilder<unknown> } {
+  // Most name keys never occur in a scope: `a` as it is then, without a union's copy.
+  const value =
+    column === 'ab' ? sql`(case when s.b = '{}' then s.a else s.a | s.b end)` : sql.ref(`s.${column}`);
   const list = (key: string) =>
     sql`coalesce((select ${value} from ${sql.table(table)} s where s.key = ${key} ${where}), '{}')`;
   const union = (keys: string[]) =>
-    keys.length <= 4
-      ? sql`(${sql.join(keys.map(list), sql` | `)})`
-      : sql`coalesce((select pkgreg_int_union(${value}) from ${sql.table(table)} s where s.key = any(${keys}::text[]) ${where}), '{}')`;
-  return sql`(${sql.join(
-    terms.map((keys) => (keys.length === 0 ? sql`'{}'::int4[]` : union(keys))),
-    sql` & `,
-  )})`;
+    keys.length === 0
+      ? sql`'{}'::int4[]`
+      : keys.length <= 4
+        ? sql`(${sql.join(keys.map(list), sql` | `)})`
+        : sql`coalesce((select pkgreg_int_union(${value}) from ${sql.table(table)} s where s.key = any(${keys}::text[]) ${where}), '{}')`;
+  const step = (i: number) => sql.ref(`${alias}${i}.a`);
+  const joins = terms.map((keys, i) =>
+    i === 0
+      ? sql`cross join lateral (select ${union(keys)} as a offset 0) ${sql.id(`${alias}${i}`)}`
+      : sql`cross join lateral (select case when cardinality(${step(i - 1)}) = 0 then ${step(i - 1)}
+          else ${step(i - 1)} & ${union(keys)} end as a offset 0) ${sql.id(`${alias}${i}`)}`,
+  );
+  return { joins: sql.join(joins, sql` `), value: step(terms.length - 1) };
 }
 
 export interface RankedChunk<S> {
@@ -358,6 +370,7 @@ export async function nameMatches(
     'ab',
     terms.map((t) => t.name),
     sql``,
+    'p',
   );
   // `offset 0` keeps the intersection one value that both outputs read (no copy of a long list).
   return rankCandidates<{ candidates: number }>(
@@ -365,7 +378,7 @@ export async function nameMatches(
     lexemes,
     sql`n as materialized (
         select icount(x.ords) as candidates, subarray(x.ords, ${from}::int4, ${count}::int4) as chunk
-        from (select ${names} as ords offset 0) x),
+        from (select ${names.value} as ords from (select 1) one ${names.joins} offset 0) x),
       c as materialized (select o.ord from n, unnest(n.chunk) o(ord))`,
     sql`(select n.candidates from n) as candidates`,
     limit,
@@ -382,10 +395,9 @@ export async function nameTiers(
   terms: TermKeys[],
   limit: number,
 ): Promise<{ top: RankedMatch[]; tier0: number; tier01: number }> {
-  const keys = terms.flatMap((t) => t.name);
-  const ids = terms.flatMap((t, i) => t.name.map(() => i));
-  // Each key's lists are read once (a list can be ~600 KB: a name suffix in 1/8 of the packages), into
-  // one union per term; a term without keys, or whose keys have no row, unites nothing: '{}'.
+  const names = terms.map((t) => t.name);
+  const inName = postings('package_search_name_keys', 'a', names, sql``, 'a');
+  const inNameOrScope = postings('package_search_name_keys', 'ab', names, sql``, 'b');
   const result = await sql<
     Partial<SearchRow> & {
       tier0: number;
@@ -395,17 +407,13 @@ export async function nameTiers(
       visible: boolean;
     }
   >`
-    with u as materialized (
-      select coalesce(pkgreg_int_union(s.a), '{}') as a, coalesce(pkgreg_int_union(s.b), '{}') as b
-      from generate_series(0, ${terms.length - 1}::int4) g(term)
-      left join unnest(${keys}::text[], ${ids}::int4[]) k(key, term) on k.term = g.term
-      left join package_search_name_keys s on s.key = k.key
-      group by g.term),
-    t0 as materialized (select pkgreg_int_intersect(u.a) as t0, bool_or(u.b <> '{}') as scoped from u),
+    with t0 as materialized (select ${inName.value} as t0 from (select 1) one ${inName.joins}),
     -- Tier 1 needs a term in a scope, and matters only while tier 0 is short of the page.
     x as materialized (
-      select t0.t0, case when t0.scoped and icount(t0.t0) < ${limit}::int4
-        then (select pkgreg_int_intersect(case when u.b = '{}' then u.a else u.a | u.b end) from u)
+      select t0.t0, case
+        when icount(t0.t0) < ${limit}::int4 and exists (select 1 from package_search_name_keys s
+          where s.key = any(${names.flat()}::text[]) and s.b <> '{}')
+        then (select ${inNameOrScope.value} from (select 1) one ${inNameOrScope.joins})
         else t0.t0 end as t01
       from t0),
     n as materialized (
@@ -457,12 +465,14 @@ export async function blockMatches(
     'ords',
     terms.map((t) => t.block),
     sql`and s.block = g.block`,
+    'p',
   );
   return rankCandidates<{ block_sizes: number[]; checked: number; last_ord: number | null }>(
     db,
     lexemes,
     sql`b as materialized (
-        select g.block, ${perBlock} as ords from generate_series(${firstBlock}::int4, ${lastBlock}::int4) g(block)),
+        select g.block, ${perBlock.value} as ords
+        from generate_series(${firstBlock}::int4, ${lastBlock}::int4) g(block) ${perBlock.joins}),
       c as materialized (
         select o.ord from b,
           unnest(subarray(b.ords, case when b.block = ${firstBlock}::int4 then ${offset}::int4 + 1 else 1 end,

@@ -206,8 +206,15 @@ function postingTerms(lexemes: string[], stats: PrefixStats[], plan: SearchPlanO
           ? stat.lexemes.filter((stored) => stored.startsWith(lexeme))
           : [lexeme.slice(0, SEARCH_KEY_LENGTH)];
     const nameExact = lexeme.length <= SEARCH_KEY_LENGTH || stat.expansions <= plan.maxExpansions;
-    terms.push({ name, nameExact, block: ownLexemes ? stat.lexemes : stat.keys });
+    terms.push({
+      name,
+      nameExact,
+      block: ownLexemes ? stat.lexemes : stat.keys,
+      postings: ownLexemes ? stat.docs : stat.keyDocs,
+    });
   }
+  // Rarest first: the intersections stop reading once they are empty.
+  terms.sort((a, b) => a.postings - b.postings);
   return terms.length > 0 ? terms : null;
 }
 
