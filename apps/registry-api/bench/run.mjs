@@ -136,9 +136,6 @@ for (const size of sizes) {
   ).rows[0]?.lexeme;
   const visible = Number((await client.query('select max(name_asc) as n from package_list_ranks')).rows[0].n);
   const deepPage = Math.floor(visible / 20);
-  // A checkpoint now, so WAL left by the setup or by earlier work (a derived-tables rebuild writes
-  // hundreds of MB at 1M) is not flushed by one during the track rounds, whose commits wait on fsync.
-  await client.query('checkpoint');
   const load1 = os.loadavg()[0];
 
   const server = startProcess(process.execPath, [serverEntry], {
