@@ -67,7 +67,7 @@ function loggedDb(seen: (sql: string) => void): Kysely<Database> {
 // Never selective: every query with keys takes the posting plan. The reference is the selective plan
 // over every candidate (exact by construction: it ranks all matches) without the posting tables.
 const postings: SearchPlanOptions = { ...DEFAULT_SEARCH_PLAN, ...{ blockShift: 3 }, selectiveMaxDocs: -1 };
-const exact: SearchPlanOptions = { ...DEFAULT_SEARCH_PLAN, selectiveMaxDocs: 1e9, postings: false };
+const exact: SearchPlanOptions = { ...DEFAULT_SEARCH_PLAN, selectiveMaxDocs: 1e9, postingPlan: false };
 const QUERIES = [
   'alpha',
   'alpha beta',
@@ -193,8 +193,8 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
   });
 
   it('rebuild: blocks for keys in at least blockMinDocs packages, name keys for name and scope only', async () => {
-    const keyRows = await sql<{ key: string; n: number; blocks: number }>`
-      select key, (select count(*) from (select distinct unnest(ords)) u)::int as n, 1 as blocks
+    const keyRows = await sql<{ key: string; n: number }>`
+      select key, (select count(*) from (select distinct unnest(ords)) u)::int as n
       from (select key, pkgreg_int_union(ords) as ords from package_search_blocks group by key) x`.execute(
       t.db,
     );

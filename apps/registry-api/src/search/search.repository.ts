@@ -305,6 +305,17 @@ type ChunkRow<S> = Partial<SearchRow> &
     tier2: number;
   };
 
+/** Rows of a ranked statement (`ord`/`tier` null on its scalar-only row) as matches, fields when visible. */
+function rankedMatches(
+  rows: Array<Partial<SearchRow> & { ord: number | null; tier: number | null; visible: boolean }>,
+): RankedMatch[] {
+  return rows.flatMap((r) =>
+    r.ord === null || r.tier === null
+      ? []
+      : [{ ord: r.ord, tier: r.tier, row: r.visible ? (r as SearchRow) : null }],
+  );
+}
+
 /**
  * `ctes` (ending in the candidate positions `c(ord)`) re-checked against every term and ranked: the
  * best `limit` by tier then position with their result fields (read live from packages, so a delisting
@@ -339,11 +350,7 @@ async function rankCandidates<S extends object>(
   const first = result.rows[0];
   if (!first) throw new Error('rankCandidates: the scalar row is missing');
   return {
-    top: result.rows.flatMap((r) =>
-      r.ord === null || r.tier === null
-        ? []
-        : [{ ord: r.ord, tier: r.tier, row: r.visible ? (r as unknown as SearchRow) : null }],
-    ),
+    top: rankedMatches(result.rows),
     matches: first.matches,
     tier0: first.tier0,
     tier2: first.tier2,
@@ -433,11 +440,7 @@ export async function nameTiers(
     order by t.tier, t.ord`.execute(db);
   const first = result.rows[0];
   return {
-    top: result.rows.flatMap((r) =>
-      r.ord === null || r.tier === null
-        ? []
-        : [{ ord: r.ord, tier: r.tier, row: r.visible ? (r as unknown as SearchRow) : null }],
-    ),
+    top: rankedMatches(result.rows),
     tier0: first?.tier0 ?? 0,
     // Not computed past a page of tier 0 (tier 1 cannot reach the page then): at least tier0.
     tier01: first?.tier01 ?? 0,

@@ -69,8 +69,8 @@ export interface SearchPlanOptions {
   firstRoundBlocks: number;
   /** Most GIN postings a selective plan may decode when the posting plan could answer instead. */
   selectiveMaxPostings: number;
-  /** Off: broad queries always take the scan in ranking order (the A/B and exactness checks use it). */
-  postings: boolean;
+  /** Off: the posting plan is never taken (the A/B and exactness checks use it). */
+  postingPlan: boolean;
 }
 
 export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
@@ -89,7 +89,7 @@ export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
   maxChunk: 8000,
   firstRoundBlocks: 4,
   selectiveMaxPostings: 30_000,
-  postings: true,
+  postingPlan: true,
 };
 
 function toResult(row: SearchRow) {
@@ -182,6 +182,15 @@ async function searchBroad(
 }
 
 /**
+ * Another term starts with term `i` (`da` beside `data`): it adds next to nothing to the longer one's
+ * postings, so the index query and the posting plan leave it to the re-check.
+ */
+function extendedByAnother(lexemes: string[], i: number): boolean {
+  const lexeme = lexemes[i] ?? '';
+  return lexemes.some((other, j) => j !== i && other.startsWith(lexeme));
+}
+
+/**
  * A term's keys for the posting plan, or null when the plan cannot answer the query: a term of one
  * character (no key), or a key without blocks (a term that rare makes the selective plan the choice).
  * Name keys: the term itself up to SEARCH_KEY_LENGTH characters (a stored key is exactly a prefix);
@@ -193,7 +202,7 @@ function postingTerms(lexemes: string[], stats: PrefixStats[], plan: SearchPlanO
   for (const [i, lexeme] of lexemes.entries()) {
     const stat = stats[i];
     if (!stat) return null;
-    if (lexemes.some((other, j) => j !== i && other.startsWith(lexeme))) continue;
+    if (extendedByAnother(lexemes, i)) continue;
     if (!stat.keys) return null;
     // A narrow term's own lexemes when they all have blocks and its keys have none, or reach far more
     // packages (`helper` beside `help`, which every "helps" holds): fewer candidates to re-check.
@@ -393,7 +402,7 @@ function planIndexQuery(
   let complete = true;
   lexemes.forEach((lexeme, i) => {
     const stat = stats[i];
-    if (!stat || lexemes.some((other, j) => j !== i && other.startsWith(lexeme))) return;
+    if (!stat || extendedByAnother(lexemes, i)) return;
     matches *= Math.min(1, stat.docs / total);
     if (stat.expansions === 0) {
       terms.push({ operand: prefixOperand(lexeme), postings: 0, exact: true });
@@ -454,7 +463,7 @@ export async function searchPackages(
     plan,
   );
   let answer: { rows: SearchRow[]; total: number };
-  const terms = plan.postings ? postingTerms(lexemes, stats, plan) : null;
+  const terms = plan.postingPlan ? postingTerms(lexemes, stats, plan) : null;
   // The GIN scan decodes every posting of the index query: past `selectiveMaxPostings` of them, the
   // posting plan's few blocks cost less.
   const selective =
