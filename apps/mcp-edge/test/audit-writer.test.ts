@@ -129,4 +129,20 @@ describe('audit writer', () => {
     const [stored] = await t.db.selectFrom('audit_records').selectAll().execute();
     expect(stored).toMatchObject({ method: 'a\tb\nc\\d\re', tool: '\\N', reason: 'x\uFFFDy' });
   });
+
+  it('writes multi-byte text exactly, and rows longer than a batch reserves close it early, in order', async () => {
+    const writer = createAuditWriter(writerDb, createLogger('audit-test', 'silent'), {
+      flushMs: 60_000,
+      batchSize: 100,
+    });
+    // 100 three-byte characters plus a four-byte one: more than the 256 bytes a row reserves, so the
+    // 100 rows take several batches; every row must land whole, once, in order.
+    const wide = `${'語'.repeat(100)}😀`;
+    const ids = Array.from({ length: 100 }, (_, i) => `wide-${String(i).padStart(3, '0')}`);
+    for (const id of ids) writer.record({ ...row(id), method: wide, tool: 'é\\ü' });
+    await writer.close();
+    expect(await written()).toEqual(ids);
+    const stored = await t.db.selectFrom('audit_records').select(['method', 'tool']).distinct().execute();
+    expect(stored).toEqual([{ method: wide, tool: 'é\\ü' }]);
+  });
 });

@@ -52,6 +52,16 @@ describe('migrations', () => {
     expect(rows.rows[0]?.keys).toBe("'da' 'dat' 'data' 'database' 'go' 'x'");
   });
 
+  it('audit time indexes are ascending: rows arrive in time order, so inserts take the rightmost leaf', async () => {
+    const rows = await sql<{ indexdef: string }>`
+      select indexdef from pg_indexes where tablename = 'audit_records' and indexname <> 'audit_records_pkey'
+      order by indexname`.execute(t.db);
+    expect(rows.rows.map((r) => r.indexdef.replace(/^.* USING btree /, ''))).toEqual([
+      '(at)',
+      '(namespace, at)',
+    ]);
+  });
+
   it('is idempotent: a second run applies nothing', async () => {
     const { results } = await migrateToLatest(t.db);
     expect(results).toEqual([]);

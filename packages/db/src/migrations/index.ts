@@ -11,6 +11,7 @@ import * as ginNoPendingList from './2026-11-21T1310-gin-no-pending-list.js';
 import * as searchKeys from './2026-11-21T1400-search-keys.js';
 import * as searchPrefixStats from './2026-11-21T1410-search-prefix-stats.js';
 import * as searchBlocks from './2026-11-24T1000-search-blocks.js';
+import * as auditIndexesAscending from './2026-11-25T0000-audit-indexes-ascending.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T1400-search-keys': searchKeys,
   '2026-11-21T1410-search-prefix-stats': searchPrefixStats,
   '2026-11-24T1000-search-blocks': searchBlocks,
+  '2026-11-25T0000-audit-indexes-ascending': auditIndexesAscending,
 };
