@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryEntrySchema } from '@pkgreg/contracts';
-import { createDb } from '@pkgreg/db';
+import { createDb, type Database, requirePool } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEntryReader, deleteEntry, ENTRY_NOT_FOUND_MESSAGE, getEntry, putEntry } from '../src/index.js';
 import { expectReject, ns, putArgs } from './helpers.js';
@@ -373,6 +373,38 @@ describe('createEntryReader: gets of one moment share one query (docs/decisions.
       expect(inTx.map((r) => r.entry.content)).toEqual(['uncommitted', 'prepared']);
     } finally {
       await single.destroy();
+    }
+  });
+
+  it('asks Postgres for each (namespace, id) once, however many lookups of the moment name it', async () => {
+    const a = ns();
+    const { entry: hot } = await putEntry(t.db, a, putArgs(a, { content: 'hot' }));
+    const { entry: cold } = await putEntry(t.db, a, putArgs(a, { content: 'cold' }));
+    const pooled = createDb(t.url, { max: 1 });
+    // A Db of no createDb pool: the reader's statement goes through Kysely, which logs its parameters.
+    const sent: unknown[][] = [];
+    const logged = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: requirePool(pooled, 'this test') }),
+      log: (event) => {
+        if (event.level === 'query') sent.push([...event.query.parameters]);
+      },
+    });
+    try {
+      const reader = createEntryReader(logged);
+      const results = await Promise.all([
+        ...Array.from({ length: 5 }, () => getEntry(logged, a, { entryId: hot.entryId }, { reader })),
+        getEntry(logged, a, { entryId: hot.entryId.toUpperCase() }, { reader }),
+        getEntry(logged, a, { entryId: cold.entryId }, { reader }),
+      ]);
+      expect(results.map((r) => r.entry.content)).toEqual(['hot', 'hot', 'hot', 'hot', 'hot', 'hot', 'cold']);
+      expect(sent).toEqual([
+        [
+          [a, a],
+          [hot.entryId, cold.entryId],
+        ],
+      ]);
+    } finally {
+      await pooled.destroy();
     }
   });
 

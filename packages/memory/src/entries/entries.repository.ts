@@ -89,6 +89,8 @@ export function createEntryReader(db: DbOrTx): EntryReader {
   interface Lookup {
     namespace: string;
     entryId: string;
+    /** `namespace/entryId` with the id as Postgres prints a uuid (lowercase). */
+    key: string;
     resolve(row: MemoryEntryRow | undefined): void;
     reject(error: unknown): void;
   }
@@ -99,11 +101,20 @@ export function createEntryReader(db: DbOrTx): EntryReader {
   const flush = async () => {
     const batch = pending;
     pending = [];
+    // Each (namespace, id) once: concurrent gets of one hot entry are one row to find, send and parse.
+    const namespaces: string[] = [];
+    const ids: string[] = [];
+    const keys = new Set<string>();
+    for (const lookup of batch) {
+      if (keys.has(lookup.key)) continue;
+      keys.add(lookup.key);
+      namespaces.push(lookup.namespace);
+      ids.push(lookup.entryId);
+    }
     try {
-      const rows = await query([batch.map((l) => l.namespace), batch.map((l) => l.entryId)]);
+      const rows = await query([namespaces, ids]);
       const byKey = new Map(rows.map((row) => [`${row.namespace}/${row.entry_id}`, row]));
-      for (const lookup of batch)
-        lookup.resolve(byKey.get(`${lookup.namespace}/${lookup.entryId.toLowerCase()}`));
+      for (const lookup of batch) lookup.resolve(byKey.get(lookup.key));
     } catch (error) {
       for (const lookup of batch) lookup.reject(error);
     }
@@ -114,7 +125,7 @@ export function createEntryReader(db: DbOrTx): EntryReader {
       if (!isUuid(entryId)) return Promise.resolve(undefined);
       return new Promise((resolve, reject) => {
         if (pending.length === 0) setImmediate(() => void flush());
-        pending.push({ namespace, entryId, resolve, reject });
+        pending.push({ namespace, entryId, key: `${namespace}/${entryId.toLowerCase()}`, resolve, reject });
       });
     },
   };
