@@ -116,7 +116,7 @@ export const EnvSchema = z
       .default('phase-1'),
     /** Audit rows are written in batches: at most every this many ms, or when this many are waiting. */
     EDGE_AUDIT_FLUSH_MS: positiveInt(200),
-    EDGE_AUDIT_BATCH_SIZE: positiveInt(500),
+    EDGE_AUDIT_BATCH_SIZE: positiveInt(2000),
     /** How long a forwarded tunnel call may take before the edge gives up. */
     EDGE_TUNNEL_TIMEOUT_MS: positiveInt(30_000),
   })

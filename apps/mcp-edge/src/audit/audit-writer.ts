@@ -21,6 +21,8 @@ export interface AuditWriter {
 const MAX_BUFFERED = 50_000;
 /** Bytes reserved per row of a batch; a batch whose next row does not fit is closed early. */
 const BYTES_PER_ROW = 256;
+/** Buffers of written batches kept for the next ones (a batch of 2000 rows reserves 512 KB). */
+const SPARE_BUFFERS = 2;
 
 /** Rows encoded as COPY text, written (or refused) as one. */
 interface Batch {
@@ -41,6 +43,7 @@ export function createAuditWriter(
   // exactly once.
   const closed: Batch[] = [];
   let open: Batch | undefined;
+  const spare: Buffer[] = [];
   let buffered = 0; // rows in `closed` and `open`
   let timer: NodeJS.Timeout | undefined;
   let draining: Promise<boolean> | undefined; // resolves false when a write failed
@@ -56,15 +59,20 @@ export function createAuditWriter(
     // UTF-8 takes at most 3 bytes per UTF-16 unit: a line of n units always fits in 3n bytes.
     const room = line.length * 3;
     if (open && (open.rows >= options.batchSize || open.used + room > open.bytes.length)) closeOpen();
-    open ??= {
-      bytes: Buffer.allocUnsafe(Math.max(options.batchSize * BYTES_PER_ROW, room, 16 * 1024)),
-      used: 0,
-      rows: 0,
-    };
+    if (!open) {
+      const size = Math.max(options.batchSize * BYTES_PER_ROW, room, 16 * 1024);
+      const reused = spare.pop();
+      open = { bytes: reused && reused.length >= size ? reused : Buffer.allocUnsafe(size), used: 0, rows: 0 };
+    }
     open.used += open.bytes.write(line, open.used);
     open.rows += 1;
     buffered += 1;
     return open;
+  }
+
+  /** A batch is done with (written, or dropped): its buffer may hold the next one. */
+  function recycle(batch: Batch): void {
+    if (spare.length < SPARE_BUFFERS) spare.push(batch.bytes);
   }
 
   function schedule(): void {
@@ -81,12 +89,15 @@ export function createAuditWriter(
       if (!batch) return true;
       buffered -= batch.rows;
       try {
+        // Once this resolves the rows are committed: no write holds the buffer any more.
         await copyAuditLines(pool, batch.bytes.subarray(0, batch.used));
+        recycle(batch);
       } catch (error) {
         if (isDataError(error)) {
           // Rows Postgres refuses as data would be refused again on every retry, holding back every
           // row after them: this batch is dropped, and said so.
           logger.error({ err: error, rows: batch.rows }, 'audit rows refused by the database, dropped');
+          recycle(batch);
           continue;
         }
         closed.unshift(batch);
