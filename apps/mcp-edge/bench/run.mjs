@@ -279,16 +279,45 @@ socket writes (the response's \`writev\` and the rate-limit call's write are the
 items: each is a loopback TCP send, costly on this VM), GC, and the per-request work the decisions
 require (token cache lookup, the Redis round trip, the audit row, a ~2.4 KB response).
 
+2026-11-25 (a new VM, Intel Xeon, 2 cores; the echo runs at 16-17 µs per request here, against 26 on the
+last VM, so info/echo reads lower for the same edge). Where a system.info request's CPU goes, from builds
+with one part cut out (\`node bench/ab.mjs\`, interleaved, 3 rounds each; experiment builds only): no audit
+row, edge 38.1 → 31.6 µs and 22.8k → 29.5k req/s; no audit row and no rate-limit check, edge 23.3 µs
+(41.6k req/s); the body read and parsed and the static response written with no admission at all, 19.0
+µs (51k req/s, 0.83 of the echo). Encoding the audit rows without sending them cost 1.5 µs, so most of
+the audit's cost is Postgres: writes to Postgres and Redis wake their processes, which the scheduler
+tends to run on the waking core, the edge's. Kept, each measured the same way:
+- the limit script counts the checks of one turn that share their keys (one token's concurrent calls of
+  one tool, as in this bench) with one INCRBY of their number, and gives each the verdict one INCR after
+  the other would have given it (test/limits.test.ts holds it to that); the quota key and a ttl per check
+  are no longer sent when unused: edge 39.1 → 37.5 µs, Redis 4.6 → 3.3 µs per system.info;
+- audit batches of 2000 rows by default instead of 500 (Postgres 8.9 → 6.5 µs, edge 38.4 → 36.3 µs per
+  system.info; 5000 rows made the edge slower, 43 µs), each row encoded into its batch's bytes as it is
+  recorded, and the buffers of written batches reused (edge 38.3 → 35.9, memory.get 50.2 → 47.5 µs);
+- the audit table's time indexes ascending (migration 2026-11-25T0000): rows arrive in time order, and
+  \`at desc\` sent every insert to the leftmost leaf, with no fast path and 50/50 page splits. COPY of
+  200k rows 866 → 702 ms measured alone, the two indexes half the size; listing newest first is a
+  backward scan as before;
+- the batched memory read asks for each (namespace, id) once: this bench reads ONE entry from 32
+  connections, which were 32 joined rows per batch, each sent and parsed (memory.get 16.1k → 18.2k req/s
+  in full bench runs). Gets of distinct entries keep the shared query and gain nothing from this, as
+  distinct tokens gain nothing from the grouped limit checks.
+Tried and not kept: at most one limit-script call in flight, the checks that arrive meanwhile joining the
+next (edge 36.3 → 36.4 µs, noise). With the floor at 19 µs, info/echo ≥ 0.6 (about 26 µs of edge CPU with
+the services off its core) would leave ~7 µs for admission, the Redis check and the audit row together,
+which measure ~4, ~8 and ~6 µs here.
+
 Reading the figures (targets missed are stated as missed):
 - system.info vs the echo (${r.ratios.infoVsEcho >= 0.6 ? 'met' : 'missed'} in this run): the echo parses and answers ~80 bytes with no I/O. The edge answers ~2.4 KB
   (decisions.md puts the tool object in \`result\` three times: top level, \`content\` text,
   \`structuredContent\`), makes one Redis round trip for the rate limit and queues an audit row:
   ${r.results.edgeInfo.cpuUsPerReq - r.results.echo.cpuUsPerReq} µs more server CPU per request here. The rate-limit checks of all requests read in one
-  event-loop turn go to Redis as one call of the limit script (src/admission/limits.ts; ~12 checks per
-  call under this load): still one script and one round trip per request, each counted on its own.
+  event-loop turn go to Redis as one call of the limit script (src/admission/limits.ts), checks with the
+  same keys counted together: still one script and one round trip per request, each counted on its own.
 - memory.get vs the bare pg server (${r.ratios.getVsPg >= 0.7 ? 'met' : 'missed'} in this run: ${r.ratios.getVsPg}): both read the same row; the bare
-  server runs one query per request, the edge one query for all the gets of an event-loop turn, so it
-  is faster than the baseline despite admission, the Redis round trip and the audit row.
+  server runs one query per request, the edge one query for all the gets of an event-loop turn (each
+  entry asked once: here all of them read the same entry), so it is faster than the baseline despite
+  admission, the Redis round trip and the audit row.
 - vs the MCP SDK stateless pattern: system.info ${r.ratios.infoVsSdk >= 5 ? 'meets' : 'misses'} ≥ 5× here (${r.ratios.infoVsSdk}); memory.get ${r.ratios.getVsSdk >= 5 ? 'meets' : 'misses'} it
   (${r.ratios.getVsSdk}× by throughput, ${r.cpuRatios.getVsSdk}× by server CPU per request). The SDK baseline's tool does no I/O;
   the edge's get pays a Postgres read (shared per turn) and the admission path that system.info pays.
