@@ -145,4 +145,25 @@ describe('audit writer', () => {
     const stored = await t.db.selectFrom('audit_records').select(['method', 'tool']).distinct().execute();
     expect(stored).toEqual([{ method: wide, tool: 'é\\ü' }]);
   });
+
+  it('beyond 50,000 rows held while the database is away, drops the oldest batches and says how many', async () => {
+    const { logger, lines } = capturingLogger();
+    const writer = createAuditWriter(writerDb, logger, { flushMs: 60_000, batchSize: 1000 });
+    await sql`revoke insert on audit_records from ${role}`.execute(t.db);
+    const ids = Array.from({ length: 60_000 }, (_, i) => `h${String(i).padStart(5, '0')}`);
+    for (const id of ids) writer.record(row(id));
+    await writer.flush();
+    // The first full batch (h00000-h00999) is being written, and failing, while the rest are recorded:
+    // it is off the buffer then and back at its front after. Each time the buffer passes 50,000 rows it
+    // drops whole batches, oldest first, down to nine tenths: at 51,001 rows recorded h01000-h06999, at
+    // 57,001 h07000-h12999.
+    const failed = lines.filter((l) => l.msg === 'audit write failed') as Array<{
+      rows?: number;
+      dropped?: number;
+    }>;
+    expect(failed.at(-1)).toMatchObject({ rows: 48_000, dropped: 12_000 });
+    await sql`grant insert on audit_records to ${role}`.execute(t.db);
+    await writer.close();
+    expect(await written()).toEqual([...ids.slice(0, 1000), ...ids.slice(13_000)]);
+  });
 });

@@ -5,9 +5,9 @@ import { type AuditRow, copyAuditLines, createAuditLineEncoder } from './audit.r
 // decisions.md, Audit: one row per /mcp request, admitted or rejected. Rows are buffered and written with
 // one COPY per batch, off the request path; a request never waits on the audit table.
 //
-// A row is encoded into its batch's bytes as it is recorded: the request's objects die young, instead
-// of ~batchSize rows per flush living long enough to be copied out of the young generation and collected
-// with the old one (measured: docs/benchmarks.md, MCP edge).
+// Rows are held as their COPY bytes, in batch buffers that are used again once written: what waits for
+// Postgres is no JavaScript object for the collector to trace. Batches of 2000 rows by default: a
+// batch's fixed cost to Postgres is large (docs/benchmarks.md, MCP edge).
 
 export interface AuditWriter {
   record(row: AuditRow): void;
