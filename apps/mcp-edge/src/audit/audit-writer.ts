@@ -70,7 +70,7 @@ export function createAuditWriter(
     return open;
   }
 
-  /** A batch is done with (written, or dropped): its buffer may hold the next one. */
+  /** A batch is written (its COPY committed, so no write reads its buffer any more): the buffer may hold the next one. */
   function recycle(batch: Batch): void {
     if (spare.length < SPARE_BUFFERS) spare.push(batch.bytes);
   }
@@ -96,8 +96,8 @@ export function createAuditWriter(
         if (isDataError(error)) {
           // Rows Postgres refuses as data would be refused again on every retry, holding back every
           // row after them: this batch is dropped, and said so.
+          // Its buffer is not reused: the failed COPY's connection may still be sending from it.
           logger.error({ err: error, rows: batch.rows }, 'audit rows refused by the database, dropped');
-          recycle(batch);
           continue;
         }
         closed.unshift(batch);
