@@ -21,6 +21,14 @@ export async function prepareBenchDatabase(adminUrl, size, { fresh = false, log 
     const have = await sql`select count(*)::int as n from packages`.execute(db);
     if (have.rows[0].n === size && !fresh) {
       log(`pkgreg_bench already holds ${size} packages`);
+      // A migration that changed what the search tables hold marks them stale (-1): rebuild them here,
+      // or the server would, in the middle of the measurements.
+      const state = await sql`select change_counter::int as n from package_derived_state`.execute(db);
+      if ((state.rows[0]?.n ?? -1) < 0) {
+        const t = Date.now();
+        await refreshDerivedTables(db);
+        log(`derived tables marked stale by a migration: rebuilt in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      }
       return url;
     }
     const started = Date.now();

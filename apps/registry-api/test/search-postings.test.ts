@@ -77,6 +77,13 @@ const QUERIES = [
   'beta s1',
   'eps gam del',
   'works',
+  // One-character terms beside terms with blocks: name keys of their own, the blocks' re-check.
+  'alpha b',
+  'al b g',
+  'beta s',
+  'gamma w',
+  'd alpha',
+  'alpha b e',
 ];
 
 describe('posting plan (decisions.md: Registry search, posting tables)', () => {
@@ -143,8 +150,8 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
     for (const name of list.slice(0, scoped)) expect(name).toMatch(/alpha.*beta|beta.*alpha/);
   });
 
-  it('a rare term (no blocks) or a one-character term leaves the posting plan to the others', async () => {
-    for (const q of ['omegaword works', 'alpha b']) {
+  it('a rare term (no blocks), or terms of one character only, leave the posting plan to the others', async () => {
+    for (const q of ['omegaword works', 'a b', 'b']) {
       const statements: string[] = [];
       const res = await searchPackages(
         loggedDb((text) => statements.push(text)),
@@ -153,6 +160,43 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
       );
       expect(statements.some((s) => s.includes('"package_search_blocks" s'))).toBe(false);
       expect(names(res)).toEqual(names(await searchPackages(t.db, q, exact)));
+    }
+  });
+
+  it('a one-character term beside terms with blocks: its name key gives the tiers, the blocks leave it to the re-check', async () => {
+    for (const q of ['alpha b', 'b alpha e']) {
+      const statements: string[] = [];
+      const res = await searchPackages(
+        loggedDb((text) => statements.push(text)),
+        q,
+        postings,
+      );
+      expect(statements.some((s) => s.includes('"package_search_blocks" s'))).toBe(true);
+      expect({ q, names: names(res) }).toEqual({ q, names: names(await searchPackages(t.db, q, exact)) });
+    }
+  });
+
+  it('tables rebuilt before first-character keys existed: a one-character term leaves the query to the scan plan', async () => {
+    // What such a rebuild left: no one-character rows in the prefix statistics (and no such name keys).
+    const removed = await sql<{ prefix: string; docs: number; lexemes: number }>`
+      delete from package_search_prefixes where length(prefix) = 1 returning prefix, docs, lexemes`.execute(
+      t.db,
+    );
+    expect(removed.rows.length).toBeGreaterThan(0);
+    try {
+      const statements: string[] = [];
+      const res = await searchPackages(
+        loggedDb((text) => statements.push(text)),
+        'alpha b',
+        postings,
+      );
+      expect(statements.some((s) => s.includes('"package_search_blocks" s'))).toBe(false);
+      expect(names(res)).toEqual(names(await searchPackages(t.db, 'alpha b', exact)));
+    } finally {
+      for (const row of removed.rows) {
+        await sql`insert into package_search_prefixes (prefix, docs, lexemes)
+          values (${row.prefix}, ${row.docs}, ${row.lexemes})`.execute(t.db);
+      }
     }
   });
 
@@ -216,6 +260,20 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
     const byName = new Map(nameKeys.rows.map((r) => [r.key, r]));
     expect(byName.has('work')).toBe(false); // description only
     expect(byName.get('zeta')?.a.length).toBe(1);
+    // First characters too: `b` holds every name with a word starting with b.
+    const b = await sql<{ a: number[] }>`select a from package_search_name_keys where key = 'b'`.execute(
+      t.db,
+    );
+    const bTruth = await sql<{ ord: number }>`
+      select ord from package_search_docs where search_vector @@ to_tsquery('simple', 'b:*A') order by ord`.execute(
+      t.db,
+    );
+    expect(bTruth.rows.length).toBeGreaterThan(10);
+    expect(b.rows[0]?.a).toEqual(bTruth.rows.map((r) => r.ord));
+    // One-character prefixes are counted in the statistics (a lookup, not a sum over their lexemes).
+    const prefix = await sql<{ docs: number }>`
+      select docs::int from package_search_prefixes where prefix = 'a'`.execute(t.db);
+    expect(prefix.rows[0]?.docs).toBeGreaterThan(0);
     for (const weight of ['A', 'B'] as const) {
       const truth = await sql<{ ord: number }>`
         select ord from package_search_docs

@@ -70,6 +70,11 @@ export interface PrefixStats {
   blocked: boolean;
   /** `lexemes` is not empty and every one of them has its own positions in package_search_blocks. */
   lexemesBlocked: boolean;
+  /**
+   * package_search_prefixes holds the prefix. For one character, that also says the last rebuild stored
+   * first-character name keys (both came in the same change, and a rebuild swaps every table at once).
+   */
+  counted: boolean;
 }
 
 /** The longest lexeme prefix pkgreg_search_keys stores (migration 2026-11-21T1400-search-keys). */
@@ -91,9 +96,9 @@ interface StatsRow {
  * which stored lexemes it expands to, and its prefix keys. The english stem is a prefix too
  * (descriptions are stemmed: `running` is stored as `run`). Sums over-count documents holding several
  * lexemes of one prefix (`data` and `database`); measured a few percent, fine for planning.
- * A prefix of 2 to SEARCH_KEY_LENGTH characters that is its own stem is one row of
+ * A prefix of 1 to SEARCH_KEY_LENGTH characters that is its own stem is one row of
  * package_search_prefixes; summing its lexemes instead (4,950 of them for "qu" in the 1M bench data)
- * took about half of "qu lo mo"'s 13 ms.
+ * took about half of "qu lo mo"'s 13 ms, and 5 of "code r"'s 12 ms for the one-character "r".
  */
 export async function prefixStats(db: Db, prefixes: string[], maxExpansions: number): Promise<PrefixStats[]> {
   const inRange = (from: RawBuilder<unknown>) =>
@@ -128,7 +133,7 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
       ) x
     ) l
     left join package_search_prefixes ps
-      on ps.prefix = l.prefix and l.stem = l.prefix and length(l.prefix) between 2 and ${SEARCH_KEY_LENGTH}
+      on ps.prefix = l.prefix and l.stem = l.prefix and length(l.prefix) between 1 and ${SEARCH_KEY_LENGTH}
     left join package_search_prefixes pk on pk.prefix = l.prefix_key and l.stem_key = l.prefix_key
     cross join lateral (
       select case when coalesce(ps.lexemes, 0) <= ${maxExpansions} then (select array_agg(x.lexeme) from (
@@ -149,6 +154,7 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
       keyDocs: row.key_docs ?? row.docs,
       blocked: Boolean(row.keys && row.blocked),
       lexemesBlocked: lexemes.length > 0 && lexemes.length <= maxExpansions && row.lexemes_blocked,
+      counted: row.table_lexemes !== null,
     };
   });
 }
@@ -466,7 +472,7 @@ export async function blockMatches(
   const perBlock = postings(
     'package_search_blocks',
     'ords',
-    terms.map((t) => t.block),
+    terms.filter((t) => t.block.length > 0).map((t) => t.block),
     sql`and s.block = g.block`,
     'p',
   );
@@ -534,7 +540,7 @@ export async function rebuildSearchTables(
   await sql`
     create table package_search_prefixes_next as
     select left(lexeme, n) as prefix, sum(ndoc)::bigint as docs, count(*)::int as lexemes
-    from package_search_lexemes_next, generate_series(2, ${sql.lit(SEARCH_KEY_LENGTH)}) n
+    from package_search_lexemes_next, generate_series(1, ${sql.lit(SEARCH_KEY_LENGTH)}) n
     where length(lexeme) >= n
     group by 1`.execute(db);
   await sql`alter table package_search_prefixes_next
@@ -552,12 +558,15 @@ export async function rebuildSearchTables(
     from package_search_docs_next d
     cross join lateral unnest(tsvector_to_array(d.search_vector)) l(lexeme)
     cross join lateral ${keysOf(sql`l.lexeme`)} k(key)
-    where k.key in (select prefix from package_search_prefixes_next where docs >= ${sql.lit(blockMinDocs)})
+    where k.key in (
+        select prefix from package_search_prefixes_next where length(prefix) >= 2 and docs >= ${sql.lit(blockMinDocs)})
       or k.key in (select lexeme from package_search_lexemes_next where ndoc >= ${sql.lit(blockMinDocs)})
     group by 1, 2`.execute(db);
   await sql`alter table package_search_blocks_next
     add constraint package_search_blocks_next_pkey primary key (key, block)`.execute(db);
-  // Name keys: every key of the name (weight A) and scope (weight B) lexemes, however rare.
+  // Name keys: every key of the name (weight A) and scope (weight B) lexemes, however rare, and their
+  // first character too (a one-character term, "code r", has no other key: its name positions come
+  // from here, and the blocks leave it to the re-check).
   await sql`
     create table package_search_name_keys_next as
     select k.key,
@@ -565,7 +574,7 @@ export async function rebuildSearchTables(
       uniq(sort(coalesce(array_agg(d.ord) filter (where 'B' = any(l.weights)), '{}'))) as b
     from package_search_docs_next d
     cross join lateral unnest(ts_filter(d.search_vector, '{a,b}')) l
-    cross join lateral ${keysOf(sql`l.lexeme`)} k(key)
+    cross join lateral (select key from ${keysOf(sql`l.lexeme`)} x(key) union select left(l.lexeme, 1)) k(key)
     group by 1`.execute(db);
   await sql`alter table package_search_name_keys_next
     add constraint package_search_name_keys_next_pkey primary key (key)`.execute(db);

@@ -203,6 +203,15 @@ function postingTerms(lexemes: string[], stats: PrefixStats[], plan: SearchPlanO
     const stat = stats[i];
     if (!stat) return null;
     if (extendedByAnother(lexemes, i)) continue;
+    if (lexeme.length === 1) {
+      // No block key holds every lexeme that starts with one character: the blocks leave it to the
+      // re-check, and its name key (the rebuild stores every name and scope word's first character)
+      // gives its name positions exactly. Tables from a rebuild before that have neither the key nor
+      // the prefix's statistics: the scan plan answers until the next rebuild.
+      if (!stat.counted) return null;
+      terms.push({ name: [lexeme], nameExact: true, block: [], postings: Number.POSITIVE_INFINITY });
+      continue;
+    }
     if (!stat.keys) return null;
     // A narrow term's own lexemes when they all have blocks and its keys have none, or reach far more
     // packages (`helper` beside `help`, which every "helps" holds): fewer candidates to re-check.
@@ -224,7 +233,8 @@ function postingTerms(lexemes: string[], stats: PrefixStats[], plan: SearchPlanO
   }
   // Rarest first: the intersections stop reading once they are empty.
   terms.sort((a, b) => a.postings - b.postings);
-  return terms.length > 0 ? terms : null;
+  // Some term must have blocks: one-character terms alone are the scan plan's ("a b").
+  return terms.some((term) => term.block.length > 0) ? terms : null;
 }
 
 /**
