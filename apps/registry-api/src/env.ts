@@ -24,6 +24,8 @@ export const EnvSchema = z.object({
   DOWNLOAD_FLUSH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   /** Track batch INSERTs running at once per process (group commit); 1 measured best (bigger batches). */
   TRACK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(1),
+  /** After a busy commit, how long (ms) the next track batch may wait for more calls (0 = never). */
+  TRACK_HOLD_MS: z.coerce.number().min(0).max(10).default(0.3),
   /** Detail/skill-md micro-cache lifetime per process, ms (0 = off); changes show within this much more. */
   DETAIL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   /** How often package changes are checked for list positions and search order (lists trail by about this). */

@@ -28,7 +28,11 @@ const trackPool = createPool(env.DATABASE_URL, {
   applicationName: 'pkgreg-registry-api-track',
   settings: { plan_cache_mode: 'force_generic_plan' },
 });
-const recorder = createDownloadRecorder(db, { maxInFlight: env.TRACK_MAX_IN_FLIGHT, pool: trackPool });
+const recorder = createDownloadRecorder(db, {
+  maxInFlight: env.TRACK_MAX_IN_FLIGHT,
+  pool: trackPool,
+  holdMs: env.TRACK_HOLD_MS,
+});
 const server = await listen(
   createApp({ db, redis, logger, env, recorder }),
   env.REGISTRY_PORT,

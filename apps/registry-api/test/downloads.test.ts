@@ -173,6 +173,58 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
     await foldAllDownloadDeltas(t.db);
   });
 
+  describe('after a busy commit the next batch waits for the clients just answered (download-recorder.ts: holdMs)', () => {
+    /** Ten calls at once, then the same ten clients back one by one, 2 ms apart; batch rows the second wave wrote. */
+    const twoWaves = async (holdMs: number) => {
+      await foldAllDownloadDeltas(t.db);
+      const recorder = createDownloadRecorder(t.db, { holdMs });
+      await Promise.all(Array.from({ length: 10 }, () => recorder.record('acme', 'cold')));
+      const before = await batchRows();
+      const wave = Array.from({ length: 10 }, (_, i) =>
+        new Promise((resolve) => setTimeout(resolve, 2 * i)).then(() => recorder.record('acme', 'cold')),
+      );
+      expect((await Promise.all(wave)).every(Boolean)).toBe(true);
+      const rows = (await batchRows()) - before;
+      expect(await pendingCalls('cold')).toBe(20);
+      await foldAllDownloadDeltas(t.db);
+      return rows;
+    };
+
+    it('one commit for the whole second wave when they come back within the hold; one each without it', async () => {
+      expect(await twoWaves(500)).toBe(1);
+      expect(await twoWaves(0)).toBeGreaterThan(3);
+    });
+
+    it('never after a small batch (an idle server adds no delay), and never past holdMs', async () => {
+      await foldAllDownloadDeltas(t.db);
+      const idle = createDownloadRecorder(t.db, { holdMs: 5000 });
+      await Promise.all(Array.from({ length: 3 }, () => idle.record('acme', 'cold')));
+      let started = performance.now();
+      expect(await idle.record('acme', 'cold')).toBe(true);
+      expect(performance.now() - started).toBeLessThan(2500);
+
+      // After a batch of 10, one client comes back: it waits out the hold (the other nine never do).
+      const busy = createDownloadRecorder(t.db, { holdMs: 300 });
+      await Promise.all(Array.from({ length: 10 }, () => busy.record('acme', 'cold')));
+      started = performance.now();
+      expect(await busy.record('acme', 'cold')).toBe(true);
+      const waited = performance.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(200);
+      expect(waited).toBeLessThan(5000);
+      expect(await pendingCalls('cold')).toBe(15);
+
+      // Shutdown during a hold writes what waits at once (drain), instead of waiting out the hold.
+      const stopping = createDownloadRecorder(t.db, { holdMs: 5000 });
+      await Promise.all(Array.from({ length: 10 }, () => stopping.record('acme', 'cold')));
+      const late = stopping.record('acme', 'cold');
+      started = performance.now();
+      await stopping.drain();
+      expect(await late).toBe(true);
+      expect(performance.now() - started).toBeLessThan(2500);
+      await foldAllDownloadDeltas(t.db);
+    });
+  });
+
   it('array literals built by hand: a package named "null" is a name, not a NULL; a quote is refused', async () => {
     await insertPackages(t.db, [packageRow({ scope: 'acme', name: 'null' })]);
     const recorder = createDownloadRecorder(t.db);

@@ -27,7 +27,15 @@ export interface DownloadRecorderOptions {
    * queries; default: the pool under `db`. Either way the batch is a prepared statement.
    */
   pool?: PgPool;
+  /**
+   * After a busy commit, at most this long the next batch waits for the calls of the clients it just
+   * answered (default 0.3 ms; 0: it never waits). See createDownloadRecorder.
+   */
+  holdMs?: number;
 }
+
+/** A batch smaller than this is not a busy server's: the next one never waits after it. */
+const HOLD_MIN_BATCH = 8;
 
 /**
  * Group commit for track calls. A call joins the pending batch; while fewer than `maxInFlight` inserts
@@ -36,6 +44,14 @@ export interface DownloadRecorderOptions {
  * of calls as ONE row (package ids and counts, same-package calls summed, so a hot package never
  * serializes on anything). Each call is answered only after the insert holding it committed: an
  * answered track survives a crash or kill of the process.
+ *
+ * Clients that wait for their answer (an install, a benchmark's connections) otherwise settle into two
+ * groups taking turns, each commit carrying half of them: while one group's batch commits, the other's
+ * calls arrive. So after a commit of at least HOLD_MIN_BATCH calls, the next batch waits up to `holdMs`
+ * for as many calls as the clients just answered plus those already waiting (the clients that seem to
+ * be there), and goes as soon as they are in; one commit then carries them all. The wait polls on
+ * setImmediate, which serves every other request meanwhile; it is the one moment the process spins.
+ * Measured on the 1M bench database, 50 connections: track uniform +12-16%, hot +17-20% (docs/benchmarks.md).
  */
 export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions = {}): DownloadRecorder {
   const maxBatch = options.maxBatch ?? 2000;
@@ -80,16 +96,37 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
     }
   };
 
+  const holdMs = options.holdMs ?? 0.3;
+  let holding = false;
+
   const pump = () => {
+    if (holding) return;
     while (inFlight.size < maxInFlight && pending.length > 0) {
       const batch = pending.slice(0, maxBatch);
       pending = pending.slice(batch.length);
       const write: Promise<void> = writeBatch(batch).finally(() => {
         inFlight.delete(write);
-        pump();
+        afterCommit(batch.length);
       });
       inFlight.add(write);
     }
+  };
+
+  const afterCommit = (answered: number) => {
+    const expected = Math.min(answered + pending.length, maxBatch);
+    if (holdMs <= 0 || answered < HOLD_MIN_BATCH || pending.length >= expected) {
+      pump();
+      return;
+    }
+    holding = true;
+    const until = performance.now() + holdMs;
+    const poll = () => {
+      if (pending.length >= expected || performance.now() >= until) {
+        holding = false;
+        pump();
+      } else setImmediate(poll);
+    };
+    setImmediate(poll);
   };
 
   // A call does not start a batch on its own: the pump runs once the event loop has read every
@@ -114,6 +151,7 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
     },
     async drain() {
       while (inFlight.size > 0 || pending.length > 0) {
+        holding = false; // shutting down: nothing more is coming to wait for
         pump();
         await Promise.all(inFlight);
       }
