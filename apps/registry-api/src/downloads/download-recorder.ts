@@ -113,6 +113,7 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
   };
 
   const afterCommit = (answered: number) => {
+    if (holding) return; // another batch's hold is running (maxInFlight > 1): it pumps when it ends
     const expected = Math.min(answered + pending.length, maxBatch);
     if (holdMs <= 0 || answered < HOLD_MIN_BATCH || pending.length >= expected) {
       pump();
