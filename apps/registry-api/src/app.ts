@@ -44,7 +44,12 @@ export interface Registry {
 
 export function createRegistry(deps: AppDeps): Registry {
   const cache = createPackageCache(deps.db, { ttlMs: deps.env.DETAIL_CACHE_TTL_MS });
-  const recorder = deps.recorder ?? createDownloadRecorder(deps.db);
+  const recorder =
+    deps.recorder ??
+    createDownloadRecorder(deps.db, {
+      maxInFlight: deps.env.TRACK_MAX_IN_FLIGHT,
+      holdMs: deps.env.TRACK_HOLD_MS,
+    });
   const express = createExpressApp(deps, cache, recorder);
   return { handler: createFastLane({ app: express, cache, recorder }), express, cache, recorder };
 }

@@ -29,7 +29,7 @@ export interface DownloadRecorderOptions {
   pool?: PgPool;
   /**
    * After a busy commit, at most this long the next batch waits for the calls of the clients it just
-   * answered (default 0.3 ms; 0: it never waits). See createDownloadRecorder.
+   * answered (default 0: it never waits; the API passes TRACK_HOLD_MS). See createDownloadRecorder.
    */
   holdMs?: number;
 }
@@ -96,7 +96,7 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
     }
   };
 
-  const holdMs = options.holdMs ?? 0.3;
+  const holdMs = options.holdMs ?? 0;
   let holding = false;
 
   const pump = () => {
