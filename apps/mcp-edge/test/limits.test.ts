@@ -115,6 +115,140 @@ describe('limiter: checks of one turn with the same keys', () => {
     expect(counts.every((c) => c === '2')).toBe(true);
   });
 
+  it('lease a hot key units that later checks take with no round trip, counted in Redis as used', async () => {
+    // docs/decisions.md, "Rate-limit leases". The fixed clock makes every call of a key "hot".
+    const conn = new Redis(TEST_REDIS_URL, { keyPrefix: `${testKeyPrefix('limits-lease')}:` });
+    try {
+      const l = createLimiter(
+        conn,
+        { ratePerMinute: 1_000_000, rateOverrides: {}, invokePerMinute: 1, compactPerMinute: 1 },
+        () => at,
+      );
+      const who = subject();
+      const info = { ...who, tool: 'pkgreg.system.v1.info' };
+      const key = `edge:rate:${who.namespace}:${who.tokenId}:pkgreg.system.v1.info:${window}`;
+      // Turn after turn of 10 checks: the first calls lease nothing, then each spent lease doubles.
+      let checks = 0;
+      for (let turn = 0; turn < 12; turn++) {
+        expect(
+          await verdicts(
+            l,
+            Array.from({ length: 10 }, () => info),
+          ),
+        ).toEqual(Array(10).fill('ok'));
+        checks += 10;
+      }
+      const counted = Number(await conn.get(key));
+      // Redis counted every check plus the units leased and not yet handed out.
+      expect(counted).toBeGreaterThan(checks);
+      const held = counted - checks;
+      // Those units admit checks while Redis is unreachable: no round trip for them.
+      conn.disconnect();
+      const fromLease = await verdicts(
+        l,
+        Array.from({ length: held }, () => info),
+      );
+      expect(fromLease).toEqual(Array(held).fill('ok'));
+      // The next one needs Redis again, and fails as an error, not a verdict.
+      await expect(l.check(info)).rejects.not.toBeInstanceOf(RejectError);
+    } finally {
+      conn.disconnect();
+    }
+  });
+
+  it('with leases, one edge admits exactly the rate and two edges never more than it', async () => {
+    const rate = 2000;
+    const make = () => limiter(rate);
+    const who = subject();
+    const info = { ...who, tool: 'pkgreg.system.v1.info' };
+    // One edge: 3000 checks in turns of 25; exactly the first 2000 pass.
+    const one = make();
+    const got: Verdict[] = [];
+    for (let turn = 0; turn < 120; turn++)
+      got.push(
+        ...(await verdicts(
+          one,
+          Array.from({ length: 25 }, () => info),
+        )),
+      );
+    expect(got.filter((v) => v === 'ok')).toHaveLength(rate);
+    expect(got.slice(0, rate).every((v) => v === 'ok')).toBe(true);
+
+    // Two edges taking turns on one key: together exactly the rate, as both go on until refused.
+    const both = subject();
+    const a = make();
+    const b = make();
+    let admitted = 0;
+    for (let turn = 0; turn < 100; turn++) {
+      for (const l of [a, b]) {
+        const v = await verdicts(
+          l,
+          Array.from({ length: 20 }, () => ({ ...both, tool: 'pkgreg.system.v1.info' })),
+        );
+        admitted += v.filter((x) => x === 'ok').length;
+      }
+    }
+    expect(admitted).toBe(rate);
+
+    // An edge that stops while it holds a lease leaves the other all but those units, at most an eighth of what was left.
+    const third = subject();
+    const c = make();
+    const d = make();
+    const key = `edge:rate:${third.namespace}:${third.tokenId}:pkgreg.system.v1.info:${window}`;
+    let byC = 0;
+    let counted = 0;
+    // 20 turns or more, until c is left holding units (a lease can end exactly with a turn).
+    for (let turn = 0; turn < 20 || counted === byC; turn++) {
+      byC += (
+        await verdicts(
+          c,
+          Array.from({ length: 20 }, () => ({ ...third, tool: 'pkgreg.system.v1.info' })),
+        )
+      ).filter((x) => x === 'ok').length;
+      counted = Number(await redis.get(key));
+    }
+    const heldByC = counted - byC;
+    expect(heldByC).toBeGreaterThan(0);
+    // Turns run one after the other, so what c holds is its last call's lease, at most an eighth of what
+    // was left after that call's group: lease <= (rate - (counted - lease)) / 8.
+    expect(heldByC * 7).toBeLessThanOrEqual(rate - counted);
+    let byD = 0;
+    for (let turn = 0; turn < 200; turn++) {
+      byD += (
+        await verdicts(
+          d,
+          Array.from({ length: 20 }, () => ({ ...third, tool: 'pkgreg.system.v1.info' })),
+        )
+      ).filter((x) => x === 'ok').length;
+    }
+    expect(byC + byD).toBe(rate - heldByC);
+  });
+
+  it('lease nothing to keys that call Redis less often than hot, nor with a quota', async () => {
+    let clock = at;
+    const l = createLimiter(
+      redis,
+      { ratePerMinute: 1000, rateOverrides: {}, invokePerMinute: 1000, compactPerMinute: 1 },
+      () => clock,
+    );
+    const who = subject();
+    for (let i = 0; i < 20; i++) {
+      expect(await verdicts(l, [{ ...who, tool: 'pkgreg.system.v1.info' }])).toEqual(['ok']);
+      clock += 150; // slower than one call per LEASE_HOT_MS
+    }
+    expect(await redis.get(`edge:rate:${who.namespace}:${who.tokenId}:pkgreg.system.v1.info:${window}`)).toBe(
+      '20',
+    );
+    clock = at;
+    for (let i = 0; i < 20; i++) {
+      await verdicts(l, [{ ...who, tool: 'pkgreg.agents.v1.invoke', quota: 'invoke' as const }]);
+    }
+    expect(
+      await redis.get(`edge:rate:${who.namespace}:${who.tokenId}:pkgreg.agents.v1.invoke:${window}`),
+    ).toBe('20');
+    expect(await redis.get(`edge:quota:${who.namespace}:${who.tokenId}:invoke:${window}`)).toBe('20');
+  });
+
   it('reject every waiter of the call when Redis fails, as an error and not a verdict', async () => {
     const broken = new Redis(TEST_REDIS_URL, { keyPrefix: `${testKeyPrefix('limits-broken')}:` });
     try {
