@@ -93,6 +93,28 @@ describe('row: token missing or invalid → 401 + WWW-Authenticate (full battery
     const res = await rpc(h, undefined, 'ping', {}, { headers: { Authorization: 'Basic Zm9vOmJhcg==' } });
     expectRpcError(res, 401, 'token_invalid');
   });
+
+  it('reads the header afresh however often it comes: a refused one stays refused, the scheme in any case', async () => {
+    // The handler remembers each Authorization header's token (mcp.handler.ts, tokenOf): what it
+    // remembers must answer exactly as the parse would.
+    for (let i = 0; i < 3; i++) {
+      const bad = await rpc(h, undefined, 'ping', {}, { headers: { Authorization: `Bearer ${c.token} x` } });
+      expectRpcError(bad, 401, 'token_invalid');
+      for (const header of [`Bearer ${c.token}`, `bearer ${c.token}`, ` BEARER ${c.token} `]) {
+        expect((await rpc(h, undefined, 'ping', {}, { headers: { Authorization: header } })).status).toBe(
+          200,
+        );
+      }
+      const tampered = await rpc(
+        h,
+        undefined,
+        'ping',
+        {},
+        { headers: { Authorization: `Bearer ${c.token}A` } },
+      );
+      expectRpcError(tampered, 401, 'token_invalid');
+    }
+  });
 });
 
 describe('row: body not JSON / not JSON-RPC / a batch → 400 -32700 or -32600', () => {

@@ -33,7 +33,10 @@ export function writeRpcError(res: ServerResponse, ctx: RpcErrorContext, error: 
     [key: string]: unknown;
   };
   const status = typeof statusOverride === 'number' ? statusOverride : form.httpStatus;
-  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  const headers: Record<string, string> = {
+    'X-Request-Id': ctx.requestId,
+    'Content-Type': 'application/json',
+  };
   if (error.reason === 'token_invalid') {
     // RFC 6750 §3.1: a request without credentials gets a challenge without an error code.
     headers['WWW-Authenticate'] = tokenMissing
