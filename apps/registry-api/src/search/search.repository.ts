@@ -101,6 +101,12 @@ interface StatsRow {
  * took about half of "qu lo mo"'s 13 ms, and 5 of "code r"'s 12 ms for the one-character "r".
  */
 export async function prefixStats(db: Db, prefixes: string[], maxExpansions: number): Promise<PrefixStats[]> {
+  if (!Number.isInteger(maxExpansions) || maxExpansions < 0) throw new Error('maxExpansions: a whole number');
+  // Planned once per connection, not per search: the code's constants are written into the text, and the
+  // prefixes reach the plan through a sub-select, so no plan ever sees their values. A custom plan (for
+  // the values at hand) then costs what the generic one does, and after its five custom plans Postgres
+  // keeps the generic one: 0.55-1.2 ms of planning per search became 0.015 (docs/benchmarks.md).
+  const keyLength = sql.lit(SEARCH_KEY_LENGTH);
   const inRange = (from: RawBuilder<unknown>) =>
     sql`(s.lexeme >= ${from} and s.lexeme < ${from} || chr(1114111))`;
   const either = sql`(${inRange(sql`l.prefix`)} or ${inRange(sql`l.stem`)})`;
@@ -126,23 +132,28 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
       (select coalesce(bool_and(exists (select 1 from package_search_blocks b where b.key = u.lexeme)), false)
         from unnest(lx.lexemes) u(lexeme)) as lexemes_blocked
     from (
-      select x.*, left(x.prefix, ${SEARCH_KEY_LENGTH}) as prefix_key, left(x.stem, ${SEARCH_KEY_LENGTH}) as stem_key
+      select x.*, left(x.prefix, ${keyLength}) as prefix_key, left(x.stem, ${keyLength}) as stem_key
       from (
         select u.prefix, u.i, coalesce((ts_lexize('english_stem', u.prefix))[1], u.prefix) as stem
-        from unnest(${prefixes}::text[]) with ordinality as u(prefix, i)
+        from unnest((select ${prefixes}::text[])) with ordinality as u(prefix, i)
       ) x
     ) l
     left join package_search_prefixes ps
-      on ps.prefix = l.prefix and l.stem = l.prefix and length(l.prefix) between 1 and ${SEARCH_KEY_LENGTH}
+      on ps.prefix = l.prefix and l.stem = l.prefix and length(l.prefix) between 1 and ${keyLength}
     left join package_search_prefixes pk on pk.prefix = l.prefix_key and l.stem_key = l.prefix_key
     cross join lateral (
-      select case when coalesce(ps.lexemes, 0) <= ${maxExpansions} then (select array_agg(x.lexeme) from (
-        select s.lexeme from package_search_lexemes s where ${either} limit ${maxExpansions + 1}) x) end as lexemes
+      select case when coalesce(ps.lexemes, 0) <= ${sql.lit(maxExpansions)} then (select array_agg(x.lexeme) from (
+        select s.lexeme from package_search_lexemes s where ${either} limit ${sql.lit(maxExpansions + 1)}) x) end as lexemes
     ) lx
     order by l.i`.compile(db);
-  // Named: each connection plans this join once, not on every search (the derived tables' swap
-  // invalidates the plan, and Postgres re-plans it).
-  const rows = await queryNamed<StatsRow>(db, 'pkgreg_search_prefix_stats', query.sql, query.parameters);
+  // Named: each connection keeps the plan (the derived tables' swap invalidates it, and Postgres
+  // re-plans it). One name per maxExpansions, as that is in the text.
+  const rows = await queryNamed<StatsRow>(
+    db,
+    `pkgreg_search_prefix_stats_${maxExpansions}`,
+    query.sql,
+    query.parameters,
+  );
   return rows.map((row) => {
     // Listed up to maxExpansions + 1 when not counted by the table: one more than that means broad.
     const lexemes = row.lexemes ?? [];
