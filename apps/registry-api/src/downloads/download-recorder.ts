@@ -154,6 +154,9 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
       while (inFlight.size > 0 || pending.length > 0) {
         holding = false; // shutting down: nothing more is coming to wait for
         pump();
+        // With no hold, pump writes whatever waits. Should it ever not, this loop would spin on
+        // microtasks for good (no timer could fire to end it): a shutdown that cannot progress says so.
+        if (inFlight.size === 0) throw new Error('download recorder: drain could not start a batch');
         await Promise.all(inFlight);
       }
     },
