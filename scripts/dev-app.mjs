@@ -5,7 +5,9 @@ import { spawn } from 'node:child_process';
 
 const entry = process.argv[2] ?? 'dist/index.js';
 const children = [
-  spawn('tsc', ['-p', 'tsconfig.build.json', '--watch', '--preserveWatchOutput'], { stdio: ['ignore', 'inherit', 'inherit'] }),
+  spawn('tsc', ['-p', 'tsconfig.build.json', '--watch', '--preserveWatchOutput'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  }),
   spawn(process.execPath, ['--watch', entry], { stdio: ['ignore', 'inherit', 'inherit'] }),
 ];
 
@@ -24,4 +26,5 @@ setInterval(() => {
   // Orphaned: our parent is gone (ppid changed), so nobody will signal us.
   if (process.ppid !== parent) stop();
 }, 1000).unref();
-for (const child of children) child.on('exit', () => children.every((c) => c.exitCode !== null || c.signalCode) && process.exit(0));
+for (const child of children)
+  child.on('exit', () => children.every((c) => c.exitCode !== null || c.signalCode) && process.exit(0));

@@ -19,7 +19,8 @@ const fail = (message) => {
 
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
-  if (result.status !== 0) fail(`${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
+  if (result.status !== 0)
+    fail(`${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
 }
 
 function has(command) {
@@ -29,12 +30,17 @@ function has(command) {
 // 1. Node 24 and pnpm. Re-run this script under Node 24 when started by an older one.
 const nodeMajor = Number(process.versions.node.split('.')[0]);
 if (nodeMajor !== 24 || !has('pnpm')) {
-  log(`node ${process.version}${has('pnpm') ? '' : ', no pnpm'}: bootstrapping Node 24 and pnpm from the npm registry`);
+  log(
+    `node ${process.version}${has('pnpm') ? '' : ', no pnpm'}: bootstrapping Node 24 and pnpm from the npm registry`,
+  );
   run('bash', [path.join(root, 'scripts/bootstrap.sh')]);
   const prefix = process.getuid?.() === 0 ? '/usr/local' : path.join(process.env.HOME ?? '', '.local');
   const env = { ...process.env, PATH: `${path.join(prefix, 'bin')}:${process.env.PATH}` };
   process.on('SIGINT', () => {}); // the child gets the terminal's Ctrl-C and shuts down itself
-  const child = spawnSync('node', [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', env });
+  const child = spawnSync('node', [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env,
+  });
   process.exit(child.status ?? 1);
 }
 
@@ -97,7 +103,8 @@ async function resolveDatabaseUrl() {
   const port = 54329;
   // PostgreSQL refuses to run as root: run it as the postgres user when we are root.
   const asUser = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
-  const exec = (cmd, args) => run(asUser[0] ?? cmd, [...asUser.slice(1), ...(asUser.length ? [cmd] : []), ...args]);
+  const exec = (cmd, args) =>
+    run(asUser[0] ?? cmd, [...asUser.slice(1), ...(asUser.length ? [cmd] : []), ...args]);
   if (!existsSync(path.join(pgData, 'PG_VERSION'))) {
     log(`initialising PostgreSQL in ${pgData}`);
     mkdirSync(pgData, { recursive: true });
@@ -105,8 +112,23 @@ async function resolveDatabaseUrl() {
     exec(initdb, ['-D', pgData, '-U', 'postgres', '--auth=trust', '--encoding=UTF8']);
   }
   log(`starting PostgreSQL on 127.0.0.1:${port}`);
-  exec(pgCtl, ['-D', pgData, '-o', `-p ${port} -k /tmp -c listen_addresses=127.0.0.1`, '-l', path.join(dataDir, 'postgres.log'), '-w', 'start']);
-  cleanups.push(() => spawnSync(asUser[0] ?? pgCtl, [...asUser.slice(1), ...(asUser.length ? [pgCtl] : []), '-D', pgData, '-m', 'fast', 'stop'], { stdio: 'ignore' }));
+  exec(pgCtl, [
+    '-D',
+    pgData,
+    '-o',
+    `-p ${port} -k /tmp -c listen_addresses=127.0.0.1`,
+    '-l',
+    path.join(dataDir, 'postgres.log'),
+    '-w',
+    'start',
+  ]);
+  cleanups.push(() =>
+    spawnSync(
+      asUser[0] ?? pgCtl,
+      [...asUser.slice(1), ...(asUser.length ? [pgCtl] : []), '-D', pgData, '-m', 'fast', 'stop'],
+      { stdio: 'ignore' },
+    ),
+  );
   return `postgres://postgres@127.0.0.1:${port}/pkgreg`;
 }
 
@@ -118,9 +140,13 @@ async function resolveRedisUrl() {
   const dir = path.join(dataDir, 'redis');
   mkdirSync(dir, { recursive: true });
   log(`starting Redis on 127.0.0.1:${port}`);
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
+  const redis = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
   cleanups.push(() => redis.kill('SIGTERM'));
   await waitForPort(port, 'Redis');
   return `redis://127.0.0.1:${port}`;
@@ -147,17 +173,25 @@ if (existsSync(path.join(root, 'apps/registry-api/dist/cli.js'))) {
   run('node', ['apps/registry-api/dist/cli.js', 'seed-demo'], { env });
 }
 if (existsSync(path.join(root, 'apps/mcp-edge/dist/cli.js'))) {
-  const demo = spawnSync('node', ['apps/mcp-edge/dist/cli.js', 'clients:demo'], { cwd: root, env, encoding: 'utf8' });
+  const demo = spawnSync('node', ['apps/mcp-edge/dist/cli.js', 'clients:demo'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+  });
   if (demo.status === 0 && demo.stdout.trim()) log(`MCP demo client:\n${demo.stdout.trim()}`);
 }
 
 // 7. Every app's `dev` task under turbo, in a process group of its own so Ctrl-C stops all of it.
-const stack = spawn('pnpm', ['turbo', 'run', 'dev', '--filter=./apps/*', '--filter=./packages/*', '--ui=stream'], {
-  cwd: root,
-  env,
-  stdio: 'inherit',
-  detached: true,
-});
+const stack = spawn(
+  'pnpm',
+  ['turbo', 'run', 'dev', '--filter=./apps/*', '--filter=./packages/*', '--ui=stream'],
+  {
+    cwd: root,
+    env,
+    stdio: 'inherit',
+    detached: true,
+  },
+);
 
 let stopping = false;
 async function stop(code = 0) {

@@ -27,7 +27,9 @@ export async function prepareBenchDatabase(adminUrl, size, { fresh = false, log 
       if ((state.rows[0]?.n ?? -1) < 0) {
         const t = Date.now();
         await refreshDerivedTables(db);
-        log(`derived tables marked stale by a migration: rebuilt in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+        log(
+          `derived tables marked stale by a migration: rebuilt in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+        );
       }
       return url;
     }
