@@ -280,6 +280,22 @@ async function searchPostings(
   let blockTier0 = 0;
   let blockTier2 = 0;
   let lastOrd = 0;
+  // A name statement still running (the block phase goes on meanwhile), and its error if it failed.
+  let names: Promise<void> | undefined;
+  let namesFailed: { error: unknown } | undefined;
+  const runNames = (statement: Promise<void>) => {
+    // Never rejects: its error is thrown where the loop waits (a rejection nobody awaits yet would be
+    // an unhandled one while a block chunk runs).
+    names = statement.then(
+      () => {
+        names = undefined;
+      },
+      (error: unknown) => {
+        names = undefined;
+        namesFailed = { error };
+      },
+    );
+  };
   for (;;) {
     // 50 all-in-name matches among the positions read in order (names, or blocks: every match before
     // the cursor was read) are the page.
@@ -288,16 +304,26 @@ async function searchPostings(
     const settled = nameTier0 >= page || blockTier0 >= page || block > lastBlock;
     // One term: its all-in-name matches are usually dense among the first blocks' positions, which then
     // settle the page alone; the name phase (a whole list: ~600 KB for a head word) waits a round.
-    const namesOpen = !settled && nameNext <= nameCandidates && (terms.length > 1 || blockCount > 0);
+    const namesOpen =
+      !names && !settled && nameNext <= nameCandidates && (terms.length > 1 || blockCount > 0);
     const need = page - nameTier01 - blockTier2;
-    // After the first chunk, blocks wait for the name phase to finish: until then it may settle the page
-    // alone, and how many places tier 2 has left is not known.
-    const blocksOpen = !settled && need > 0 && (blockCount === 0 || nameNext > nameCandidates);
-    if (!namesOpen && !blocksOpen) break;
+    // After the first chunk, blocks go on only while a name statement runs (usually the longer one), one
+    // chunk at a time, sized by what tiers 0 and 1 are known to hold so far: the name phase may still
+    // settle the page alone, but reading ahead in ranking order never changes the page, it only costs,
+    // and it costs no time while the names are the slower. When no name statement runs and the name
+    // phase is not over, its next chunk starts first.
+    const blocksOpen =
+      !settled && need > 0 && (blockCount === 0 || nameNext > nameCandidates || names !== undefined);
+    if (!namesOpen && !blocksOpen) {
+      if (!names) break;
+      await names;
+      if (namesFailed) throw namesFailed.error;
+      continue;
+    }
     const rounds: Array<Promise<void>> = [];
     if (namesOpen && terms.every((term) => term.nameExact)) {
       // Exact name keys: tiers 0 and 1 in one statement, the name phase done.
-      rounds.push(
+      runNames(
         nameTiers(db, terms, page).then((tiers) => {
           keep(tiers.top);
           nameCandidates = tiers.tier01;
@@ -309,7 +335,7 @@ async function searchPostings(
     } else if (namesOpen) {
       const from = nameNext;
       const count = nameCount;
-      rounds.push(
+      runNames(
         nameMatches(db, lexemes, terms, from, count, page).then((chunk) => {
           keep(chunk.top);
           nameCandidates = chunk.scalars.candidates;
@@ -366,7 +392,9 @@ async function searchPostings(
         }),
       );
     }
-    await Promise.all(rounds);
+    // The block chunk when there is one (a name statement started with it goes on), else the names.
+    await (rounds.length > 0 ? Promise.all(rounds) : names);
+    if (namesFailed) throw namesFailed.error;
   }
   const ranked = [...found.values()].sort((a, b) => a.tier - b.tier || a.ord - b.ord);
   const rows = ranked.slice(0, page).flatMap((m) => m.row ?? []);
