@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rebuildSearchTables } from '../src/search/search.repository.js';
 import { DEFAULT_SEARCH_PLAN, type SearchPlanOptions, searchPackages } from '../src/search/search.service.js';
+import { initialsMask, searchLexemes } from '../src/search/search-terms.js';
 import { type PackageInsert, packageRow } from './fixtures.js';
 
 let t: TestDatabase;
@@ -282,5 +283,83 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
       const stored = byName.get('alph');
       expect(weight === 'A' ? stored?.a : stored?.b).toEqual(truth.rows.map((r) => r.ord));
     }
+  });
+});
+
+describe('scan plan: one-character terms through package_search_initials (migration 2026-11-25T0300)', () => {
+  it('stores, per row, the bits of its lexemes first characters exactly as initialsMask gives them', async () => {
+    const rows = await sql<{ lexemes: string[]; initials: string }>`
+      select tsvector_to_array(d.search_vector) as lexemes, i.initials
+      from package_search_docs d join package_search_initials i on i.ord = d.ord`.execute(t.db);
+    expect(rows.rows.length).toBeGreaterThan(100);
+    for (const row of rows.rows) {
+      const mask = initialsMask(row.lexemes.map((lexeme) => lexeme[0] as string)) ?? 0n;
+      expect(BigInt(row.initials)).toBe(mask);
+    }
+    // Digits, letters outside a-z, and the shared bits of other characters, as Postgres computes them.
+    const odd = ['a', 'z', '0', '9', 'é', 'ж', '中', 'ß', 'ǅ'];
+    for (const c of odd) {
+      const one = await sql<{ bits: string }>`
+        select pkgreg_search_initials(array_to_tsvector(array[${`${c}word`}::text])) as bits`.execute(t.db);
+      expect([c, BigInt(one.rows[0]?.bits ?? -1)]).toEqual([c, initialsMask([c])]);
+    }
+    expect(initialsMask(['a', 'b', 'alpha'])).toBe(3n);
+    expect(initialsMask(['0'])).toBe(1n << 26n);
+    expect(initialsMask(['alpha', 'beta'])).toBeNull();
+  });
+
+  it('answers queries of one-character terms as ranking every match in the window would', async () => {
+    // The window (60k rows) holds this whole table, so ranking every match is the reference; for a
+    // one-character term (no stem) that is a `simple` prefix match, tiers by weight.
+    const used: string[] = [];
+    const logged = loggedDb((text) => {
+      if (text.includes('package_search_initials i')) used.push(text);
+    });
+    for (const q of [
+      'b',
+      'a b',
+      'w a',
+      'b g d',
+      'e w p',
+      's 1',
+      'z',
+      'q',
+      '1 2',
+      'é',
+      'alpha b w',
+      'd a s',
+    ]) {
+      // Every term is dense in this table: the density bound is lifted so the initials are used.
+      const plan = {
+        ...DEFAULT_SEARCH_PLAN,
+        postingPlan: false,
+        selectiveMaxDocs: -1,
+        initialsMaxDensity: 1,
+      };
+      const got = await searchPackages(logged, q, plan);
+      const terms = searchLexemes(q);
+      const all = (weights: string) => terms.map((x) => `${x}:*${weights}`).join(' & ');
+      const truth = await sql<{ scope: string; name: string }>`
+        select scope, name from packages
+        where status <> 'delisted' and search_vector @@ to_tsquery('simple', ${all('')})
+        order by case when search_vector @@ to_tsquery('simple', ${all('A')}) then 0
+          when search_vector @@ to_tsquery('simple', ${all('AB')}) then 1 else 2 end,
+          repo_stars desc, scope, name
+        limit 50`.execute(t.db);
+      expect([q, names(got)]).toEqual([q, truth.rows.map((r) => `${r.scope}/${r.name}`)]);
+    }
+    // Every query above has a one-character term: each went through the initials table.
+    expect(used.length).toBeGreaterThanOrEqual(12);
+    // Under the default bound, terms this dense take the plain scan: same answer, no initials.
+    used.length = 0;
+    const plain = await searchPackages(logged, 'b g d', { ...DEFAULT_SEARCH_PLAN, postingPlan: false });
+    expect(used).toEqual([]);
+    expect(plain).toEqual(
+      await searchPackages(t.db, 'b g d', {
+        ...DEFAULT_SEARCH_PLAN,
+        postingPlan: false,
+        initialsMaxDensity: 1,
+      }),
+    );
   });
 });

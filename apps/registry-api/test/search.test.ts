@@ -297,7 +297,7 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     // the 10-row one first: two statements on package_search_docs, and the same page.
     const slices: string[] = [];
     const logged = loggedDb((text) => {
-      if (text.includes('from package_search_docs d')) slices.push(text);
+      if (text.includes('as name_matches')) slices.push(text); // matchesInSlice's statements
     });
     const jumping = { ...broad, slices: [3, 10, 50, 1000], minWindow: 0, parallel: 1 };
     const res = await searchPackages(logged, 'bulk', jumping);
@@ -383,7 +383,7 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     // index query answers right away instead of after the rest of the window.
     const docsStatements: string[] = [];
     const logged = loggedDb((text) => {
-      if (text.includes('from package_search_docs d')) docsStatements.push(text);
+      if (text.includes('as name_matches')) docsStatements.push(text); // matchesInSlice's statements
     });
     const plan = { ...keysOnly, selectiveMaxDocs: -1, slices: [10, 10, 10], minWindow: 0, parallel: 1 };
     const res = await searchPackages(logged, 'merge files', plan);

@@ -87,6 +87,13 @@ export interface PackageSearchNameKeysTable {
   b: number[];
 }
 
+/** Per package_search_docs row, a bit per first character of its lexemes; rebuilt by registry-api. */
+export interface PackageSearchInitialsTable {
+  ord: number;
+  /** int8: pg returns it as a string. */
+  initials: string;
+}
+
 /** One row: the package_list_changes value the derived tables were last rebuilt at. */
 export interface PackageDerivedStateTable {
   id: Generated<boolean>;
@@ -241,6 +248,7 @@ export interface Database {
   package_search_lexemes: PackageSearchLexemesTable;
   package_search_blocks: PackageSearchBlocksTable;
   package_search_name_keys: PackageSearchNameKeysTable;
+  package_search_initials: PackageSearchInitialsTable;
   package_derived_state: PackageDerivedStateTable;
   indexed_sources: IndexedSourcesTable;
   indexing_runs: IndexingRunsTable;

@@ -43,3 +43,24 @@ export function prefixOperand(lexeme: string, weights = ''): string {
 export function exactOperand(lexeme: string): string {
   return `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
 }
+
+/**
+ * The bit pkgreg_search_initials (migration 2026-11-25T0300-search-initials) gives a lexeme starting
+ * with `c`: a-z 0-25, digits 26-35, any other character 36 + (code point mod 27).
+ */
+function initialBit(c: string): bigint {
+  const code = c.codePointAt(0) ?? 0;
+  if (code >= 97 && code <= 122) return 1n << BigInt(code - 97);
+  if (code >= 48 && code <= 57) return 1n << BigInt(26 + code - 48);
+  return 1n << BigInt(36 + (code % 27));
+}
+
+/**
+ * The bits a package must have in package_search_initials to match every one-character term of the
+ * query (a one-character term matches exactly the packages with a lexeme starting with it); null when
+ * the query has none. Longer terms add nothing: a stem may differ from its word.
+ */
+export function initialsMask(lexemes: string[]): bigint | null {
+  const single = lexemes.filter((lexeme) => lexeme.length === 1);
+  return single.length === 0 ? null : single.reduce((mask, lexeme) => mask | initialBit(lexeme), 0n);
+}

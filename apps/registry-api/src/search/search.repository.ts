@@ -224,7 +224,18 @@ export async function matchesInSlice(
   from: number,
   to: number,
   limit: number,
+  /**
+   * initialsMask of the one-character terms (null: none): rows are first taken from
+   * package_search_initials, whose bits say which first characters a row's lexemes have (~0.08 µs a
+   * row against ~0.27 for testing the vector), and only the rows with every such bit are tested.
+   */
+  initials: bigint | null = null,
 ): Promise<{ top: RankedMatch[]; matches: number; nameMatches: number }> {
+  const rows =
+    initials === null
+      ? sql`package_search_docs d where d.ord between ${from} and ${to}`
+      : sql`package_search_initials i join package_search_docs d on d.ord = i.ord
+        where i.ord between ${from} and ${to} and (i.initials & ${String(initials)}::int8) = ${String(initials)}::int8`;
   const result = await sql<
     Partial<SearchRow> & {
       ord: number;
@@ -240,8 +251,7 @@ export async function matchesInSlice(
         (count(*) filter (where m.tier = 0) over ())::int as name_matches
       from (
         select d.ord, d.id, ${tierOf(sql`d.search_vector`, lexemes)} as tier
-        from package_search_docs d
-        where d.ord between ${from} and ${to} and d.search_vector @@ ${anywhereQuery(lexemes)}
+        from ${rows} and d.search_vector @@ ${anywhereQuery(lexemes)}
       ) m
       order by m.tier, m.ord
       limit ${limit}
@@ -532,6 +542,7 @@ export async function rebuildSearchTables(
     'package_search_prefixes',
     'package_search_blocks',
     'package_search_name_keys',
+    'package_search_initials',
   ];
   for (const table of tables) await sql`drop table if exists ${sql.table(`${table}_next`)}`.execute(db);
   await sql`
@@ -541,6 +552,14 @@ export async function rebuildSearchTables(
   await sql`alter table package_search_docs_next add constraint package_search_docs_next_pkey primary key (ord)`.execute(
     db,
   );
+  // The first characters of each row's lexemes (migration 2026-11-25T0300-search-initials).
+  await sql`
+    create table package_search_initials_next as
+    select ord, pkgreg_search_initials(search_vector) as initials from package_search_docs_next order by ord`.execute(
+    db,
+  );
+  await sql`alter table package_search_initials_next
+    add constraint package_search_initials_next_pkey primary key (ord)`.execute(db);
   await sql`
     create table package_search_lexemes_next as
     select word as lexeme, ndoc from ts_stat('select search_vector from packages where status <> ''delisted''')`.execute(

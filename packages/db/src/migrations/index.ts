@@ -13,6 +13,7 @@ import * as searchPrefixStats from './2026-11-21T1410-search-prefix-stats.js';
 import * as searchBlocks from './2026-11-24T1000-search-blocks.js';
 import * as auditIndexesAscending from './2026-11-25T0000-audit-indexes-ascending.js';
 import * as searchFirstCharacters from './2026-11-25T0100-search-first-characters.js';
+import * as searchInitials from './2026-11-25T0300-search-initials.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T1000-search-blocks': searchBlocks,
   '2026-11-25T0000-audit-indexes-ascending': auditIndexesAscending,
   '2026-11-25T0100-search-first-characters': searchFirstCharacters,
+  '2026-11-25T0300-search-initials': searchInitials,
 };
