@@ -348,6 +348,10 @@ Reading the figures (targets missed are stated as missed):
   316 to 341 MB over the 1.5M (heapTotal swinging between 48 and 180 MB): native memory the
   allocator keeps, not a leak in the edge. With \`MALLOC_ARENA_MAX=2\` it rose 313 -> 335 MB by 1M and
   stayed at 335 through 1.5M.
+  Repeated 2026-11-25 after the rate-limit leases and the header memo (the edge in the checking process,
+  \`node --expose-gc bench-results/exp/heapcheck.mjs\`, an experiment script, 1.5M memory.get in steps of
+  250k): heapUsed after GC 30.0 MB at 250k, then 26.7-26.9 MB from 500k to 1.5M; RSS 266 -> 286 MB by 1M
+  while heapTotal grew 37.5 -> 163 MB (V8 keeping the space it grew to), then 286.0-286.1 MB to 1.5M.
 
 `;
   const start = doc.indexOf('## MCP edge');
