@@ -69,6 +69,11 @@ export interface SearchPlanOptions {
   firstRoundBlocks: number;
   /** Most GIN postings a selective plan may decode when the posting plan could answer instead. */
   selectiveMaxPostings: number;
+  /**
+   * Most candidates a selective plan may rank when the posting plan could answer instead: each costs
+   * ~4-5 µs (its packages row read, re-checked and ranked), the posting plan's cost follows the page.
+   */
+  selectiveMaxDocsBesidePostings: number;
   /** Off: the posting plan is never taken (the A/B and exactness checks use it). */
   postingPlan: boolean;
   /**
@@ -96,6 +101,7 @@ export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
   maxChunk: 8000,
   firstRoundBlocks: 4,
   selectiveMaxPostings: 30_000,
+  selectiveMaxDocsBesidePostings: 1000,
   postingPlan: true,
   initialsMaxDensity: 0.1,
 };
@@ -514,7 +520,9 @@ export async function searchPackages(
   // The GIN scan decodes every posting of the index query: past `selectiveMaxPostings` of them, the
   // posting plan's few blocks cost less.
   const selective =
-    indexQuery && candidates <= plan.selectiveMaxDocs && (!terms || postings <= plan.selectiveMaxPostings);
+    indexQuery &&
+    candidates <= plan.selectiveMaxDocs &&
+    (!terms || (postings <= plan.selectiveMaxPostings && candidates <= plan.selectiveMaxDocsBesidePostings));
   if (selective) {
     answer = await searchSelective(db, lexemes, indexQuery, SEARCH_MAX_RESULTS, !exactCandidates);
   } else if (terms) {
