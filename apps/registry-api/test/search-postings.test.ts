@@ -218,6 +218,28 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
     }
   });
 
+  it('takes over from a selective plan with more than selectiveMaxDocsBesidePostings candidates', async () => {
+    const selective = {
+      ...DEFAULT_SEARCH_PLAN,
+      blockShift: 3,
+      selectiveMaxDocs: 1e9,
+      selectiveMaxPostings: 1e9,
+    };
+    for (const [maxDocs, viaBlocks] of [
+      [0, true],
+      [1e9, false],
+    ] as const) {
+      const statements: string[] = [];
+      const res = await searchPackages(
+        loggedDb((text) => statements.push(text)),
+        'gamma delta',
+        { ...selective, selectiveMaxDocsBesidePostings: maxDocs },
+      );
+      expect(statements.some((s) => s.includes('"package_search_blocks" s'))).toBe(viaBlocks);
+      expect(res.results).toEqual((await searchPackages(t.db, 'gamma delta', exact)).results);
+    }
+  });
+
   it('honours a delisting since the tables were rebuilt (decisions.md: Registry / Status)', async () => {
     await t.db
       .updateTable('packages')
