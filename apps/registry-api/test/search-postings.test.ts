@@ -1,7 +1,7 @@
 // The posting plan of registry search (docs/decisions.md, "Registry search": package_search_blocks and
 // package_search_name_keys), on a table small enough to compare against the exact answer, with blocks
 // of 8 positions so that every multi-block path runs.
-import { type Database, poolOf } from '@pkgreg/db';
+import { createDb, type Database, poolOf } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -237,6 +237,26 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
       );
       expect(statements.some((s) => s.includes('"package_search_blocks" s'))).toBe(viaBlocks);
       expect(res.results).toEqual((await searchPackages(t.db, 'gamma delta', exact)).results);
+    }
+  });
+
+  it('runs its statements prepared, and answers the same once Postgres keeps their generic plans', async () => {
+    // One connection, so its prepared statements can be read: after five custom plans Postgres keeps a
+    // generic one (search.repository.ts, runNamed), whose answers must not change.
+    const one = createDb(t.url, { max: 1 });
+    try {
+      for (const q of ['alpha beta', 'gamma d', 'eps gam del']) {
+        const truth = await searchPackages(t.db, q, exact);
+        for (let i = 0; i < 8; i++) expect(await searchPackages(one, q, postings)).toEqual(truth);
+      }
+      const prepared = await sql<{ name: string; generic_plans: string }>`
+        select name, generic_plans from pg_prepared_statements where name like 'pkgreg_search_%'`.execute(
+        one,
+      );
+      expect(prepared.rows.length).toBeGreaterThanOrEqual(3);
+      expect(prepared.rows.filter((r) => Number(r.generic_plans) > 0).length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await one.destroy();
     }
   });
 
