@@ -65,13 +65,14 @@ const MAX_NAMED_SEARCH_STATEMENTS = 32;
 const namedSearchStatements = new Set<string>();
 
 /**
- * Runs a posting-plan statement as a named (prepared) statement, one name per distinct text, so each
- * connection plans it once: planning these CTEs cost ~1.1 ms (parse 0.35 + bind 0.74) beside ~2.6 ms of
- * execution per statement, measured over 173 of them at 1M packages. Postgres keeps a generic plan
- * after five custom ones when it costs no more (the tsqueries go through recheckQueries). The texts vary only by the shape of the query
- * (terms, keys per term); at most MAX_NAMED_SEARCH_STATEMENTS shapes are named, per process. Values
- * a custom plan would estimate by (a row limit, a range of blocks, a list of keys) reach these statements
- * through sub-selects, so a custom plan costs what the generic one does and Postgres keeps the generic.
+ * Runs a search statement as a named (prepared) statement, one name per distinct text, so that each
+ * connection plans it once: planning the posting plan's CTEs cost ~1.1 ms (parse 0.35 + bind 0.74)
+ * beside ~2.6 ms of execution per statement, measured over 173 of them at 1M packages. The values a
+ * custom plan would estimate by (row limits, block ranges, key lists, the prefixes) reach the statements
+ * through sub-selects and the tsqueries through recheckQueries, so a custom plan costs what the generic
+ * one does and Postgres keeps the generic one after five. Texts differ only by the query's shape (terms,
+ * keys per term); at most MAX_NAMED_SEARCH_STATEMENTS are named per process. The derived tables' swap
+ * invalidates the plans, and Postgres re-plans them.
  */
 async function runNamed<R>(db: Db, query: RawBuilder<R>): Promise<R[]> {
   const compiled = query.compile(db);
@@ -188,15 +189,8 @@ export async function prefixStats(db: Db, prefixes: string[], maxExpansions: num
       select case when coalesce(ps.lexemes, 0) <= ${sql.lit(maxExpansions)} then (select array_agg(x.lexeme) from (
         select s.lexeme from package_search_lexemes s where ${either} limit ${sql.lit(maxExpansions + 1)}) x) end as lexemes
     ) lx
-    order by l.i`.compile(db);
-  // Named: each connection keeps the plan (the derived tables' swap invalidates it, and Postgres
-  // re-plans it). One name per maxExpansions, as that is in the text.
-  const rows = await queryNamed<StatsRow>(
-    db,
-    `pkgreg_search_prefix_stats_${maxExpansions}`,
-    query.sql,
-    query.parameters,
-  );
+    order by l.i`;
+  const rows = await runNamed(db, query);
   return rows.map((row) => {
     // Listed up to maxExpansions + 1 when not counted by the table: one more than that means broad.
     const lexemes = row.lexemes ?? [];
