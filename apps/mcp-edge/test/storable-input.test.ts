@@ -133,6 +133,33 @@ describe('arguments holding U+0000', () => {
     expect(ok.body.result.entry.content).toBe('ok 😀');
   });
 
+  it('a metadata key "__proto__" is request_schema_invalid, plain or escaped, and nothing is stored', async () => {
+    // JSON.parse makes "__proto__" an own key; zod's record would drop it without a word and the entry
+    // would be stored without it. The escaped spelling reaches the same key.
+    const stored = () => h.t.db.selectFrom('memory_entries').select('entry_id').execute();
+    const before = await stored();
+    const args = `{"namespace":${JSON.stringify(c.namespace)},"tier":"stm","content":"x","metadata":{"a":"1","KEY":"2"}}`;
+    for (const key of ['__proto__', '\\u005f_proto__']) {
+      const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pkgreg.memory.v1.put","arguments":${args.replace('KEY', key)}}}`;
+      const res = await postMcp(h, c.token, body);
+      expectRpcError(res, 200, 'request_schema_invalid');
+      expect(res.body.error.code).toBe(-32602);
+      expect(res.body.error.data.issues).toContainEqual({
+        path: 'metadata',
+        message: 'keys must not be "__proto__"',
+      });
+    }
+    expect(await stored()).toEqual(before);
+    // Any other key, "proto" among them, is stored as sent.
+    const ok = await callTool(h, c.token, 'pkgreg.memory.v1.put', {
+      namespace: c.namespace,
+      tier: 'stm',
+      content: 'x',
+      metadata: { proto: '1', constructor: '2' },
+    });
+    expect(ok.body.result.entry.metadata).toEqual({ proto: '1', constructor: '2' });
+  });
+
   it('a backslash followed by "u0000" is ordinary text, stored as sent', async () => {
     const content = 'the JSON escape \\u0000 written out';
     const res = await callTool(h, c.token, 'pkgreg.memory.v1.put', {

@@ -112,14 +112,26 @@ export const MemoryTagsSchema = z
   .array(storableString().min(1).max(MEMORY_LIMITS.maxTagLength))
   .max(MEMORY_LIMITS.maxTags);
 
-export const MemoryMetadataSchema = z
-  .record(z.string().min(1).max(128), storableString().max(MEMORY_LIMITS.maxMetadataValueLength))
-  // Keys checked here, not by the key schema: zod reports a refused record key only as "Invalid key".
-  .refine((m) => Object.keys(m).every(hasNoNul), { error: `keys ${NO_NUL.error}` })
-  .refine((m) => Object.keys(m).every(isWellFormed), { error: `keys ${WELL_FORMED.error}` })
-  .refine((m) => Object.keys(m).length <= MEMORY_LIMITS.maxMetadataKeys, {
-    error: `metadata may have at most ${MEMORY_LIMITS.maxMetadataKeys} keys`,
-  });
+// zod's record drops a `__proto__` key (JSON.parse makes it an own property) without a word, which would
+// store the entry without it: it is refused instead, before the record is parsed.
+const withoutProtoKey = (value: unknown, ctx: { issues: z.core.$ZodRawIssue[] }) => {
+  if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
+    ctx.issues.push({ code: 'custom', message: 'keys must not be "__proto__"', input: value });
+  }
+  return value;
+};
+
+export const MemoryMetadataSchema = z.preprocess(
+  withoutProtoKey,
+  z
+    .record(z.string().min(1).max(128), storableString().max(MEMORY_LIMITS.maxMetadataValueLength))
+    // Keys checked here, not by the key schema: zod reports a refused record key only as "Invalid key".
+    .refine((m) => Object.keys(m).every(hasNoNul), { error: `keys ${NO_NUL.error}` })
+    .refine((m) => Object.keys(m).every(isWellFormed), { error: `keys ${WELL_FORMED.error}` })
+    .refine((m) => Object.keys(m).length <= MEMORY_LIMITS.maxMetadataKeys, {
+      error: `metadata may have at most ${MEMORY_LIMITS.maxMetadataKeys} keys`,
+    }),
+);
 
 export const MemoryContentSchema = storableString()
   .min(1)
