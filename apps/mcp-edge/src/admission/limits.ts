@@ -113,17 +113,29 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
   // flushes on `nextTick`, after each socket's callback, so under load it wrote one packet per request.)
   let pending = new Map<string, Group>();
   let scheduled = false;
-  // Lease state of the current window's rate keys; dropped when the window turns.
-  let leases = new Map<string, Lease>();
+  // Lease state of the current window by namespace, token and tool; dropped when the window turns.
+  // The caller's strings are the same objects on every call (the token cache's AuthInfo, the tool
+  // catalog's names), whose hashes V8 keeps: a lookup here hashes nothing, where a rate key built per
+  // call would be hashed whole (~140 characters) each time.
+  let leases = new Map<string, Map<string, Map<string, Lease>>>();
+  let leaseKeys = 0;
   let leaseWindow = -1;
 
-  /** The lease to ask for with a group of `rateKey`, whose leased units (if any) are spent. */
-  function leaseFor(rateKey: string, ms: number): Lease {
-    let lease = leases.get(rateKey);
+  /** The lease to ask for with a group of the key, whose leased units (if any) are spent. */
+  function leaseFor(namespace: string, tokenId: string, tool: string, ms: number): Lease {
+    let lease = leases.get(namespace)?.get(tokenId)?.get(tool);
     if (!lease) {
-      if (leases.size >= MAX_LEASE_KEYS) leases = new Map();
+      if (leaseKeys >= MAX_LEASE_KEYS) {
+        leases = new Map();
+        leaseKeys = 0;
+      }
+      let byToken = leases.get(namespace);
+      if (!byToken) leases.set(namespace, (byToken = new Map()));
+      let byTool = byToken.get(tokenId);
+      if (!byTool) byToken.set(tokenId, (byTool = new Map()));
       lease = { units: 0, size: 0, askedAt: ms };
-      leases.set(rateKey, lease);
+      byTool.set(tool, lease);
+      leaseKeys += 1;
       return lease;
     }
     lease.size =
@@ -200,19 +212,20 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
       const ms = now();
       const seconds = Math.floor(ms / 1000);
       const window = Math.floor(seconds / WINDOW_SECONDS);
-      const subject = `${namespace}:${tokenId}`;
-      const rateKey = `edge:rate:${subject}:${tool}:${window}`;
       if (window !== leaseWindow) {
         leases = new Map();
+        leaseKeys = 0;
         leaseWindow = window;
       }
       if (!quota) {
-        const lease = leases.get(rateKey);
+        const lease = leases.get(namespace)?.get(tokenId)?.get(tool);
         if (lease && lease.units > 0) {
           lease.units -= 1;
           return ADMITTED;
         }
       }
+      const subject = `${namespace}:${tokenId}`;
+      const rateKey = `edge:rate:${subject}:${tool}:${window}`;
       const groupKey = quota ? `${rateKey}\n${quota}` : rateKey;
       return new Promise<void>((resolve, reject) => {
         let group = pending.get(groupKey);
@@ -227,7 +240,7 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
             retryAfterSeconds: WINDOW_SECONDS - (seconds % WINDOW_SECONDS),
             tool,
             quotaKind: quota,
-            lease: quota ? undefined : leaseFor(rateKey, ms),
+            lease: quota ? undefined : leaseFor(namespace, tokenId, tool, ms),
             waiters: [],
           };
           pending.set(groupKey, group);
