@@ -130,9 +130,15 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
         leaseKeys = 0;
       }
       let byToken = leases.get(namespace);
-      if (!byToken) leases.set(namespace, (byToken = new Map()));
+      if (!byToken) {
+        byToken = new Map();
+        leases.set(namespace, byToken);
+      }
       let byTool = byToken.get(tokenId);
-      if (!byTool) byToken.set(tokenId, (byTool = new Map()));
+      if (!byTool) {
+        byTool = new Map();
+        byToken.set(tokenId, byTool);
+      }
       lease = { units: 0, size: 0, askedAt: ms };
       byTool.set(tool, lease);
       leaseKeys += 1;
