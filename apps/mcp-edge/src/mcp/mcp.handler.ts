@@ -245,16 +245,23 @@ export function createMcpHandler(deps: McpHandlerDeps) {
 
   // Authorization header -> its bearer token: a client sends the same header on every call, and the
   // parse (a regex over a ~700-character JWT) is skipped for it. The token string is then the same
-  // object every time, whose hash the token cache's Map has already computed. Bounded: cleared when full.
+  // object every time, whose hash the token cache's Map has already computed. The last header is
+  // compared first: comparing two strings is a memcmp, where a Map lookup hashes each new header string
+  // whole. Bounded: the map is cleared when full.
   const tokenOfHeader = new Map<string, string>();
+  let lastHeader = '';
+  let lastToken = '';
   function tokenOf(header: string | undefined): string {
     if (header === undefined) return bearerToken(header);
+    if (header === lastHeader) return lastToken;
     let token = tokenOfHeader.get(header);
     if (token === undefined) {
       token = bearerToken(header);
       if (tokenOfHeader.size >= 1024) tokenOfHeader.clear();
       tokenOfHeader.set(header, token);
     }
+    lastHeader = header;
+    lastToken = token;
     return token;
   }
 
