@@ -318,7 +318,13 @@ against the build before it:
   request, and the token cache then hashed a new string), and X-Request-Id passed to \`writeHead\` with
   the other headers instead of \`setHeader\` first (Node then takes the object as it is). Two A/B runs of
   3-4 rounds: system.info edge 38.4 → 32.3-35.6 µs, 24.2-26.5k → 26.4-28.6k req/s.
-With both, the audit row's COPY is what remains of the I/O: a build that encodes the rows and never
+- later still, two changes of the same kind, each by two A/B runs of 4 rounds: the leases kept by
+  namespace, token and tool in nested maps keyed by the caller's own strings (V8 keeps a string's hash,
+  so those lookups hash nothing, where a rate key built per call was hashed whole, ~140 characters):
+  system.info ahead in all 8 rounds, edge 38.4/40.3 → 34.3/34.8 µs median; and the last Authorization
+  header compared before the header map is looked up (a memcmp instead of hashing a new ~700-character
+  string): ahead in 6 of 8 rounds, +5 to +15% (one round -16%, one -1%).
+With the first two, the audit row's COPY is what remains of the I/O: a build that encodes the rows and never
 sends them (experiment only) served 26.6-30.1k req/s beside 26.0-27.6k, edge 32-36 µs either way, while
 Postgres spends ~7 µs per row; measured alone (server-side COPY of 200k rows), its heap takes 1.3 µs a
 row, the primary key 1.1, the time index 0.75, the (namespace, at) index 2.5 (50 namespaces), and the
