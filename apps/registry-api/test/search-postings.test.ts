@@ -201,42 +201,32 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
     }
   });
 
-  it('takes over from a selective plan whose GIN scan would decode more than selectiveMaxPostings', async () => {
-    const selective = { ...DEFAULT_SEARCH_PLAN, blockShift: 3, selectiveMaxDocs: 1e9 };
-    for (const [maxPostings, viaBlocks] of [
-      [0, true],
-      [1e9, false],
-    ] as const) {
-      const statements: string[] = [];
-      const res = await searchPackages(
-        loggedDb((text) => statements.push(text)),
-        'gamma delta',
-        { ...selective, selectiveMaxPostings: maxPostings },
-      );
-      expect(statements.some((s) => s.includes('"package_search_blocks" s'))).toBe(viaBlocks);
-      expect(res).toEqual(await searchPackages(t.db, 'gamma delta', exact));
-    }
-  });
-
-  it('takes over from a selective plan with more than selectiveMaxDocsBesidePostings candidates', async () => {
+  it('takes over from a selective plan past selectiveMaxPostings GIN postings or selectiveMaxDocsBesidePostings candidates', async () => {
     const selective = {
       ...DEFAULT_SEARCH_PLAN,
       blockShift: 3,
       selectiveMaxDocs: 1e9,
       selectiveMaxPostings: 1e9,
+      selectiveMaxDocsBesidePostings: 1e9,
     };
-    for (const [maxDocs, viaBlocks] of [
-      [0, true],
-      [1e9, false],
-    ] as const) {
-      const statements: string[] = [];
-      const res = await searchPackages(
-        loggedDb((text) => statements.push(text)),
-        'gamma delta',
-        { ...selective, selectiveMaxDocsBesidePostings: maxDocs },
-      );
-      expect(statements.some((s) => s.includes('"package_search_blocks" s'))).toBe(viaBlocks);
-      expect(res.results).toEqual((await searchPackages(t.db, 'gamma delta', exact)).results);
+    for (const bound of ['selectiveMaxPostings', 'selectiveMaxDocsBesidePostings'] as const) {
+      for (const [max, viaBlocks] of [
+        [0, true],
+        [1e9, false],
+      ] as const) {
+        const statements: string[] = [];
+        const res = await searchPackages(
+          loggedDb((text) => statements.push(text)),
+          'gamma delta',
+          { ...selective, [bound]: max },
+        );
+        expect([bound, max, statements.some((s) => s.includes('"package_search_blocks" s'))]).toEqual([
+          bound,
+          max,
+          viaBlocks,
+        ]);
+        expect(res).toEqual(await searchPackages(t.db, 'gamma delta', exact));
+      }
     }
   });
 
