@@ -109,7 +109,7 @@ export interface Limiter {
 export function createLimiter(redis: Redis, config: LimiterConfig, now: () => number = Date.now): Limiter {
   if (!('pkgregEdgeLimits' in redis)) redis.defineCommand('pkgregEdgeLimits', { lua: LIMIT_SCRIPT });
   // The checks of all requests read in one event-loop turn go to Redis as ONE script call, on the next
-  // `setImmediate`: each request still waits for exactly one round trip. (ioredis's auto-pipelining
+  // `setImmediate`: a check not taken from a lease waits for exactly one round trip. (ioredis's auto-pipelining
   // flushes on `nextTick`, after each socket's callback, so under load it wrote one packet per request.)
   let pending = new Map<string, Group>();
   let scheduled = false;

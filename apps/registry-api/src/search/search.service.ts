@@ -335,7 +335,7 @@ async function searchPostings(
       if (namesFailed) throw namesFailed.error;
       continue;
     }
-    const rounds: Array<Promise<void>> = [];
+    let blocks: Promise<void> | undefined;
     if (namesOpen && terms.every((term) => term.nameExact)) {
       // Exact name keys: tiers 0 and 1 in one statement, the name phase done.
       runNames(
@@ -379,36 +379,34 @@ async function searchPostings(
       const through = Math.min(lastBlock, first + Math.min(blocksPerRound, ahead) - 1);
       blocksPerRound *= 4;
       const skip = offset;
-      rounds.push(
-        blockMatches(db, lexemes, terms, first, through, skip, count, page).then((chunk) => {
-          keep(chunk.top);
-          const { block_sizes: got, checked: n, last_ord: last } = chunk.scalars;
-          got.forEach((size, i) => {
-            sizes[first + i] = size;
-          });
-          checked += n;
-          blockMatchCount += chunk.matches;
-          blockTier0 += chunk.tier0;
-          blockTier2 += chunk.tier2;
-          if (last !== null) lastOrd = last;
-          // Move the cursor past the n positions read, block by block.
-          let rest = n;
-          let at = first;
-          let into = skip;
-          while (at <= through) {
-            const available = (got[at - first] ?? 0) - into;
-            if (rest < available) break;
-            rest -= available;
-            at += 1;
-            into = 0;
-          }
-          block = at;
-          offset = at <= through ? into + rest : 0;
-        }),
-      );
+      blocks = blockMatches(db, lexemes, terms, first, through, skip, count, page).then((chunk) => {
+        keep(chunk.top);
+        const { block_sizes: got, checked: n, last_ord: last } = chunk.scalars;
+        got.forEach((size, i) => {
+          sizes[first + i] = size;
+        });
+        checked += n;
+        blockMatchCount += chunk.matches;
+        blockTier0 += chunk.tier0;
+        blockTier2 += chunk.tier2;
+        if (last !== null) lastOrd = last;
+        // Move the cursor past the n positions read, block by block.
+        let rest = n;
+        let at = first;
+        let into = skip;
+        while (at <= through) {
+          const available = (got[at - first] ?? 0) - into;
+          if (rest < available) break;
+          rest -= available;
+          at += 1;
+          into = 0;
+        }
+        block = at;
+        offset = at <= through ? into + rest : 0;
+      });
     }
     // The block chunk when there is one (a name statement started with it goes on), else the names.
-    await (rounds.length > 0 ? Promise.all(rounds) : names);
+    await (blocks ?? names);
     if (namesFailed) throw namesFailed.error;
   }
   const ranked = [...found.values()].sort((a, b) => a.tier - b.tier || a.ord - b.ord);
@@ -517,7 +515,8 @@ export async function searchPackages(
   );
   let answer: { rows: SearchRow[]; total: number };
   const terms = plan.postingPlan ? postingTerms(lexemes, stats, plan) : null;
-  // The GIN scan decodes every posting of the index query: past `selectiveMaxPostings` of them, the
+  // The GIN scan decodes every posting of the index query, and each candidate costs a row read and
+  // re-checked: past `selectiveMaxPostings` postings or `selectiveMaxDocsBesidePostings` candidates, the
   // posting plan's few blocks cost less.
   const selective =
     indexQuery &&
