@@ -9,7 +9,10 @@ const RegistryUrlSchema = z.url({ protocol: /^https?$/, error: 'must be an http(
 
 const ConfigFileSchema = z.looseObject({
   registry: RegistryUrlSchema.optional(),
+  /** false turns the download counter off, like DO_NOT_TRACK=1. */
+  track: z.boolean({ error: 'must be true or false' }).optional(),
 });
+export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 
 export type RegistrySource = 'option' | 'env' | 'config' | 'default';
 
@@ -22,12 +25,14 @@ export function configFilePath(env: Env): string {
   return `${env.configDir}/config.json`;
 }
 
-async function readConfigRegistry(path: string): Promise<string | undefined> {
+/** The config file's settings; an absent file is an empty config, a broken one an error (exit 1). */
+export async function readConfig(env: Env): Promise<ConfigFile> {
+  const path = configFilePath(env);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new CliError(EXIT.error, `Cannot read config file ${path}: ${(error as Error).message}`);
   }
   let json: unknown;
@@ -44,7 +49,7 @@ async function readConfigRegistry(path: string): Promise<string | undefined> {
       `Config file ${path}: ${issue?.path.join('.') || 'root'} ${issue?.message}`,
     );
   }
-  return parsed.data.registry;
+  return parsed.data;
 }
 
 function checkUrl(value: string, origin: string): string {
@@ -57,10 +62,10 @@ function checkUrl(value: string, origin: string): string {
 }
 
 /** --registry > PKGREG_REGISTRY > config file > the public default (decisions.md: Names). */
-export async function resolveRegistry(option: string | undefined, env: Env): Promise<ResolvedRegistry> {
+export function resolveRegistry(option: string | undefined, env: Env, config: ConfigFile): ResolvedRegistry {
   if (option !== undefined) return { url: checkUrl(option, '--registry'), source: 'option' };
   if (env.registry !== undefined) return { url: checkUrl(env.registry, 'PKGREG_REGISTRY'), source: 'env' };
-  const fromConfig = await readConfigRegistry(configFilePath(env));
-  if (fromConfig !== undefined) return { url: checkUrl(fromConfig, configFilePath(env)), source: 'config' };
+  if (config.registry !== undefined)
+    return { url: checkUrl(config.registry, configFilePath(env)), source: 'config' };
   return { url: DEFAULT_REGISTRY, source: 'default' };
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { type ResolvedRegistry, resolveRegistry } from './config.js';
+import { readConfig, type ResolvedRegistry, resolveRegistry } from './config.js';
 import { type Env, loadEnv } from './env.js';
 import { usageError } from './errors.js';
 import { createRegistryClient, DEFAULT_RETRY, type RegistryClient } from './http-client.js';
@@ -15,6 +15,8 @@ export interface Context {
   registry: ResolvedRegistry;
   client: RegistryClient;
   verbose: boolean;
+  /** Whether installs are counted (off with DO_NOT_TRACK or `"track": false` in config.json). */
+  track: boolean;
   /** --verbose detail on stderr. */
   debug(line: string): void;
   /** A warning on stderr. */
@@ -37,7 +39,8 @@ export function parseOptions<T extends z.ZodType>(schema: T, value: unknown): z.
 export async function createContext(command: Command): Promise<Context> {
   const globals = parseOptions(GlobalOptionsSchema, command.optsWithGlobals());
   const env = loadEnv();
-  const registry = await resolveRegistry(globals.registry, env);
+  const config = await readConfig(env);
+  const registry = resolveRegistry(globals.registry, env, config);
   const debug = globals.verbose ? (line: string) => process.stderr.write(`pkgreg: ${line}\n`) : () => {};
   debug(`registry ${registry.url} (from ${registry.source})`);
   const client = createRegistryClient({
@@ -51,6 +54,7 @@ export async function createContext(command: Command): Promise<Context> {
     registry,
     client,
     verbose: globals.verbose,
+    track: !env.doNotTrack && config.track !== false,
     debug,
     warn: (line) => process.stderr.write(`warning: ${line}\n`),
     out: (line) => process.stdout.write(`${line}\n`),

@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 
 // The only place the CLI reads process.env (STYLE.md §5).
@@ -7,22 +8,43 @@ const optionalText = z
   .optional()
   .transform((value) => (value?.trim() ? value.trim() : undefined));
 
+// consoledonottrack.com: any value but an empty one, 0, false or no turns tracking off; explicit, because
+// z.coerce.boolean() would read "0" as true.
+const doNotTrack = z
+  .string()
+  .optional()
+  .transform((value) => {
+    const text = value?.trim().toLowerCase() ?? '';
+    return !['', '0', 'false', 'no'].includes(text);
+  });
+
 export const EnvSchema = z.object({
   /** Registry address (decisions.md: Names), below --registry, above the config file. */
   PKGREG_REGISTRY: optionalText,
   /** Per-request timeout in milliseconds. */
   PKGREG_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  /** Turns the download counter (track) off. */
+  DO_NOT_TRACK: doNotTrack,
   HOME: optionalText,
   XDG_CONFIG_HOME: optionalText,
+  /** Where Claude Code keeps its settings and user skills (default ~/.claude). */
+  CLAUDE_CONFIG_DIR: optionalText,
+  /** Where Codex keeps its settings and user skills (default ~/.codex). */
+  CODEX_HOME: optionalText,
 });
 
 export interface Env {
   registry: string | undefined;
   timeoutMs: number;
+  doNotTrack: boolean;
   /** The user's home: HOME when set (so tests and sandboxes can move it), else the OS's idea of it. */
   home: string;
+  /** $XDG_CONFIG_HOME, default ~/.config. */
+  configHome: string;
   /** Folder holding pkgreg's config.json and the global lockfile. */
   configDir: string;
+  claudeHome: string;
+  codexHome: string;
 }
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
@@ -33,11 +55,15 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   }
   const env = parsed.data;
   const home = env.HOME ?? homedir();
-  const configBase = env.XDG_CONFIG_HOME ?? `${home}/.config`;
+  const configHome = env.XDG_CONFIG_HOME ?? join(home, '.config');
   return {
     registry: env.PKGREG_REGISTRY,
     timeoutMs: env.PKGREG_TIMEOUT_MS,
+    doNotTrack: env.DO_NOT_TRACK,
     home,
-    configDir: `${configBase}/pkgreg`,
+    configHome,
+    configDir: join(configHome, 'pkgreg'),
+    claudeHome: env.CLAUDE_CONFIG_DIR ?? join(home, '.claude'),
+    codexHome: env.CODEX_HOME ?? join(home, '.codex'),
   };
 }

@@ -7,6 +7,10 @@ import {
   SearchResponseSchema,
   type TrackResponse,
   TrackResponseSchema,
+  type VersionDetail,
+  VersionDetailSchema,
+  type VersionListResponse,
+  VersionListResponseSchema,
 } from '@pkgreg/contracts';
 import { request } from 'undici';
 import type { z } from 'zod';
@@ -38,17 +42,39 @@ export interface ClientOptions {
   debug?: (line: string) => void;
 }
 
+/** How a download reports its bytes: received so far, and the total when the server said it. */
+export type DownloadProgress = (received: number, total: number | undefined) => void;
+
+export interface DownloadOptions {
+  /** A larger body is refused (exit 5) without reading further. */
+  maxBytes: number;
+  onProgress?: DownloadProgress;
+}
+
 export interface RegistryClient {
   readonly baseUrl: string;
   search(query: string): Promise<SearchResponse>;
   detail(scope: string, name: string): Promise<PackageDetail>;
   track(scope: string, name: string): Promise<TrackResponse>;
+  /** One page of a package's versions, newest first. */
+  versions(scope: string, name: string, page: number, pageSize: number): Promise<VersionListResponse>;
+  /** A version's manifest; `version` is exact or `latest`. */
+  version(scope: string, name: string, version: string): Promise<VersionDetail>;
+  /** The bytes of a version's archive.tgz. */
+  archive(scope: string, name: string, version: string, options: DownloadOptions): Promise<Buffer>;
 }
 
 interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
   text: string;
+}
+
+interface SendOptions {
+  idempotent: boolean;
+  accept?: string;
+  download?: DownloadOptions;
 }
 
 // Errors after which the request never reached the server, so even a non-idempotent POST may be resent.
@@ -58,6 +84,7 @@ function errorCode(error: unknown): string {
   const err = error as { code?: unknown; name?: string; cause?: { code?: unknown } };
   // AbortSignal.timeout() rejects with a DOMException whose numeric `code` (23) says nothing.
   if (err.name === 'TimeoutError') return 'TimeoutError';
+  if (err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT') return 'TimeoutError';
   if (typeof err.code === 'string') return err.code;
   if (typeof err.cause?.code === 'string') return err.cause.code;
   return err.name ?? 'unknown';
@@ -86,12 +113,44 @@ function encodeName(scope: string, name: string): string {
   return `@${encodeURIComponent(scope)}/${encodeURIComponent(name)}`;
 }
 
-export function createRegistryClient(options: ClientOptions): RegistryClient {
-  const policy = options.retry ?? DEFAULT_RETRY;
-  const debug = options.debug ?? (() => {});
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+export function createRegistryClient(clientOptions: ClientOptions): RegistryClient {
+  const policy = clientOptions.retry ?? DEFAULT_RETRY;
+  const debug = clientOptions.debug ?? (() => {});
+  const baseUrl = clientOptions.baseUrl.replace(/\/+$/, '');
 
-  async function send(method: 'GET' | 'POST', path: string, idempotent: boolean): Promise<RawResponse> {
+  async function readBody(
+    body: AsyncIterable<Buffer> & { destroy(): void },
+    headers: RawResponse['headers'],
+    download: DownloadOptions | undefined,
+  ): Promise<Buffer> {
+    const declared = Number(headerValue(headers['content-length']));
+    const total = Number.isFinite(declared) && declared >= 0 ? declared : undefined;
+    if (download && total !== undefined && total > download.maxBytes) {
+      body.destroy();
+      throw new CliError(
+        EXIT.integrity,
+        `The registry sent ${total} bytes where at most ${download.maxBytes} were expected`,
+      );
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    for await (const chunk of body) {
+      received += chunk.length;
+      if (download && received > download.maxBytes) {
+        body.destroy();
+        throw new CliError(
+          EXIT.integrity,
+          `The registry sent more than the ${download.maxBytes} bytes expected`,
+        );
+      }
+      chunks.push(chunk);
+      download?.onProgress?.(received, total);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  async function send(method: 'GET' | 'POST', path: string, options: SendOptions): Promise<RawResponse> {
+    const { idempotent, download } = options;
     const url = `${baseUrl}${path}`;
     let lastFailure = '';
     for (let attempt = 1; attempt <= policy.attempts; attempt++) {
@@ -101,30 +160,40 @@ export function createRegistryClient(options: ClientOptions): RegistryClient {
         const response = await request(url, {
           method,
           headers: {
-            accept: 'application/json',
+            accept: options.accept ?? 'application/json',
             'user-agent': `pkgreg/${CLI_VERSION} node/${process.versions.node}`,
           },
-          signal: AbortSignal.timeout(options.timeoutMs),
+          // A download may take longer than the timeout as a whole: only silence counts there.
+          ...(download
+            ? { headersTimeout: clientOptions.timeoutMs, bodyTimeout: clientOptions.timeoutMs }
+            : { signal: AbortSignal.timeout(clientOptions.timeoutMs) }),
         });
-        const text = await response.body.text();
+        const ok = response.statusCode === 200;
+        const body = await readBody(response.body, response.headers, ok ? download : undefined);
         debug(`${method} ${url} -> ${response.statusCode} (${Date.now() - started} ms)`);
-        const raw: RawResponse = { status: response.statusCode, headers: response.headers, text };
+        const raw: RawResponse = {
+          status: response.statusCode,
+          headers: response.headers,
+          body,
+          text: ok && download ? '' : body.toString('utf8'),
+        };
         if (response.statusCode === 429) {
           const retryAfter = retryAfterMs(headerValue(response.headers['retry-after']));
           wait = Math.min(policy.maxRetryAfterMs, retryAfter ?? backoffMs(policy, attempt - 1));
-          lastFailure = `HTTP 429${errorMessage(text) ? `: ${errorMessage(text)}` : ''}`;
+          lastFailure = `HTTP 429${errorMessage(raw.text) ? `: ${errorMessage(raw.text)}` : ''}`;
         } else if (response.statusCode >= 500 && idempotent) {
           // A 503 may say when to come back (RFC 9110); otherwise back off exponentially.
           const retryAfter = retryAfterMs(headerValue(response.headers['retry-after']));
           wait = Math.min(policy.maxRetryAfterMs, retryAfter ?? backoffMs(policy, attempt - 1));
-          lastFailure = `HTTP ${response.statusCode}${errorMessage(text) ? `: ${errorMessage(text)}` : ''}`;
+          lastFailure = `HTTP ${response.statusCode}${errorMessage(raw.text) ? `: ${errorMessage(raw.text)}` : ''}`;
         } else {
           return raw;
         }
       } catch (error) {
+        if (error instanceof CliError) throw error;
         const code = errorCode(error);
         debug(`${method} ${url} failed: ${code} (${Date.now() - started} ms)`);
-        lastFailure = code === 'TimeoutError' ? `timed out after ${options.timeoutMs} ms` : code;
+        lastFailure = code === 'TimeoutError' ? `timed out after ${clientOptions.timeoutMs} ms` : code;
         if (!idempotent && !NOT_SENT_CODES.has(code)) break;
         wait = backoffMs(policy, attempt - 1);
       }
@@ -166,7 +235,8 @@ export function createRegistryClient(options: ClientOptions): RegistryClient {
 
   function failure(raw: RawResponse, what: string): CliError {
     const message = errorMessage(raw.text) ?? `HTTP ${raw.status}`;
-    if (raw.status === 404) return new CliError(EXIT.notFound, `${what}: ${message}`);
+    // 410: an operator removed the package (docs/versions.md); its reason is the message.
+    if (raw.status === 404 || raw.status === 410) return new CliError(EXIT.notFound, `${what}: ${message}`);
     if (raw.status >= 500)
       return new CliError(EXIT.unavailable, `Registry unavailable at ${baseUrl}: ${message}`);
     return new CliError(EXIT.error, `${what}: ${message}`, `HTTP ${raw.status}`);
@@ -179,10 +249,13 @@ export function createRegistryClient(options: ClientOptions): RegistryClient {
     what: string,
     idempotent: boolean,
   ): Promise<T> {
-    const raw = await send(method, path, idempotent);
+    const raw = await send(method, path, { idempotent });
     if (raw.status !== 200) throw failure(raw, what);
     return parseBody(raw, schema, what);
   }
+
+  const versionPath = (scope: string, name: string, version: string) =>
+    `/api/packages/${encodeName(scope, name)}/versions/${encodeURIComponent(version)}`;
 
   return {
     baseUrl,
@@ -200,6 +273,32 @@ export function createRegistryClient(options: ClientOptions): RegistryClient {
         `@${scope}/${name}`,
         false,
       ),
+    versions: (scope, name, page, pageSize) =>
+      call(
+        'GET',
+        `/api/packages/${encodeName(scope, name)}/versions?page=${page}&pageSize=${pageSize}`,
+        VersionListResponseSchema,
+        `@${scope}/${name}`,
+        true,
+      ),
+    version: (scope, name, version) =>
+      call(
+        'GET',
+        versionPath(scope, name, version),
+        VersionDetailSchema,
+        `@${scope}/${name}@${version}`,
+        true,
+      ),
+    archive: async (scope, name, version, download) => {
+      const what = `@${scope}/${name}@${version}`;
+      const raw = await send('GET', `${versionPath(scope, name, version)}/archive.tgz`, {
+        idempotent: true,
+        accept: 'application/gzip',
+        download,
+      });
+      if (raw.status !== 200) throw failure(raw, what);
+      return raw.body;
+    },
   };
 }
 

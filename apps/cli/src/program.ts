@@ -1,7 +1,9 @@
 import { Command } from 'commander';
 import { configureInfoCommand } from './commands/info.js';
 import { configureInstallCommand } from './commands/install.js';
+import { configureListCommand } from './commands/list.js';
 import { configureOutdatedCommand } from './commands/outdated.js';
+import { configureRemoveCommand } from './commands/remove.js';
 import { configureSearchCommand } from './commands/search.js';
 import { configureUpdateCommand } from './commands/update.js';
 import { DEFAULT_REGISTRY } from './config.js';
@@ -26,6 +28,8 @@ export function createProgram(): Command {
   configureSearchCommand(program);
   configureInfoCommand(program);
   configureInstallCommand(program);
+  configureListCommand(program);
+  configureRemoveCommand(program);
   configureOutdatedCommand(program);
   configureUpdateCommand(program);
   return program;

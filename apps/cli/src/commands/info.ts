@@ -58,5 +58,9 @@ export function configureInfoCommand(program: Command): Command {
       ctx.out('');
       const width = Math.max(...fields.map(([label]) => label.length)) + 1;
       for (const [label, value] of fields) ctx.out(`${`${label}:`.padEnd(width)} ${value}`);
+      // What the indexer tolerated in the latest version: one per line, under the others.
+      const [first, ...rest] = pkg.warnings;
+      ctx.out(`${'Warnings:'.padEnd(width)} ${first ?? '-'}`);
+      for (const warning of rest) ctx.out(`${''.padEnd(width)} ${warning}`);
     });
 }

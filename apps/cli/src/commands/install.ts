@@ -1,54 +1,68 @@
+import type { VersionDetail } from '@pkgreg/contracts';
 import type { Command } from 'commander';
+import semver from 'semver';
 import { z } from 'zod';
-import { AGENT_NAMES, type AgentName } from '../agents.js';
+import { type Agent, AGENT_NAMES } from '../agents.js';
 import { type Context, createContext, parseOptions } from '../context.js';
-import { CliError, EXIT } from '../errors.js';
+import { CliError, EXIT, usageError } from '../errors.js';
 import {
-  checkLocalFiles,
-  checkPathOwners,
-  deprecationWarning,
-  displayPath,
+  agentDir,
+  agentsFromOption,
+  checkDirOwners,
+  customSkillsDir,
+  defaultAgents,
+  displayDir,
+  type InstallJob,
   type InstallTarget,
   installTarget,
-  lockEntryFor,
-  modifiedError,
-  pathsFor,
-  pathsNeedingWrite,
-  trackInstall,
-  verifiedContent,
-  writeSkillFiles,
+  type JobResult,
+  type LegacyEntry,
+  labelOf,
+  legacyBaseline,
+  legacyJob,
+  packageDir,
+  readLegacyEntries,
+  runJobs,
+  unmatchedError,
 } from '../installer.js';
 import {
+  absoluteDir,
   emptyLockfile,
   LOCKFILE_NAME,
+  type LockEntry,
   type Lockfile,
+  lockedFilesOf,
   readLockfile,
-  serializeLockfile,
+  sameFiles,
   writeLockfile,
 } from '../lockfile.js';
-import { type PackageRef, parsePackageArg } from '../names.js';
+import { type PackageSpec, parsePackageArg, parsePackageSpec } from '../names.js';
 import { createProgress, type Progress, silentProgress } from '../progress.js';
+import { inspectFolder } from '../skill-files.js';
+import { resolveVersion } from '../versions.js';
+
+const commaList = z
+  .array(z.string())
+  .default([])
+  .transform((values) =>
+    values
+      .flatMap((value) => value.split(','))
+      .map((value) => value.trim())
+      .filter(Boolean),
+  );
 
 const InstallInputSchema = z
   .object({
     names: z.array(z.string()),
-    agent: z
-      .array(z.string())
-      .default([])
-      .transform((values) =>
-        values
-          .flatMap((value) => value.split(','))
-          .map((value) => value.trim())
-          .filter(Boolean),
-      )
-      .pipe(z.array(z.enum(AGENT_NAMES, { error: `--agent must be one of ${AGENT_NAMES.join(', ')}` }))),
+    agent: commaList,
+    dir: z.array(z.string()).default([]),
     global: z.boolean().default(false),
     force: z.boolean().default(false),
     frozen: z.boolean().default(false),
   })
   .refine((input) => !(input.force && input.frozen), { error: '--force and --frozen cannot be combined' })
-  .refine((input) => input.names.length > 0 || input.agent.length === 0, {
-    error: '--agent applies to named packages; without names the lockfile decides the agents',
+  .refine((input) => input.names.length > 0 || (input.agent.length === 0 && input.dir.length === 0), {
+    error: '--agent and --dir apply to named packages; without names the lockfile decides where',
   });
 type InstallInput = z.infer<typeof InstallInputSchema>;
 
@@ -56,135 +70,259 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-function short(sha: string | null | undefined): string {
-  return sha ? sha.slice(0, 12) : 'none';
-}
-
-function progressFor(count: number): Progress {
+export function progressFor(count: number): Progress {
   return count > 1 ? createProgress(count) : silentProgress();
 }
 
-async function installNamed(ctx: Context, target: InstallTarget, input: InstallInput): Promise<void> {
-  const refs = [...new Map(input.names.map(parsePackageArg).map((ref) => [ref.full, ref])).values()];
-  const requested: AgentName[] = input.agent.length ? [...new Set(input.agent)] : ['generic'];
-  const existing = await readLockfile(target.lockPath);
-  if (!existing && input.frozen) {
-    throw new CliError(EXIT.integrity, `--frozen: no ${LOCKFILE_NAME} at ${target.lockPath}`);
+export function frozenV1Error(): CliError {
+  return new CliError(
+    EXIT.integrity,
+    `--frozen: ${LOCKFILE_NAME} is lockfileVersion 1 (SKILL.md only); run "pkgreg install" once without --frozen to upgrade it, and commit it`,
+  );
+}
+
+/** The lockfile as version 2, v1 entries read against the registry. */
+export interface LoadedLock {
+  lock: Lockfile;
+  /** Entries of a v1 lockfile, by name (empty for a v2 lockfile). */
+  legacy: Map<string, LegacyEntry>;
+  /** The file existed. */
+  existed: boolean;
+}
+
+export async function loadLock(
+  ctx: Context,
+  target: InstallTarget,
+  progress: Progress,
+  frozen: boolean,
+): Promise<LoadedLock> {
+  const read = await readLockfile(target.lockPath, target.global);
+  if (!read) return { lock: emptyLockfile(), legacy: new Map(), existed: false };
+  if (read.version === 2) return { lock: read.lock, legacy: new Map(), existed: true };
+  if (frozen) throw frozenV1Error();
+  const legacy = await readLegacyEntries(ctx, target, Object.values(read.lock.packages), progress);
+  const lock = emptyLockfile();
+  for (const entry of legacy) if (entry.entry) lock.packages[entry.ref.full] = entry.entry;
+  return { lock, legacy: new Map(legacy.map((entry) => [entry.ref.full, entry])), existed: true };
+}
+
+function upgradedNote(ctx: Context, loaded: LoadedLock): void {
+  if (loaded.legacy.size)
+    ctx.warn(`${LOCKFILE_NAME} upgraded to lockfileVersion 2 (every file of each version)`);
+}
+
+/** The manifest of a locked version, refused when it differs from what the lockfile recorded. */
+async function lockedVersion(ctx: Context, entry: LockEntry): Promise<VersionDetail> {
+  const ref = parsePackageArg(entry.name);
+  const version = await ctx.client.version(ref.scope, ref.name, entry.version);
+  if (version.integrity !== entry.integrity || !sameFiles(lockedFilesOf(version), entry.files)) {
+    throw new CliError(
+      EXIT.integrity,
+      `Integrity mismatch: the registry serves ${labelOf(ref, entry.version)} with other files than ${LOCKFILE_NAME} records`,
+    );
   }
-  const lock: Lockfile = existing ?? emptyLockfile();
-  const before = serializeLockfile(lock);
-  const results: string[] = [];
-  const progress = progressFor(refs.length);
+  return version;
+}
+
+function resultLines(
+  target: InstallTarget,
+  results: readonly JobResult[],
+  shown: Map<InstallJob, string[]>,
+): string[] {
+  const lines: string[] = [];
+  for (const { job, written } of results) {
+    const label = labelOf(job.ref, job.version.version);
+    const dirs = shown.get(job) ?? written;
+    if (job.quietWhenIntact && written.length === 0) {
+      lines.push(`up to date ${label}`);
+      continue;
+    }
+    for (const dir of job.quietWhenIntact ? written : dirs)
+      lines.push(`installed ${label} -> ${displayDir(target, dir)}`);
+  }
+  return lines;
+}
+
+async function installNamed(ctx: Context, target: InstallTarget, input: InstallInput): Promise<void> {
+  const specs = new Map<string, PackageSpec>();
+  for (const spec of input.names.map(parsePackageSpec)) {
+    const seen = specs.get(spec.ref.full);
+    if (seen && seen.requested !== spec.requested)
+      throw usageError(`${spec.ref.full} is named twice with different versions`);
+    specs.set(spec.ref.full, spec);
+  }
+  const named = agentsFromOption(input.agent);
+  const custom = input.dir.map((dir) => customSkillsDir(target, dir));
+  const progress = progressFor(specs.size);
   try {
-    for (const ref of refs) {
-      progress.step(`installing ${ref.full}`);
-      results.push(...(await installOne(ctx, target, lock, ref, requested, input, progress)));
+    const loaded = await loadLock(ctx, target, progress, input.frozen);
+    if (!loaded.existed && input.frozen) {
+      throw new CliError(EXIT.integrity, `--frozen: no ${LOCKFILE_NAME} at ${target.lockPath}`);
+    }
+    const { lock, legacy } = loaded;
+    let detected: Agent[] | undefined;
+    const jobs: InstallJob[] = [];
+    const shown = new Map<InstallJob, string[]>();
+    for (const spec of specs.values()) {
+      const { ref } = spec;
+      progress.status(`resolving ${ref.full}`);
+      const pkg = await ctx.client.detail(ref.scope, ref.name);
+      if (pkg.status === 'delisted') throw new CliError(EXIT.notFound, `${ref.full}: Package not found`);
+      if (pkg.status === 'deprecated')
+        progress.note(`warning: ${ref.full} is deprecated; consider an alternative`);
+      const locked = lock.packages[ref.full];
+      const old = legacy.get(ref.full);
+      const wanted = [
+        ...named.map((agent) => agentDir(target, agent, ref)),
+        ...custom.map((dir) => packageDir(target, dir, ref)),
+      ];
+      let version: VersionDetail;
+      let requested: string | null;
+      if (input.frozen) {
+        if (!locked) throw new CliError(EXIT.integrity, `--frozen: ${ref.full} is not in ${LOCKFILE_NAME}`);
+        const agrees =
+          spec.spec.kind === 'latest' ||
+          (spec.spec.kind === 'exact' && spec.spec.version === locked.version) ||
+          (spec.spec.kind === 'range' &&
+            semver.satisfies(locked.version, spec.spec.range, { includePrerelease: true }));
+        if (!agrees) {
+          throw new CliError(
+            EXIT.integrity,
+            `--frozen: ${ref.full} is locked at ${locked.version}, not ${spec.requested}`,
+          );
+        }
+        const extra = wanted.filter((dir) => !locked.dirs.includes(dir));
+        if (extra.length) {
+          throw new CliError(
+            EXIT.integrity,
+            `--frozen: ${ref.full} is not locked for ${extra.map((dir) => displayDir(target, dir)).join(', ')}`,
+          );
+        }
+        version = await lockedVersion(ctx, locked);
+        requested = locked.requested;
+      } else {
+        requested = spec.typed ? spec.requested : (locked?.requested ?? null);
+        const effective =
+          spec.typed || requested === null ? spec : parsePackageSpec(`${ref.full}@${requested}`);
+        version = await resolveVersion(ctx, ref, effective.spec);
+      }
+      const recordedDirs = locked?.dirs ?? old?.dirs ?? [];
+      let agents: string[] = [...(locked?.agents ?? old?.entry?.agents ?? [])];
+      let newDirs = wanted;
+      if (wanted.length === 0 && recordedDirs.length === 0) {
+        detected ??= defaultAgents(target, (line) => progress.note(line));
+        newDirs = detected.map((agent) => agentDir(target, agent, ref));
+        agents = [...agents, ...detected.map((agent) => agent.id)];
+      } else {
+        agents = [...agents, ...named.map((agent) => agent.id)];
+      }
+      // A package keeps one version for all its copies, so a new version rewrites every recorded folder.
+      const dirs = [...new Set([...recordedDirs, ...newDirs])];
+      checkDirOwners(lock, ref, dirs, target);
+      const entry: LockEntry = {
+        name: ref.full,
+        version: version.version,
+        requested,
+        integrity: version.integrity,
+        sourceRepo: pkg.sourceRepo,
+        sourcePath: pkg.sourcePath,
+        sourceCommit: version.sourceCommit,
+        agents: [...new Set(agents)],
+        dirs,
+        files: lockedFilesOf(version),
+      };
+      const job: InstallJob = {
+        ref,
+        version,
+        entry,
+        previous: locked?.files ?? (old ? legacyBaseline(old.v1) : undefined),
+        stale: old?.stale,
+      };
+      jobs.push(job);
+      shown.set(job, newDirs.length ? newDirs : dirs);
+    }
+    // A v1 lockfile is upgraded whole: the other packages are restored as the versions holding their SKILL.md.
+    for (const entry of legacy.values()) {
+      if (specs.has(entry.ref.full)) continue;
+      const job = legacyJob(entry);
+      if (!job) throw unmatchedError(entry);
+      jobs.push(job);
+    }
+    const results = await runJobs(ctx, target, jobs, {
+      force: input.force,
+      modifiedHint: 'use --force to overwrite',
+      progress,
+    });
+    progress.done();
+    for (const line of resultLines(target, results, shown)) ctx.out(line);
+    if (!input.frozen) {
+      for (const job of jobs) lock.packages[job.ref.full] = job.entry;
+      await writeLockfile(target.lockPath, lock);
+      upgradedNote(ctx, loaded);
     }
   } finally {
     progress.done();
-    for (const line of results) ctx.out(line);
-    if (!input.frozen && serializeLockfile(lock) !== before) await writeLockfile(target.lockPath, lock);
   }
-}
-
-async function installOne(
-  ctx: Context,
-  target: InstallTarget,
-  lock: Lockfile,
-  ref: PackageRef,
-  requested: AgentName[],
-  input: InstallInput,
-  progress: Progress,
-): Promise<string[]> {
-  const pkg = await ctx.client.detail(ref.scope, ref.name);
-  if (pkg.status === 'delisted') throw new CliError(EXIT.notFound, `${ref.full}: Package not found`);
-  deprecationWarning(progress, ref, pkg);
-  if (pkg.fileCount > 1) {
-    // The registry serves SKILL.md only; the skill's other files live in its source repository.
-    progress.note(
-      `note: ${ref.full} has ${pkg.fileCount} files; only SKILL.md is installed (others: ${pkg.repoUrl ?? pkg.sourceRepo})`,
-    );
-  }
-  const { content, sha256 } = verifiedContent(ref, pkg);
-  const locked = lock.packages[ref.full];
-  if (input.frozen) {
-    if (!locked) throw new CliError(EXIT.integrity, `--frozen: ${ref.full} is not in ${LOCKFILE_NAME}`);
-    if (locked.sha256 !== sha256) {
-      throw new CliError(
-        EXIT.integrity,
-        `--frozen: the registry serves a different SKILL.md for ${ref.full} (${short(pkg.lastCommitSha)}, locked ${short(locked.lastCommitSha)})`,
-      );
-    }
-    const extra = requested.filter((agent) => !locked.agents.includes(agent));
-    if (extra.length) {
-      throw new CliError(EXIT.integrity, `--frozen: ${ref.full} is not locked for ${extra.join(', ')}`);
-    }
-  }
-  // A package keeps one content for all its agents, so a new version rewrites every recorded copy.
-  const agents = [...new Set([...(locked?.agents ?? []), ...requested])];
-  const paths = [...new Set([...(locked?.paths ?? []), ...pathsFor(agents, ref.name)])];
-  checkPathOwners(lock, ref, paths);
-  const modified = await checkLocalFiles(target, paths, locked, sha256);
-  if (modified.length && !input.force) throw modifiedError(ref, modified, 'use --force to overwrite');
-  await trackInstall(ctx, progress, ref);
-  await writeSkillFiles(target, paths, content, sha256);
-  if (!input.frozen) lock.packages[ref.full] = lockEntryFor(ref, pkg, sha256, agents, paths);
-  const wanted = pathsFor(requested, ref.name);
-  return wanted.map((path) => `installed ${ref.full} -> ${displayPath(target, path)}`);
 }
 
 async function installFromLock(ctx: Context, target: InstallTarget, input: InstallInput): Promise<void> {
-  const lock = await readLockfile(target.lockPath);
-  if (!lock) {
+  const loaded = await loadLock(ctx, target, silentProgress(), input.frozen);
+  if (!loaded.existed) {
     throw new CliError(
       EXIT.error,
       `No ${LOCKFILE_NAME} at ${target.lockPath}; run "pkgreg install <@scope/name>" first`,
     );
   }
-  const entries = Object.values(lock.packages).sort((a, b) => a.name.localeCompare(b.name));
+  const { lock, legacy } = loaded;
+  for (const entry of legacy.values()) if (!entry.entry) throw unmatchedError(entry);
+  const entries = Object.values(lock.packages).sort((a, b) => (a.name < b.name ? -1 : 1));
   if (entries.length === 0) {
     ctx.out(`Nothing to install: ${LOCKFILE_NAME} lists no packages.`);
     return;
   }
-  const results: string[] = [];
-  const progress = progressFor(entries.length);
+  const lines: string[] = [];
+  const pending: LockEntry[] = [];
+  const jobs: InstallJob[] = [];
+  for (const entry of entries) {
+    const job = legacy.has(entry.name) ? legacyJob(legacy.get(entry.name) as LegacyEntry) : undefined;
+    if (job) {
+      jobs.push(job);
+      continue;
+    }
+    // Folders already holding the locked files need nothing from the registry (CI caches stay offline).
+    const states = await Promise.all(
+      entry.dirs.map((dir) => inspectFolder(absoluteDir(target.base, dir), entry.files)),
+    );
+    if (states.every((state) => state.kind === 'intact'))
+      lines.push(`up to date ${entry.name}@${entry.version}`);
+    else pending.push(entry);
+  }
+  const progress = progressFor(pending.length + jobs.length);
   try {
-    for (const entry of entries) {
-      const ref = parsePackageArg(entry.name);
-      progress.step(`installing ${ref.full}`);
-      const modified = await checkLocalFiles(target, entry.paths, entry, undefined);
-      if (modified.length && !input.force) {
-        throw modifiedError(
-          ref,
-          modified,
-          input.frozen
-            ? 'restore the file or update the lockfile'
-            : 'use --force to restore the locked content',
-        );
-      }
-      // Files already holding the locked content need nothing from the registry (CI caches stay offline).
-      if ((await pathsNeedingWrite(target, entry.paths, entry.sha256)).length === 0) {
-        results.push(`up to date ${ref.full}`);
-        continue;
-      }
-      const pkg = await ctx.client.detail(ref.scope, ref.name);
-      if (pkg.status === 'delisted') throw new CliError(EXIT.notFound, `${ref.full}: Package not found`);
-      deprecationWarning(progress, ref, pkg);
-      const { content, sha256 } = verifiedContent(ref, pkg);
-      // The registry serves only the latest SKILL.md: the locked content is installable only while it is that.
-      if (sha256 !== entry.sha256) {
-        throw new CliError(
-          EXIT.integrity,
-          `Integrity mismatch: the registry now serves a different SKILL.md for ${ref.full} (${short(pkg.lastCommitSha)}, locked ${short(entry.lastCommitSha)}); run "pkgreg update ${ref.full}" to accept it`,
-        );
-      }
-      await trackInstall(ctx, progress, ref);
-      const written = await writeSkillFiles(target, entry.paths, content, sha256);
-      for (const path of written) results.push(`installed ${ref.full} -> ${displayPath(target, path)}`);
+    for (const entry of pending) {
+      progress.status(`resolving ${entry.name}@${entry.version}`);
+      const version = await lockedVersion(ctx, entry);
+      jobs.push({ ref: parsePackageArg(entry.name), version, entry, previous: entry.files });
+    }
+    const results = await runJobs(ctx, target, jobs, {
+      force: input.force,
+      modifiedHint: input.frozen
+        ? 'restore the files or update the lockfile'
+        : 'use --force to restore the locked version',
+      progress,
+    });
+    for (const { job, written } of results) {
+      const label = labelOf(job.ref, job.version.version);
+      if (written.length === 0) lines.push(`up to date ${label}`);
+      for (const dir of written) lines.push(`installed ${label} -> ${displayDir(target, dir)}`);
     }
   } finally {
     progress.done();
-    for (const line of results) ctx.out(line);
+  }
+  for (const line of lines.sort()) ctx.out(line);
+  if (legacy.size && !input.frozen) {
+    await writeLockfile(target.lockPath, lock);
+    upgradedNote(ctx, loaded);
   }
 }
 
@@ -192,19 +330,28 @@ export function configureInstallCommand(program: Command): Command {
   return program
     .command('install')
     .description(
-      `install skills and record them in ${LOCKFILE_NAME}; with no names, install what the lockfile lists`,
+      `install skills and record them in ${LOCKFILE_NAME}; with no names, install exactly what the lockfile lists`,
     )
-    .argument('[packages...]', 'package names as @scope/name')
+    .argument('[packages...]', 'package names as @scope/name, @scope/name@1.2.0 or @scope/name@^1.2')
     .option(
       '-a, --agent <agent>',
-      `agent to install for: ${AGENT_NAMES.join(', ')} (repeatable or comma-separated; default generic)`,
+      'agent to install for (repeatable or comma-separated; default: the agents detected here, else .agents/skills)',
+      collect,
+    )
+    .option(
+      '-d, --dir <path>',
+      'also install into this skills folder (inside the project, or home with --global)',
       collect,
     )
     .option('-g, --global', "install into the user's home folder instead of the project")
     .option('-f, --force', 'overwrite skills that were modified locally')
     .option('--frozen', 'never modify the lockfile; fail on any difference from it (for CI)')
+    .addHelpText('after', `\nAgents (ids and aliases): ${AGENT_NAMES.join(', ')}`)
     .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
       const input = parseOptions(InstallInputSchema, { ...options, names });
+      // Names and versions are checked before anything is read or fetched.
+      for (const name of input.names) parsePackageSpec(name);
+      agentsFromOption(input.agent);
       const ctx = await createContext(command);
       const target = installTarget(ctx, input.global);
       if (input.names.length) await installNamed(ctx, target, input);

@@ -3,31 +3,60 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { type Context, createContext, parseOptions } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
-import { installTarget } from '../installer.js';
-import { LOCKFILE_NAME, type LockEntry, type Lockfile, readLockfile } from '../lockfile.js';
+import { type InstallTarget, installTarget, type LegacyEntry } from '../installer.js';
+import { LOCKFILE_NAME, type LockEntry } from '../lockfile.js';
 import { parsePackageArg } from '../names.js';
 import { table, terminalWidth } from '../output.js';
+import { silentProgress } from '../progress.js';
+import { candidatesFor } from '../versions.js';
+import { type LoadedLock, loadLock } from './install.js';
 
 export type OutdatedState = 'current' | 'outdated' | 'removed';
 
 export interface OutdatedRow {
-  entry: LockEntry;
+  name: string;
+  /** The locked entry (null for a lockfileVersion 1 entry no version matches). */
+  entry: LockEntry | null;
+  /** The v1 entry behind this row, when the lockfile is version 1. */
+  legacy: LegacyEntry | undefined;
+  /** The installed version (null when unknown: a v1 entry no version matches). */
+  current: string | null;
+  requested: string | null;
+  /** What `requested` resolves to now. */
+  wanted: string | null;
+  latest: string | null;
   /** Null when the registry no longer has the package. */
   pkg: PackageDetail | null;
   state: OutdatedState;
 }
 
-export async function requireLockfile(path: string): Promise<Lockfile> {
-  const lock = await readLockfile(path);
-  if (!lock) throw new CliError(EXIT.error, `No ${LOCKFILE_NAME} at ${path}; nothing is installed here`);
-  return lock;
+/** The lockfile, which must exist (exit 1 otherwise), with v1 entries read against the registry. */
+export async function requireLock(ctx: Context, target: InstallTarget): Promise<LoadedLock> {
+  const loaded = await loadLock(ctx, target, silentProgress(), false);
+  if (!loaded.existed) {
+    throw new CliError(EXIT.error, `No ${LOCKFILE_NAME} at ${target.lockPath}; nothing is installed here`);
+  }
+  return loaded;
 }
 
-/** Compares the lockfile's lastCommitSha with the registry's, one detail call per package. */
-export async function compareWithRegistry(ctx: Context, entries: LockEntry[]): Promise<OutdatedRow[]> {
+/** Every locked package, by name, whichever lockfile version listed it. */
+export function lockedNames(loaded: LoadedLock): string[] {
+  return [...new Set([...Object.keys(loaded.lock.packages), ...loaded.legacy.keys()])].sort();
+}
+
+/** Compares each locked version with what its requested range (or the latest) resolves to now. */
+export async function compareWithRegistry(
+  ctx: Context,
+  loaded: LoadedLock,
+  names: readonly string[],
+): Promise<OutdatedRow[]> {
   const rows: OutdatedRow[] = [];
-  for (const entry of entries) {
-    const ref = parsePackageArg(entry.name);
+  for (const name of names) {
+    const ref = parsePackageArg(name);
+    const entry = loaded.lock.packages[name] ?? null;
+    const legacy = loaded.legacy.get(name);
+    const current = entry?.version ?? null;
+    const requested = entry?.requested ?? null;
     let pkg: PackageDetail | null;
     try {
       pkg = await ctx.client.detail(ref.scope, ref.name);
@@ -36,9 +65,23 @@ export async function compareWithRegistry(ctx: Context, entries: LockEntry[]): P
       else throw error;
     }
     if (pkg?.status === 'delisted') pkg = null;
-    const state: OutdatedState =
-      pkg === null ? 'removed' : pkg.lastCommitSha === entry.lastCommitSha ? 'current' : 'outdated';
-    rows.push({ entry, pkg, state });
+    if (pkg === null) {
+      rows.push({
+        name,
+        entry,
+        legacy,
+        current,
+        requested,
+        wanted: null,
+        latest: null,
+        pkg,
+        state: 'removed',
+      });
+      continue;
+    }
+    const { wanted, latest } = await candidatesFor(ctx, ref, requested);
+    const state: OutdatedState = wanted !== null && wanted !== current ? 'outdated' : 'current';
+    rows.push({ name, entry, legacy, current, requested, wanted, latest, pkg, state });
   }
   return rows;
 }
@@ -48,29 +91,33 @@ const OutdatedInputSchema = z.object({
   global: z.boolean().default(false),
 });
 
-function short(sha: string | null | undefined): string {
-  return sha ? sha.slice(0, 12) : '-';
-}
-
 export function configureOutdatedCommand(program: Command): Command {
   return program
     .command('outdated')
     .description(
-      `list installed packages whose SKILL.md changed in the registry since ${LOCKFILE_NAME} was written`,
+      `list installed packages with a newer version than ${LOCKFILE_NAME} records (within its range)`,
     )
     .option('-g, --global', 'check the global installs')
     .option('--json', 'print the comparison as JSON')
     .action(async (options: Record<string, unknown>, command: Command) => {
       const input = parseOptions(OutdatedInputSchema, options);
       const ctx = await createContext(command);
-      const lock = await requireLockfile(installTarget(ctx, input.global).lockPath);
-      const entries = Object.values(lock.packages).sort((a, b) => a.name.localeCompare(b.name));
-      const rows = await compareWithRegistry(ctx, entries);
+      const loaded = await requireLock(ctx, installTarget(ctx, input.global));
+      const rows = await compareWithRegistry(ctx, loaded, lockedNames(loaded));
+      for (const row of rows) {
+        if (row.legacy && !row.entry) {
+          ctx.warn(
+            `${row.name}: no version holds the SKILL.md ${LOCKFILE_NAME} (lockfileVersion 1) locked; "pkgreg update ${row.name}" installs ${row.wanted ?? 'its latest version'}`,
+          );
+        }
+      }
       if (input.json) {
         const json = rows.map((row) => ({
-          name: row.entry.name,
-          locked: row.entry.lastCommitSha,
-          latest: row.pkg?.lastCommitSha ?? null,
+          name: row.name,
+          current: row.current,
+          requested: row.requested,
+          wanted: row.wanted,
+          latest: row.latest,
           state: row.state,
           status: row.pkg?.status ?? null,
         }));
@@ -82,11 +129,18 @@ export function configureOutdatedCommand(program: Command): Command {
         return;
       }
       const lines = table(
-        [{ header: 'NAME' }, { header: 'LOCKED' }, { header: 'LATEST' }, { header: 'STATE' }],
+        [
+          { header: 'NAME' },
+          { header: 'CURRENT' },
+          { header: 'WANTED' },
+          { header: 'LATEST' },
+          { header: 'STATE' },
+        ],
         rows.map((row) => [
-          row.entry.name,
-          short(row.entry.lastCommitSha),
-          short(row.pkg?.lastCommitSha),
+          row.name,
+          row.current ?? '?',
+          row.requested === null ? (row.wanted ?? '-') : `${row.wanted ?? '-'} (${row.requested})`,
+          row.latest ?? '-',
           row.pkg?.status === 'deprecated' ? `${row.state} (deprecated)` : row.state,
         ]),
         terminalWidth(),

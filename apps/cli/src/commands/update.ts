@@ -1,21 +1,19 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { createContext, parseOptions } from '../context.js';
-import { CliError, EXIT } from '../errors.js';
+import { CliError, EXIT, usageError } from '../errors.js';
 import {
-  checkLocalFiles,
-  deprecationWarning,
+  type InstallJob,
   installTarget,
-  lockEntryFor,
-  modifiedError,
-  trackInstall,
-  verifiedContent,
-  writeSkillFiles,
+  legacyBaseline,
+  legacyJob,
+  runJobs,
+  unmatchedError,
 } from '../installer.js';
-import { LOCKFILE_NAME, serializeLockfile, writeLockfile } from '../lockfile.js';
+import { LOCKFILE_NAME, type LockEntry, lockedFilesOf, upgradedAgents, writeLockfile } from '../lockfile.js';
 import { parsePackageArg } from '../names.js';
-import { createProgress, silentProgress } from '../progress.js';
-import { compareWithRegistry, requireLockfile } from './outdated.js';
+import { compareWithRegistry, lockedNames, requireLock } from './outdated.js';
+import { progressFor } from './install.js';
 
 const UpdateInputSchema = z.object({
   names: z.array(z.string()),
@@ -23,62 +21,106 @@ const UpdateInputSchema = z.object({
   force: z.boolean().default(false),
 });
 
-function short(sha: string | null | undefined): string {
-  return sha ? sha.slice(0, 12) : 'none';
-}
-
 export function configureUpdateCommand(program: Command): Command {
   return program
     .command('update')
     .description(
-      `update installed packages to the registry's latest SKILL.md and record it in ${LOCKFILE_NAME}`,
+      `update installed packages to the newest version their range allows and record it in ${LOCKFILE_NAME}`,
     )
     .argument('[packages...]', 'package names as @scope/name (default: every locked package)')
     .option('-g, --global', 'update the global installs')
     .option('-f, --force', 'overwrite skills that were modified locally')
     .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
       const input = parseOptions(UpdateInputSchema, { ...options, names });
-      const refs = input.names.map(parsePackageArg);
+      const refs = input.names.map((name) => {
+        if (name.indexOf('@', 1) > 0) {
+          throw usageError(`update takes names only; to change the range, run "pkgreg install ${name}"`);
+        }
+        return parsePackageArg(name);
+      });
       const ctx = await createContext(command);
       const target = installTarget(ctx, input.global);
-      const lock = await requireLockfile(target.lockPath);
-      const before = serializeLockfile(lock);
+      const loaded = await requireLock(ctx, target);
+      const all = lockedNames(loaded);
       for (const ref of refs) {
-        if (!lock.packages[ref.full])
+        if (!all.includes(ref.full)) {
           throw new CliError(EXIT.notFound, `${ref.full} is not installed (not in ${LOCKFILE_NAME})`);
+        }
       }
-      const entries = refs.length
-        ? refs.map((ref) => lock.packages[ref.full]).filter((entry) => entry !== undefined)
-        : Object.values(lock.packages).sort((a, b) => a.name.localeCompare(b.name));
-      const rows = await compareWithRegistry(ctx, entries);
-      const removed = rows.filter((row) => row.state === 'removed');
-      const stale = rows.filter((row) => row.state === 'outdated');
-      const progress = stale.length > 1 ? createProgress(stale.length) : silentProgress();
-      const results: string[] = [];
+      const chosen = refs.length ? [...new Set(refs.map((ref) => ref.full))] : all;
+      // A v1 lockfile is upgraded whole, so the packages left as they are need their version found.
+      for (const legacy of loaded.legacy.values()) {
+        if (!chosen.includes(legacy.ref.full) && !legacy.entry) throw unmatchedError(legacy);
+      }
+      const rows = await compareWithRegistry(ctx, loaded, chosen);
+      const jobs: InstallJob[] = [];
+      const changes = new Map<InstallJob, string>();
+      for (const row of rows) {
+        const ref = parsePackageArg(row.name);
+        const legacy = row.legacy;
+        if (row.state !== 'outdated' || !row.wanted || !row.pkg) {
+          if (legacy && !legacy.entry) throw unmatchedError(legacy);
+          const job = legacy ? legacyJob(legacy) : undefined;
+          if (job) jobs.push(job);
+          continue;
+        }
+        if (row.pkg.status === 'deprecated') ctx.warn(`${row.name} is deprecated; consider an alternative`);
+        const version = await ctx.client.version(ref.scope, ref.name, row.wanted);
+        const base = row.entry;
+        const entry: LockEntry = {
+          name: row.name,
+          version: version.version,
+          requested: base?.requested ?? null,
+          integrity: version.integrity,
+          sourceRepo: row.pkg.sourceRepo,
+          sourcePath: row.pkg.sourcePath,
+          sourceCommit: version.sourceCommit,
+          agents: base?.agents ?? (legacy ? upgradedAgents(legacy.v1) : []),
+          dirs: base?.dirs ?? legacy?.dirs ?? [],
+          files: lockedFilesOf(version),
+        };
+        const job: InstallJob = {
+          ref,
+          version,
+          entry,
+          previous: base?.files ?? (legacy ? legacyBaseline(legacy.v1) : undefined),
+          stale: legacy?.stale,
+        };
+        jobs.push(job);
+        changes.set(
+          job,
+          `updated ${row.name} ${row.current ?? `(${LOCKFILE_NAME} version 1)`} -> ${version.version}`,
+        );
+      }
+      for (const legacy of loaded.legacy.values()) {
+        if (chosen.includes(legacy.ref.full)) continue;
+        const job = legacyJob(legacy);
+        if (job) jobs.push(job);
+      }
+      const progress = progressFor(jobs.length);
       try {
-        for (const row of stale) {
-          const ref = parsePackageArg(row.entry.name);
-          const pkg = row.pkg;
-          if (!pkg) continue;
-          progress.step(`updating ${ref.full}`);
-          deprecationWarning(progress, ref, pkg);
-          const { content, sha256 } = verifiedContent(ref, pkg);
-          const modified = await checkLocalFiles(target, row.entry.paths, row.entry, sha256);
-          if (modified.length && !input.force) throw modifiedError(ref, modified, 'use --force to overwrite');
-          await trackInstall(ctx, progress, ref);
-          await writeSkillFiles(target, row.entry.paths, content, sha256);
-          lock.packages[ref.full] = lockEntryFor(ref, pkg, sha256, row.entry.agents, row.entry.paths);
-          results.push(
-            `updated ${ref.full} ${short(row.entry.lastCommitSha)} -> ${short(pkg.lastCommitSha)}`,
-          );
+        const results = await runJobs(ctx, target, jobs, {
+          force: input.force,
+          modifiedHint: 'use --force to overwrite',
+          progress,
+        });
+        progress.done();
+        for (const { job } of results) {
+          const line = changes.get(job);
+          if (line) ctx.out(line);
         }
       } finally {
         progress.done();
-        for (const line of results) ctx.out(line);
-        if (serializeLockfile(lock) !== before) await writeLockfile(target.lockPath, lock);
       }
-      for (const row of removed)
-        ctx.warn(`${row.entry.name} is no longer in the registry; kept as installed`);
-      if (stale.length === 0) ctx.out('All packages are up to date.');
+      if (jobs.length) {
+        for (const job of jobs) loaded.lock.packages[job.ref.full] = job.entry;
+        await writeLockfile(target.lockPath, loaded.lock);
+        if (loaded.legacy.size)
+          ctx.warn(`${LOCKFILE_NAME} upgraded to lockfileVersion 2 (every file of each version)`);
+      }
+      for (const row of rows) {
+        if (row.state === 'removed') ctx.warn(`${row.name} is no longer in the registry; kept as installed`);
+      }
+      if (changes.size === 0) ctx.out('All packages are up to date.');
     });
 }

@@ -1,0 +1,171 @@
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { normalizeSkillFilePath, type VersionDetail } from '@pkgreg/contracts';
+import { CliError, EXIT } from './errors.js';
+import {
+  FILE_MODES,
+  type FileMode,
+  type LockedFile,
+  lockedFilesOf,
+  pathConflict,
+  sha256Hex,
+} from './lockfile.js';
+
+/** One file of a skill folder, ready to write: a regular file's bytes, or a symbolic link's target. */
+export interface SkillFile {
+  path: string;
+  mode: FileMode;
+  /** The bytes; for a symbolic link, its target path. */
+  content: Buffer;
+}
+
+const MAX_LINK_DEPTH = 40;
+
+function integrityError(message: string): CliError {
+  return new CliError(EXIT.integrity, message);
+}
+
+/**
+ * Where a symbolic link leads, resolved inside the folder the way the kernel would (each link met on the
+ * way is followed, so `a -> d/l/..` with `d/l -> ..` counts as leaving). Null when it leaves the folder,
+ * is absolute or loops.
+ */
+export function resolveLink(linkPath: string, links: ReadonlyMap<string, string>): string | null {
+  const follow = (from: string[], target: string, depth: number): string[] | null => {
+    if (depth > MAX_LINK_DEPTH || target.startsWith('/') || target.includes('\\') || target.includes('\0'))
+      return null;
+    let at = [...from];
+    for (const segment of target.split('/')) {
+      if (segment === '' || segment === '.') continue;
+      if (segment === '..') {
+        if (at.length === 0) return null;
+        at.pop();
+        continue;
+      }
+      at.push(segment);
+      const next = links.get(at.join('/'));
+      if (next !== undefined) {
+        const resolved = follow(at.slice(0, -1), next, depth + 1);
+        if (resolved === null) return null;
+        at = resolved;
+      }
+    }
+    return at;
+  };
+  const target = links.get(linkPath);
+  if (target === undefined) return null;
+  const resolved = follow(linkPath.split('/').slice(0, -1), target, 0);
+  return resolved === null ? null : resolved.join('/');
+}
+
+/** `sha256:` + hex SHA-256 of `<mode> <sha256> <path>\n` per file sorted by path (docs/versions.md). */
+export function digestOf(files: Record<string, LockedFile>): string {
+  const lines = Object.keys(files)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((path) => `${files[path]?.mode} ${files[path]?.sha256} ${path}\n`)
+    .join('');
+  return `sha256:${sha256Hex(lines)}`;
+}
+
+/**
+ * Checks a version's manifest before anything is downloaded or written: every path relative and inside
+ * the folder, no path inside another file, SKILL.md present, links kept inside, the digest matching.
+ */
+export function checkManifest(label: string, version: VersionDetail): void {
+  const seen = new Set<string>();
+  const links = new Map<string, string>();
+  for (const file of version.files) {
+    if (normalizeSkillFilePath(file.path) === null) {
+      throw integrityError(
+        `${label}: the manifest names "${file.path}", which would escape the skill folder`,
+      );
+    }
+    if (seen.has(file.path)) throw integrityError(`${label}: the manifest names ${file.path} twice`);
+    seen.add(file.path);
+    if (file.linkTarget !== null) links.set(file.path, file.linkTarget);
+  }
+  const conflict = pathConflict(seen);
+  if (conflict) throw integrityError(`${label}: the manifest puts ${conflict} inside another file`);
+  if (!seen.has('SKILL.md')) throw integrityError(`${label}: the manifest has no SKILL.md`);
+  for (const path of links.keys()) {
+    if (resolveLink(path, links) === null) {
+      throw integrityError(
+        `${label}: the symbolic link ${path} -> ${links.get(path)} would escape the skill folder`,
+      );
+    }
+  }
+  if (version.fileCount !== version.files.length) {
+    throw integrityError(
+      `${label}: the manifest lists ${version.files.length} files, not ${version.fileCount}`,
+    );
+  }
+  if (digestOf(lockedFilesOf(version)) !== version.digest) {
+    throw integrityError(`${label}: the manifest does not match its digest ${version.digest}`);
+  }
+}
+
+export type FolderState =
+  /** Nothing there. */
+  | { kind: 'absent' }
+  /** Exactly the expected files. */
+  | { kind: 'intact' }
+  /** Expected files are missing, nothing else differs. */
+  | { kind: 'incomplete'; missing: string[] }
+  /** A file differs, or one is there that was not installed. */
+  | { kind: 'modified'; changed: string[]; missing: string[] };
+
+/** Mode and hash of what is at a path now, without following links; undefined for other kinds. */
+async function currentFile(path: string): Promise<LockedFile | undefined> {
+  const stats = await lstat(path);
+  if (stats.isSymbolicLink()) return { mode: FILE_MODES.symlink, sha256: sha256Hex(await readlink(path)) };
+  if (!stats.isFile()) return undefined;
+  // Windows keeps no executable bit: every file reads as executable, so the bit is not compared there.
+  const executable = process.platform === 'win32' ? undefined : (stats.mode & 0o111) !== 0;
+  return {
+    mode: executable ? FILE_MODES.executable : FILE_MODES.file,
+    sha256: sha256Hex(await readFile(path)),
+  };
+}
+
+/** Compares a folder on disk with the files a lockfile or manifest expects there. */
+export async function inspectFolder(dir: string, expected: Record<string, LockedFile>): Promise<FolderState> {
+  let top: Awaited<ReturnType<typeof lstat>>;
+  try {
+    top = await lstat(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent' };
+    throw error;
+  }
+  const missing = new Set(Object.keys(expected));
+  if (!top.isDirectory()) return { kind: 'modified', changed: ['.'], missing: [...missing] };
+  const changed: string[] = [];
+  const walk = async (relative: string): Promise<void> => {
+    const entries = await readdir(relative ? join(dir, ...relative.split('/')) : dir, {
+      withFileTypes: true,
+    });
+    for (const entry of entries) {
+      const path = relative ? `${relative}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        await walk(path);
+        continue;
+      }
+      missing.delete(path);
+      const want = expected[path];
+      const have = await currentFile(join(dir, ...path.split('/')));
+      const sameMode =
+        want?.mode === have?.mode || (process.platform === 'win32' && want?.mode !== FILE_MODES.symlink);
+      if (!want || !have || want.sha256 !== have.sha256 || !sameMode) changed.push(path);
+    }
+  };
+  await walk('');
+  const missingList = [...missing].sort();
+  if (changed.length) return { kind: 'modified', changed: changed.sort(), missing: missingList };
+  if (missingList.length) return { kind: 'incomplete', missing: missingList };
+  return { kind: 'intact' };
+}
+
+/** The files of a folder holding `expected`, for messages: `dir/path`. */
+export function describeChanges(dir: string, state: FolderState): string[] {
+  if (state.kind !== 'modified') return [];
+  return state.changed.map((path) => (path === '.' ? dir : posix.join(dir, path)));
+}

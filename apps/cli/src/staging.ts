@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { lstatSync, renameSync, rmSync } from 'node:fs';
+import { chmod, mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { FILE_MODES } from './lockfile.js';
+import type { SkillFile } from './skill-files.js';
+
+// A skill folder is never written in place: the new one is built beside it in a hidden staging folder,
+// then renamed in (the old one moved aside first and removed after). A failure or Ctrl-C before the
+// swap leaves the old folder as it was; the swap itself is two renames with no await between them.
+
+const STAGE_MARK = '.pkgreg-stage-';
+const OLD_MARK = '.pkgreg-old-';
+
+// Staging folders of this run, removed if the process exits before their swap (Ctrl-C, an error).
+const pending = new Set<string>();
+process.on('exit', () => {
+  for (const path of pending) rmSync(path, { recursive: true, force: true });
+});
+
+/** Something is at the path (a dangling link counts: existsSync would say no). */
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sibling(target: string, mark: string): string {
+  return join(dirname(target), `.${basename(target)}${mark}${process.pid}-${randomBytes(4).toString('hex')}`);
+}
+
+/** Leftovers of an earlier run that was killed: staging folders always, old copies once the target exists. */
+async function removeLeftovers(target: string): Promise<void> {
+  const parent = dirname(target);
+  let names: string[];
+  try {
+    names = await readdir(parent);
+  } catch {
+    return;
+  }
+  const own = `.${basename(target)}`;
+  for (const name of names) {
+    const stale =
+      name.startsWith(`${own}${STAGE_MARK}`) || (name.startsWith(`${own}${OLD_MARK}`) && present(target));
+    if (stale) await rm(join(parent, name), { recursive: true, force: true });
+  }
+}
+
+export interface StagedFolder {
+  target: string;
+  staging: string;
+}
+
+/** Writes the files into a new staging folder beside `target`: regular files first, links last. */
+export async function stageFolder(target: string, files: readonly SkillFile[]): Promise<StagedFolder> {
+  await mkdir(dirname(target), { recursive: true });
+  await removeLeftovers(target);
+  const staging = sibling(target, STAGE_MARK);
+  pending.add(staging);
+  try {
+    await mkdir(staging);
+    // Links last: no file is ever written through a link, even one that stays inside the folder.
+    const ordered = [
+      ...files.filter((file) => file.mode !== FILE_MODES.symlink),
+      ...files.filter((file) => file.mode === FILE_MODES.symlink),
+    ];
+    for (const file of ordered) {
+      const path = join(staging, ...file.path.split('/'));
+      await mkdir(dirname(path), { recursive: true });
+      if (file.mode === FILE_MODES.symlink) {
+        await symlink(file.content.toString('utf8'), path);
+        continue;
+      }
+      const mode = file.mode === FILE_MODES.executable ? 0o755 : 0o644;
+      await writeFile(path, file.content, { mode, flag: 'wx' });
+      // The umask may have taken bits away; the version says which it has.
+      await chmod(path, mode);
+    }
+  } catch (error) {
+    await discardStaged([{ target, staging }]);
+    throw error;
+  }
+  return { target, staging };
+}
+
+export async function discardStaged(staged: readonly StagedFolder[]): Promise<void> {
+  for (const { staging } of staged) {
+    await rm(staging, { recursive: true, force: true });
+    pending.delete(staging);
+  }
+}
+
+/**
+ * Moves every staged folder into place at once. Synchronous on purpose: no signal handler runs between
+ * moving an old folder aside and moving the new one in. If any rename fails, the ones done are undone
+ * (new folders back out, old folders back in) and the error is thrown. Returns the old copies to remove.
+ */
+export function swapIntoPlace(staged: readonly StagedFolder[]): string[] {
+  const done: { target: string; staging: string; old: string | undefined }[] = [];
+  try {
+    for (const { target, staging } of staged) {
+      const old = present(target) ? sibling(target, OLD_MARK) : undefined;
+      if (old) renameSync(target, old);
+      try {
+        renameSync(staging, target);
+      } catch (error) {
+        if (old) renameSync(old, target);
+        throw error;
+      }
+      pending.delete(staging);
+      done.push({ target, staging, old });
+    }
+  } catch (error) {
+    for (const step of done.reverse()) {
+      renameSync(step.target, step.staging);
+      pending.add(step.staging);
+      if (step.old) renameSync(step.old, step.target);
+    }
+    throw error;
+  }
+  return done.flatMap((step) => (step.old ? [step.old] : []));
+}
+
+/** Removes the old copies after a swap; a failure here leaves a hidden leftover, never a broken skill. */
+export async function removeOld(paths: readonly string[]): Promise<void> {
+  for (const path of paths) await rm(path, { recursive: true, force: true });
+}
+
+/** Deletes a skill folder: moved aside first, so a failure midway never leaves half a folder in place. */
+export async function removeFolder(target: string): Promise<void> {
+  if (!present(target)) return;
+  const old = sibling(target, OLD_MARK);
+  renameSync(target, old);
+  await rm(old, { recursive: true, force: true });
+}

@@ -1,0 +1,98 @@
+import type { VersionDetail, VersionSummary } from '@pkgreg/contracts';
+import semver from 'semver';
+import type { Context } from './context.js';
+import { CliError, EXIT } from './errors.js';
+import { type LockEntryV1, matchesV1Entry } from './lockfile.js';
+import type { PackageRef, VersionSpec } from './names.js';
+
+// Resolving what a name asks for to one immutable version (docs/versions.md: API, ranges).
+
+const PAGE_SIZE = 100;
+// Ranges include pre-releases: a pseudo-version of 1.2.x is the author's change to 1.2 (docs/versions.md).
+const RANGE_OPTIONS = { includePrerelease: true } as const;
+
+/** Every version of a package, newest first (all pages). */
+export async function listVersions(ctx: Context, ref: PackageRef): Promise<VersionSummary[]> {
+  const all: VersionSummary[] = [];
+  for (let page = 1; ; page++) {
+    const response = await ctx.client.versions(ref.scope, ref.name, page, PAGE_SIZE);
+    all.push(...response.data);
+    if (response.data.length === 0 || all.length >= response.total) return all;
+  }
+}
+
+/** The highest version satisfying a range, or null. */
+export function maxSatisfying(versions: readonly string[], range: string): string | null {
+  return semver.maxSatisfying([...versions], range, RANGE_OPTIONS);
+}
+
+function noMatch(ref: PackageRef, range: string, versions: readonly VersionSummary[]): CliError {
+  if (versions.length === 0) {
+    return new CliError(EXIT.notFound, `${ref.full} has no versions yet`);
+  }
+  return new CliError(
+    EXIT.notFound,
+    `No version of ${ref.full} matches ${range} (latest is ${versions[0]?.version}; ${versions.length} version${versions.length === 1 ? '' : 's'})`,
+  );
+}
+
+/** The manifest of the version a spec names: latest, an exact version, or the highest in a range. */
+export async function resolveVersion(
+  ctx: Context,
+  ref: PackageRef,
+  spec: VersionSpec,
+): Promise<VersionDetail> {
+  if (spec.kind === 'latest') return ctx.client.version(ref.scope, ref.name, 'latest');
+  if (spec.kind === 'exact') return ctx.client.version(ref.scope, ref.name, spec.version);
+  const versions = await listVersions(ctx, ref);
+  const found = maxSatisfying(
+    versions.map((v) => v.version),
+    spec.range,
+  );
+  if (found === null) throw noMatch(ref, spec.range, versions);
+  return ctx.client.version(ref.scope, ref.name, found);
+}
+
+export interface Candidates {
+  /** The newest version (by creation), or null when there is none. */
+  latest: string | null;
+  /** The version `requested` resolves to now (the latest when null), or null when none matches. */
+  wanted: string | null;
+}
+
+/** What a locked package could move to, for outdated and update. */
+export async function candidatesFor(
+  ctx: Context,
+  ref: PackageRef,
+  requested: string | null,
+): Promise<Candidates> {
+  if (requested === null) {
+    const first = await ctx.client.versions(ref.scope, ref.name, 1, 1);
+    const latest = first.data[0]?.version ?? null;
+    return { latest, wanted: latest };
+  }
+  const versions = await listVersions(ctx, ref);
+  return {
+    latest: versions[0]?.version ?? null,
+    wanted: maxSatisfying(
+      versions.map((v) => v.version),
+      requested,
+    ),
+  };
+}
+
+/**
+ * The version holding the SKILL.md a lockfileVersion 1 entry locked, newest first; null when no version
+ * has it (the source moved on before versions existed).
+ */
+export async function findV1Version(
+  ctx: Context,
+  ref: PackageRef,
+  entry: LockEntryV1,
+): Promise<VersionDetail | null> {
+  for (const summary of await listVersions(ctx, ref)) {
+    const version = await ctx.client.version(ref.scope, ref.name, summary.version);
+    if (matchesV1Entry(entry, version)) return version;
+  }
+  return null;
+}
