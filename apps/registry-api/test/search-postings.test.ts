@@ -1,14 +1,15 @@
-// The posting plan of registry search (docs/decisions.md, "Registry search": package_search_blocks and
-// package_search_name_keys), on a table small enough to compare against the exact answer, with blocks
-// of 8 positions so that every multi-block path runs.
-import { createDb, type Database, poolOf } from '@pkgreg/db';
+// The posting plan of registry search (package_search_blocks and package_search_name_keys), on a table
+// small enough to compare against the exact answer, with blocks of 8 positions so that every
+// multi-block path runs.
+import { createDb } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rebuildSearchTables } from '../src/search/search.repository.js';
-import { DEFAULT_SEARCH_PLAN, type SearchPlanOptions, searchPackages } from '../src/search/search.service.js';
+import { rebuildSearchTables, searchPackages } from '../src/search/search.service.js';
+import { DEFAULT_SEARCH_PLAN, type SearchPlanOptions } from '../src/search/search-planner.js';
 import { initialsMask, searchLexemes } from '../src/search/search-terms.js';
 import { type PackageInsert, packageRow } from './fixtures.js';
+import { loggedDb, names } from './search-helpers.js';
 
 let t: TestDatabase;
 const blocks = { blockShift: 3, blockMinDocs: 2 };
@@ -50,21 +51,6 @@ beforeAll(async () => {
 
 afterAll(async () => t?.destroy());
 
-const names = (res: { results: Array<{ scope: string; name: string }> }) =>
-  res.results.map((r) => `${r.scope}/${r.name}`);
-
-/** A Db over the test pool that hands every statement's SQL to `seen` as it runs. */
-function loggedDb(seen: (sql: string) => void): Kysely<Database> {
-  const pool = poolOf(t.db);
-  if (!pool) throw new Error('the test database has a pool');
-  return new Kysely<Database>({
-    dialect: new PostgresDialect({ pool }),
-    log: (event) => {
-      if (event.level === 'query') seen(event.query.sql);
-    },
-  });
-}
-
 // Never selective: every query with keys takes the posting plan. The reference is the selective plan
 // over every candidate (exact by construction: it ranks all matches) without the posting tables.
 const postings: SearchPlanOptions = { ...DEFAULT_SEARCH_PLAN, ...{ blockShift: 3 }, selectiveMaxDocs: -1 };
@@ -104,7 +90,7 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
       expect(reference.results.length).toBeGreaterThan(0);
       for (const variant of variants) {
         const statements: string[] = [];
-        const logged = loggedDb((text) => statements.push(text));
+        const logged = loggedDb(t.db, (text) => statements.push(text));
         const res = await searchPackages(logged, q, { ...postings, ...variant });
         expect({ q, variant, names: names(res) }).toEqual({ q, variant, names: names(reference) });
         // Fewer than a page: every block was read, so the total is exact too.
@@ -155,7 +141,7 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
     for (const q of ['omegaword works', 'a b', 'b']) {
       const statements: string[] = [];
       const res = await searchPackages(
-        loggedDb((text) => statements.push(text)),
+        loggedDb(t.db, (text) => statements.push(text)),
         q,
         postings,
       );
@@ -168,7 +154,7 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
     for (const q of ['alpha b', 'b alpha e']) {
       const statements: string[] = [];
       const res = await searchPackages(
-        loggedDb((text) => statements.push(text)),
+        loggedDb(t.db, (text) => statements.push(text)),
         q,
         postings,
       );
@@ -187,7 +173,7 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
     try {
       const statements: string[] = [];
       const res = await searchPackages(
-        loggedDb((text) => statements.push(text)),
+        loggedDb(t.db, (text) => statements.push(text)),
         'alpha b',
         postings,
       );
@@ -216,7 +202,7 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
       ] as const) {
         const statements: string[] = [];
         const res = await searchPackages(
-          loggedDb((text) => statements.push(text)),
+          loggedDb(t.db, (text) => statements.push(text)),
           'gamma delta',
           { ...selective, [bound]: max },
         );
@@ -232,7 +218,7 @@ describe('posting plan (decisions.md: Registry search, posting tables)', () => {
 
   it('runs its statements prepared, and answers the same once Postgres keeps their generic plans', async () => {
     // One connection, so its prepared statements can be read: after five custom plans Postgres keeps a
-    // generic one (search.repository.ts, runNamed), whose answers must not change.
+    // generic one (named-statements.ts), whose answers must not change.
     const one = createDb(t.url, { max: 1 });
     try {
       for (const q of ['alpha beta', 'gamma d', 'eps gam del']) {
@@ -344,7 +330,7 @@ describe('scan plan: one-character terms through package_search_initials (migrat
     // The window (60k rows) holds this whole table, so ranking every match is the reference; for a
     // one-character term (no stem) that is a `simple` prefix match, tiers by weight.
     const used: string[] = [];
-    const logged = loggedDb((text) => {
+    const logged = loggedDb(t.db, (text) => {
       if (text.includes('package_search_initials i')) used.push(text);
     });
     for (const q of [

@@ -1,12 +1,12 @@
 import type { RequestListener } from 'node:http';
 import { SearchResponseSchema } from '@pkgreg/contracts';
-import { type Database, poolOf } from '@pkgreg/db';
 import type { TestDatabase } from '@pkgreg/db/testing';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { sql } from 'kysely';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prefixStats } from '../src/search/search.repository.js';
-import { DEFAULT_SEARCH_PLAN, searchPackages } from '../src/search/search.service.js';
+import { searchPackages } from '../src/search/search.service.js';
+import { DEFAULT_SEARCH_PLAN } from '../src/search/search-planner.js';
+import { prefixStats } from '../src/search/search-statistics.repository.js';
 import { searchLexemes } from '../src/search/search-terms.js';
 import {
   createTestRegistry,
@@ -15,6 +15,7 @@ import {
   packageRow,
   type TestRegistry,
 } from './fixtures.js';
+import { loggedDb, names } from './search-helpers.js';
 
 let registry: TestRegistry;
 let t: TestDatabase;
@@ -61,9 +62,6 @@ beforeAll(async () => {
   await insertPackages(t.db, rows);
 });
 afterAll(async () => registry?.close());
-
-const names = (body: { results: Array<{ scope: string; name: string }> }) =>
-  body.results.map((r) => `${r.scope}/${r.name}`);
 
 describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry / Search)', () => {
   it('rule 3: empty, missing or blank q gives {results: [], total: 0}', async () => {
@@ -230,18 +228,6 @@ describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry
   });
 });
 
-/** A Db over the test pool that hands every statement (SQL and parameters) to `seen` as it runs. */
-function loggedDb(seen: (sql: string, parameters: readonly unknown[]) => void): Kysely<Database> {
-  const pool = poolOf(t.db);
-  if (!pool) throw new Error('the test database has a pool');
-  return new Kysely<Database>({
-    dialect: new PostgresDialect({ pool }),
-    log: (event) => {
-      if (event.level === 'query') seen(event.query.sql, event.query.parameters);
-    },
-  });
-}
-
 describe('search plans (docs/decisions.md: Registry search at 1M packages)', () => {
   // Force the broad plan (ranking-ordered slices) on this small table and check it answers like the
   // selective plan: same ranking, same cap, exact total once it has read the whole table.
@@ -296,7 +282,7 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     // after the first 3 the next round goes straight to the end of the 50-row slice (row 63), not through
     // the 10-row one first: two statements on package_search_docs, and the same page.
     const slices: string[] = [];
-    const logged = loggedDb((text) => {
+    const logged = loggedDb(t.db, (text) => {
       if (text.includes('as name_matches')) slices.push(text); // matchesInSlice's statements
     });
     const jumping = { ...broad, slices: [3, 10, 50, 1000], minWindow: 0, parallel: 1 };
@@ -382,7 +368,7 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     // first 10 rows with no match, 20 more rows cannot hold 50 (even at 3 matches per 10 rows): the
     // index query answers right away instead of after the rest of the window.
     const docsStatements: string[] = [];
-    const logged = loggedDb((text) => {
+    const logged = loggedDb(t.db, (text) => {
       if (text.includes('as name_matches')) docsStatements.push(text); // matchesInSlice's statements
     });
     const plan = { ...keysOnly, selectiveMaxDocs: -1, slices: [10, 10, 10], minWindow: 0, parallel: 1 };
@@ -403,7 +389,7 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
     const indexQueries: unknown[] = [];
     // The index query is the one parameter of exact operands (the re-check's are prefixes, `:*`).
     const exact = (v: unknown) => typeof v === 'string' && v.includes("'42'") && !v.includes(':*');
-    const logged = loggedDb((text, parameters) => {
+    const logged = loggedDb(t.db, (text, parameters) => {
       if (text.includes('pkgreg_search_keys(p.search_vector) @@'))
         indexQueries.push(...parameters.filter(exact));
     });
@@ -425,7 +411,7 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
 
   it('narrow terms only: the candidates are the matches, and the re-check is left out', async () => {
     const statements: string[] = [];
-    const logged = loggedDb((text) => {
+    const logged = loggedDb(t.db, (text) => {
       if (text.includes('with candidates as materialized')) statements.push(text);
     });
     expect(names(await searchPackages(logged, 'pdf edi'))).toEqual(['acme/pdf-editor']);

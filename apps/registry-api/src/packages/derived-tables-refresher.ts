@@ -1,7 +1,7 @@
 import type { Db } from '@pkgreg/db';
 import { type Logger, startPeriodic } from '@pkgreg/server-kit';
 import { sql } from 'kysely';
-import { rebuildSearchTables } from '../search/search.repository.js';
+import { rebuildSearchTables } from '../search/search.service.js';
 import {
   readDerivedCounter,
   readListChangeCounter,
@@ -13,8 +13,8 @@ import {
 const REFRESH_LOCK_KEY = 0x706b_6c72; // "pklr"
 
 /**
- * Refreshes everything derived from packages for reading at scale (list positions, search order and
- * lexeme statistics) unless another process is doing it right now; true when it ran.
+ * Refreshes everything derived from packages for reading at scale (list positions, and search's tables
+ * through search's own rebuild) unless another process is doing it right now; true when it ran.
  */
 export async function refreshDerivedTables(db: Db): Promise<boolean> {
   return db.connection().execute(async (conn) => {

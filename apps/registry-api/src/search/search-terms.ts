@@ -2,7 +2,7 @@
 // names and scopes on - / @ _ . and the text-search parser then splits on every other non-word
 // character, so splitting on anything that is not a letter, digit or combining mark yields the same
 // pieces. Because only those characters survive, no tsquery operator, quote or backslash can reach
-// to_tsquery: weird input can narrow a search but never break it (decisions.md: Registry / Search).
+// to_tsquery: weird input can narrow a search but never break it.
 const NON_WORD = /[^\p{L}\p{N}\p{M}]+/u;
 
 // PostgreSQL's `english` stop words (Snowball). Descriptions are indexed with `english`, which drops

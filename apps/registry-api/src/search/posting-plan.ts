@@ -1,0 +1,87 @@
+import { SEARCH_MAX_RESULTS } from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import { PostingCursor } from './posting-cursor.js';
+import { blockMatches, nameMatches, nameTiers, type TermKeys } from './posting-plan.repository.js';
+import type { SearchPlanOptions } from './search-planner.js';
+import type { SearchPage } from './search-sql.js';
+
+/**
+ * A name statement left running while block chunks go on. Its promise never rejects: the error is
+ * thrown where the loop waits, since a rejection nobody awaits yet would be an unhandled one while a
+ * block chunk runs.
+ */
+class RunningNames {
+  promise: Promise<void> | undefined;
+  private failed: { error: unknown } | undefined;
+
+  get running(): boolean {
+    return this.promise !== undefined;
+  }
+
+  start(statement: Promise<void>): void {
+    this.promise = statement.then(
+      () => {
+        this.promise = undefined;
+      },
+      (error: unknown) => {
+        this.promise = undefined;
+        this.failed = { error };
+      },
+    );
+  }
+
+  throwIfFailed(): void {
+    if (this.failed) throw this.failed.error;
+  }
+}
+
+/** Starts the name phase's next statement: the tiers as sets when the name keys are exact, else a chunk. */
+function startNames(db: Db, lexemes: string[], terms: TermKeys[], cursor: PostingCursor): Promise<void> {
+  if (cursor.namesExact) {
+    return nameTiers(db, terms, SEARCH_MAX_RESULTS).then((tiers) => cursor.takeNameTiers(tiers));
+  }
+  const range = cursor.nextNameRange();
+  return nameMatches(db, lexemes, terms, range.from, range.count, SEARCH_MAX_RESULTS).then((chunk) =>
+    cursor.takeNameChunk(range, chunk),
+  );
+}
+
+/**
+ * Posting plan: exact ranking from the posting tables, at a cost that follows the page. The name phase
+ * (positions whose name + scope hold every term) and the block phase (every term's positions, block by
+ * block) both read in ranking order, on two connections at once, until the cursor says the page is
+ * known.
+ */
+export async function postingPlan(
+  db: Db,
+  lexemes: string[],
+  terms: TermKeys[],
+  plan: SearchPlanOptions,
+  docs: number,
+  expectedMatches: number,
+): Promise<SearchPage> {
+  const cursor = new PostingCursor(terms, plan, docs, expectedMatches);
+  const names = new RunningNames();
+  for (;;) {
+    const namesOpen = cursor.namesOpen(names.running);
+    const blocksOpen = cursor.blocksOpen(names.running);
+    if (!namesOpen && !blocksOpen) {
+      if (!names.promise) break;
+      await names.promise;
+      names.throwIfFailed();
+      continue;
+    }
+    if (namesOpen) names.start(startNames(db, lexemes, terms, cursor));
+    let blocks: Promise<void> | undefined;
+    if (blocksOpen) {
+      const range = cursor.nextBlockRange();
+      blocks = blockMatches(db, lexemes, terms, range, SEARCH_MAX_RESULTS).then((chunk) =>
+        cursor.takeBlockChunk(range, chunk),
+      );
+    }
+    // The block chunk when there is one (a name statement started with it goes on), else the names.
+    await (blocks ?? names.promise);
+    names.throwIfFailed();
+  }
+  return cursor.answer();
+}

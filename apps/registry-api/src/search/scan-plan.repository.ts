@@ -1,0 +1,64 @@
+import type { Db } from '@pkgreg/db';
+import { sql } from 'kysely';
+import { type RankedMatch, rankedMatches, tierOf } from './search-ranking.js';
+import { anywhereQuery, RESULT_COLUMNS, type SearchRow } from './search-sql.js';
+
+/** What one slice of the scan held: its best matches, and how many matches and name matches in all. */
+export interface SliceMatches {
+  top: RankedMatch[];
+  matches: number;
+  nameMatches: number;
+}
+
+/**
+ * Scan plan, one slice of package_search_docs (positions from..to): the best `limit` matches by tier
+ * then position, with their result fields read live from packages in the same statement (so a search
+ * that one slice settles costs one round trip; a delisting since the rebuild is honoured), and how many
+ * matches (and name matches) the slice holds; only those rows leave Postgres.
+ */
+export async function matchesInSlice(
+  db: Db,
+  lexemes: string[],
+  from: number,
+  to: number,
+  limit: number,
+  /**
+   * initialsMask of the one-character terms (null: none): rows are first taken from the narrow
+   * package_search_initials, and only the rows with every such bit are tested.
+   */
+  initials: bigint | null = null,
+): Promise<SliceMatches> {
+  const rows =
+    initials === null
+      ? sql`package_search_docs d where d.ord between ${from} and ${to}`
+      : sql`package_search_initials i join package_search_docs d on d.ord = i.ord
+        where i.ord between ${from} and ${to} and (i.initials & ${String(initials)}::int8) = ${String(initials)}::int8`;
+  const result = await sql<
+    Partial<SearchRow> & {
+      ord: number;
+      tier: number;
+      visible: boolean;
+      matches: number;
+      name_matches: number;
+    }
+  >`
+    select t.ord, t.tier, t.matches, t.name_matches, p.id is not null as visible, ${RESULT_COLUMNS}
+    from (
+      select m.ord, m.id, m.tier, count(*) over ()::int as matches,
+        (count(*) filter (where m.tier = 0) over ())::int as name_matches
+      from (
+        select d.ord, d.id, ${tierOf(sql`d.search_vector`, lexemes)} as tier
+        from ${rows} and d.search_vector @@ ${anywhereQuery(lexemes)}
+      ) m
+      order by m.tier, m.ord
+      limit ${limit}
+    ) t
+    left join packages p on p.id = t.id and p.status <> 'delisted'
+    order by t.tier, t.ord`.execute(db);
+  const first = result.rows[0];
+  return {
+    top: rankedMatches(result.rows),
+    matches: first?.matches ?? 0,
+    nameMatches: first?.name_matches ?? 0,
+  };
+}

@@ -1,0 +1,50 @@
+import { type RawBuilder, sql } from 'kysely';
+import { type SearchRow, weightedQuery } from './search-sql.js';
+
+// How search ranks: a tier first (0 = every term in the name, 1 = in name + scope, 2 = anywhere), then
+// the ranking order. package_search_docs numbers its rows (`ord`) in the ranking order, so within a
+// tier the smaller position ranks first, and every plan reads in that order.
+
+/** The ranking order within a tier, most starred first; `alias` qualifies the columns. */
+export function rankingOrder(alias?: string): RawBuilder<unknown> {
+  const column = (name: string) => (alias ? `${alias}.${name}` : name);
+  return sql.raw(`${column('repo_stars')} desc, ${column('scope')}, ${column('name')}`);
+}
+
+/** A match by its position in the ranking order; `row` null when delisted since the tables' rebuild. */
+export interface RankedMatch {
+  ord: number;
+  tier: number;
+  row: SearchRow | null;
+}
+
+/** Compares two matches as the ranking does. */
+export function byRank(a: RankedMatch, b: RankedMatch): number {
+  return a.tier - b.tier || a.ord - b.ord;
+}
+
+/**
+ * The tier of a vector, name + scope tested first: most matches of a broad query are description
+ * matches, which then cost one check instead of two.
+ */
+export function tierOf(vector: RawBuilder<unknown>, lexemes: string[]): RawBuilder<number> {
+  return sql<number>`case when not ${vector} @@ ${weightedQuery(lexemes, 'AB')} then 2
+    when ${vector} @@ ${weightedQuery(lexemes, 'A')} then 0 else 1 end`;
+}
+
+/** tierOf with the tsqueries of recheckQueries' `q`. */
+export function tierFrom(vector: RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`case when not ${vector} @@ q.ab then 2 when ${vector} @@ q.a then 0 else 1 end`;
+}
+
+/** Rows of a ranked statement (`ord`/`tier` null on a scalar-only row) as matches, fields when visible. */
+export function rankedMatches(
+  rows: Array<Partial<SearchRow> & { ord: number | null; tier: number | null; visible: boolean }>,
+): RankedMatch[] {
+  return rows.flatMap((r) =>
+    r.ord === null || r.tier === null
+      ? []
+      : // A visible row carries every SearchRow column (the left join matched).
+        [{ ord: r.ord, tier: r.tier, row: r.visible ? (r as SearchRow) : null }],
+  );
+}

@@ -1,0 +1,139 @@
+import type { Db } from '@pkgreg/db';
+import { type RawBuilder, sql } from 'kysely';
+import { rankingOrder } from './search-ranking.js';
+
+/** The longest lexeme prefix pkgreg_search_keys stores (migration 2026-11-21T1400-search-keys). */
+export const SEARCH_KEY_LENGTH = 4;
+/** Positions per block of package_search_blocks as log2 (2^16 = 65,536); tests use smaller blocks. */
+export const SEARCH_BLOCK_SHIFT = 16;
+/** Keys in fewer packages than this have no blocks: a term that rare is answered from the GIN index. */
+export const SEARCH_BLOCK_MIN_DOCS = 3000;
+
+export interface SearchTablesOptions {
+  blockShift: number;
+  blockMinDocs: number;
+}
+
+export const DEFAULT_SEARCH_TABLES: SearchTablesOptions = {
+  blockShift: SEARCH_BLOCK_SHIFT,
+  blockMinDocs: SEARCH_BLOCK_MIN_DOCS,
+};
+
+/** The tables derived from packages for search; each is built as `<table>_next`, then swapped in. */
+const SEARCH_TABLES = [
+  'package_search_docs',
+  'package_search_lexemes',
+  'package_search_prefixes',
+  'package_search_blocks',
+  'package_search_name_keys',
+  'package_search_initials',
+];
+
+/** Drops what an interrupted rebuild left. */
+export async function dropNextTables(db: Db): Promise<void> {
+  for (const table of SEARCH_TABLES) {
+    await sql`drop table if exists ${sql.table(`${table}_next`)}`.execute(db);
+  }
+}
+
+/** Creates `<table>_next` as `select`, with `key` as its primary key. */
+async function createNextTable(
+  db: Db,
+  table: string,
+  select: RawBuilder<unknown>,
+  key: string,
+): Promise<void> {
+  const next = `${table}_next`;
+  await sql`create table ${sql.table(next)} as ${select}`.execute(db);
+  await sql`alter table ${sql.table(next)}
+    add constraint ${sql.id(`${next}_pkey`)} primary key (${sql.raw(key)})`.execute(db);
+}
+
+/** Visible packages' vectors, physically in ranking order: a row's `ord` is its ranking position. */
+export async function createNextDocs(db: Db): Promise<void> {
+  const select = sql`
+    select (row_number() over (order by ${rankingOrder()}))::int as ord, id, search_vector
+    from packages where status <> 'delisted' order by ${rankingOrder()}`;
+  await createNextTable(db, 'package_search_docs', select, 'ord');
+}
+
+/** The first characters of each row's lexemes (migration 2026-11-25T0300-search-initials). */
+export async function createNextInitials(db: Db): Promise<void> {
+  const select = sql`
+    select ord, pkgreg_search_initials(search_vector) as initials from package_search_docs_next order by ord`;
+  await createNextTable(db, 'package_search_initials', select, 'ord');
+}
+
+/** Documents per lexeme, the planner's statistics. */
+export async function createNextLexemes(db: Db): Promise<void> {
+  const select = sql`
+    select word as lexeme, ndoc from ts_stat('select search_vector from packages where status <> ''delisted''')`;
+  await createNextTable(db, 'package_search_lexemes', select, 'lexeme');
+}
+
+/** Documents and lexemes per prefix of 1 to SEARCH_KEY_LENGTH characters: a lookup instead of a sum. */
+export async function createNextPrefixes(db: Db): Promise<void> {
+  const select = sql`
+    select left(lexeme, n) as prefix, sum(ndoc)::bigint as docs, count(*)::int as lexemes
+    from package_search_lexemes_next, generate_series(1, ${sql.lit(SEARCH_KEY_LENGTH)}) n
+    where length(lexeme) >= n
+    group by 1`;
+  await createNextTable(db, 'package_search_prefixes', select, 'prefix');
+}
+
+/** The keys a lexeme gives (pkgreg_search_keys): itself, and its first 2 to SEARCH_KEY_LENGTH characters. */
+function keysOf(lexeme: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`(
+    select ${lexeme} union select left(${lexeme}, n) from generate_series(2, ${sql.lit(SEARCH_KEY_LENGTH)}) n
+    where length(${lexeme}) > n)`;
+}
+
+/**
+ * Positions per (key, block), for the keys the planner looks up (prefix keys, and whole lexemes for
+ * narrow terms) that the statistics put in at least blockMinDocs packages; prefix sums over-count a
+ * little, so a few rarer prefixes get blocks too.
+ */
+export async function createNextBlocks(
+  db: Db,
+  { blockShift, blockMinDocs }: SearchTablesOptions,
+): Promise<void> {
+  const select = sql`
+    select k.key, (d.ord >> ${sql.lit(blockShift)})::int4 as block, uniq(sort(array_agg(d.ord))) as ords
+    from package_search_docs_next d
+    cross join lateral unnest(tsvector_to_array(d.search_vector)) l(lexeme)
+    cross join lateral ${keysOf(sql`l.lexeme`)} k(key)
+    where k.key in (
+        select prefix from package_search_prefixes_next where length(prefix) >= 2 and docs >= ${sql.lit(blockMinDocs)})
+      or k.key in (select lexeme from package_search_lexemes_next where ndoc >= ${sql.lit(blockMinDocs)})
+    group by 1, 2`;
+  await createNextTable(db, 'package_search_blocks', select, 'key, block');
+}
+
+/**
+ * Positions per key of the name (`a`, weight A) and scope (`b`, weight B) lexemes, however rare, first
+ * characters included: a one-character term has no other key, so its name positions come from here.
+ */
+export async function createNextNameKeys(db: Db): Promise<void> {
+  const select = sql`
+    select k.key,
+      uniq(sort(coalesce(array_agg(d.ord) filter (where 'A' = any(l.weights)), '{}'))) as a,
+      uniq(sort(coalesce(array_agg(d.ord) filter (where 'B' = any(l.weights)), '{}'))) as b
+    from package_search_docs_next d
+    cross join lateral unnest(ts_filter(d.search_vector, '{a,b}')) l
+    cross join lateral (select key from ${keysOf(sql`l.lexeme`)} x(key) union select left(l.lexeme, 1)) k(key)
+    group by 1`;
+  await createNextTable(db, 'package_search_name_keys', select, 'key');
+}
+
+/** Swaps every `_next` table in at once: the lock is held only for the drops and renames. */
+export async function swapInNextTables(db: Db): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (const table of SEARCH_TABLES) {
+      await sql`drop table ${sql.table(table)}`.execute(trx);
+      await sql`alter table ${sql.table(`${table}_next`)} rename to ${sql.table(table)}`.execute(trx);
+      await sql`alter index ${sql.table(`${table}_next_pkey`)} rename to ${sql.table(`${table}_pkey`)}`.execute(
+        trx,
+      );
+    }
+  });
+}

@@ -1,0 +1,32 @@
+import type { Db } from '@pkgreg/db';
+import { sql } from 'kysely';
+import { rankingOrder, tierOf } from './search-ranking.js';
+import { anywhereQuery, RESULT_COLUMNS, type SearchPage, type SearchRow } from './search-sql.js';
+
+/**
+ * Selective plan: `indexQuery` (a tsquery over pkgreg_search_keys, built by the planner) lets the GIN
+ * index intersect posting lists with its fast scan, where a prefix operand would make it read a whole
+ * prefix range. The real query, the tier and the order are then computed over those few rows, so the
+ * answer is exact, total included. `recheck: false` when every candidate is a match already (no prefix
+ * key, no term left out).
+ */
+export async function selectivePlan(
+  db: Db,
+  lexemes: string[],
+  indexQuery: string,
+  limit: number,
+  recheck = true,
+): Promise<SearchPage> {
+  const result = await sql<SearchRow & { total: number }>`
+    with candidates as materialized (
+      select ${RESULT_COLUMNS}, p.search_vector from packages p
+      where pkgreg_search_keys(p.search_vector) @@ to_tsquery('simple', ${indexQuery}) and p.status <> 'delisted'
+    )
+    select p.id, p.scope, p.name, p.description, p.kind, p.category, p.source_repo, p.token_count, p.verified,
+      p.repo_stars, count(*) over ()::int as total
+    from candidates p
+    ${recheck ? sql`where p.search_vector @@ ${anywhereQuery(lexemes)}` : sql``}
+    order by ${tierOf(sql`p.search_vector`, lexemes)}, ${rankingOrder('p')}
+    limit ${limit}`.execute(db);
+  return { rows: result.rows, total: Number(result.rows[0]?.total ?? 0) };
+}
