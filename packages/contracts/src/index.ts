@@ -180,4 +180,22 @@ export {
   RejectReasonSchema,
 } from './reject-reasons.js';
 export { hasLoneSurrogate, hasNul } from './storable-text.js';
+export {
+  FILE_NOT_FOUND_MESSAGE,
+  INVALID_FILE_PATH_MESSAGE,
+  INVALID_VERSION_MESSAGE,
+  LATEST_VERSION,
+  normalizeSkillFilePath,
+  VERSION_NOT_FOUND_MESSAGE,
+  type VersionDetail,
+  VersionDetailSchema,
+  type VersionFile,
+  VersionFileSchema,
+  type VersionListQuery,
+  VersionListQuerySchema,
+  type VersionListResponse,
+  VersionListResponseSchema,
+  type VersionSummary,
+  VersionSummarySchema,
+} from './versions.js';
 export { WEB_CONTENT_SECURITY_POLICY } from './web.js';

@@ -111,6 +111,11 @@ export const PackageDetailSchema = z.object({
   lastIndexedAt: IsoTimestamp,
   /** Git blob SHA-1 of the SKILL.md file. */
   lastCommitSha: z.string().nullable(),
+  /**
+   * Rules agents tolerate that the latest version breaks (a description over 1024 characters, an
+   * unknown frontmatter key, ...): indexed anyway, said here. Added to the contract's 35 fields.
+   */
+  warnings: z.array(z.string()).default([]),
 });
 export type PackageDetail = z.infer<typeof PackageDetailSchema>;
 

@@ -73,6 +73,7 @@ const detail: PackageDetail = {
   firstIndexedAt: '2026-10-01T12:00:00.000Z',
   lastIndexedAt: '2026-11-20T08:15:30.000Z',
   lastCommitSha: 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391',
+  warnings: [],
 };
 
 // The 35 field names of the "Package detail" table, in the spec's order.
@@ -185,11 +186,16 @@ describe('registry-api.md: Package list item', () => {
 
 describe('registry-api.md: Package detail', () => {
   // The brief for this suite said 36; the spec's table has 35 rows, and the spec is the contract.
-  it('has exactly the 35 fields of the table, named as in the spec', () => {
+  // Added since, additively: `warnings` (docs/versions.md).
+  it('has exactly the 35 fields of the table, named as in the spec, plus the additive warnings', () => {
     expect(DETAIL_FIELDS).toHaveLength(35);
     const keys = Object.keys(PackageDetailSchema.shape);
-    expect(keys.sort()).toEqual([...DETAIL_FIELDS].sort());
+    expect(keys.sort()).toEqual([...DETAIL_FIELDS, 'warnings'].sort());
     expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('reads a detail without warnings (an older registry) as having none', () => {
+    expect(PackageDetailSchema.parse(without(detail, 'warnings')).warnings).toEqual([]);
   });
 
   it('accepts a realistic detail with every field', () => {

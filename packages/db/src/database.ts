@@ -47,6 +47,54 @@ export interface PackagesTable {
   updated_at: Timestamp;
   /** Generated column; never written. */
   search_vector: ColumnType<string, never, never>;
+  /** The latest version's indexing warnings (rules agents tolerate). */
+  warnings: ColumnType<string[], string[] | string | undefined, string[] | string>;
+  /** Set by an operator's removal (malware): every version then answers 410 with `removal_reason`. */
+  removed_at: NullableTimestamp;
+  removal_reason: string | null;
+}
+
+/** Bytes stored once per SHA-256: every file of every version, and every version's archive. */
+export interface ContentBlobsTable {
+  sha256: string;
+  /** Git's blob id of the same bytes (what tree listings name). */
+  git_sha1: string;
+  /** bigint; parsed to number by createDb. */
+  size: number;
+  bytes: Buffer;
+  created_at: Timestamp;
+}
+
+/** One immutable version of a package: the whole skill folder at one indexing run. Never updated. */
+export interface PackageVersionsTable {
+  id: Generated<string>;
+  package_id: string;
+  /** Identity: creation order (newest = highest). */
+  seq: ColumnType<number, never, never>;
+  version: string;
+  /** The semver the SKILL.md declared, when it did. */
+  declared_version: string | null;
+  /** `sha256:<hex>` over the manifest (path, mode, content of every file). */
+  digest: string;
+  /** SRI sha512 of the archive. */
+  integrity: string;
+  archive_sha256: string;
+  file_count: number;
+  total_bytes: number;
+  source_commit: string | null;
+  warnings: ColumnType<string[], string[] | string | undefined, string[] | string>;
+  created_at: Timestamp;
+}
+
+/** A version's manifest: one row per file. */
+export interface PackageVersionFilesTable {
+  version_id: string;
+  path: string;
+  size: number;
+  sha256: string;
+  git_sha1: string;
+  executable: Generated<boolean>;
+  link_target: string | null;
 }
 
 /** Materialized view: each visible package's dense position in each list order (refreshed by registry-api). */
@@ -124,6 +172,8 @@ export interface IndexedSourcesTable {
   >;
   created_at: Timestamp;
   last_run_at: NullableTimestamp;
+  /** The operator asked to index SKILL.md files under hidden folders and node_modules too. */
+  include_hidden: Generated<boolean>;
 }
 
 export interface IndexingRunsTable {
@@ -250,6 +300,9 @@ export interface Database {
   package_search_name_keys: PackageSearchNameKeysTable;
   package_search_initials: PackageSearchInitialsTable;
   package_derived_state: PackageDerivedStateTable;
+  content_blobs: ContentBlobsTable;
+  package_versions: PackageVersionsTable;
+  package_version_files: PackageVersionFilesTable;
   indexed_sources: IndexedSourcesTable;
   indexing_runs: IndexingRunsTable;
   indexing_rejections: IndexingRejectionsTable;

@@ -11,6 +11,7 @@ export {
 } from './create-db.js';
 export type {
   AuditRecordsTable,
+  ContentBlobsTable,
   Database,
   IdempotencyRecordsTable,
   IndexedSourcesTable,
@@ -25,6 +26,8 @@ export type {
   PackageSearchDocsTable,
   PackageSearchLexemesTable,
   PackagesTable,
+  PackageVersionFilesTable,
+  PackageVersionsTable,
   QuarantinedSourcesTable,
   TasksTable,
   Timestamp,

@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute } from 'node:path';
 import { promisify } from 'node:util';
 import { IndexingError } from './errors.js';
 import { sanitizeScope } from './skill-md.js';
-import type { RepoMeta, SkillSource, SourceSnapshot, TreeFile } from './types.js';
+import { isFileMode, type RepoMeta, type SkillSource, type SourceSnapshot, type TreeFile } from './types.js';
 
 // A local git repository read through the `git` CLI: the committed tree at HEAD (not the working
 // copy), so blob SHAs are git's own and match what a code host would report.
@@ -32,18 +32,62 @@ export function defaultLocalOwner(repoPath: string): string {
 }
 
 export interface GitSourceOptions {
-  /** Scope for the repository's packages; default: the parent directory's name, else `local`. */
+  /** Scope for the repository's packages; default: the code-host owner of `origin`, else the parent directory's name, else `local`. */
   owner?: string;
+  /** Web base of the code host (default `https://github.com`): an `origin` there names the repository. */
+  webUrl?: string;
+}
+
+/** A repository on the code host, as named by a remote URL. */
+interface HostedName {
+  owner: string;
+  name: string;
+}
+
+/**
+ * `owner/repo` of a remote URL on the code host's web host (https, ssh, scp-like `git@host:o/r.git`
+ * and git:// forms), or null for any other host or shape.
+ */
+export function hostedNameOf(remoteUrl: string, webUrl: string): HostedName | null {
+  const host = new URL(webUrl).host.toLowerCase();
+  const text = remoteUrl.trim();
+  const scpLike = /^[^@/\s]+@([^:/\s]+):(.+)$/.exec(text);
+  let remoteHost: string;
+  let path: string;
+  if (scpLike && !text.includes('://')) {
+    remoteHost = scpLike[1] ?? '';
+    path = scpLike[2] ?? '';
+  } else {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      return null;
+    }
+    if (!['https:', 'http:', 'ssh:', 'git:'].includes(url.protocol)) return null;
+    remoteHost = url.host;
+    path = url.pathname;
+  }
+  if (remoteHost.toLowerCase() !== host) return null;
+  const match = /^\/?([A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/?$/.exec(
+    path,
+  );
+  if (!match?.[1] || !match[2] || match[2] === '.' || match[2] === '..') return null;
+  return { owner: match[1], name: match[2] };
 }
 
 export class GitSource implements SkillSource {
   readonly kind = 'git' as const;
   readonly locator: string;
   readonly owner: string;
+  private readonly hosted: HostedName | null;
+  private readonly webUrl: string;
 
-  private constructor(locator: string, owner: string) {
+  private constructor(locator: string, owner: string, hosted: HostedName | null, webUrl: string) {
     this.locator = locator;
     this.owner = owner;
+    this.hosted = hosted;
+    this.webUrl = webUrl;
   }
 
   /** Resolves `path` to its repository's top level (the source's identity) and checks it is a work tree. */
@@ -56,10 +100,17 @@ export class GitSource implements SkillSource {
       throw new IndexingError('invalid_locator', `no such directory: ${path}`);
     }
     const top = (await git(real, ['rev-parse', '--show-toplevel'])).toString('utf8').trim();
-    const owner = options.owner === undefined ? defaultLocalOwner(top) : sanitizeScope(options.owner);
+    const webUrl = (options.webUrl ?? 'https://github.com').replace(/\/+$/, '');
+    // A clone of a hosted repository is that repository: named after it, so its links lead there.
+    const origin = await git(top, ['config', '--get', 'remote.origin.url']).catch(() => null);
+    const hosted = origin ? hostedNameOf(origin.toString('utf8'), webUrl) : null;
+    const owner =
+      options.owner === undefined
+        ? (sanitizeScope(hosted?.owner ?? '') ?? defaultLocalOwner(top))
+        : sanitizeScope(options.owner);
     if (!owner)
       throw new IndexingError('invalid_locator', `owner "${options.owner}" cannot be made a valid scope`);
-    return new GitSource(top, owner);
+    return new GitSource(top, owner, hosted, webUrl);
   }
 
   async snapshot(): Promise<SourceSnapshot> {
@@ -74,29 +125,31 @@ export class GitSource implements SkillSource {
       if (!record) continue;
       // "<mode> SP <type> SP <sha> SP+ <size> TAB <path>"
       const tab = record.indexOf('\t');
-      const [, type, sha, size] = record.slice(0, tab).split(/\s+/);
-      if (type !== 'blob' || !sha) continue;
+      const [mode, type, sha, size] = record.slice(0, tab).split(/\s+/);
+      if (type !== 'blob' || !sha || !isFileMode(mode)) continue;
       files.push({
         path: record.slice(tab + 1),
         sha,
         size: size && /^\d+$/.test(size) ? Number(size) : null,
+        mode,
       });
     }
+    const name = this.hosted?.name ?? basename(this.locator);
     const repo: RepoMeta = {
       owner: this.owner,
-      name: basename(this.locator),
+      name,
       // A detached HEAD has no branch name; 'HEAD' is still a ref the tree can be read at.
       defaultBranch: branch,
       stars: 0,
       license: null,
       homepageUrl: null,
-      repoUrl: null,
+      repoUrl: this.hosted ? `${this.webUrl}/${this.hosted.owner}/${this.hosted.name}` : null,
     };
-    return { repo, files, truncated: false, etags: {} };
+    return { repo, files, truncated: false, etags: {}, commit: head.toString('utf8').trim() };
   }
 
   /** All blobs through one `git cat-file --batch`: a process per blob dominates large first runs. */
-  async readBlobs(shas: string[]): Promise<Map<string, string>> {
+  async readBlobs(shas: string[]): Promise<Map<string, Buffer>> {
     const wanted = [...new Set(shas)];
     for (const sha of wanted) {
       if (!/^[0-9a-f]{40,64}$/.test(sha)) throw new IndexingError('source_error', `not a blob id: ${sha}`);
@@ -122,7 +175,7 @@ export class GitSource implements SkillSource {
       child.stdin.end(`${wanted.join('\n')}\n`);
     });
     // "<sha> <type> <size>\n<content>\n" per object, or "<sha> missing\n".
-    const blobs = new Map<string, string>();
+    const blobs = new Map<string, Buffer>();
     let at = 0;
     while (at < output.length) {
       const eol = output.indexOf(0x0a, at);
@@ -132,14 +185,9 @@ export class GitSource implements SkillSource {
       if (type === 'missing' || !sha || !size)
         throw new IndexingError('source_error', `blob ${sha} is missing`);
       const length = Number(size);
-      if (type === 'blob') blobs.set(sha, output.subarray(at, at + length).toString('utf8'));
+      if (type === 'blob') blobs.set(sha, output.subarray(at, at + length));
       at += length + 1;
     }
     return blobs;
-  }
-
-  async readBlob(sha: string): Promise<string> {
-    if (!/^[0-9a-f]{40,64}$/.test(sha)) throw new IndexingError('source_error', `not a blob id: ${sha}`);
-    return (await git(this.locator, ['cat-file', 'blob', sha])).toString('utf8');
   }
 }

@@ -1,14 +1,26 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createGunzip } from 'node:zlib';
+import { extract as tarExtract } from 'tar-stream';
 import { request } from 'undici';
 import { z } from 'zod';
 import { IndexingError } from './errors.js';
 import { gitBlobSha } from './git-blob-sha.js';
-import type { RepoMeta, SkillSource, SnapshotRequest, SourceSnapshot, TreeFile } from './types.js';
+import {
+  isFileMode,
+  type RepoMeta,
+  type SkillSource,
+  type SnapshotRequest,
+  type SourceSnapshot,
+  type TreeFile,
+} from './types.js';
 
 // GitHub's REST API (and GitHub Enterprise's, under its own base URL): repository metadata, the
-// recursive tree of the default branch and blobs. Conditional requests keep re-index cheap: a 304
-// costs no rate-limit budget.
+// default branch's head commit, the recursive tree at it, and the bytes of new blobs (a few through
+// the blobs API, more through one tarball). Conditional requests keep re-index cheap: a 304 costs no
+// rate-limit budget, so an unchanged repository costs two requests.
 
 export interface GitHubSourceOptions {
   /** REST base; GitHub Enterprise: `https://HOST/api/v3`. Default `https://api.github.com`. */
@@ -43,18 +55,29 @@ const RepoResponseSchema = z.object({
   html_url: z.string().nullable().optional(),
 });
 
+const BranchResponseSchema = z.object({
+  commit: z.object({
+    sha: z.string(),
+    commit: z.object({ tree: z.object({ sha: z.string() }) }),
+  }),
+});
+
 const TreeResponseSchema = z.object({
   sha: z.string().optional(),
   truncated: z.boolean().default(false),
   tree: z.array(
     z.object({
       path: z.string(),
+      mode: z.string(),
       type: z.string(),
       sha: z.string(),
       size: z.number().optional(),
     }),
   ),
 });
+
+/** Up to this many new blobs are read one request each; more come in one tarball. */
+const MAX_BLOB_REQUESTS = 8;
 
 const BlobResponseSchema = z.object({
   content: z.string(),
@@ -90,6 +113,27 @@ export class GitHubClient {
 
   /** GET `path` (below the API base) as JSON; `etag` makes it conditional. */
   async get(path: string, etag?: string): Promise<GetResult> {
+    const result = await this.send(path, { etag });
+    if (result === 'not-modified') return { notModified: true };
+    const body = await result.body.json();
+    return { notModified: false, body, etag: header(result.headers, 'etag') ?? null };
+  }
+
+  /**
+   * GET `path` as a byte stream (a repository archive). The API answers with a redirect to its download
+   * host, which is followed without the token: that URL carries its own short-lived credential.
+   */
+  async download(path: string): Promise<Readable> {
+    const result = await this.send(path, { foreignRedirects: true });
+    if (result === 'not-modified')
+      throw new IndexingError('source_error', 'unconditional request answered 304');
+    return result.body;
+  }
+
+  private async send(
+    path: string,
+    options: { etag?: string; foreignRedirects?: boolean },
+  ): Promise<'not-modified' | Awaited<ReturnType<typeof request>>> {
     let url = `${this.apiUrl}${path}`;
     let redirects = 0;
     const headers: Record<string, string> = {
@@ -98,15 +142,18 @@ export class GitHubClient {
       'user-agent': this.userAgent,
     };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
-    if (etag) headers['if-none-match'] = etag;
+    if (options.etag) headers['if-none-match'] = options.etag;
+    const apiOrigin = new URL(this.apiUrl).origin;
 
     for (let attempt = 1; ; attempt += 1) {
       await this.waitForBudget();
       let res: Awaited<ReturnType<typeof request>>;
+      const toApi = new URL(url).origin === apiOrigin;
       try {
         res = await request(url, {
           method: 'GET',
-          headers,
+          // The token goes to the configured API host only.
+          headers: toApi ? headers : { 'user-agent': this.userAgent },
           headersTimeout: this.timeoutMs,
           bodyTimeout: this.timeoutMs,
         });
@@ -119,15 +166,15 @@ export class GitHubClient {
           cause: error,
         });
       }
-      this.noteBudget(res.headers);
+      if (toApi) this.noteBudget(res.headers);
       const status = res.statusCode;
       // A renamed or transferred repository answers with a redirect to its new address.
       if ([301, 302, 307, 308].includes(status)) {
         await res.body.dump();
         const location = header(res.headers, 'location');
         const next = location ? new URL(location, url) : null;
-        // The token goes to the configured API host only.
-        if (!next || next.origin !== new URL(this.apiUrl).origin || redirects >= MAX_REDIRECTS) {
+        const allowed = next && (next.origin === apiOrigin || options.foreignRedirects);
+        if (!next || !allowed || redirects >= MAX_REDIRECTS) {
           throw new IndexingError('source_error', `GET ${path}: unfollowed redirect (HTTP ${status})`);
         }
         redirects += 1;
@@ -137,12 +184,9 @@ export class GitHubClient {
       }
       if (status === 304) {
         await res.body.dump();
-        return { notModified: true };
+        return 'not-modified';
       }
-      if (status >= 200 && status < 300) {
-        const body = await res.body.json();
-        return { notModified: false, body, etag: header(res.headers, 'etag') ?? null };
-      }
+      if (status >= 200 && status < 300) return res;
       const text = await res.body.text().catch(() => '');
       const message = messageOf(text);
 
@@ -248,6 +292,9 @@ export class GitHubSource implements SkillSource {
   readonly kind = 'github' as const;
   readonly locator: string;
   private repoPath: string;
+  /** The last snapshot's commit and files, for reading blobs at that commit. */
+  private commit: string | null = null;
+  private pathsBySha = new Map<string, string>();
 
   constructor(
     locator: string,
@@ -275,26 +322,62 @@ export class GitHubSource implements SkillSource {
 
     // Later requests go to the repository's canonical name (it may have been renamed or transferred).
     this.repoPath = `/repos/${encodeURIComponent(meta.owner)}/${encodeURIComponent(meta.name)}`;
+    // Besides ETags, the state keeps the head commit and its tree: a 304 on the branch names neither.
+    const branchKey = `branch:${meta.defaultBranch}`;
+    const commitKey = `commit:${meta.defaultBranch}`;
     const treeKey = `tree:${meta.defaultBranch}`;
-    const treePath = `${this.repoPath}/git/trees/${encodeURIComponent(meta.defaultBranch)}?recursive=1`;
-    // Repository facts (stars, license) live on every package row: when they moved, every row needs
-    // them, so the tree is read in full even if it did not change.
-    const treeEtag = sameMeta(cachedMeta, meta) ? etags[treeKey] : undefined;
-    const treeResult = await this.client.get(treePath, treeEtag);
-    if (treeResult.notModified) {
-      if (treeEtag) nextEtags[treeKey] = treeEtag;
-      return { repo: meta, files: null, truncated: false, etags: nextEtags };
+    const known = etags[commitKey] && etags[treeKey] ? etags[branchKey] : undefined;
+    const branchResult = await this.client.get(
+      `${this.repoPath}/branches/${encodeURIComponent(meta.defaultBranch)}`,
+      known,
+    );
+    let commit: string;
+    let treeSha: string;
+    if (branchResult.notModified) {
+      commit = etags[commitKey] as string;
+      treeSha = etags[treeKey] as string;
+      if (known) nextEtags[branchKey] = known;
+    } else {
+      const branch = BranchResponseSchema.safeParse(branchResult.body);
+      if (!branch.success) throw new IndexingError('source_error', 'unexpected branch response shape');
+      commit = branch.data.commit.sha;
+      treeSha = branch.data.commit.commit.tree.sha;
+      if (branchResult.etag) nextEtags[branchKey] = branchResult.etag;
     }
+    nextEtags[commitKey] = commit;
+    nextEtags[treeKey] = treeSha;
+    this.commit = commit;
+    // Repository facts (stars, license) live on every package row: when they moved, every row needs
+    // them, so the tree is read even if the commit did not change.
+    if (branchResult.notModified && sameMeta(cachedMeta, meta)) {
+      return { repo: meta, files: null, truncated: false, etags: nextEtags, commit };
+    }
+    const treeResult = await this.client.get(
+      `${this.repoPath}/git/trees/${encodeURIComponent(treeSha)}?recursive=1`,
+    );
+    if (treeResult.notModified) throw new IndexingError('source_error', 'unconditional request answered 304');
     const tree = TreeResponseSchema.safeParse(treeResult.body);
     if (!tree.success) throw new IndexingError('source_error', 'unexpected git tree response shape');
-    if (treeResult.etag) nextEtags[treeKey] = treeResult.etag;
-    const files: TreeFile[] = tree.data.tree
-      .filter((entry) => entry.type === 'blob')
-      .map((entry) => ({ path: entry.path, sha: entry.sha, size: entry.size ?? null }));
-    return { repo: meta, files, truncated: tree.data.truncated, etags: nextEtags };
+    const files: TreeFile[] = [];
+    for (const entry of tree.data.tree) {
+      if (entry.type !== 'blob' || !isFileMode(entry.mode)) continue;
+      files.push({ path: entry.path, sha: entry.sha, size: entry.size ?? null, mode: entry.mode });
+    }
+    this.pathsBySha = new Map(files.map((f) => [f.sha, f.path]));
+    return { repo: meta, files, truncated: tree.data.truncated, etags: nextEtags, commit };
   }
 
-  async readBlob(sha: string): Promise<string> {
+  async readBlobs(shas: string[]): Promise<Map<string, Buffer>> {
+    const wanted = [...new Set(shas)];
+    if (wanted.length <= MAX_BLOB_REQUESTS) {
+      const blobs = new Map<string, Buffer>();
+      for (const sha of wanted) blobs.set(sha, await this.readBlob(sha));
+      return blobs;
+    }
+    return this.readFromTarball(new Set(wanted));
+  }
+
+  private async readBlob(sha: string): Promise<Buffer> {
     const result = await this.client.get(`${this.repoPath}/git/blobs/${encodeURIComponent(sha)}`);
     if (result.notModified) throw new IndexingError('source_error', 'unconditional request answered 304');
     const blob = BlobResponseSchema.safeParse(result.body);
@@ -303,10 +386,65 @@ export class GitHubSource implements SkillSource {
       blob.data.encoding === 'base64'
         ? Buffer.from(blob.data.content, 'base64')
         : Buffer.from(blob.data.content, 'utf8');
-    // The SHA is the content's identity; a mismatch means we would store the wrong text under it.
+    // The SHA is the content's identity; a mismatch means we would store the wrong bytes under it.
     if (gitBlobSha(bytes) !== sha)
       throw new IndexingError('source_error', `blob ${sha} content does not match its SHA`);
-    return bytes.toString('utf8');
+    return bytes;
+  }
+
+  /** One archive of the snapshot's commit instead of a request per blob; only wanted entries are kept. */
+  private async readFromTarball(wanted: Set<string>): Promise<Map<string, Buffer>> {
+    if (!this.commit) throw new IndexingError('source_error', 'no snapshot to read blobs from');
+    const wantedPaths = new Map<string, string>();
+    for (const sha of wanted) {
+      const path = this.pathsBySha.get(sha);
+      if (path === undefined) throw new IndexingError('source_error', `blob ${sha} is not in the tree`);
+      wantedPaths.set(path, sha);
+    }
+    const body = await this.client.download(`${this.repoPath}/tarball/${encodeURIComponent(this.commit)}`);
+    const blobs = new Map<string, Buffer>();
+    const extract = tarExtract();
+    extract.on('entry', (headers, stream, next) => {
+      // GitHub's archive puts everything under one `<owner>-<repo>-<sha>/` folder.
+      const path = headers.name.slice(headers.name.indexOf('/') + 1);
+      const sha = wantedPaths.get(path);
+      if (sha === undefined || blobs.has(sha)) {
+        stream.resume();
+        stream.on('end', () => next());
+        return;
+      }
+      if (headers.type === 'symlink') {
+        blobs.set(sha, Buffer.from(headers.linkname ?? '', 'utf8'));
+        stream.resume();
+        stream.on('end', () => next());
+        return;
+      }
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk) => chunks.push(chunk as Buffer));
+      stream.on('end', () => {
+        blobs.set(sha, Buffer.concat(chunks));
+        next();
+      });
+    });
+    try {
+      await pipeline(body, createGunzip(), extract);
+    } catch (error) {
+      throw new IndexingError(
+        'source_error',
+        `reading the repository archive failed: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    for (const [sha, bytes] of blobs) {
+      if (gitBlobSha(bytes) !== sha)
+        throw new IndexingError('source_error', `blob ${sha} in the archive does not match its SHA`);
+    }
+    for (const sha of wanted) {
+      if (!blobs.has(sha)) throw new IndexingError('source_error', `blob ${sha} is missing from the archive`);
+    }
+    return blobs;
   }
 
   private parseMeta(body: unknown): RepoMeta {

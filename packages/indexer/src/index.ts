@@ -16,16 +16,19 @@
  * - `listKnownSources(db)`: the sources in `indexed_sources` with their last run.
  * - `seedDemo(deps, dir)`: writes the demo git repositories under `dir` and indexes them (idempotent).
  *
- * Re-index is incremental: a SKILL.md whose blob SHA is stored is not fetched again and its row is
- * not rewritten unless something about it changed; `downloadCount` and `firstIndexedAt` are never
- * touched; a vanished SKILL.md delists its package and a reappearing one relists it. Runs of one
- * source are serialised with a Postgres advisory lock; every run is an `indexing_runs` row.
+ * Every file of a skill's folder is indexed: a folder whose files changed becomes a new immutable
+ * version (docs/versions.md) with its manifest and archive; content is stored once per hash in a
+ * `ContentStore`, so a blob the registry holds is never fetched again. A row is not rewritten unless
+ * something about it changed; `downloadCount` and `firstIndexedAt` are never touched; a vanished
+ * SKILL.md delists its package and a reappearing one relists it. Runs of one source are serialised
+ * with a Postgres advisory lock; every run is an `indexing_runs` row.
  */
 
+export { type ContentStore, createPgContentStore, type StoredBlob } from './content-store.js';
 export { DEMO_REPOSITORIES, type DemoSeedResult, seedDemo, writeDemoRepositories } from './demo-seed.js';
 export { IndexingError, type IndexingErrorCode } from './errors.js';
 export { gitBlobSha } from './git-blob-sha.js';
-export { defaultLocalOwner, GitSource, type GitSourceOptions } from './git-source.js';
+export { defaultLocalOwner, GitSource, type GitSourceOptions, hostedNameOf } from './git-source.js';
 export {
   GitHubClient,
   GitHubSource,
@@ -41,8 +44,11 @@ export {
   indexSource,
   type KnownSource,
   listKnownSources,
+  type NewVersionSummary,
   reindexAll,
 } from './indexer.service.js';
+export { detectLicenseText, isLicenseFileName, spdxFromDeclared } from './license.js';
+export { DEFAULT_SKILL_LIMITS, isInstalledCopy, type SkillLimits } from './skill-folders.js';
 export {
   type Analysis,
   analyzeSkill,
@@ -55,6 +61,7 @@ export {
   sanitizeScope,
 } from './skill-md.js';
 export type {
+  FileMode,
   RepoMeta,
   SkillSource,
   SnapshotRequest,
@@ -62,3 +69,11 @@ export type {
   SourceSnapshot,
   TreeFile,
 } from './types.js';
+export {
+  buildArchive,
+  chooseVersion,
+  type ManifestFile,
+  manifestDigest,
+  pseudoVersion,
+  sriSha512,
+} from './versioning.js';

@@ -2,8 +2,9 @@ import type { Database, Db } from '@pkgreg/db';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DerivedPackage } from './skill-md.js';
 import type { RepoMeta, SourceKind } from './types.js';
+import type { ManifestFile } from './versioning.js';
 
-// SQL of the indexer: plain functions taking the database (or a transaction) first (STYLE.md §1).
+// SQL of the indexer: plain functions taking the database (or a transaction) first.
 
 type Conn = Kysely<Database>;
 export type PackageRow = Selectable<Database['packages']>;
@@ -69,6 +70,7 @@ export async function saveSource(
     defaultBranch: string;
     etags: Record<string, string>;
     repoMeta: RepoMeta;
+    includeHidden: boolean;
   },
 ): Promise<string> {
   const row = {
@@ -79,6 +81,7 @@ export async function saveSource(
     etags: JSON.stringify(values.etags),
     repo_meta: JSON.stringify(values.repoMeta),
     last_run_at: new Date(),
+    include_hidden: values.includeHidden,
   };
   const saved = await db
     .insertInto('indexed_sources')
@@ -90,6 +93,7 @@ export async function saveSource(
         etags: row.etags,
         repo_meta: row.repo_meta,
         last_run_at: row.last_run_at,
+        include_hidden: row.include_hidden,
       }),
     )
     .returning('id')
@@ -227,7 +231,15 @@ export async function findPackage(db: Conn, scope: string, name: string): Promis
     .executeTakeFirst();
 }
 
-function columns(pkg: DerivedPackage, now: Date) {
+/** A package row's indexer-owned values: the SKILL.md's fields plus what the folder and versions decide. */
+export type IndexedPackage = DerivedPackage & {
+  /** The latest version's string. */
+  version: string;
+  license: string | null;
+  warnings: string[];
+};
+
+function columns(pkg: IndexedPackage, now: Date) {
   return {
     scope: pkg.scope,
     name: pkg.name,
@@ -255,12 +267,13 @@ function columns(pkg: DerivedPackage, now: Date) {
     progressive_disclosure: pkg.progressiveDisclosure,
     status: pkg.status,
     last_commit_sha: pkg.lastCommitSha,
+    warnings: JSON.stringify(pkg.warnings),
     last_indexed_at: now,
   };
 }
 
 /** Inserts unless (scope, name) is taken; returns the new id, or null on a name collision. */
-export async function insertPackage(db: Conn, pkg: DerivedPackage, now: Date): Promise<string | null> {
+export async function insertPackage(db: Conn, pkg: IndexedPackage, now: Date): Promise<string | null> {
   const row = await db
     .insertInto('packages')
     .values({ ...columns(pkg, now), first_indexed_at: now })
@@ -271,7 +284,7 @@ export async function insertPackage(db: Conn, pkg: DerivedPackage, now: Date): P
 }
 
 /** Rewrites the indexer's columns; download_count, first_indexed_at, verified, featured are left alone. */
-export async function updatePackage(db: Conn, id: string, pkg: DerivedPackage, now: Date): Promise<void> {
+export async function updatePackage(db: Conn, id: string, pkg: IndexedPackage, now: Date): Promise<void> {
   await db.updateTable('packages').set(columns(pkg, now)).where('id', '=', id).execute();
 }
 
@@ -285,7 +298,7 @@ export async function delistPackages(db: Conn, ids: string[], now: Date): Promis
 }
 
 /** True when the stored row already says everything `pkg` says (so no write is needed). */
-export function rowMatches(row: PackageRow, pkg: DerivedPackage): boolean {
+export function rowMatches(row: PackageRow, pkg: IndexedPackage): boolean {
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   return (
     row.last_commit_sha === pkg.lastCommitSha &&
@@ -311,8 +324,91 @@ export function rowMatches(row: PackageRow, pkg: DerivedPackage): boolean {
     row.token_count === pkg.tokenCount &&
     row.file_count === pkg.fileCount &&
     row.progressive_disclosure === pkg.progressiveDisclosure &&
-    row.status === pkg.status
+    row.status === pkg.status &&
+    same(row.warnings, pkg.warnings)
   );
+}
+
+/** What a package's versions so far decide about the next one. */
+export interface VersionHistory {
+  latestDigest: string;
+  latestVersion: string;
+  /** Every version string the package has. */
+  used: Set<string>;
+  /** The declared version of its newest version that declared one. */
+  lastDeclared: string | null;
+}
+
+export async function versionHistories(db: Conn, packageIds: string[]): Promise<Map<string, VersionHistory>> {
+  const histories = new Map<string, VersionHistory>();
+  if (packageIds.length === 0) return histories;
+  const rows = await db
+    .selectFrom('package_versions')
+    .select(['package_id', 'version', 'declared_version', 'digest'])
+    .where('package_id', 'in', packageIds)
+    .orderBy('seq', 'desc')
+    .execute();
+  for (const row of rows) {
+    let history = histories.get(row.package_id);
+    if (!history) {
+      // Newest first: the first row of a package is its latest version.
+      history = { latestDigest: row.digest, latestVersion: row.version, used: new Set(), lastDeclared: null };
+      histories.set(row.package_id, history);
+    }
+    history.used.add(row.version);
+    history.lastDeclared ??= row.declared_version;
+  }
+  return histories;
+}
+
+export interface NewVersion {
+  packageId: string;
+  version: string;
+  declaredVersion: string | null;
+  digest: string;
+  integrity: string;
+  archiveSha256: string;
+  totalBytes: number;
+  sourceCommit: string | null;
+  warnings: string[];
+  manifest: ManifestFile[];
+}
+
+/** A version row and its manifest; called inside the run's transaction. */
+export async function insertVersion(db: Conn, v: NewVersion, now: Date): Promise<void> {
+  const row = await db
+    .insertInto('package_versions')
+    .values({
+      package_id: v.packageId,
+      version: v.version,
+      declared_version: v.declaredVersion,
+      digest: v.digest,
+      integrity: v.integrity,
+      archive_sha256: v.archiveSha256,
+      file_count: v.manifest.length,
+      total_bytes: v.totalBytes,
+      source_commit: v.sourceCommit,
+      warnings: JSON.stringify(v.warnings),
+      created_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  for (let at = 0; at < v.manifest.length; at += 1000) {
+    await db
+      .insertInto('package_version_files')
+      .values(
+        v.manifest.slice(at, at + 1000).map((f) => ({
+          version_id: row.id,
+          path: f.path,
+          size: f.size,
+          sha256: f.sha256,
+          git_sha1: f.gitSha1,
+          executable: f.mode === '100755',
+          link_target: f.linkTarget,
+        })),
+      )
+      .execute();
+  }
 }
 
 export type { Db };

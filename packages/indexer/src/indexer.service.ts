@@ -1,7 +1,8 @@
-import { posix } from 'node:path';
 import type { Db } from '@pkgreg/db';
 import type { Logger } from 'pino';
+import { type ContentStore, createPgContentStore } from './content-store.js';
 import { IndexingError, type IndexingErrorCode } from './errors.js';
+import { type PreparedSkill, prepareSkills } from './folder-versions.js';
 import { GitSource } from './git-source.js';
 import { GitHubClient, GitHubSource, type GitHubSourceOptions } from './github-source.js';
 import {
@@ -12,8 +13,10 @@ import {
   findPackage,
   findSource,
   finishRun,
+  type IndexedPackage,
   insertPackage,
   insertRejections,
+  insertVersion,
   lastRejections,
   lastRunOf,
   listSources,
@@ -25,12 +28,20 @@ import {
   saveSource,
   unlockSource,
   updatePackage,
+  versionHistories,
 } from './indexer.repository.js';
-import { analyzeSkill, type DerivedPackage, MAX_SKILL_MD_BYTES, sanitizeScope } from './skill-md.js';
+import { isLicenseFileName } from './license.js';
+import { DEFAULT_SKILL_LIMITS, limitProblem, type SkillLimits, skillFoldersOf } from './skill-folders.js';
+import { sanitizeScope } from './skill-md.js';
 import type { RepoMeta, SkillSource, SourceKind, TreeFile } from './types.js';
+import { chooseVersion } from './versioning.js';
 
 export interface IndexerDeps {
   db: Db;
+  /** Where file bytes and archives go; default: PostgreSQL's content_blobs. */
+  store?: ContentStore;
+  /** Size limits of a skill (default DEFAULT_SKILL_LIMITS). */
+  limits?: Partial<SkillLimits>;
   /** GitHub (Enterprise) connection settings; defaults to api.github.com without a token. */
   github?: GitHubSourceOptions;
   logger?: Logger;
@@ -42,8 +53,23 @@ export interface IndexRequest {
   kind: SourceKind;
   /** `owner/repo` (or its URL) for GitHub; an absolute path for a local git repository. */
   locator: string;
-  /** Local git only: the scope; default the stored one, else the parent directory's name, else `local`. */
+  /**
+   * Local git only: the scope; default the stored one, else the code-host owner of `origin`, else the
+   * parent directory's name, else `local`.
+   */
   owner?: string;
+  /**
+   * Index SKILL.md files under hidden folders and node_modules too (installed copies, skipped by
+   * default). Remembered for the source's later runs.
+   */
+  includeHidden?: boolean;
+}
+
+/** A version a run created. */
+export interface NewVersionSummary {
+  /** `@scope/name`. */
+  name: string;
+  version: string;
 }
 
 export interface IndexSummary {
@@ -66,6 +92,8 @@ export interface IndexSummary {
   rejected: number;
   /** Each SKILL.md that was not indexed, with the reason. */
   rejections: Rejection[];
+  /** Versions this run created (a package whose folder did not change gets none). */
+  versions: NewVersionSummary[];
   /** The host answered 304 for the tree: nothing was read or written. */
   notModified: boolean;
   /** The host truncated the tree listing: nothing was delisted. */
@@ -99,15 +127,6 @@ export type IndexFailure = IndexingError & { summary: IndexSummary };
 
 const ZERO: RunCounts = { indexed: 0, updated: 0, unchanged: 0, delisted: 0, rejected: 0 };
 
-function dirOf(path: string): string {
-  const dir = posix.dirname(path);
-  return dir === '.' ? '' : dir;
-}
-
-function isSkillMd(path: string): boolean {
-  return path === 'SKILL.md' || path.endsWith('/SKILL.md');
-}
-
 function parseRepoMeta(value: unknown): RepoMeta | null {
   const meta = value as Partial<RepoMeta> | null;
   if (!meta || typeof meta.owner !== 'string' || typeof meta.defaultBranch !== 'string') return null;
@@ -121,13 +140,14 @@ async function openSource(deps: IndexerDeps, request: IndexRequest): Promise<Ski
   if (request.kind !== 'git') {
     throw new IndexingError('invalid_locator', `unknown source kind "${String(request.kind)}"`);
   }
-  const source = await GitSource.open(request.locator, { owner: request.owner });
+  const webUrl = deps.github?.webUrl;
+  const source = await GitSource.open(request.locator, { owner: request.owner, webUrl });
   if (request.owner !== undefined) return source;
   // Re-index keeps the scope the repository was first indexed under.
   const stored = await findSource(deps.db, 'git', source.locator);
   const storedOwner = stored?.source_repo.split('/')[0];
   if (storedOwner && storedOwner !== source.owner)
-    return GitSource.open(source.locator, { owner: storedOwner });
+    return GitSource.open(source.locator, { owner: storedOwner, webUrl });
   return source;
 }
 
@@ -136,36 +156,30 @@ interface LockedOutcome {
   sourceRepo: string;
   counts: RunCounts;
   rejections: Rejection[];
+  versions: NewVersionSummary[];
   notModified: boolean;
   truncated: boolean;
 }
 
-/** Files of each skill directory, relative to it; a nested skill's files belong to the nested skill. */
-function filesBySkillDir(files: TreeFile[], skillDirs: Set<string>): Map<string, string[]> {
-  const out = new Map<string, string[]>([...skillDirs].map((d) => [d, []]));
-  for (const file of files) {
-    let dir = dirOf(file.path);
-    for (;;) {
-      const bucket = out.get(dir);
-      if (bucket) {
-        bucket.push(dir === '' ? file.path : file.path.slice(dir.length + 1));
-        break;
-      }
-      if (dir === '') break;
-      dir = dirOf(dir);
-    }
-  }
-  return out;
+/** LICENSE-like files at the repository root (a skill without its own license inherits theirs). */
+function rootLicenseFiles(files: TreeFile[]): TreeFile[] {
+  return files.filter((f) => !f.path.includes('/') && isLicenseFileName(f.path));
 }
 
-async function indexLocked(
-  conn: Db,
-  source: SkillSource,
-  runId: string,
-  logger: Logger | undefined,
-): Promise<LockedOutcome> {
+interface RunContext {
+  conn: Db;
+  source: SkillSource;
+  store: ContentStore;
+  limits: SkillLimits;
+  includeHidden: boolean;
+  logger: Logger | undefined;
+}
+
+async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcome> {
+  const { conn, source } = ctx;
   // Read under the lock: a run that held it before us may have moved the ETags on.
   const known = await findSource(conn, source.kind, source.locator);
+  const includeHidden = ctx.includeHidden || (known?.include_hidden ?? false);
   const snap = await source.snapshot({
     etags: known?.etags ?? {},
     cachedMeta: known ? parseRepoMeta(known.repo_meta) : null,
@@ -188,6 +202,7 @@ async function indexLocked(
     defaultBranch: snap.repo.defaultBranch,
     etags: snap.etags,
     repoMeta: snap.repo,
+    includeHidden,
   };
 
   if (snap.files === null) {
@@ -200,105 +215,178 @@ async function indexLocked(
       sourceRepo,
       counts: { ...ZERO, unchanged, rejected: rejections.length },
       rejections,
+      versions: [],
       notModified: true,
       truncated: false,
     };
   }
 
-  // Code-point order, not locale order: "first by path wins" must not depend on the machine.
-  const skillFiles = snap.files
-    .filter((f) => isSkillMd(f.path))
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const dirFiles = filesBySkillDir(snap.files, new Set(skillFiles.map((f) => dirOf(f.path))));
   // Under its previous name too: a renamed or transferred repository keeps its packages.
   const names = [...new Set([sourceRepo, known?.source_repo ?? sourceRepo])];
-  const stored = await packagesOfRepo(conn, names);
-  // Content is addressed by blob SHA: a SKILL.md we already hold is never fetched again.
-  const rawBySha = new Map(
-    stored.filter((r) => r.last_commit_sha).map((r) => [r.last_commit_sha, r.skill_md_raw]),
+  const before = await packagesOfRepo(conn, names);
+  const histories = await versionHistories(
+    conn,
+    before.map((r) => r.id),
   );
+  const idByName = new Map(before.map((r) => [`${r.scope}/${r.name}`, r.id]));
 
   const rejections: Rejection[] = [];
-  const derived: { path: string; pkg: DerivedPackage }[] = [];
-  const tooLarge = (file: TreeFile) => file.size !== null && file.size > MAX_SKILL_MD_BYTES;
-  if (source.readBlobs) {
-    const missing = skillFiles.filter((f) => !tooLarge(f) && !rawBySha.has(f.sha)).map((f) => f.sha);
-    for (const [sha, raw] of await source.readBlobs(missing)) rawBySha.set(sha, raw);
-  }
-  for (const file of skillFiles) {
-    if (tooLarge(file)) {
-      rejections.push({ path: file.path, reason: `SKILL.md is larger than ${MAX_SKILL_MD_BYTES} bytes` });
-      continue;
-    }
-    const raw = rawBySha.get(file.sha) ?? (await source.readBlob(file.sha));
-    const dir = dirOf(file.path);
-    const analysis = analyzeSkill({
-      raw,
-      sha: file.sha,
-      dir,
-      dirFiles: dirFiles.get(dir) ?? ['SKILL.md'],
-      repo: snap.repo,
-      scope,
-      sourceRepo,
-    });
-    if (analysis.ok) derived.push({ path: file.path, pkg: analysis.pkg });
-    else rejections.push({ path: file.path, reason: analysis.reason });
+  const folders = skillFoldersOf(snap.files, { includeHidden }).filter((folder) => {
+    const problem = limitProblem(folder, ctx.limits);
+    if (problem) rejections.push({ path: folder.skillMd.path, reason: problem });
+    return problem === null;
+  });
+  const prepared: PreparedSkill[] = [];
+  const outcomes = await prepareSkills({
+    source,
+    store: ctx.store,
+    folders,
+    rootLicenseFiles: rootLicenseFiles(snap.files),
+    repo: snap.repo,
+    scope,
+    sourceRepo,
+    latestDigest: (name) => histories.get(idByName.get(`${scope}/${name}`) ?? '')?.latestDigest,
+  });
+  for (const outcome of outcomes) {
+    if (outcome.ok) prepared.push(outcome.skill);
+    else rejections.push({ path: outcome.path, reason: outcome.reason });
   }
 
-  const counts: RunCounts = { ...ZERO };
-  const sourceId = await conn.transaction().execute(async (trx) => {
-    const now = new Date();
-    const rows = await packagesOfRepo(trx, names);
-    const byName = new Map(rows.map((r) => [`${r.scope}/${r.name}`, r]));
-    const claimedBy = new Map<string, string>();
-    const kept = new Set<string>();
-    for (const { path, pkg } of derived) {
-      const key = `${pkg.scope}/${pkg.name}`;
-      const earlier = claimedBy.get(key);
-      if (earlier) {
-        rejections.push({ path, reason: `duplicate name "${pkg.name}": also defined by ${earlier}` });
-        continue;
-      }
-      const row = byName.get(key);
-      if (row) {
-        claimedBy.set(key, path);
-        kept.add(row.id);
-        if (rowMatches(row, pkg)) {
-          counts.unchanged += 1;
-        } else {
-          await updatePackage(trx, row.id, pkg, now);
-          if (row.status === 'delisted') counts.indexed += 1;
-          else counts.updated += 1;
-        }
-        continue;
-      }
-      const id = await insertPackage(trx, pkg, now);
-      if (id) {
-        claimedBy.set(key, path);
-        kept.add(id);
-        counts.indexed += 1;
-        continue;
-      }
-      // (scope, name) belongs to another repository of the same owner: first come keeps it.
-      const holder = await findPackage(trx, pkg.scope, pkg.name);
-      rejections.push({
-        path,
-        reason: `name collision: @${pkg.scope}/${pkg.name} is already provided by ${holder?.source_repo ?? 'another repository'}`,
-      });
-    }
-    if (!snap.truncated) {
-      const gone = rows.filter((r) => r.status !== 'delisted' && !kept.has(r.id)).map((r) => r.id);
-      await delistPackages(trx, gone, now);
-      counts.delisted = gone.length;
-    } else {
-      logger?.warn({ sourceRepo }, 'tree listing truncated by the host; nothing delisted');
-    }
-    counts.rejected = rejections.length;
+  const { sourceId, written } = await conn.transaction().execute(async (trx) => {
+    const result = await writePackages(trx, {
+      names,
+      prepared,
+      rejections,
+      snapshotCommit: snap.commit,
+      truncated: snap.truncated,
+    });
+    rejections.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    result.counts.rejected = rejections.length;
     const id = await saveSource(trx, sourceValues);
     await insertRejections(trx, runId, rejections);
-    return id;
+    return { sourceId: id, written: result };
   });
-  return { sourceId, sourceRepo, counts, rejections, notModified: false, truncated: snap.truncated };
+  if (snap.truncated)
+    ctx.logger?.warn({ sourceRepo }, 'tree listing truncated by the host; nothing delisted');
+  return {
+    sourceId,
+    sourceRepo,
+    counts: written.counts,
+    rejections,
+    versions: written.versions,
+    notModified: false,
+    truncated: snap.truncated,
+  };
+}
+
+interface WriteInput {
+  names: string[];
+  prepared: PreparedSkill[];
+  /** Appended to: duplicates, collisions, operator removals. */
+  rejections: Rejection[];
+  snapshotCommit: string | null;
+  truncated: boolean;
+}
+
+/** The run's package rows and new versions, in one transaction: a failure leaves none of them. */
+async function writePackages(
+  trx: Db,
+  input: WriteInput,
+): Promise<{ counts: RunCounts; versions: NewVersionSummary[] }> {
+  const { prepared, rejections } = input;
+  const now = new Date();
+  const rows = await packagesOfRepo(trx, input.names);
+  const byName = new Map(rows.map((r) => [`${r.scope}/${r.name}`, r]));
+  const histories = await versionHistories(
+    trx,
+    rows.map((r) => r.id),
+  );
+  const counts: RunCounts = { ...ZERO };
+  const versions: NewVersionSummary[] = [];
+  const claimedBy = new Map<string, string>();
+  const kept = new Set<string>();
+  for (const skill of prepared) {
+    const { pkg } = skill;
+    const key = `${pkg.scope}/${pkg.name}`;
+    const earlier = claimedBy.get(key);
+    if (earlier) {
+      rejections.push({
+        path: skill.path,
+        reason: `duplicate name "${pkg.name}": also defined by ${earlier}`,
+      });
+      continue;
+    }
+    const row = byName.get(key);
+    if (row?.removed_at) {
+      claimedBy.set(key, skill.path);
+      kept.add(row.id);
+      rejections.push({ path: skill.path, reason: `@${key} was removed by the registry operator` });
+      continue;
+    }
+    const history = row ? histories.get(row.id) : undefined;
+    const changed = history?.latestDigest !== skill.digest;
+    const version = changed
+      ? chooseVersion({
+          declared: pkg.declaredVersion,
+          used: history?.used ?? new Set(),
+          lastDeclared: history?.lastDeclared ?? null,
+          time: now,
+          digest: skill.digest,
+        })
+      : (history?.latestVersion as string);
+    const values: IndexedPackage = { ...pkg, version, license: skill.license, warnings: skill.warnings };
+    let packageId: string;
+    if (row) {
+      packageId = row.id;
+      if (!changed && rowMatches(row, values)) counts.unchanged += 1;
+      else {
+        await updatePackage(trx, row.id, values, now);
+        if (row.status === 'delisted') counts.indexed += 1;
+        else counts.updated += 1;
+      }
+    } else {
+      const id = await insertPackage(trx, values, now);
+      if (!id) {
+        // (scope, name) belongs to another repository of the same owner: first come keeps it.
+        const holder = await findPackage(trx, pkg.scope, pkg.name);
+        rejections.push({
+          path: skill.path,
+          reason: `name collision: @${key} is already provided by ${holder?.source_repo ?? 'another repository'}`,
+        });
+        continue;
+      }
+      packageId = id;
+      counts.indexed += 1;
+    }
+    claimedBy.set(key, skill.path);
+    kept.add(packageId);
+    if (changed) {
+      if (!skill.archive) throw new IndexingError('source_error', `no archive was built for @${key}`);
+      await insertVersion(
+        trx,
+        {
+          packageId,
+          version,
+          declaredVersion: pkg.declaredVersion,
+          digest: skill.digest,
+          integrity: skill.archive.integrity,
+          archiveSha256: skill.archive.sha256,
+          totalBytes: skill.totalBytes,
+          sourceCommit: input.snapshotCommit,
+          warnings: skill.warnings,
+          manifest: skill.manifest,
+        },
+        now,
+      );
+      versions.push({ name: `@${key}`, version });
+    }
+  }
+  if (!input.truncated) {
+    const gone = rows.filter((r) => r.status !== 'delisted' && !kept.has(r.id)).map((r) => r.id);
+    await delistPackages(trx, gone, now);
+    counts.delisted = gone.length;
+  }
+  return { counts, versions };
 }
 
 function asIndexingError(error: unknown): IndexingError {
@@ -327,7 +415,17 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
     const outcome = await db.connection().execute(async (conn) => {
       await lockSource(conn, key);
       try {
-        return await indexLocked(conn, source, runId as string, logger);
+        return await indexLocked(
+          {
+            conn,
+            source,
+            store: deps.store ?? createPgContentStore(conn),
+            limits: { ...DEFAULT_SKILL_LIMITS, ...deps.limits },
+            includeHidden: request.includeHidden ?? false,
+            logger,
+          },
+          runId as string,
+        );
       } finally {
         // A failed unlock must not hide the run's own error; the lock dies with the connection anyway.
         await unlockSource(conn, key).catch((error) =>
@@ -350,6 +448,7 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
       status: 'succeeded',
       ...outcome.counts,
       rejections: outcome.rejections,
+      versions: outcome.versions,
       notModified: outcome.notModified,
       truncated: outcome.truncated,
       error: null,
@@ -380,6 +479,7 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
       status: 'failed',
       ...ZERO,
       rejections: [],
+      versions: [],
       notModified: false,
       truncated: false,
       error: { code: error.code, message: error.message, retryAt: error.retryAt?.toISOString() ?? null },
@@ -411,6 +511,7 @@ export async function reindexAll(deps: IndexerDeps): Promise<IndexSummary[]> {
         status: 'failed',
         ...ZERO,
         rejections: [],
+        versions: [],
         notModified: false,
         truncated: false,
         error: {

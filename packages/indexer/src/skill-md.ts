@@ -9,10 +9,12 @@ import {
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import semver from 'semver';
 import { parse as parseYaml } from 'yaml';
+import { spdxFromDeclared } from './license.js';
 import type { RepoMeta } from './types.js';
 
-// SKILL.md -> package fields. The rules are the agentskills.io ones (name, description, compatibility)
-// plus the field mapping of decisions.md (Registry / Indexing). Pure: no I/O, so every rule is testable.
+// SKILL.md -> package fields. The rules agents' own loaders enforce reject (YAML that does not parse, no
+// name or description, an illegal name); the ones they tolerate (agentskills.io's length limits, unknown
+// keys) index the skill with warnings. Field mapping: decisions.md (Registry / Indexing). Pure: no I/O.
 
 /** Larger files are refused before they are fetched or tokenized. */
 export const MAX_SKILL_MD_BYTES = 512 * 1024;
@@ -22,6 +24,23 @@ const MAX_TAGS = 32;
 const MAX_TAG_CHARS = 64;
 /** Subdirectories the agentskills.io layout loads on demand. */
 const DISCLOSURE_DIRS = ['references/', 'scripts/', 'assets/'];
+/**
+ * Top-level keys the agentskills.io specification defines, plus the ones the registry reads at the top
+ * level as well as under `metadata`; any other key is indexed with a warning.
+ */
+const KNOWN_KEYS = new Set([
+  'name',
+  'description',
+  'license',
+  'compatibility',
+  'allowed-tools',
+  'metadata',
+  'version',
+  'author',
+  'tags',
+  'category',
+  'language',
+]);
 
 export interface SkillInput {
   /** SKILL.md text. */
@@ -49,7 +68,8 @@ export interface DerivedPackage {
   tags: string[];
   compatibility: string[];
   language: string | null;
-  version: string | null;
+  /** The semver the SKILL.md declares (`version`, else `metadata.version`), normalised; else null. */
+  declaredVersion: string | null;
   sourceRepo: string;
   sourcePath: string;
   sourceRef: string;
@@ -58,7 +78,8 @@ export interface DerivedPackage {
   repoOwner: string;
   author: string | null;
   repoStars: number;
-  license: string | null;
+  /** The frontmatter's license as an SPDX expression; null when it names none (files decide then). */
+  declaredLicense: string | null;
   skillMdRaw: string;
   frontmatter: Record<string, unknown>;
   allowedTools: string[];
@@ -67,6 +88,8 @@ export interface DerivedPackage {
   progressiveDisclosure: boolean;
   status: 'active' | 'deprecated';
   lastCommitSha: string;
+  /** Rules agents tolerate that this SKILL.md breaks. */
+  warnings: string[];
 }
 
 export type Analysis = { ok: true; pkg: DerivedPackage } | { ok: false; reason: string };
@@ -277,8 +300,11 @@ export function analyzeSkill(input: SkillInput): Analysis {
   if (typeof fm.description !== 'string') return { ok: false, reason: 'description must be a string' };
   const description = fm.description.trim();
   if (description === '') return { ok: false, reason: 'description is empty' };
+  const warnings: string[] = [];
   if (chars(description) > MAX_DESCRIPTION_CHARS) {
-    return { ok: false, reason: `description is longer than ${MAX_DESCRIPTION_CHARS} characters` };
+    warnings.push(
+      `description is longer than ${MAX_DESCRIPTION_CHARS} characters (${chars(description)}); some agents cut it`,
+    );
   }
 
   if (fm.metadata !== undefined && fm.metadata !== null && !isPlainObject(fm.metadata)) {
@@ -289,7 +315,7 @@ export function analyzeSkill(input: SkillInput): Analysis {
 
   let compatibility: string[];
   if (typeof fm.compatibility === 'string' && chars(fm.compatibility) > MAX_COMPATIBILITY_CHARS) {
-    return { ok: false, reason: `compatibility is longer than ${MAX_COMPATIBILITY_CHARS} characters` };
+    warnings.push(`compatibility is longer than ${MAX_COMPATIBILITY_CHARS} characters`);
   }
   {
     const list = stringList(fm.compatibility, (s) => s.split(',').map((p) => p.trim()));
@@ -317,6 +343,13 @@ export function analyzeSkill(input: SkillInput): Analysis {
   const authorValue = field('author');
   const author = isPlainObject(authorValue) ? optionalString(authorValue.name) : optionalString(authorValue);
   const status = optionalString(metadata.status)?.toLowerCase() === 'deprecated' ? 'deprecated' : 'active';
+  const unknown = Object.keys(fm).filter((key) => !KNOWN_KEYS.has(key));
+  if (unknown.length > 0) {
+    const shown = unknown.slice(0, 10).map((key) => `"${key.slice(0, 40)}"`);
+    warnings.push(
+      `unknown frontmatter ${unknown.length === 1 ? 'key' : 'keys'} ${shown.join(', ')}${unknown.length > 10 ? ', …' : ''} (agentskills.io defines name, description, license, compatibility, allowed-tools, metadata)`,
+    );
+  }
 
   return {
     ok: true,
@@ -329,7 +362,7 @@ export function analyzeSkill(input: SkillInput): Analysis {
       tags,
       compatibility,
       language: optionalString(field('language')),
-      version: normalizeVersion(field('version')),
+      declaredVersion: normalizeVersion(field('version')),
       sourceRepo: input.sourceRepo,
       sourcePath: dir,
       sourceRef: repo.defaultBranch,
@@ -338,7 +371,7 @@ export function analyzeSkill(input: SkillInput): Analysis {
       repoOwner: repo.owner,
       author,
       repoStars: repo.stars,
-      license: optionalString(fm.license) ?? repo.license,
+      declaredLicense: spdxFromDeclared(fm.license),
       skillMdRaw: raw,
       frontmatter: fm,
       allowedTools: unique(tools),
@@ -347,6 +380,7 @@ export function analyzeSkill(input: SkillInput): Analysis {
       progressiveDisclosure: hasProgressiveDisclosure(raw, input.dirFiles),
       status,
       lastCommitSha: input.sha,
+      warnings,
     },
   };
 }

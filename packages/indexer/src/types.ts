@@ -15,7 +15,10 @@ export interface RepoMeta {
   repoUrl: string | null;
 }
 
-/** One file of the repository's tree at the indexed ref. */
+/** Git's file modes: a regular file, an executable one, a symbolic link (its blob is the target). */
+export type FileMode = '100644' | '100755' | '120000';
+
+/** One file of the repository's tree at the indexed ref (submodules are not files and are left out). */
 export interface TreeFile {
   /** Path from the repository root, `/`-separated. */
   path: string;
@@ -23,6 +26,7 @@ export interface TreeFile {
   sha: string;
   /** Size in bytes when the source knows it. */
   size: number | null;
+  mode: FileMode;
 }
 
 export interface SnapshotRequest {
@@ -38,20 +42,29 @@ export interface SourceSnapshot {
   files: TreeFile[] | null;
   /** True when the listing is incomplete (the host truncated it): nothing may be delisted. */
   truncated: boolean;
+  /** The commit the tree was read at, when the source says (recorded on each new version). */
+  commit: string | null;
   /** ETags to keep for the next run. */
   etags: Record<string, string>;
 }
 
 /**
- * A place SKILL.md files are read from. `snapshot` lists the tree once per run; `readBlob` is only
- * called for blobs whose SHA the registry has not stored yet, so unchanged files cost nothing.
+ * A place skills are read from. `snapshot` lists the tree once per run; `readBlobs` is only called for
+ * blobs the registry does not hold yet (by git SHA), so unchanged files cost nothing.
  */
 export interface SkillSource {
   readonly kind: SourceKind;
   /** Normalised locator, the identity of the source in `indexed_sources`. */
   readonly locator: string;
   snapshot(request: SnapshotRequest): Promise<SourceSnapshot>;
-  readBlob(sha: string): Promise<string>;
-  /** Optional bulk form of readBlob (one round trip for many blobs); absent ones are read one by one. */
-  readBlobs?(shas: string[]): Promise<Map<string, string>>;
+  /**
+   * The bytes of each blob of the last snapshot, by git SHA, checked against it. Sources read many at
+   * once (one `git cat-file`, or one tarball), not one request per file.
+   */
+  readBlobs(shas: string[]): Promise<Map<string, Buffer>>;
+}
+
+/** True for the modes of files a skill can hold (not trees, not submodules). */
+export function isFileMode(mode: string | undefined): mode is FileMode {
+  return mode === '100644' || mode === '100755' || mode === '120000';
 }

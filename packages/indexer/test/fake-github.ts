@@ -1,10 +1,19 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { pack as tarPack } from 'tar-stream';
 import { gitBlobSha } from '../src/index.js';
 
 // A local stand-in for GitHub's REST API (the documented shapes of GET /repos/{o}/{r},
-// /git/trees/{ref}?recursive=1 and /git/blobs/{sha}), with ETags, 304s and rate-limit headers.
+// /branches/{branch}, /git/trees/{sha}?recursive=1, /git/blobs/{sha} and /tarball/{ref}, which
+// redirects to a download host that takes no token), with ETags, 304s and rate-limit headers.
+
+/** A file with a mode: `100755` executable, `120000` a symbolic link whose content is its target. */
+export interface FakeFile {
+  content: string | Buffer;
+  mode: '100644' | '100755' | '120000';
+}
 
 export interface FakeRepo {
   owner: string;
@@ -13,8 +22,68 @@ export interface FakeRepo {
   stars: number;
   license: string | null;
   homepage: string | null;
-  files: Record<string, string>;
+  files: Record<string, string | FakeFile>;
   truncated?: boolean;
+}
+
+function fileOf(value: string | FakeFile): FakeFile {
+  return typeof value === 'string' ? { content: value, mode: '100644' } : value;
+}
+
+function bytesOf(value: string | FakeFile): Buffer {
+  const { content } = fileOf(value);
+  return typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+}
+
+/** The recursive tree GitHub would list for the repository's files, and its (stable) SHA. */
+function treeOf(repo: FakeRepo): { sha: string; tree: Array<Record<string, unknown>> } {
+  const dirs = new Set<string>();
+  for (const path of Object.keys(repo.files)) {
+    const segs = path.split('/');
+    for (let i = 1; i < segs.length; i += 1) dirs.add(segs.slice(0, i).join('/'));
+  }
+  const tree = [
+    ...[...dirs].map((path) => ({ path, mode: '040000', type: 'tree', sha: sha1(`tree:${path}`) })),
+    ...Object.entries(repo.files).map(([path, value]) => ({
+      path,
+      mode: fileOf(value).mode,
+      type: 'blob',
+      sha: gitBlobSha(bytesOf(value)),
+      size: bytesOf(value).length,
+    })),
+  ].sort((a, b) => a.path.localeCompare(b.path));
+  return { sha: sha1(JSON.stringify(tree)), tree };
+}
+
+function sha1(text: string): string {
+  return createHash('sha1').update(text).digest('hex');
+}
+
+/** The repository as GitHub's tarball: everything under `<owner>-<repo>-<sha7>/`. */
+async function tarballOf(repo: FakeRepo, commit: string): Promise<Buffer> {
+  const pack = tarPack();
+  const chunks: Buffer[] = [];
+  pack.on('data', (chunk) => chunks.push(chunk as Buffer));
+  const ended = new Promise<void>((resolve) => pack.on('end', () => resolve()));
+  const top = `${repo.owner}-${repo.name}-${commit.slice(0, 7)}`;
+  for (const [path, value] of Object.entries(repo.files)) {
+    const file = fileOf(value);
+    await new Promise<void>((resolve, reject) => {
+      const done = (error?: Error | null) => (error ? reject(error) : resolve());
+      if (file.mode === '120000') {
+        pack.entry(
+          { name: `${top}/${path}`, type: 'symlink', linkname: bytesOf(value).toString('utf8') },
+          done,
+        );
+      } else {
+        const mode = file.mode === '100755' ? 0o755 : 0o644;
+        pack.entry({ name: `${top}/${path}`, mode }, bytesOf(value), done);
+      }
+    });
+  }
+  pack.finalize();
+  await ended;
+  return gzipSync(Buffer.concat(chunks));
 }
 
 export interface SeenRequest {
@@ -34,6 +103,11 @@ export interface RateLimitScript {
 }
 
 const etagOf = (value: unknown) => `W/"${createHash('sha1').update(JSON.stringify(value)).digest('hex')}"`;
+
+/** A commit SHA for a tree (the fake has one commit per tree state). */
+function commitOf(treeSha: string): string {
+  return sha1(`commit:${treeSha}`);
+}
 
 export class FakeGitHub {
   readonly repos = new Map<string, FakeRepo>();
@@ -78,10 +152,19 @@ export class FakeGitHub {
     return `${this.base}${this.prefix}`;
   }
 
+  /** The download host's stand-in: another origin (localhost, not 127.0.0.1), as codeload is. */
+  get downloadBase(): string {
+    return `${this.base.replace('127.0.0.1', 'localhost')}/_codeload`;
+  }
+
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
       const path = req.url ?? '/';
       this.requests.push({ method: req.method ?? 'GET', path, headers: req.headers });
+      if (path.startsWith('/_codeload/')) {
+        void this.download(path, res);
+        return;
+      }
       this.handle(path, req.headers, res);
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
@@ -91,6 +174,19 @@ export class FakeGitHub {
 
   async stop(): Promise<void> {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  private async download(rawPath: string, res: ServerResponse): Promise<void> {
+    const url = new URL(rawPath, 'http://fake');
+    const [, , key = '', commit = ''] = url.pathname.split('/');
+    const repo = this.repos.get(decodeURIComponent(key).toLowerCase());
+    if (!repo || url.searchParams.get('token') !== 'short-lived') {
+      res.writeHead(404).end();
+      return;
+    }
+    const body = await tarballOf(repo, commit);
+    res.writeHead(200, { 'content-type': 'application/x-gzip', 'content-length': String(body.length) });
+    res.end(body);
   }
 
   /** Requests whose path (after the prefix) starts with `fragment`. */
@@ -177,42 +273,36 @@ export class FakeGitHub {
           : null,
       });
     }
-    if (parts[4] === 'git' && parts[5] === 'trees') {
-      const ref = parts.slice(6).join('/');
-      if (ref !== repo.defaultBranch || url.searchParams.get('recursive') !== '1') {
-        return this.send(res, 404, { message: 'Not Found' });
-      }
-      const dirs = new Set<string>();
-      for (const path of Object.keys(repo.files)) {
-        const segs = path.split('/');
-        for (let i = 1; i < segs.length; i += 1) dirs.add(segs.slice(0, i).join('/'));
-      }
-      const tree = [
-        ...[...dirs].map((path) => ({ path, mode: '040000', type: 'tree', sha: etagOf(path).slice(3, 43) })),
-        ...Object.entries(repo.files).map(([path, content]) => ({
-          path,
-          mode: '100644',
-          type: 'blob',
-          sha: gitBlobSha(content),
-          size: Buffer.byteLength(content),
-        })),
-      ].sort((a, b) => a.path.localeCompare(b.path));
+    if (parts[4] === 'branches' && parts.length === 6) {
+      if (parts[5] !== repo.defaultBranch) return this.send(res, 404, { message: 'Branch not found' });
+      const { sha: treeSha } = treeOf(repo);
       return this.conditional(res, headers, {
-        sha: 'f'.repeat(40),
-        tree,
-        truncated: repo.truncated ?? false,
+        name: repo.defaultBranch,
+        commit: { sha: commitOf(treeSha), commit: { tree: { sha: treeSha } } },
       });
     }
+    if (parts[4] === 'git' && parts[5] === 'trees') {
+      const { sha, tree } = treeOf(repo);
+      const ref = parts.slice(6).join('/');
+      if ((ref !== sha && ref !== repo.defaultBranch) || url.searchParams.get('recursive') !== '1') {
+        return this.send(res, 404, { message: 'Not Found' });
+      }
+      return this.conditional(res, headers, { sha, tree, truncated: repo.truncated ?? false });
+    }
+    if (parts[4] === 'tarball' && parts[5]) {
+      // GitHub answers with a redirect to its download host; the URL there carries its own credential.
+      const location = `${this.downloadBase}/${encodeURIComponent(`${repo.owner}/${repo.name}`)}/${parts[5]}?token=short-lived`;
+      return this.send(res, 302, null, { location });
+    }
     if (parts[4] === 'git' && parts[5] === 'blobs' && parts[6]) {
-      const content = Object.values(repo.files).find((c) => gitBlobSha(c) === parts[6]);
-      if (content === undefined) return this.send(res, 404, { message: 'Not Found' });
+      const value = Object.values(repo.files).find((c) => gitBlobSha(bytesOf(c)) === parts[6]);
+      if (value === undefined) return this.send(res, 404, { message: 'Not Found' });
+      const content = bytesOf(value);
       // GitHub wraps base64 at 60 columns.
-      const encoded = Buffer.from(content)
-        .toString('base64')
-        .replace(/(.{60})/g, '$1\n');
+      const encoded = content.toString('base64').replace(/(.{60})/g, '$1\n');
       return this.conditional(res, headers, {
         sha: parts[6],
-        size: Buffer.byteLength(content),
+        size: content.length,
         content: encoded,
         encoding: 'base64',
       });

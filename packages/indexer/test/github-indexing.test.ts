@@ -117,7 +117,9 @@ describe('GitHub source', () => {
       expect(r.headers.authorization).toBe('Bearer ghs_test_token_123');
       expect(r.headers.accept).toBe('application/vnd.github+json');
     }
-    expect(gh.seen('/repos/Octo-Org/Skills/git/trees/develop?recursive=1')).toHaveLength(1);
+    // The head commit of the default branch, then its tree by SHA, once each.
+    expect(gh.seen('/repos/Octo-Org/Skills/branches/develop')).toHaveLength(1);
+    expect(gh.seen('/repos/Octo-Org/Skills/git/trees/')).toHaveLength(1);
   });
 
   it('re-index sends If-None-Match; 304s mean unchanged, no blob is fetched and rejections carry over', async () => {
@@ -142,10 +144,8 @@ describe('GitHub source', () => {
       { kind: 'github', locator: 'octo-org/skills' },
     );
     const blobs = gh.requests.slice(before).filter((r) => r.path.includes('/git/blobs/'));
-    // The changed SKILL.md, plus the rejected one (rejections are not stored as packages).
-    expect(blobs.map((r) => r.path.split('/').pop()).sort()).toEqual(
-      [gitBlobSha(writer2), gitBlobSha(repo.files['broken/SKILL.md'] as string)].sort(),
-    );
+    // Only the changed SKILL.md: every other blob (the rejected SKILL.md too) is in the content store.
+    expect(blobs.map((r) => r.path.split('/').pop())).toEqual([gitBlobSha(writer2)]);
     expect(summary).toMatchObject({ notModified: false, updated: 1, unchanged: 1 });
     expect(await pkg('octo-org', 'writer')).toMatchObject({ description: 'Writes better prose.' });
   });
@@ -296,7 +296,7 @@ describe('GitHub rate limits', () => {
     await expect(
       indexSource({ db: db, githubClient: client }, { kind: 'github', locator: 'rl/repo' }),
     ).rejects.toMatchObject({ code: 'rate_limited' });
-    // Only the repository request went out; the tree request was never sent.
+    // Only the repository request went out; the branch request was never sent.
     expect(gh.requests.length - before).toBe(1);
   });
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createDb, type Db } from '@pkgreg/db';
@@ -25,12 +25,15 @@ export function git(cwd: string, ...args: string[]): string {
   );
 }
 
+/** A file with more than text: bytes, an executable bit, or a symbolic link to `target`. */
+export type FileSpec = string | Buffer | { content: string | Buffer; executable: true } | { symlink: string };
+
 /** A real git repository at `root/<owner>/<name>` with `files` committed on `branch`. */
 export function createRepo(
   root: string,
   owner: string,
   name: string,
-  files: Record<string, string>,
+  files: Record<string, FileSpec>,
   branch = 'main',
 ): string {
   const dir = join(root, owner, name);
@@ -40,15 +43,20 @@ export function createRepo(
   return dir;
 }
 
-/** Writes (string) or deletes (null) files, then commits everything. */
-export function commitFiles(dir: string, files: Record<string, string | null>, message = 'change'): void {
-  for (const [path, content] of Object.entries(files)) {
+/** Writes or deletes (null) files, then commits everything. */
+export function commitFiles(dir: string, files: Record<string, FileSpec | null>, message = 'change'): void {
+  for (const [path, spec] of Object.entries(files)) {
     const target = join(dir, path);
-    if (content === null) {
-      rmSync(target, { force: true });
+    rmSync(target, { force: true });
+    if (spec === null) continue;
+    mkdirSync(dirname(target), { recursive: true });
+    if (typeof spec === 'string' || Buffer.isBuffer(spec)) {
+      writeFileSync(target, spec);
+    } else if ('symlink' in spec) {
+      symlinkSync(spec.symlink, target);
     } else {
-      mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, content);
+      writeFileSync(target, spec.content);
+      chmodSync(target, 0o755);
     }
   }
   git(dir, 'add', '--all');

@@ -102,13 +102,15 @@ describe('agentskills.io rules: description and frontmatter', () => {
     expect(reason(analyze(skillMd(['name: pdf-tools', 'description: "  "'])))).toBe('description is empty');
   });
 
-  it('accepts 1024 characters and rejects 1025', () => {
-    expect(
-      ok(analyze(skillMd(['name: pdf-tools', `description: ${'d'.repeat(1024)}`]))).description,
-    ).toHaveLength(1024);
-    expect(reason(analyze(skillMd(['name: pdf-tools', `description: ${'d'.repeat(1025)}`])))).toMatch(
-      /longer than 1024/,
-    );
+  it('indexes a description over 1024 characters with a warning (agents load such skills)', () => {
+    const exact = ok(analyze(skillMd(['name: pdf-tools', `description: ${'d'.repeat(1024)}`])));
+    expect(exact.description).toHaveLength(1024);
+    expect(exact.warnings).toEqual([]);
+    const long = ok(analyze(skillMd(['name: pdf-tools', `description: ${'d'.repeat(1025)}`])));
+    expect(long.description).toHaveLength(1025);
+    expect(long.warnings).toEqual([
+      expect.stringMatching(/^description is longer than 1024 characters \(1025\)/),
+    ]);
   });
 
   it('rejects a file without frontmatter', () => {
@@ -147,10 +149,17 @@ describe('agentskills.io rules: description and frontmatter', () => {
     expect(reason(analyze('---\n- a\n- b\n---\n'))).toBe('frontmatter must be a YAML mapping');
   });
 
-  it('rejects compatibility over 500 characters', () => {
-    expect(reason(analyze(skillMd([...base, `compatibility: ${'c'.repeat(501)}`])))).toMatch(
-      /compatibility is longer/,
-    );
+  it('indexes compatibility over 500 characters with a warning', () => {
+    const pkg = ok(analyze(skillMd([...base, `compatibility: ${'c'.repeat(501)}`])));
+    expect(pkg.compatibility).toEqual(['c'.repeat(501)]);
+    expect(pkg.warnings).toEqual([expect.stringMatching(/compatibility is longer than 500/)]);
+  });
+
+  it('warns about top-level keys the specification does not define, and only about those', () => {
+    const known = ok(analyze(skillMd([...base, 'license: MIT', 'version: 1.0.0', 'allowed-tools: Read'])));
+    expect(known.warnings).toEqual([]);
+    const pkg = ok(analyze(skillMd([...base, 'x-custom: 1', 'model: opus'])));
+    expect(pkg.warnings).toEqual([expect.stringMatching(/^unknown frontmatter keys "x-custom", "model"/)]);
   });
 
   it('rejects metadata that is not a mapping', () => {
@@ -225,7 +234,7 @@ describe('field mapping (decisions.md: Registry / Indexing)', () => {
       tags: ['pdf', 'tables', 'extraction'],
       author: 'Jane Doe',
       language: 'en',
-      version: '1.2.3',
+      declaredVersion: '1.2.3',
     });
     const topLevel = ok(
       analyze(
@@ -236,10 +245,16 @@ describe('field mapping (decisions.md: Registry / Indexing)', () => {
       category: 'docs',
       tags: ['pdf', 'ocr'],
       author: 'Bob',
-      version: '2.0.0',
+      declaredVersion: '2.0.0',
     });
     const none = ok(analyze(skillMd(base)));
-    expect(none).toMatchObject({ category: null, tags: [], author: null, language: null, version: null });
+    expect(none).toMatchObject({
+      category: null,
+      tags: [],
+      author: null,
+      language: null,
+      declaredVersion: null,
+    });
   });
 
   it('version is semver or null', () => {
@@ -251,9 +266,18 @@ describe('field mapping (decisions.md: Registry / Indexing)', () => {
     expect(normalizeVersion(undefined)).toBeNull();
   });
 
-  it('license: frontmatter license, else the repository SPDX id', () => {
-    expect(ok(analyze(skillMd([...base, 'license: MIT']))).license).toBe('MIT');
-    expect(ok(analyze(skillMd(base))).license).toBe('Apache-2.0');
+  it('license: the frontmatter as an SPDX expression, corrected when it names one loosely', () => {
+    expect(ok(analyze(skillMd([...base, 'license: MIT']))).declaredLicense).toBe('MIT');
+    expect(ok(analyze(skillMd([...base, 'license: Apache 2']))).declaredLicense).toBe('Apache-2.0');
+    expect(ok(analyze(skillMd([...base, 'license: MIT OR Apache-2.0']))).declaredLicense).toBe(
+      'MIT OR Apache-2.0',
+    );
+    // Free text names no license (spdx-correct alone would guess MPL-2.0 here): the files decide.
+    const prose = ok(analyze(skillMd([...base, 'license: Proprietary. LICENSE.txt has complete terms'])));
+    expect(prose.declaredLicense).toBeNull();
+    expect(prose.frontmatter.license).toBe('Proprietary. LICENSE.txt has complete terms');
+    expect(ok(analyze(skillMd([...base, 'license: UNLICENSED']))).declaredLicense).toBeNull();
+    expect(ok(analyze(skillMd(base))).declaredLicense).toBeNull();
   });
 
   it('repository fields come from the repository', () => {

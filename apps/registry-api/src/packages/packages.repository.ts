@@ -1,7 +1,10 @@
 import type { Db, PackagesTable } from '@pkgreg/db';
 import { type Selectable, sql } from 'kysely';
 
-export type PackageRow = Omit<Selectable<PackagesTable>, 'search_vector' | 'updated_at'>;
+export type PackageRow = Omit<
+  Selectable<PackagesTable>,
+  'search_vector' | 'updated_at' | 'removed_at' | 'removal_reason'
+>;
 
 export type ListRankColumn =
   | 'name_asc'
@@ -47,6 +50,7 @@ const DETAIL_COLUMNS = [
   'first_indexed_at',
   'last_indexed_at',
   'last_commit_sha',
+  'warnings',
   'row_version',
 ] as const;
 

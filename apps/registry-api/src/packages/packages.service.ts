@@ -56,6 +56,7 @@ export function toPackageDetail(row: PackageRow): PackageDetail {
     firstIndexedAt: iso(row.first_indexed_at),
     lastIndexedAt: iso(row.last_indexed_at),
     lastCommitSha: row.last_commit_sha,
+    warnings: row.warnings,
   };
 }
 

@@ -14,6 +14,7 @@ import * as searchBlocks from './2026-11-24T1000-search-blocks.js';
 import * as auditIndexesAscending from './2026-11-25T0000-audit-indexes-ascending.js';
 import * as searchFirstCharacters from './2026-11-25T0100-search-first-characters.js';
 import * as searchInitials from './2026-11-25T0300-search-initials.js';
+import * as packageVersions from './2026-11-25T1200-package-versions.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T0000-audit-indexes-ascending': auditIndexesAscending,
   '2026-11-25T0100-search-first-characters': searchFirstCharacters,
   '2026-11-25T0300-search-initials': searchInitials,
+  '2026-11-25T1200-package-versions': packageVersions,
 };

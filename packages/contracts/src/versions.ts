@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { ListQuerySchema } from './registry.js';
+
+// Immutable versions of a package: each one the whole skill folder at one indexing run (docs/versions.md).
+
+export const VERSION_NOT_FOUND_MESSAGE = 'Version not found';
+export const FILE_NOT_FOUND_MESSAGE = 'File not found';
+export const INVALID_VERSION_MESSAGE = 'Invalid version: expected a semver version or "latest"';
+export const INVALID_FILE_PATH_MESSAGE =
+  'Invalid file path: expected a relative path inside the skill folder';
+
+/** `{version}` in a path: an exact semver string, or `latest` for the newest version. */
+export const LATEST_VERSION = 'latest';
+
+const IsoTimestamp = z.iso.datetime({ offset: true });
+const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+
+export const VersionFileSchema = z.object({
+  /** Path relative to the skill folder, `/`-separated. */
+  path: z.string(),
+  /** Size in bytes (for a symlink: of its target path). */
+  size: z.number().int().nonnegative(),
+  /** SHA-256 (hex) of the bytes. */
+  sha256: Sha256Hex,
+  /** Git blob SHA-1 of the bytes, as the source repository names them. */
+  gitBlobSha: z.string().regex(/^[0-9a-f]{40}$/),
+  /** Whether the file is executable (git mode 100755). */
+  executable: z.boolean(),
+  /** For a symbolic link, its target (relative, inside the skill folder); null for a regular file. */
+  linkTarget: z.string().nullable(),
+});
+export type VersionFile = z.infer<typeof VersionFileSchema>;
+
+export const VersionSummarySchema = z.object({
+  /** Semver: the declared version, or a pseudo-version (docs/versions.md). */
+  version: z.string(),
+  /** `sha256:<hex>` over every file's path, mode and content: the same folder, the same digest. */
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  /** SRI sha512 of the version's archive (`archive.tgz`). */
+  integrity: z.string().regex(/^sha512-[A-Za-z0-9+/]{86}==$/),
+  fileCount: z.number().int().nonnegative(),
+  /** Sum of the files' sizes. */
+  totalBytes: z.number().int().nonnegative(),
+  /** Commit of the source repository the version was indexed at (null when the source did not say). */
+  sourceCommit: z.string().nullable(),
+  /** When the version was created (ISO 8601). */
+  createdAt: IsoTimestamp,
+  /** What the indexer tolerated in this version (a long description, a symlink left out, ...). */
+  warnings: z.array(z.string()),
+});
+export type VersionSummary = z.infer<typeof VersionSummarySchema>;
+
+export const VersionDetailSchema = VersionSummarySchema.extend({
+  scope: z.string(),
+  name: z.string(),
+  /** Every file of the folder, sorted by path (code-point order). */
+  files: z.array(VersionFileSchema),
+});
+export type VersionDetail = z.infer<typeof VersionDetailSchema>;
+
+/** Query of GET /api/packages/@scope/name/versions: the list's paging rules. */
+export const VersionListQuerySchema = ListQuerySchema.pick({ page: true, pageSize: true });
+export type VersionListQuery = z.infer<typeof VersionListQuerySchema>;
+
+export const VersionListResponseSchema = z.object({
+  /** Newest first. */
+  data: z.array(VersionSummarySchema),
+  total: z.number().int().nonnegative(),
+  page: z.number().int().min(1),
+  pageSize: z.number().int().min(1).max(100),
+});
+export type VersionListResponse = z.infer<typeof VersionListResponseSchema>;
+
+/**
+ * A file path as a URL or manifest names it: relative, `/`-separated, no empty, `.` or `..` segment, no
+ * backslash or NUL. Returns the path, or null when it could name something outside the folder.
+ */
+export function normalizeSkillFilePath(path: string): string | null {
+  if (path === '' || path.length > 4096 || path.includes('\\') || path.includes('\0')) return null;
+  const segments = path.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..')) return null;
+  return path;
+}

@@ -1,0 +1,91 @@
+import type { Database, Db } from '@pkgreg/db';
+import type { Kysely } from 'kysely';
+import { gitBlobSha } from './git-blob-sha.js';
+import { sha256Hex } from './versioning.js';
+
+// Content-addressed bytes: every file of every version and every version's archive, once per SHA-256
+// (docs/versions.md, "Storage"). The interface is what an object store would sit behind.
+
+/** A stored blob's identities. */
+export interface StoredBlob {
+  sha256: string;
+  gitSha1: string;
+  size: number;
+}
+
+export interface ContentStore {
+  /** Which of these git blob ids are stored (so the source need not be asked for their bytes). */
+  findByGitSha(gitShas: string[]): Promise<Map<string, StoredBlob>>;
+  /** Stores the bytes (a no-op for those already stored) and returns their identities, in order. */
+  put(blobs: Buffer[]): Promise<StoredBlob[]>;
+  /** Bytes by SHA-256; absent keys are not stored. */
+  get(sha256s: string[]): Promise<Map<string, Buffer>>;
+}
+
+/** Rows per insert statement are bounded by bytes too: one statement carries at most this much. */
+const MAX_STATEMENT_BYTES = 16 * 1024 * 1024;
+
+export function identify(bytes: Buffer): StoredBlob {
+  return { sha256: sha256Hex(bytes), gitSha1: gitBlobSha(bytes), size: bytes.length };
+}
+
+/** The default store: `content_blobs` in PostgreSQL (bytea, TOAST-compressed where it helps). */
+export function createPgContentStore(db: Db | Kysely<Database>): ContentStore {
+  return {
+    async findByGitSha(gitShas) {
+      const wanted = [...new Set(gitShas)];
+      const found = new Map<string, StoredBlob>();
+      for (let at = 0; at < wanted.length; at += 5000) {
+        const rows = await db
+          .selectFrom('content_blobs')
+          .select(['sha256', 'git_sha1', 'size'])
+          .where('git_sha1', 'in', wanted.slice(at, at + 5000))
+          .execute();
+        for (const row of rows)
+          found.set(row.git_sha1, { sha256: row.sha256, gitSha1: row.git_sha1, size: row.size });
+      }
+      return found;
+    },
+
+    async put(blobs) {
+      const identities = blobs.map(identify);
+      const seen = new Set<string>();
+      let batch: Array<{ sha256: string; git_sha1: string; size: number; bytes: Buffer }> = [];
+      let batchBytes = 0;
+      const flush = async () => {
+        if (batch.length === 0) return;
+        // Content-addressed: a concurrent writer of the same bytes stores the same row.
+        await db
+          .insertInto('content_blobs')
+          .values(batch)
+          .onConflict((oc) => oc.doNothing())
+          .execute();
+        batch = [];
+        batchBytes = 0;
+      };
+      for (const [i, bytes] of blobs.entries()) {
+        const id = identities[i] as StoredBlob;
+        if (seen.has(id.sha256)) continue;
+        seen.add(id.sha256);
+        if (batchBytes + bytes.length > MAX_STATEMENT_BYTES) await flush();
+        batch.push({ sha256: id.sha256, git_sha1: id.gitSha1, size: id.size, bytes });
+        batchBytes += bytes.length;
+      }
+      await flush();
+      return identities;
+    },
+
+    async get(sha256s) {
+      const wanted = [...new Set(sha256s)];
+      const found = new Map<string, Buffer>();
+      if (wanted.length === 0) return found;
+      const rows = await db
+        .selectFrom('content_blobs')
+        .select(['sha256', 'bytes'])
+        .where('sha256', 'in', wanted)
+        .execute();
+      for (const row of rows) found.set(row.sha256, row.bytes);
+      return found;
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import semver from 'semver';
+import { pack as tarPack } from 'tar-stream';
+import type { FileMode } from './types.js';
+
+// A version's identity (digest), its string (declared or pseudo) and its archive: docs/versions.md.
+
+/** One file of a version as its manifest records it. */
+export interface ManifestFile {
+  /** Relative to the skill folder, `/`-separated. */
+  path: string;
+  mode: FileMode;
+  sha256: string;
+  gitSha1: string;
+  size: number;
+  /** A symbolic link's target (its blob's text); null for regular files. */
+  linkTarget: string | null;
+}
+
+const byPath = (a: ManifestFile, b: ManifestFile) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+/** `sha256:<hex>` of `<mode> <sha256> <path>\n` per file in path order: path, mode and bytes, nothing else. */
+export function manifestDigest(files: ManifestFile[]): string {
+  const hash = createHash('sha256');
+  for (const file of [...files].sort(byPath)) hash.update(`${file.mode} ${file.sha256} ${file.path}\n`);
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/** `yyyymmddhhmmss` in UTC. */
+function timestamp(time: Date): string {
+  return time.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+/**
+ * Go's pseudo-version forms over a semver base: `0.0.0-T-H` with no base, `X.Y.(Z+1)-0.T-H` after a
+ * release, `X.Y.Z-pre.0.T-H` after a pre-release. `T-H` is one identifier, so it is valid semver
+ * whatever hex digits H holds.
+ */
+export function pseudoVersion(base: string | null, time: Date, digest: string): string {
+  const suffix = `${timestamp(time)}-${digest.replace(/^sha256:/, '').slice(0, 12)}`;
+  const parsed = base ? semver.parse(base) : null;
+  if (!parsed) return `0.0.0-${suffix}`;
+  if (parsed.prerelease.length > 0) return `${parsed.version}.0.${suffix}`;
+  return `${parsed.major}.${parsed.minor}.${parsed.patch + 1}-0.${suffix}`;
+}
+
+export interface VersionChoice {
+  /** The SKILL.md's declared version, normalised; null when it declares none. */
+  declared: string | null;
+  /** Every version string the package already has. */
+  used: ReadonlySet<string>;
+  /** The package's last declared version (its newest version that declared one); null when none. */
+  lastDeclared: string | null;
+  /** The run's start time. */
+  time: Date;
+  digest: string;
+}
+
+/** The declared version when it is new to the package; else a pseudo-version after the best base. */
+export function chooseVersion(choice: VersionChoice): string {
+  if (choice.declared && !choice.used.has(choice.declared)) return choice.declared;
+  const pseudo = pseudoVersion(choice.declared ?? choice.lastDeclared, choice.time, choice.digest);
+  // Two runs in one second with the same bytes cannot both create a version, but stay unique anyway.
+  let candidate = pseudo;
+  for (let n = 1; choice.used.has(candidate); n += 1) candidate = `${pseudo}.${n}`;
+  return candidate;
+}
+
+/** npm pack's fixed mtime: archives of the same files are the same bytes whenever they are built. */
+const ARCHIVE_MTIME = new Date('1985-10-26T08:15:00Z');
+
+/**
+ * The version's `archive.tgz`: entries under `<name>/`, sorted by path, no directory entries, fixed
+ * mtime and owner, modes 0644/0755 (links 0777), gzip level 9. Built once and stored: the bytes, not
+ * this function, are what `integrity` covers.
+ */
+export async function buildArchive(
+  name: string,
+  files: ManifestFile[],
+  bytesOf: (file: ManifestFile) => Buffer,
+): Promise<Buffer> {
+  const pack = tarPack();
+  const chunks: Buffer[] = [];
+  pack.on('data', (chunk) => chunks.push(chunk as Buffer));
+  const ended = new Promise<void>((resolve, reject) => {
+    pack.on('end', resolve);
+    pack.on('error', reject);
+  });
+  const common = { mtime: ARCHIVE_MTIME, uid: 0, gid: 0, uname: '', gname: '' };
+  for (const file of [...files].sort(byPath)) {
+    const entryName = `${name}/${file.path}`;
+    await new Promise<void>((resolve, reject) => {
+      const done = (error?: Error | null) => (error ? reject(error) : resolve());
+      if (file.linkTarget !== null) {
+        pack.entry(
+          { ...common, name: entryName, type: 'symlink', linkname: file.linkTarget, mode: 0o777 },
+          done,
+        );
+      } else {
+        const mode = file.mode === '100755' ? 0o755 : 0o644;
+        pack.entry({ ...common, name: entryName, type: 'file', mode }, bytesOf(file), done);
+      }
+    });
+  }
+  pack.finalize();
+  await ended;
+  return gzipSync(Buffer.concat(chunks), { level: 9 });
+}
+
+/** Subresource Integrity of bytes: `sha512-<base64>`, as npm's lockfiles and `ssri` write it. */
+export function sriSha512(bytes: Buffer): string {
+  return `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
+}
+
+export function sha256Hex(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
