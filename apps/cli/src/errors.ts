@@ -11,11 +11,12 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 export const EXIT_CODES_HELP = `Exit codes:
   0  success
-  1  error (bad config, refused write, the registry rejected the request)
-  2  usage error (unknown command or option, invalid argument)
-  3  package not found
+  1  error (bad config or lockfile, refused write, the registry rejected the request)
+  2  usage error (unknown command or option, invalid name, version, range or agent)
+  3  package or version not found
   4  registry unavailable (network error, timeout, 5xx after retries, malformed response)
-  5  integrity mismatch (a file or the registry content differs from pkgreg-lock.json)`;
+  5  integrity mismatch (an archive or manifest that does not match, a path escaping the skill
+     folder, a file modified locally, content differing from pkgreg-lock.json)`;
 
 /** The one error type of the CLI: a single line for stderr, an exit code, optional detail for --verbose. */
 export class CliError extends Error {

@@ -33,7 +33,8 @@ export function createProgress(total: number, stream: NodeJS.WriteStream = proce
   }
 
   function render(): void {
-    const text = `${FRAMES[frame % FRAMES.length]} [${index}/${total}] ${label}`;
+    const counter = index > 0 ? ` [${index}/${total}]` : '';
+    const text = `${FRAMES[frame % FRAMES.length]}${counter} ${label}`;
     // Never let the line wrap: a wrapped line cannot be erased with one \r.
     const width = Math.max(10, (stream.columns ?? 80) - 1);
     stream.write(`${CLEAR_LINE}${text.slice(0, width)}`);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PackageDetailSchema, SearchResponseSchema } from '@pkgreg/contracts';
+import { PackageDetailSchema, SearchResponseSchema, VersionListResponseSchema } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';
@@ -74,6 +74,17 @@ function stderrLines(result: CliResult): string[] {
   return result.stderr.split('\n').filter(Boolean);
 }
 
+/** The newest version of a package, as the registry lists it. */
+async function latest(name: string): Promise<string> {
+  const response = await fetch(`${registry.url}/api/packages/${name}/versions?pageSize=1`);
+  const version = VersionListResponseSchema.parse(await response.json()).data[0]?.version;
+  expect(version, name).toBeDefined();
+  return version as string;
+}
+
+const NO_AGENT_NOTE =
+  'No agent detected in this project or your home folder: installing into .agents/skills, which Codex, Cursor, GitHub Copilot, Gemini CLI and others read (choose with --agent or --dir)';
+
 async function downloads(name: string, cwd: string): Promise<number> {
   const result = await cli(['info', name, '--json'], cwd);
   return PackageDetailSchema.parse(JSON.parse(result.stdout)).downloadCount;
@@ -88,7 +99,7 @@ describe('pkgreg itself: help, version, usage errors', () => {
       '0  success',
       '1  error',
       '2  usage error',
-      '3  package not found',
+      '3  package or version not found',
       '4  registry unavailable',
       '5  integrity mismatch',
     ]) {
@@ -203,31 +214,36 @@ describe('pkgreg info (registry-api.md: package detail)', () => {
 });
 
 describe('pkgreg install', () => {
-  it('writes SKILL.md for the generic agent, counts the download and records the lockfile', async () => {
+  it('writes the skill for .agents/skills when no agent is detected, counts the download and records the lockfile', async () => {
     const cwd = await project();
     const before = await downloads('@acme/pdf-tools', cwd);
+    const version = await latest('@acme/pdf-tools');
     const result = await cli(['install', '@acme/pdf-tools'], cwd);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe('installed @acme/pdf-tools -> .agents/skills/pdf-tools/SKILL.md\n');
+    expect(result.stdout).toBe(`installed @acme/pdf-tools@${version} -> .agents/skills/pdf-tools\n`);
+    expect(stderrLines(result)).toEqual([NO_AGENT_NOTE]);
     const raw = skillMarkdown(PDF);
     expect(await readFile(join(cwd, '.agents/skills/pdf-tools/SKILL.md'), 'utf8')).toBe(raw);
     const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
     const sha256 = (await import('node:crypto')).createHash('sha256').update(raw).digest('hex');
+    const entry = JSON.parse(lock).packages['@acme/pdf-tools'];
     // Stable key order and a trailing newline, so the lockfile diffs cleanly.
     expect(lock).toBe(
       `${JSON.stringify(
         {
-          lockfileVersion: 1,
+          lockfileVersion: 2,
           packages: {
             '@acme/pdf-tools': {
               name: '@acme/pdf-tools',
+              version,
+              requested: null,
+              integrity: entry.integrity,
               sourceRepo: 'acme/skills',
-              sourceRef: 'main',
               sourcePath: 'skills/pdf-tools',
-              lastCommitSha: blobSha(raw),
-              sha256,
-              agents: ['generic'],
-              paths: ['.agents/skills/pdf-tools/SKILL.md'],
+              sourceCommit: entry.sourceCommit,
+              agents: ['universal'],
+              dirs: ['.agents/skills/pdf-tools'],
+              files: { 'SKILL.md': { mode: '100644', sha256 } },
             },
           },
         },
@@ -235,43 +251,53 @@ describe('pkgreg install', () => {
         2,
       )}\n`,
     );
-    // registry-api.md: the command-line client calls detail then track on install.
+    expect(entry.integrity).toMatch(/^sha512-/);
+    // registry-api.md: the command-line client calls track on install.
     await expect
       .poll(() => downloads('@acme/pdf-tools', cwd), { timeout: 30_000, interval: 500 })
       .toBe(before + 1);
   });
 
-  it('--agent is repeatable and takes comma lists', async () => {
+  it('--agent is repeatable and takes comma lists; agents sharing .agents/skills get one folder', async () => {
     const cwd = await project();
     const result = await cli(
       ['install', '@acme/code-review', '--agent', 'claude,cursor', '--agent', 'codex'],
       cwd,
     );
     expect(result.code).toBe(0);
-    for (const dir of ['.claude/skills', '.cursor/skills', '.codex/skills']) {
+    expect(result.stderr).toBe('');
+    for (const dir of ['.claude/skills', '.agents/skills']) {
       expect(await readFile(join(cwd, dir, 'code-review/SKILL.md'), 'utf8')).toBe(skillMarkdown(REVIEW));
     }
-    expect(existsSync(join(cwd, '.agents'))).toBe(false);
+    expect(existsSync(join(cwd, '.codex'))).toBe(false);
+    expect(existsSync(join(cwd, '.cursor'))).toBe(false);
     const lock = JSON.parse(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8'));
-    expect(lock.packages['@acme/code-review'].agents).toEqual(['claude', 'codex', 'cursor']);
+    expect(lock.packages['@acme/code-review'].agents).toEqual(['claude-code', 'codex', 'cursor']);
+    expect(lock.packages['@acme/code-review'].dirs).toEqual([
+      '.agents/skills/code-review',
+      '.claude/skills/code-review',
+    ]);
   });
 
   it('an unknown agent is a usage error (exit 2)', async () => {
     const cwd = await project();
     const result = await cli(['install', '@acme/code-review', '--agent', 'vim'], cwd);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--agent must be one of claude, codex, cursor, generic');
+    expect(result.stderr).toContain(
+      '--agent: unknown agent "vim"; known agents: universal, claude-code, codex',
+    );
     expect(existsSync(join(cwd, 'pkgreg-lock.json'))).toBe(false);
   });
 
   it('--global installs under HOME and keeps its lockfile in the config folder', async () => {
     const cwd = await project();
     const otherHome = await tempDir('global-home');
+    const version = await latest('@acme/code-review');
     const result = await cli(['install', '@acme/code-review', '--global', '--agent', 'claude'], cwd, {
       home: otherHome,
     });
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe('installed @acme/code-review -> ~/.claude/skills/code-review/SKILL.md\n');
+    expect(result.stdout).toBe(`installed @acme/code-review@${version} -> ~/.claude/skills/code-review\n`);
     expect(await readFile(join(otherHome, '.claude/skills/code-review/SKILL.md'), 'utf8')).toBe(
       skillMarkdown(REVIEW),
     );
@@ -279,7 +305,10 @@ describe('pkgreg install', () => {
     expect(existsSync(join(cwd, 'pkgreg-lock.json'))).toBe(false);
     expect(existsSync(join(cwd, '.claude'))).toBe(false);
     const outdated = await cli(['outdated', '--global'], cwd, { home: otherHome });
-    expect(outdated.stdout).toMatch(/@acme\/code-review\s+\w{12}\s+\w{12}\s+current/);
+    expect(outdated.stdout).toMatch(/@acme\/code-review\s+\S+\s+\S+\s+\S+\s+current/);
+    expect((await cli(['list', '--global'], cwd, { home: otherHome })).stdout).toMatch(
+      /@acme\/code-review\s+\S+\s+claude-code\s+ok/,
+    );
     expect((await cli(['outdated'], cwd, { home: otherHome })).code).toBe(1);
   });
 
@@ -289,8 +318,8 @@ describe('pkgreg install', () => {
     expect((await cli(['install', '@acme/pdf-tools'], cwd)).code).toBe(0);
     const clash = await cli(['install', '@umbrella/pdf-tools'], cwd);
     expect(clash.code).toBe(1);
-    expect(clash.stderr).toBe(
-      'error: @umbrella/pdf-tools: .agents/skills/pdf-tools/SKILL.md already belongs to @acme/pdf-tools; remove that skill first\n',
+    expect(stderrLines(clash).at(-1)).toBe(
+      'error: @umbrella/pdf-tools: .agents/skills/pdf-tools already belongs to @acme/pdf-tools; remove that skill first',
     );
   });
 
@@ -302,7 +331,7 @@ describe('pkgreg install', () => {
     const refused = await cli(['install', '@acme/pdf-tools'], cwd);
     expect(refused.code).toBe(5);
     expect(stderrLines(refused)).toEqual([
-      'error: @acme/pdf-tools: .agents/skills/pdf-tools/SKILL.md was modified locally (hash differs from pkgreg-lock.json); use --force to overwrite',
+      'error: @acme/pdf-tools: .agents/skills/pdf-tools/SKILL.md was modified locally (differs from pkgreg-lock.json); use --force to overwrite',
     ]);
     expect(await readFile(file, 'utf8')).toBe('my own notes\n');
     const forced = await cli(['install', '@acme/pdf-tools', '--force'], cwd);
@@ -312,47 +341,37 @@ describe('pkgreg install', () => {
 
   it('warns on stderr before installing a deprecated package', async () => {
     const cwd = await project();
-    const result = await cli(['install', '@globex/legacy-notes'], cwd);
+    const result = await cli(['install', '@globex/legacy-notes', '--agent', 'generic'], cwd);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('warning: @globex/legacy-notes is deprecated; consider an alternative\n');
-    expect(result.stdout).toBe('installed @globex/legacy-notes -> .agents/skills/legacy-notes/SKILL.md\n');
+    expect(result.stdout).toBe(
+      `installed @globex/legacy-notes@${await latest('@globex/legacy-notes')} -> .agents/skills/legacy-notes\n`,
+    );
   });
 
-  it('a skill with more files: only SKILL.md is installed, and stderr says where the rest is', async () => {
+  it('several packages: plain progress lines on a non-TTY stderr, results on stdout', async () => {
     const cwd = await project();
-    const bundle: SkillFixture = {
-      owner: 'initech',
-      repo: 'bundle',
-      path: 'report-writer',
-      name: 'report-writer',
-      description: 'Write reports from templates',
-      extraFiles: { 'references/style.md': '# Style\n', 'scripts/render.sh': 'echo render\n' },
-    };
-    await seedSkills(database, [bundle]);
-    const result = await cli(['install', '@initech/report-writer'], cwd);
+    const result = await cli(['install', '@acme/pdf-tools', '@acme/code-review', '--agent', 'generic'], cwd);
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/^note: @initech\/report-writer has 3 files; only SKILL\.md is installed/);
-    expect(existsSync(join(cwd, '.agents/skills/report-writer/SKILL.md'))).toBe(true);
-    expect(existsSync(join(cwd, '.agents/skills/report-writer/references'))).toBe(false);
+    const [pdf, review] = [await latest('@acme/pdf-tools'), await latest('@acme/code-review')];
+    expect(result.stdout).toBe(
+      `installed @acme/pdf-tools@${pdf} -> .agents/skills/pdf-tools\n` +
+        `installed @acme/code-review@${review} -> .agents/skills/code-review\n`,
+    );
+    expect(stderrLines(result)).toEqual([
+      `[1/2] installing @acme/pdf-tools@${pdf}`,
+      `[2/2] installing @acme/code-review@${review}`,
+    ]);
   });
 
-  it('several packages: plain progress lines on a non-TTY stderr, results on stdout; a missing one exits 3', async () => {
+  it('a missing package among several exits 3 and writes nothing, not even the ones found', async () => {
     const cwd = await project();
     const result = await cli(['install', '@acme/pdf-tools', '@acme/code-review', '@acme/missing'], cwd);
     expect(result.code).toBe(3);
-    expect(result.stdout).toBe(
-      'installed @acme/pdf-tools -> .agents/skills/pdf-tools/SKILL.md\n' +
-        'installed @acme/code-review -> .agents/skills/code-review/SKILL.md\n',
-    );
-    expect(stderrLines(result)).toEqual([
-      '[1/3] installing @acme/pdf-tools',
-      '[2/3] installing @acme/code-review',
-      '[3/3] installing @acme/missing',
-      'error: @acme/missing: Package not found',
-    ]);
-    // What succeeded before the failure is recorded.
-    const lock = JSON.parse(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8'));
-    expect(Object.keys(lock.packages)).toEqual(['@acme/code-review', '@acme/pdf-tools']);
+    expect(result.stdout).toBe('');
+    expect(stderrLines(result).at(-1)).toBe('error: @acme/missing: Package not found');
+    expect(existsSync(join(cwd, 'pkgreg-lock.json'))).toBe(false);
+    expect(existsSync(join(cwd, '.agents'))).toBe(false);
   });
 });
 
@@ -366,15 +385,16 @@ describe('lockfile round trip: pkgreg install with no names, --frozen, outdated,
     await rm(join(cwd, '.claude'), { recursive: true });
     const result = await cli(['install'], cwd);
     expect(result.code).toBe(0);
+    const [pdf, review] = [await latest('@acme/pdf-tools'), await latest('@acme/code-review')];
     expect(result.stdout).toBe(
-      'installed @acme/code-review -> .claude/skills/code-review/SKILL.md\n' +
-        'installed @acme/pdf-tools -> .claude/skills/pdf-tools/SKILL.md\n',
+      `installed @acme/code-review@${review} -> .claude/skills/code-review\n` +
+        `installed @acme/pdf-tools@${pdf} -> .claude/skills/pdf-tools\n`,
     );
     expect(await readFile(join(cwd, '.claude/skills/pdf-tools/SKILL.md'), 'utf8')).toBe(skillMarkdown(PDF));
     expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
     const again = await cli(['install', '--frozen'], cwd);
     expect(again.code).toBe(0);
-    expect(again.stdout).toBe('up to date @acme/code-review\nup to date @acme/pdf-tools\n');
+    expect(again.stdout).toBe(`up to date @acme/code-review@${review}\nup to date @acme/pdf-tools@${pdf}\n`);
   });
 
   it('detects a tampered file (exit 5), also with --frozen; --force restores it', async () => {
@@ -404,87 +424,41 @@ describe('lockfile round trip: pkgreg install with no names, --frozen, outdated,
     expect(unlocked.stderr).toBe('error: --frozen: @acme/code-review is not in pkgreg-lock.json\n');
     const newAgent = await cli(['install', '@acme/pdf-tools', '--frozen', '--agent', 'claude'], cwd);
     expect(newAgent.code).toBe(5);
+    expect(newAgent.stderr).toBe(
+      'error: --frozen: @acme/pdf-tools is not locked for .claude/skills/pdf-tools\n',
+    );
+    const otherVersion = await cli(['install', '@acme/pdf-tools@9.0.0', '--frozen'], cwd);
+    expect(otherVersion.code).toBe(5);
     expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
     expect(existsSync(join(cwd, '.agents/skills/code-review'))).toBe(false);
+    expect(existsSync(join(cwd, '.claude'))).toBe(false);
   });
 
-  it('without a lockfile exits 1; --agent without names exits 2', async () => {
+  it('without a lockfile exits 1; --agent or --dir without names exits 2', async () => {
     const cwd = await project();
     const none = await cli(['install'], cwd);
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('No pkgreg-lock.json');
     expect((await cli(['install', '--agent', 'claude'], cwd)).code).toBe(2);
+    expect((await cli(['install', '--dir', 'skills'], cwd)).code).toBe(2);
   });
 
-  it('a lockfile whose paths point outside the skill folders is refused before anything is written', async () => {
+  it('a lockfile whose folders point outside the project is refused before anything is written', async () => {
     const cwd = await project();
     expect((await cli(['install', '@acme/pdf-tools'], cwd)).code).toBe(0);
     const lockPath = join(cwd, 'pkgreg-lock.json');
     const lock = JSON.parse(await readFile(lockPath, 'utf8'));
-    lock.packages['@acme/pdf-tools'].paths = ['../outside/SKILL.md'];
+    lock.packages['@acme/pdf-tools'].dirs = ['../outside/pdf-tools'];
     await writeFile(lockPath, JSON.stringify(lock));
-    const result = await cli(['install'], cwd);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('unexpected path ../outside/SKILL.md');
+    for (const args of [['install'], ['list'], ['remove', '@acme/pdf-tools']]) {
+      const result = await cli(args, cwd);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('unexpected folder ../outside/pdf-tools');
+    }
     expect(existsSync(join(cwd, '../outside'))).toBe(false);
   });
 
-  it('when the registry moves on: install fails with exit 5, outdated reports it, update takes it', async () => {
-    const cwd = await project();
-    const moving: SkillFixture = {
-      ...REVIEW,
-      owner: 'initech',
-      repo: 'tools',
-      path: '',
-      name: 'moving-target',
-    };
-    await seedSkills(database, [moving]);
-    expect((await cli(['install', '@initech/moving-target', '@acme/pdf-tools'], cwd)).code).toBe(0);
-    const oldSha = blobSha(skillMarkdown(moving));
-    const current = await cli(['outdated'], cwd);
-    expect(current.stdout).toContain('All packages are up to date.');
-
-    const changed: SkillFixture = { ...moving, body: 'A better procedure.' };
-    await updateSkill(database, changed);
-    const newSha = blobSha(skillMarkdown(changed));
-
-    const outdated = await cli(['outdated'], cwd);
-    expect(outdated.code).toBe(0);
-    expect(outdated.stdout).toMatch(
-      new RegExp(`@initech/moving-target\\s+${oldSha.slice(0, 12)}\\s+${newSha.slice(0, 12)}\\s+outdated`),
-    );
-    expect(outdated.stdout).toMatch(/@acme\/pdf-tools\s+\S+\s+\S+\s+current/);
-    const json = JSON.parse((await cli(['outdated', '--json'], cwd)).stdout);
-    expect(json).toContainEqual({
-      name: '@initech/moving-target',
-      locked: oldSha,
-      latest: newSha,
-      state: 'outdated',
-      status: 'active',
-    });
-
-    await rm(join(cwd, '.agents/skills/moving-target'), { recursive: true });
-    const locked = await cli(['install'], cwd);
-    expect(locked.code).toBe(5);
-    expect(locked.stderr).toContain(
-      'Integrity mismatch: the registry now serves a different SKILL.md for @initech/moving-target',
-    );
-
-    const update = await cli(['update'], cwd);
-    expect(update.code).toBe(0);
-    expect(update.stdout).toBe(
-      `updated @initech/moving-target ${oldSha.slice(0, 12)} -> ${newSha.slice(0, 12)}\n`,
-    );
-    expect(await readFile(join(cwd, '.agents/skills/moving-target/SKILL.md'), 'utf8')).toBe(
-      skillMarkdown(changed),
-    );
-    const lock = JSON.parse(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8'));
-    expect(lock.packages['@initech/moving-target'].lastCommitSha).toBe(newSha);
-    expect((await cli(['install', '--frozen'], cwd)).code).toBe(0);
-    expect((await cli(['update', '@acme/nope'], cwd)).code).toBe(3);
-  });
-
-  it('update refuses to overwrite a modified skill (exit 5)', async () => {
+  it('update refuses to overwrite a modified skill (exit 5); an unknown name exits 3', async () => {
     const cwd = await project();
     const drifting: SkillFixture = {
       ...REVIEW,
@@ -502,5 +476,7 @@ describe('lockfile round trip: pkgreg install with no names, --frozen, outdated,
     const result = await cli(['update', '@initech/drifting'], cwd);
     expect(result.code).toBe(5);
     expect(await readFile(file, 'utf8')).toBe('local edits\n');
+    expect((await cli(['update', '@acme/nope'], cwd)).code).toBe(3);
+    expect((await cli(['update', '@initech/drifting@2'], cwd)).code).toBe(2);
   });
 });

@@ -178,8 +178,8 @@ describe('an unavailable or misbehaving registry', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('warning: could not record the download of @acme/pdf-tools');
     expect(proxy.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
-    // registry-api.md: detail, then track.
-    expect(proxy.requests.map((r) => r.method)).toEqual(['GET', 'POST']);
+    // registry-api.md and docs/versions.md: detail, the latest version, its archive, then track.
+    expect(proxy.requests.map((r) => r.method)).toEqual(['GET', 'GET', 'GET', 'POST']);
   });
 
   it('a registry that accepts the connection but never answers: timeout, exit 4', async () => {

@@ -83,14 +83,33 @@ describe('npm pack + npm install -g', () => {
     expect(search.stdout).toContain('@acme/pdf-tools');
   }, 240_000);
 
-  it('pins the real dependencies to the versions of the workspace catalog (STYLE.md §12)', async () => {
+  it("pins the real dependencies to exact versions: the workspace catalog's, and what pnpm installed (STYLE.md §12)", async () => {
     // npm cannot read pnpm's `catalog:` protocol, so the published manifest names versions; they must
-    // stay the catalog's.
+    // stay the catalog's, and be the ones the tests ran with.
     const pkg = JSON.parse(await readFile(join(CLI_DIR, 'package.json'), 'utf8'));
     const workspace = await readFile(join(ROOT, 'pnpm-workspace.yaml'), 'utf8');
+    const lock = await readFile(join(ROOT, 'pnpm-lock.yaml'), 'utf8');
+    const importer = lock.slice(
+      lock.indexOf('\n  apps/cli:\n'),
+      lock.indexOf('\n  apps/', lock.indexOf('\n  apps/cli:\n') + 1),
+    );
     for (const [name, version] of Object.entries(pkg.dependencies as Record<string, string>)) {
-      expect(workspace).toContain(`\n  ${name}: ${version}\n`);
+      expect(version, name).toMatch(/^\d+\.\d+\.\d+$/);
+      const catalogued = new RegExp(`\n  "?${name}"?: (\\S+)\n`).exec(workspace)?.[1];
+      if (catalogued !== undefined) expect(version, `${name} in the catalog`).toBe(catalogued);
+      expect(importer, `${name} in pnpm-lock.yaml`).toMatch(
+        new RegExp(
+          `\n      ${name}:\n        specifier: ${version.replace(/\./g, '\\.')}\n        version: ${version.replace(/\./g, '\\.')}(\\(\\S+\\))?\n`,
+        ),
+      );
     }
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['commander', 'undici', 'zod']);
+    expect(Object.keys(pkg.dependencies).sort()).toEqual([
+      'cli-progress',
+      'commander',
+      'semver',
+      'tar-stream',
+      'undici',
+      'zod',
+    ]);
   });
 });

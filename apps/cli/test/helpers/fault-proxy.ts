@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, request, type Server } from 'node:h
 export interface CannedResponse {
   status: number;
   headers?: Record<string, string>;
-  body: string;
+  body: string | Buffer;
 }
 
 /** Decides per request: forward to the registry, answer with a canned response, or never answer. */

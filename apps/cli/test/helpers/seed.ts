@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { TestDatabase } from '@pkgreg/db/testing';
@@ -23,15 +23,27 @@ export interface SkillFixture {
   description: string;
   body?: string;
   allowedTools?: string[];
-  /** Other files of the skill's folder, by relative path. */
-  extraFiles?: Record<string, string>;
+  /** Other files of the skill's folder, by relative path: text, or bytes with an executable bit or a link. */
+  extraFiles?: Record<string, string | ExtraFile>;
+  /** Files of an earlier commit to delete. */
+  removedFiles?: string[];
+  /** A `version:` line in the frontmatter. */
+  version?: string;
+}
+
+export interface ExtraFile {
+  content?: string | Buffer;
+  executable?: boolean;
+  /** A symbolic link to this target instead of a file. */
+  linkTarget?: string;
 }
 
 export function skillMarkdown(skill: SkillFixture): string {
   const tools = skill.allowedTools?.length
     ? `allowed-tools:\n${skill.allowedTools.map((t) => `  - ${t}\n`).join('')}`
     : '';
-  return `---\nname: ${skill.name}\ndescription: ${skill.description}\nlicense: MIT\n${tools}---\n\n# ${skill.name}\n\n${skill.body ?? 'Use this skill well.'}\n`;
+  const version = skill.version ? `version: ${skill.version}\n` : '';
+  return `---\nname: ${skill.name}\ndescription: ${skill.description}\nlicense: MIT\n${version}${tools}---\n\n# ${skill.name}\n\n${skill.body ?? 'Use this skill well.'}\n`;
 }
 
 /** Git's blob id, what the registry reports as lastCommitSha. */
@@ -56,6 +68,11 @@ async function repoDir(skill: SkillFixture): Promise<string> {
   return dir;
 }
 
+/** The skill's folder in its source repository (created with the repository). */
+export async function sourceFolder(skill: SkillFixture): Promise<string> {
+  return join(await repoDir(skill), ...skill.path.split('/').filter(Boolean));
+}
+
 /** Commits the skills' SKILL.md files and indexes each repository touched. */
 export async function seedSkills(database: TestDatabase, skills: SkillFixture[]): Promise<void> {
   const repos = new Map<string, { dir: string; owner: string }>();
@@ -64,10 +81,19 @@ export async function seedSkills(database: TestDatabase, skills: SkillFixture[])
     const folder = join(dir, ...skill.path.split('/').filter(Boolean));
     await mkdir(folder, { recursive: true });
     await writeFile(join(folder, 'SKILL.md'), skillMarkdown(skill));
-    for (const [file, text] of Object.entries(skill.extraFiles ?? {})) {
-      await mkdir(join(folder, file, '..'), { recursive: true });
-      await writeFile(join(folder, file), text);
+    for (const [file, spec] of Object.entries(skill.extraFiles ?? {})) {
+      const extra: ExtraFile = typeof spec === 'string' ? { content: spec } : spec;
+      const path = join(folder, file);
+      await mkdir(join(path, '..'), { recursive: true });
+      await rm(path, { force: true });
+      if (extra.linkTarget !== undefined) {
+        await symlink(extra.linkTarget, path);
+        continue;
+      }
+      await writeFile(path, extra.content ?? '');
+      await chmod(path, extra.executable ? 0o755 : 0o644);
     }
+    for (const file of skill.removedFiles ?? []) await rm(join(folder, file), { force: true });
     repos.set(dir, { dir, owner: skill.owner });
   }
   for (const { dir, owner } of repos.values()) {
