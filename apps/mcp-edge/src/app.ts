@@ -12,7 +12,9 @@ import { createMcpHandler } from './mcp/mcp.handler.js';
 import { oauthRoutes, oauthUrls } from './oauth/oauth.routes.js';
 import { createKeyStore, type KeyStore } from './oauth/signing-keys.service.js';
 import { createTokenVerifier } from './oauth/verify-token.js';
-import { createRuntimes } from './runtimes.js';
+import { createLocalRuntime, type RuntimeSettings } from './runtime/local-runtime.js';
+import { createTenantProvisioner } from './runtime/tenant-provisioner.js';
+import { createTunnelRuntime } from './tunnel/tunnel-runtime.js';
 
 export interface AppDeps {
   db: Db;
@@ -38,8 +40,19 @@ export function createEdge(deps: AppDeps): Edge {
   const { env, db, logger } = deps;
   const urls = oauthUrls(env.PKGREG_PUBLIC_BASE_URL);
   const keyStore = createKeyStore(db);
-  const resolver = createBackendResolver(env, db);
-  const runtimes = createRuntimes({ redisUrl: env.REDIS_URL, syncThresholdMs: env.EDGE_SYNC_THRESHOLD_MS });
+  const settings: RuntimeSettings = {
+    redisUrl: env.REDIS_URL,
+    syncThresholdMs: env.EDGE_SYNC_THRESHOLD_MS,
+    pollWindowSeconds: env.EDGE_MAX_TASK_POLL_WINDOW_SECONDS,
+  };
+  const queuePrefix = env.EDGE_QUEUE_PREFIX;
+  const development = createLocalRuntime({ ...settings, db, queuePrefix });
+  const tenants = createTenantProvisioner({ db, databaseUrl: env.DATABASE_URL, queuePrefix, settings });
+  const resolver = createBackendResolver(env, {
+    development,
+    hosted: (tenant) => tenants.runtimeFor(tenant),
+    tunnel: (session) => createTunnelRuntime(session, env.EDGE_TUNNEL_TIMEOUT_MS),
+  });
   const audit = createAuditWriter(db, logger, {
     flushMs: env.EDGE_AUDIT_FLUSH_MS,
     batchSize: env.EDGE_AUDIT_BATCH_SIZE,
@@ -63,7 +76,6 @@ export function createEdge(deps: AppDeps): Edge {
       cacheSize: env.EDGE_TOKEN_CACHE_SIZE,
     }),
     limiter,
-    runtimes,
     audit,
     resourceMetadataUrl: urls.resourceMetadata,
   });
@@ -104,7 +116,7 @@ export function createEdge(deps: AppDeps): Edge {
     keyStore,
     async shutdown() {
       await audit.close();
-      await Promise.allSettled([runtimes.close(), resolver.close()]);
+      await Promise.allSettled([development.close(), tenants.close()]);
     },
   };
 }

@@ -8,7 +8,7 @@ import express from 'express';
 import { SignJWT } from 'jose';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRuntimes } from '../src/runtimes.js';
+import { createLocalRuntime, type LocalRuntime } from '../src/runtime/local-runtime.js';
 import { bodySha256, ENVELOPE_HEADER, signEnvelope, verifyEnvelope } from '../src/tunnel/envelope.js';
 import { tunnelReceiverRoutes } from '../src/tunnel/tunnel.routes.js';
 import {
@@ -27,7 +27,7 @@ let h: Harness;
 let c: TestClient;
 let localDb: Db;
 let receiver: Server;
-let runtimes: ReturnType<typeof createRuntimes>;
+let runtime: LocalRuntime;
 let target: string;
 /** Authorization headers the local runtime received: the caller's token must never be among them. */
 const seenAuthorization: (string | undefined)[] = [];
@@ -56,7 +56,13 @@ beforeAll(async () => {
   c = await clientWithToken(h);
   localDb = createDb(h.t.url, { schema: 'local_runtime' });
   await migrateToLatest(h.t.db, { schema: 'local_runtime' });
-  runtimes = createRuntimes({ redisUrl: TEST_REDIS_URL, syncThresholdMs: 300 });
+  runtime = createLocalRuntime({
+    db: localDb,
+    queuePrefix: testKeyPrefix('local-q'),
+    redisUrl: TEST_REDIS_URL,
+    syncThresholdMs: 300,
+    pollWindowSeconds: 300,
+  });
   const app = express();
   app.use((req, _res, next) => {
     seenAuthorization.push(req.headers.authorization);
@@ -67,8 +73,7 @@ beforeAll(async () => {
       sessionId: 'sess-1',
       secret: SECRET,
       redis: h.redis,
-      runtime: runtimes.forBackend({ db: localDb, queuePrefix: testKeyPrefix('local-q'), key: 'local' }),
-      pollWindowSeconds: 300,
+      runtime,
       logger: createLogger('t', 'silent'),
     }),
   );
@@ -79,7 +84,7 @@ afterAll(async () => {
     receiver.close(() => r());
     receiver.closeAllConnections();
   });
-  await runtimes?.close();
+  await runtime?.close();
   await localDb?.destroy();
   await h?.close();
 });

@@ -25,7 +25,8 @@ import type { z } from 'zod';
 
 // The public tool surface (mcp-edge.md, Tools; decisions.md, Memory scopes): each public name maps once
 // onto the runtime. What a tool needs (scopes, namespace, quota) is declared here so admission can
-// check it before anything runs; what it does lives in tool-handlers.ts.
+// check it before anything runs (admission/admission.ts). What a tool does: runtime/local-runtime.ts,
+// or for the tools that read no tenant state (`runtime: false`), mcp/dispatch.ts.
 
 const TIERS: MemoryTier[] = ['stm', 'ltm'];
 
@@ -162,5 +163,3 @@ export const TOOL_SPECS = [
     runtime: false,
   }),
 ] as ToolSpec[];
-
-export const TOOL_SPEC_BY_NAME = new Map<string, ToolSpec>(TOOL_SPECS.map((t) => [t.name, t]));

@@ -1,22 +1,21 @@
 import { RejectError, TaskIdParamsSchema } from '@pkgreg/contracts';
 import type { Logger } from '@pkgreg/server-kit';
-import { getTaskRecord, getTaskResult } from '@pkgreg/tasks';
 import express, { type Router as ExpressRouter, Router } from 'express';
 import type { Redis } from 'ioredis';
-import { type RuntimeContext, runRuntimeTool } from '../tools/tool-handlers.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { ENVELOPE_HEADER, verifyEnvelope } from './envelope.js';
-import { type ForwardedCall, type ForwardReply, toReply } from './tunnel-forward.js';
+import { type ForwardedCall, type ForwardReply, toReply } from './forwarded-call.js';
 
 /**
  * The local runtime's end of a tunnel session: it accepts only calls the edge admitted and signed, and
- * runs them against its own storage. It never sees a bearer token and does no admission of its own.
+ * runs them on its own runtime (a local one: createLocalRuntime). It never sees a bearer token and does no
+ * admission of its own.
  */
 export function tunnelReceiverRoutes(deps: {
   sessionId: string;
   secret: string;
   redis: Redis;
-  runtime: RuntimeContext;
-  pollWindowSeconds: number;
+  runtime: Runtime;
   logger: Logger;
   path?: string;
 }): ExpressRouter {
@@ -52,15 +51,11 @@ export function tunnelReceiverRoutes(deps: {
   async function run(call: ForwardedCall): Promise<object> {
     const caller = { ...call.caller, scopes: new Set(call.caller.scopes) };
     if (call.method === 'tools/call' && call.name) {
-      return runRuntimeTool(call.name, call.args, caller, deps.runtime);
+      return deps.runtime.callTool(caller, call.name, call.args);
     }
     const { taskId } = TaskIdParamsSchema.parse(call.args);
-    if (call.method === 'tasks/get') {
-      return getTaskRecord(deps.runtime.db, caller.namespace, taskId, deps.pollWindowSeconds);
-    }
-    if (call.method === 'tasks/result') {
-      return getTaskResult(deps.runtime.db, caller.namespace, taskId, deps.pollWindowSeconds);
-    }
+    if (call.method === 'tasks/get') return deps.runtime.getTask(caller, taskId);
+    if (call.method === 'tasks/result') return deps.runtime.getTaskResult(caller, taskId);
     throw new RejectError('method_not_found');
   }
   return router;

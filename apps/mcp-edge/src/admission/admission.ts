@@ -1,0 +1,201 @@
+import type { IncomingMessage } from 'node:http';
+import {
+  type AgentsInvokeArgs,
+  findAgent,
+  forbiddenBindingTiers,
+  InitializeParamsSchema,
+  RejectError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  TaskIdParamsSchema,
+  TOOL_NAMES,
+  ToolsCallParamsSchema,
+} from '@pkgreg/contracts';
+import type { z } from 'zod';
+import type { Exchange, McpMethod } from '../mcp/exchange.js';
+import { isObject, type Parsed } from '../mcp/transport.js';
+import type { AuthInfo, TokenVerifier } from '../oauth/verify-token.js';
+import type { Caller } from '../runtime/runtime.js';
+import type { ToolSpec } from '../tools/tool-catalog.js';
+import type { BackendResolver } from './backends.js';
+import { createBearerReader } from './bearer-token.js';
+import type { Limiter } from './limits.js';
+import type { OriginPolicy } from './origin.js';
+
+// Every check a /mcp request passes before any tool mapping, task lookup or runtime dispatch, in the
+// order of docs/decisions.md ("Admission order and wire form"), numbered as the README draws it. The
+// first check that fails throws its RejectError, which rpc-error.ts puts on the wire. Nothing here opens
+// tenant storage: a refused request costs no backend anything.
+
+export interface AdmissionDeps {
+  resolver: BackendResolver;
+  origins: OriginPolicy;
+  verifier: TokenVerifier;
+  limiter: Limiter;
+  /** The tool mappings the operator has not switched off. */
+  tools: readonly ToolSpec[];
+}
+
+export interface Admission {
+  /**
+   * Runs the checks for one request, noting on `ex` what each learns. Resolves with the method dispatch
+   * is to answer, or undefined for a notification (answered 202 with no body).
+   */
+  admit(req: IncomingMessage, ex: Exchange, message: Parsed): Promise<McpMethod | undefined>;
+}
+
+export function createAdmission(deps: AdmissionDeps): Admission {
+  const { resolver, origins, verifier, limiter } = deps;
+  const tools = new Map<string, ToolSpec>(deps.tools.map((t) => [t.name, t]));
+  const tokenOf = createBearerReader();
+  // A verified token's AuthInfo is reused from the token cache, so its Caller (and scope Set) is built
+  // once per token, not per request; entries go when the cache drops the AuthInfo.
+  const callers = new WeakMap<AuthInfo, Caller>();
+
+  function callerOf(auth: AuthInfo): Caller {
+    let who = callers.get(auth);
+    if (!who) {
+      who = { namespace: auth.namespace, clientId: auth.clientId, scopes: new Set(auth.scopes) };
+      callers.set(auth, who);
+    }
+    return who;
+  }
+
+  async function admit(req: IncomingMessage, ex: Exchange, message: Parsed): Promise<McpMethod | undefined> {
+    // 1. Host → backend: 421 deployment_not_resolved.
+    ex.backend = resolver.resolve(req.headers.host);
+    if (!ex.backend) throw new RejectError('deployment_not_resolved');
+    // 2. Origin, when sent (DNS rebinding): 403 origin_not_allowed.
+    const origin = req.headers.origin;
+    if (origin !== undefined && !origins.allows(origin)) throw new RejectError('origin_not_allowed');
+    // 3. Bearer token, missing, malformed, invalid, expired or for another audience: 401 token_invalid.
+    const auth = await verifier.verifyAccessToken(tokenOf(req.headers.authorization));
+    ex.auth = auth;
+    ex.caller = callerOf(auth);
+    // 4. Streamable HTTP headers (415, 406, 400), then the JSON-RPC message itself (400).
+    checkTransportHeaders(req);
+    if (message.kind === 'invalid') throw new RejectError(message.reason, message.message);
+    if (message.kind === 'notification') return undefined;
+    // 5. The method and its params: -32601, -32602. tools/call goes on through 6-9.
+    const { method, params } = message;
+    switch (method) {
+      case 'initialize':
+        ex.protocolVersion = parseParams(InitializeParamsSchema, params, 'initialize params').protocolVersion;
+        return method;
+      case 'ping':
+      case 'tools/list':
+        return method;
+      case 'tools/call':
+        await admitToolCall(ex, ex.caller, params);
+        return method;
+      case 'tasks/get':
+      case 'tasks/result':
+        ex.taskId = parseParams(TaskIdParamsSchema, params, `${method} params`).taskId;
+        // 9. Polling has a rate of its own per method, so it cannot be used to get around the tools'.
+        await limiter.check({ namespace: auth.namespace, tokenId: auth.tokenId, tool: method });
+        return method;
+      default:
+        throw new RejectError('method_not_found', `unknown method ${method}`);
+    }
+  }
+
+  /** tools/call from step 5 on; resolves once the rate limit and quota (step 9) let the call through. */
+  function admitToolCall(ex: Exchange, caller: Caller, params: Record<string, unknown>): Promise<void> {
+    const call = toolsCallParams(params);
+    ex.tool = call.name.slice(0, 100);
+    // Unknown and switched-off tools look the same: neither is on this surface.
+    const spec = tools.get(call.name);
+    if (!spec) throw new RejectError('method_not_found', `unknown tool ${call.name}`);
+    const args = parseParams(spec.args, call.arguments, `arguments for ${spec.name}`) as Record<
+      string,
+      unknown
+    >;
+    // 6. Scopes this call needs: 403 scope_insufficient, naming the missing ones.
+    const missing = spec.requiredScopes(args, caller.scopes).filter((s) => !caller.scopes.has(s));
+    if (missing.length) {
+      throw new RejectError('scope_insufficient', `missing scope ${missing.join(' ')}`, {
+        requiredScopes: missing,
+      });
+    }
+    // 7. The namespace the call touches must be the caller's own.
+    const namespace = spec.namespaceOf(args);
+    if (namespace !== undefined && namespace !== caller.namespace) {
+      throw new RejectError('namespace_unauthorized');
+    }
+    // 8. Agent checks that need no storage (before any quota is counted).
+    if (spec.name === TOOL_NAMES.agentsInvoke) checkInvokeBinding(args as AgentsInvokeArgs);
+    ex.spec = spec;
+    ex.args = args;
+    // 9. Rate limit and, for invoke and compact, the quota: 429 with Retry-After.
+    const auth = ex.auth as AuthInfo;
+    return limiter.check({
+      namespace: auth.namespace,
+      tokenId: auth.tokenId,
+      tool: spec.name,
+      ...(spec.quota ? { quota: spec.quota } : {}),
+    });
+  }
+
+  return { admit };
+}
+
+/** Streamable HTTP headers (MCP 2025-11-25, transports): content type, accepted types, protocol version. */
+function checkTransportHeaders(req: IncomingMessage): void {
+  const contentType = req.headers['content-type'];
+  if (!contentType || !/^application\/json\s*(;|$)/i.test(contentType)) {
+    throw new RejectError('transport_invalid', 'Content-Type must be application/json', { httpStatus: 415 });
+  }
+  const accept = req.headers.accept;
+  if (accept && !/(application\/json|application\/\*|\*\/\*)/i.test(accept)) {
+    throw new RejectError('transport_invalid', 'Accept must allow application/json', { httpStatus: 406 });
+  }
+  const version = req.headers['mcp-protocol-version'];
+  // Absent: an older client (the transport spec says assume 2025-03-26). Present: must be one we speak.
+  if (
+    version !== undefined &&
+    !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(String(version))
+  ) {
+    throw new RejectError('transport_invalid', `unsupported MCP-Protocol-Version ${String(version)}`);
+  }
+}
+
+/**
+ * tools/call params as ToolsCallParamsSchema would return them, without zod for the usual shape (a
+ * non-empty name and an object of arguments, as JSON.parse built them); anything else goes through the
+ * schema, so refusals keep its exact issues. The arguments themselves are validated by the tool's schema.
+ */
+function toolsCallParams(params: Record<string, unknown>): {
+  name: string;
+  arguments: Record<string, unknown>;
+} {
+  const { name, arguments: args } = params;
+  if (typeof name === 'string' && name.length > 0) {
+    if (args === undefined) return { ...params, name, arguments: {} };
+    if (isObject(args)) return params as { name: string; arguments: Record<string, unknown> };
+  }
+  return parseParams(ToolsCallParamsSchema, params, 'tools/call params');
+}
+
+/** Params or arguments through their schema: request_schema_invalid (-32602) with zod's issues. */
+function parseParams<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new RejectError('request_schema_invalid', `invalid ${what}`, {
+      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  return parsed.data;
+}
+
+/** The agent must be on this surface, and its memory binding within what the agent allows. */
+function checkInvokeBinding(args: AgentsInvokeArgs): void {
+  const agent = findAgent(args.agentId);
+  if (!agent) throw new RejectError('agent_not_available', `agent ${args.agentId} is not available`);
+  if (args.memory) {
+    const forbidden = forbiddenBindingTiers(agent, args.memory);
+    if (forbidden.length) {
+      throw new RejectError('memory_binding_forbidden', `binding not allowed: ${forbidden.join(', ')}`, {
+        forbidden,
+      });
+    }
+  }
+}

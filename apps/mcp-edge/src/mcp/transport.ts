@@ -1,0 +1,135 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type JsonRpcId, RejectError } from '@pkgreg/contracts';
+
+// Streamable HTTP in stateless mode with JSON responses (MCP 2025-11-25, basic/transports): the request
+// body in, the JSON-RPC message parsed, results out. Whether the request may go on is admission's call
+// (admission/admission.ts); errors leave through rpc-error.ts.
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+export type Parsed =
+  | { kind: 'request'; id: JsonRpcId; method: string; params: Record<string, unknown> }
+  | { kind: 'notification'; method: string | null }
+  | { kind: 'invalid'; reason: 'parse_error' | 'invalid_request'; message: string };
+
+export function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    // Requests almost always arrive in one chunk: keep it as is and decode once, no concat copy.
+    let first: Buffer | undefined;
+    let more: Buffer[] | undefined;
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new RejectError('invalid_request', 'request body too large', { httpStatus: 413 }));
+        req.resume();
+        return;
+      }
+      if (!first) first = chunk;
+      else {
+        more ??= [first];
+        more.push(chunk);
+      }
+    });
+    req.on('end', () =>
+      resolve(more ? Buffer.concat(more).toString('utf8') : (first?.toString('utf8') ?? '')),
+    );
+    req.on('error', reject);
+  });
+}
+
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The message as JSON-RPC 2.0 sees it; an invalid one is refused by admission at its place in the order. */
+export function parseMessage(raw: string): Parsed {
+  let message: unknown;
+  try {
+    message = JSON.parse(raw);
+  } catch {
+    return { kind: 'invalid', reason: 'parse_error', message: 'body is not valid JSON' };
+  }
+  if (Array.isArray(message)) {
+    return { kind: 'invalid', reason: 'invalid_request', message: 'batches are not supported' };
+  }
+  if (!isObject(message) || message.jsonrpc !== '2.0') {
+    return { kind: 'invalid', reason: 'invalid_request', message: 'not a JSON-RPC 2.0 message' };
+  }
+  const { id, method, params } = message;
+  const hasId = id !== undefined;
+  if (hasId && !(typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)))) {
+    return { kind: 'invalid', reason: 'invalid_request', message: 'id must be a string or an integer' };
+  }
+  if (params !== undefined && !isObject(params)) {
+    return { kind: 'invalid', reason: 'invalid_request', message: 'params must be an object' };
+  }
+  if (typeof method === 'string' && method.length > 0) {
+    if (!hasId) return { kind: 'notification', method };
+    return {
+      kind: 'request',
+      id: id as JsonRpcId,
+      method,
+      params: (params as Record<string, unknown>) ?? {},
+    };
+  }
+  // A client's response to a server request: nothing to answer in stateless mode.
+  if (hasId && method === undefined && ('result' in message || 'error' in message)) {
+    return { kind: 'notification', method: null };
+  }
+  return { kind: 'invalid', reason: 'invalid_request', message: 'method is required' };
+}
+
+/** A `result` already serialized (tool results are built as JSON text once, not re-stringified). */
+export class SerializedResult {
+  constructor(readonly json: string) {}
+}
+
+const RESPONSE_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
+
+/**
+ * A result served unchanged to every caller (edge-local tools: system.info, agents.list). The response
+ * tail after the id is UTF-8 encoded once, so a request copies bytes instead of building, flattening and
+ * encoding the same string again.
+ */
+export class StaticResult {
+  readonly tail: Buffer;
+  constructor(serialized: SerializedResult) {
+    this.tail = Buffer.from(`,"result":${serialized.json}}`);
+  }
+}
+
+/**
+ * decisions.md: the tool object at the top level of `result`, plus MCP's `content` (one text item holding
+ * the JSON) and `structuredContent` (the same object). Built from one JSON.stringify of the tool object.
+ */
+export function toolCallResult(result: object): SerializedResult {
+  const json = JSON.stringify(result);
+  const extra = `"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json}}`;
+  return new SerializedResult(json === '{}' ? `{${extra}` : `${json.slice(0, -1)},${extra}`);
+}
+
+// Headers go to writeHead whole, with X-Request-Id among them, not through setHeader first: Node then
+// takes the object as it is instead of merging it into the headers already set.
+export function writeResult(res: ServerResponse, requestId: string, id: JsonRpcId, result: object): void {
+  if (result instanceof StaticResult) {
+    const idJson = Buffer.from(JSON.stringify(id));
+    const length = RESPONSE_HEAD.length + idJson.length + result.tail.length;
+    res.writeHead(200, {
+      'X-Request-Id': requestId,
+      'Content-Type': 'application/json',
+      'Content-Length': length,
+    });
+    res.end(Buffer.concat([RESPONSE_HEAD, idJson, result.tail], length));
+    return;
+  }
+  const body = result instanceof SerializedResult ? result.json : JSON.stringify(result);
+  res.writeHead(200, { 'X-Request-Id': requestId, 'Content-Type': 'application/json' });
+  res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`);
+}
+
+/** A notification (or a client's response) is accepted with 202 and no body; returns the status. */
+export function writeAccepted(res: ServerResponse, requestId: string): number {
+  res.writeHead(202, { 'X-Request-Id': requestId });
+  res.end();
+  return 202;
+}

@@ -1,0 +1,20 @@
+// Where an admitted call runs. Dispatch hands every tool and task call to its backend's Runtime and never
+// asks which kind it is: the development backend and each hosted tenant have a local runtime on their own
+// storage (local-runtime.ts, tenant-provisioner.ts), a tunnel session one that forwards the call to the
+// caller's own machine (tunnel/tunnel-runtime.ts).
+
+/** Who is calling, already admitted. */
+export interface Caller {
+  namespace: string;
+  clientId: string;
+  scopes: ReadonlySet<string>;
+}
+
+export interface Runtime {
+  /** Runs a runtime tool (memory, compact, invoke) with the arguments admission validated. */
+  callTool(caller: Caller, name: string, args: Record<string, unknown>): Promise<object>;
+  /** tasks/get: the caller's own task record (task_not_found for anyone else's). */
+  getTask(caller: Caller, taskId: string): Promise<object>;
+  /** tasks/result: the caller's own task's result (task_not_ready until it ends). */
+  getTaskResult(caller: Caller, taskId: string): Promise<object>;
+}

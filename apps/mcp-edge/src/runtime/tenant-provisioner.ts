@@ -1,0 +1,57 @@
+import { createDb, type Db, migrateToLatest } from '@pkgreg/db';
+import { createLocalRuntime, type LocalRuntime, type RuntimeSettings } from './local-runtime.js';
+
+// decisions.md, Backends: a hosted tenant is a local runtime on its own Postgres schema (`tenant_<tenant>`)
+// and queue prefix. It is provisioned by the first call that needs it, not at start (most bound tenants
+// may never call) and not by admission (a refused request must not open a pool or run a migration).
+
+export interface TenantProvisionerOptions {
+  /** The edge's own database: tenant schemas are migrated through it. */
+  db: Db;
+  databaseUrl: string;
+  /** The development backend's queue prefix; a tenant's is `{queuePrefix}:tenant:<tenant>`. */
+  queuePrefix: string;
+  settings: RuntimeSettings;
+}
+
+export interface TenantProvisioner {
+  /** The tenant's runtime; its calls wait for the tenant's schema to be migrated. */
+  runtimeFor(tenant: string): LocalRuntime;
+  /** Closes every provisioned runtime and its pool. */
+  close(): Promise<void>;
+}
+
+export function createTenantProvisioner(options: TenantProvisionerOptions): TenantProvisioner {
+  const provisioned = new Map<string, { runtime: LocalRuntime; db: Db }>();
+  // Tenant migrations run one at a time: concurrent ones race on shared objects (extensions, types).
+  let migrating: Promise<unknown> = Promise.resolve();
+
+  function provision(tenant: string): LocalRuntime {
+    const schema = `tenant_${tenant}`;
+    const db = createDb(options.databaseUrl, { schema, applicationName: `pkgreg-edge-${tenant}` });
+    const ready = migrating.then(() => migrateToLatest(options.db, { schema })).then(() => undefined);
+    migrating = ready.catch(() => undefined);
+    // A failed migration is retried by the next call rather than cached forever.
+    ready.catch(() => {
+      provisioned.delete(tenant);
+      void db.destroy();
+    });
+    const queuePrefix = `${options.queuePrefix}:tenant:${tenant}`;
+    const runtime = createLocalRuntime({ ...options.settings, db, queuePrefix, ready });
+    provisioned.set(tenant, { runtime, db });
+    return runtime;
+  }
+
+  return {
+    runtimeFor(tenant) {
+      return provisioned.get(tenant)?.runtime ?? provision(tenant);
+    },
+    async close() {
+      await Promise.allSettled(
+        [...provisioned.values()].map(({ runtime, db }) =>
+          Promise.allSettled([runtime.close(), db.destroy()]),
+        ),
+      );
+    },
+  };
+}
