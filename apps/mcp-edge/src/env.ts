@@ -1,7 +1,7 @@
 import { commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
-// The only place mcp-edge reads process.env (STYLE.md §5).
+// The only place mcp-edge reads process.env: parsed once at start, so a bad setting fails loudly there.
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const commaList = z

@@ -10,7 +10,7 @@ const env = loadEnv();
 const logger = createLogger('mcp-edge', env.LOG_LEVEL);
 const db = createDb(env.DATABASE_URL, { applicationName: 'pkgreg-mcp-edge' });
 // Auto-pipelining sends the rate-limit scripts of concurrent requests in one write (one round trip
-// each still, far fewer syscalls): the difference between ~5k and ~14k req/s on the bench.
+// each still, far fewer syscalls).
 const redis = new Redis(env.REDIS_URL, { lazyConnect: false, enableAutoPipelining: true });
 redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
 

@@ -2,22 +2,14 @@ import { RejectError } from '@pkgreg/contracts';
 import type { Redis } from 'ioredis';
 
 // Per-tool request rate and the invoke/compact quotas in fixed one-minute windows per namespace + token
-// (decisions.md). STYLE.md §16: the counting is one Lua script, loaded with defineCommand, so concurrent
-// requests (on one edge or on several) can never both take the last unit of a window.
-
-// One call checks every request read in one event-loop turn. Checks with the same keys (one token's
-// concurrent calls of one tool) form a group, counted with one INCRBY of the group's size: the counters
-// end where as many INCRs would leave them, and the group's first `passed` checks are those the rate lets
-// through, the first `admitted` of them those the quota lets through too, exactly as one INCR after the
-// other would have decided them.
+// (decisions.md). The counting is one Lua script, loaded with defineCommand, so concurrent requests (on
+// one edge or on several) can never both take the last unit of a window.
 //
-// Leases (a rate without a quota): a key whose units run out within LEASE_HOT_MS of its last call to
-// Redis asks for `lease` units more than its group needs, and the edge admits that many later checks
-// of the key by itself, with no round trip (docs/decisions.md, "Rate-limit leases"). Redis counts leased
-// units as used, and grants a lease only out of an eighth of what is left in the window after the
-// group, so near the limit leases shrink to none and every check is counted in Redis again. One edge
-// admits exactly what one INCR per check would; several edges never admit more than the limit, and may
-// admit less by the units another edge leased and did not use (at most an eighth of what was left).
+// One script call carries every check of an event-loop turn. Checks with the same keys form a group,
+// counted with one INCRBY and given the verdicts one INCR each, in order, would have given them. A hot
+// rate key (no quota) also asks for a lease of units that this edge then admits without a round trip;
+// the script leases only out of an eighth of what the window has left, so edges together never admit
+// more than the limit (docs/decisions.md, "Rate-limit leases").
 //
 // KEYS: per group its rate key, then its quota key when it has a quota. ARGV[1]: the keys' ttl; then per
 // group: its size, the rate limit, the quota limit (0: no quota), the lease asked for (0 with a quota).
@@ -85,7 +77,7 @@ const WINDOW_SECONDS = 60;
 const MAX_GROUPS_PER_CALL = 256;
 /** A key is hot when it calls Redis again within this long: its lease doubles, else it halves. */
 const LEASE_HOT_MS = 100;
-/** The most units one call leases: at 25k checks/s a lease lasts 40 ms. */
+/** The most units one call leases: what an edge may hold of a window without counting it in Redis. */
 const MAX_LEASE = 1024;
 /** Keys with lease state in one window; past it the state starts over (leased units are lost, never over-admitted). */
 const MAX_LEASE_KEYS = 100_000;
@@ -113,47 +105,12 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
   // flushes on `nextTick`, after each socket's callback, so under load it wrote one packet per request.)
   let pending = new Map<string, Group>();
   let scheduled = false;
-  // Lease state of the current window by namespace, token and tool; dropped when the window turns.
-  // The caller's strings are the same objects on every call (the token cache's AuthInfo, the tool
-  // catalog's names), whose hashes V8 keeps: a lookup here hashes nothing, where a rate key built per
-  // call would be hashed whole (~140 characters) each time.
-  let leases = new Map<string, Map<string, Map<string, Lease>>>();
-  let leaseKeys = 0;
-  let leaseWindow = -1;
-
-  /** The lease to ask for with a group of the key, whose leased units (if any) are spent. */
-  function leaseFor(namespace: string, tokenId: string, tool: string, ms: number): Lease {
-    let lease = leases.get(namespace)?.get(tokenId)?.get(tool);
-    if (!lease) {
-      if (leaseKeys >= MAX_LEASE_KEYS) {
-        leases = new Map();
-        leaseKeys = 0;
-      }
-      let byToken = leases.get(namespace);
-      if (!byToken) {
-        byToken = new Map();
-        leases.set(namespace, byToken);
-      }
-      let byTool = byToken.get(tokenId);
-      if (!byTool) {
-        byTool = new Map();
-        byToken.set(tokenId, byTool);
-      }
-      lease = { units: 0, size: 0, askedAt: ms };
-      byTool.set(tool, lease);
-      leaseKeys += 1;
-      return lease;
-    }
-    lease.size =
-      ms - lease.askedAt < LEASE_HOT_MS ? Math.min(MAX_LEASE, Math.max(1, lease.size * 2)) : lease.size >> 1;
-    lease.askedAt = ms;
-    return lease;
-  }
+  const leases = new LeaseTable();
 
   function flush(): void {
     const groups = [...pending.values()];
     pending = new Map();
-    if (groups.length) send(groups);
+    if (groups.length) send(redis as LimitRedis, groups);
   }
 
   function flushSoon(): void {
@@ -165,71 +122,13 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
     });
   }
 
-  function send(groups: Group[]): void {
-    const keys: string[] = [];
-    const args: number[] = [WINDOW_SECONDS + 5];
-    for (const g of groups) {
-      keys.push(g.rateKey);
-      if (g.quotaKey !== undefined) keys.push(g.quotaKey);
-      args.push(g.waiters.length, g.rate, g.quota, g.lease?.size ?? 0);
-    }
-    (redis as LimitRedis).pkgregEdgeLimits(keys.length, ...keys, ...args).then(
-      (replies) => {
-        groups.forEach((g, i) => {
-          const leased = replies[i * 3 + 2];
-          if (g.lease && leased) g.lease.units += leased;
-          settle(g, replies[i * 3], replies[i * 3 + 1]);
-        });
-      },
-      (error: unknown) => {
-        for (const g of groups) for (const w of g.waiters) w.reject(error);
-      },
-    );
-  }
-
-  function settle(g: Group, passed: number | undefined, admitted: number | undefined): void {
-    if (passed === undefined || admitted === undefined) {
-      const error = new Error('no verdict from Redis');
-      for (const w of g.waiters) w.reject(error);
-      return;
-    }
-    g.waiters.forEach((w, place) => {
-      if (place < admitted) w.resolve();
-      else if (place < passed) {
-        w.reject(
-          new RejectError('quota_exceeded', `more than ${g.quota} ${g.quotaKind} requests per minute`, {
-            retryAfterSeconds: g.retryAfterSeconds,
-            limit: g.quota,
-          }),
-        );
-      } else {
-        w.reject(
-          new RejectError('rate_limited', `more than ${g.rate} ${g.tool} requests per minute`, {
-            retryAfterSeconds: g.retryAfterSeconds,
-            limit: g.rate,
-          }),
-        );
-      }
-    });
-  }
-
   return {
     check({ namespace, tokenId, tool, quota }) {
       const ms = now();
       const seconds = Math.floor(ms / 1000);
       const window = Math.floor(seconds / WINDOW_SECONDS);
-      if (window !== leaseWindow) {
-        leases = new Map();
-        leaseKeys = 0;
-        leaseWindow = window;
-      }
-      if (!quota) {
-        const lease = leases.get(namespace)?.get(tokenId)?.get(tool);
-        if (lease && lease.units > 0) {
-          lease.units -= 1;
-          return ADMITTED;
-        }
-      }
+      leases.startWindow(window);
+      if (!quota && leases.take(namespace, tokenId, tool)) return ADMITTED;
       const subject = `${namespace}:${tokenId}`;
       const rateKey = `edge:rate:${subject}:${tool}:${window}`;
       const groupKey = quota ? `${rateKey}\n${quota}` : rateKey;
@@ -246,7 +145,7 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
             retryAfterSeconds: WINDOW_SECONDS - (seconds % WINDOW_SECONDS),
             tool,
             quotaKind: quota,
-            lease: quota ? undefined : leaseFor(namespace, tokenId, tool, ms),
+            lease: quota ? undefined : leases.forGroup(namespace, tokenId, tool, ms),
             waiters: [],
           };
           pending.set(groupKey, group);
@@ -256,4 +155,109 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
       });
     },
   };
+}
+
+/**
+ * Lease state of the current window by namespace, token and tool. Keyed by the caller's own strings, the
+ * same objects on every call (the token cache's AuthInfo, the catalog's names), whose hashes V8 keeps: a
+ * lookup hashes nothing, where a rate key built per call would be hashed whole each time.
+ */
+class LeaseTable {
+  private byNamespace = new Map<string, Map<string, Map<string, Lease>>>();
+  private keys = 0;
+  private window = -1;
+
+  /** Leased units count in one window only: the table starts over when the window turns. */
+  startWindow(window: number): void {
+    if (window === this.window) return;
+    this.byNamespace = new Map();
+    this.keys = 0;
+    this.window = window;
+  }
+
+  /** Takes one of the key's leased units, if it has one left. */
+  take(namespace: string, tokenId: string, tool: string): boolean {
+    const lease = this.byNamespace.get(namespace)?.get(tokenId)?.get(tool);
+    if (!lease || lease.units <= 0) return false;
+    lease.units -= 1;
+    return true;
+  }
+
+  /** The lease to ask for with a group of the key, whose leased units (if any) are spent. */
+  forGroup(namespace: string, tokenId: string, tool: string, ms: number): Lease {
+    let lease = this.byNamespace.get(namespace)?.get(tokenId)?.get(tool);
+    if (!lease) {
+      if (this.keys >= MAX_LEASE_KEYS) {
+        this.byNamespace = new Map();
+        this.keys = 0;
+      }
+      let byToken = this.byNamespace.get(namespace);
+      if (!byToken) {
+        byToken = new Map();
+        this.byNamespace.set(namespace, byToken);
+      }
+      let byTool = byToken.get(tokenId);
+      if (!byTool) {
+        byTool = new Map();
+        byToken.set(tokenId, byTool);
+      }
+      lease = { units: 0, size: 0, askedAt: ms };
+      byTool.set(tool, lease);
+      this.keys += 1;
+      return lease;
+    }
+    lease.size =
+      ms - lease.askedAt < LEASE_HOT_MS ? Math.min(MAX_LEASE, Math.max(1, lease.size * 2)) : lease.size >> 1;
+    lease.askedAt = ms;
+    return lease;
+  }
+}
+
+/** One script call for `groups`; each group's waiters are settled by its reply. */
+function send(redis: LimitRedis, groups: Group[]): void {
+  const keys: string[] = [];
+  const args: number[] = [WINDOW_SECONDS + 5];
+  for (const g of groups) {
+    keys.push(g.rateKey);
+    if (g.quotaKey !== undefined) keys.push(g.quotaKey);
+    args.push(g.waiters.length, g.rate, g.quota, g.lease?.size ?? 0);
+  }
+  redis.pkgregEdgeLimits(keys.length, ...keys, ...args).then(
+    (replies) => {
+      groups.forEach((g, i) => {
+        const leased = replies[i * 3 + 2];
+        if (g.lease && leased) g.lease.units += leased;
+        settle(g, replies[i * 3], replies[i * 3 + 1]);
+      });
+    },
+    (error: unknown) => {
+      for (const g of groups) for (const w of g.waiters) w.reject(error);
+    },
+  );
+}
+
+function settle(g: Group, passed: number | undefined, admitted: number | undefined): void {
+  if (passed === undefined || admitted === undefined) {
+    const error = new Error('no verdict from Redis');
+    for (const w of g.waiters) w.reject(error);
+    return;
+  }
+  g.waiters.forEach((w, place) => {
+    if (place < admitted) w.resolve();
+    else if (place < passed) {
+      w.reject(
+        new RejectError('quota_exceeded', `more than ${g.quota} ${g.quotaKind} requests per minute`, {
+          retryAfterSeconds: g.retryAfterSeconds,
+          limit: g.quota,
+        }),
+      );
+    } else {
+      w.reject(
+        new RejectError('rate_limited', `more than ${g.rate} ${g.tool} requests per minute`, {
+          retryAfterSeconds: g.retryAfterSeconds,
+          limit: g.rate,
+        }),
+      );
+    }
+  });
 }

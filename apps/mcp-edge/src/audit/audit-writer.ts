@@ -38,42 +38,10 @@ export function createAuditWriter(
 ): AuditWriter {
   const pool = requirePool(db, 'the audit writer (COPY)');
   const encode = createAuditLineEncoder();
-  // Closed batches not written yet, oldest first, and the one rows are added to. A batch is taken off
-  // the front while it is written and put back there if the write fails, so rows land in order and each
-  // exactly once.
-  const closed: Batch[] = [];
-  let open: Batch | undefined;
-  const spare: Buffer[] = [];
-  let buffered = 0; // rows in `closed` and `open`
+  const batches = new BatchBuffer(options.batchSize);
   let timer: NodeJS.Timeout | undefined;
   let draining: Promise<boolean> | undefined; // resolves false when a write failed
-  let dropped = 0; // rows dropped for MAX_BUFFERED since the last log line
   let retrying = false; // a write failed: the next attempt waits for the timer, not for the next request
-
-  function closeOpen(): void {
-    if (open?.rows) closed.push(open);
-    open = undefined;
-  }
-
-  function append(line: string): Batch {
-    // UTF-8 takes at most 3 bytes per UTF-16 unit: a line of n units always fits in 3n bytes.
-    const room = line.length * 3;
-    if (open && (open.rows >= options.batchSize || open.used + room > open.bytes.length)) closeOpen();
-    if (!open) {
-      const size = Math.max(options.batchSize * BYTES_PER_ROW, room, 16 * 1024);
-      const reused = spare.pop();
-      open = { bytes: reused && reused.length >= size ? reused : Buffer.allocUnsafe(size), used: 0, rows: 0 };
-    }
-    open.used += open.bytes.write(line, open.used);
-    open.rows += 1;
-    buffered += 1;
-    return open;
-  }
-
-  /** A batch is written (its COPY committed, so no write reads its buffer any more): the buffer may hold the next one. */
-  function recycle(batch: Batch): void {
-    if (spare.length < SPARE_BUFFERS) spare.push(batch.bytes);
-  }
 
   function schedule(): void {
     if (timer) return;
@@ -84,14 +52,12 @@ export function createAuditWriter(
   /** Writes batches until none is left (true) or a write fails (false: retried after flushMs). */
   async function drain(): Promise<boolean> {
     for (;;) {
-      if (!closed.length) closeOpen();
-      const batch = closed.shift();
+      const batch = batches.take();
       if (!batch) return true;
-      buffered -= batch.rows;
       try {
         // Once this resolves the rows are committed: no write holds the buffer any more.
         await copyAuditLines(pool, batch.bytes.subarray(0, batch.used));
-        recycle(batch);
+        batches.recycle(batch);
       } catch (error) {
         if (isDataError(error)) {
           // Rows Postgres refuses as data would be refused again on every retry, holding back every
@@ -100,10 +66,9 @@ export function createAuditWriter(
           logger.error({ err: error, rows: batch.rows }, 'audit rows refused by the database, dropped');
           continue;
         }
-        closed.unshift(batch);
-        buffered += batch.rows;
-        logger.error({ err: error, rows: buffered, dropped }, 'audit write failed');
-        dropped = 0;
+        batches.putBack(batch);
+        logger.error({ err: error, rows: batches.rows, dropped: batches.dropped }, 'audit write failed');
+        batches.dropped = 0;
         retrying = true; // one attempt per flushMs while the database is away, not one per request
         schedule();
         return false;
@@ -126,15 +91,8 @@ export function createAuditWriter(
 
   return {
     record(row) {
-      const batch = append(encode(row));
-      if (buffered > MAX_BUFFERED) {
-        // Whole batches, oldest first, down to nine tenths: not one drop per request.
-        while (buffered > MAX_BUFFERED * 0.9 && closed.length) {
-          const old = closed.shift() as Batch;
-          buffered -= old.rows;
-          dropped += old.rows;
-        }
-      }
+      const batch = batches.append(encode(row));
+      if (batches.rows > MAX_BUFFERED) batches.dropOldest();
       if (batch.rows >= options.batchSize && !draining && !retrying) void drainNow();
       else schedule();
     },
@@ -145,11 +103,82 @@ export function createAuditWriter(
       // A running drain has taken its batch off the buffer already: it is waited for even when the
       // buffer is empty. Rows recorded while a drain ran are written too; a failed write ends it (the
       // database is away).
-      while (draining || buffered) if (!(await drainNow())) break;
+      while (draining || batches.rows) if (!(await drainNow())) break;
       if (timer) clearTimeout(timer);
       timer = undefined;
     },
   };
+}
+
+/**
+ * Closed batches not written yet, oldest first, and the open one rows are added to. A batch is taken off
+ * the front while it is written and put back there if the write fails, so rows land in order and each
+ * exactly once.
+ */
+class BatchBuffer {
+  private readonly closed: Batch[] = [];
+  private open: Batch | undefined;
+  private readonly spare: Buffer[] = [];
+  /** Rows in the closed batches and the open one. */
+  rows = 0;
+  /** Rows dropped for MAX_BUFFERED since the last log line. */
+  dropped = 0;
+
+  constructor(private readonly batchSize: number) {}
+
+  /** Adds one encoded row; returns the batch it went into. */
+  append(line: string): Batch {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: a line of n units always fits in 3n bytes.
+    const room = line.length * 3;
+    let open = this.open;
+    if (open && (open.rows >= this.batchSize || open.used + room > open.bytes.length)) {
+      this.closeOpen();
+      open = undefined;
+    }
+    if (!open) {
+      const size = Math.max(this.batchSize * BYTES_PER_ROW, room, 16 * 1024);
+      const reused = this.spare.pop();
+      open = { bytes: reused && reused.length >= size ? reused : Buffer.allocUnsafe(size), used: 0, rows: 0 };
+      this.open = open;
+    }
+    open.used += open.bytes.write(line, open.used);
+    open.rows += 1;
+    this.rows += 1;
+    return open;
+  }
+
+  /** Whole batches, oldest first, down to nine tenths of MAX_BUFFERED: not one drop per request. */
+  dropOldest(): void {
+    while (this.rows > MAX_BUFFERED * 0.9 && this.closed.length) {
+      const old = this.closed.shift() as Batch;
+      this.rows -= old.rows;
+      this.dropped += old.rows;
+    }
+  }
+
+  /** The oldest batch, off the buffer while it is written (the open one is closed when none is). */
+  take(): Batch | undefined {
+    if (!this.closed.length) this.closeOpen();
+    const batch = this.closed.shift();
+    if (batch) this.rows -= batch.rows;
+    return batch;
+  }
+
+  /** A batch whose write failed goes back to the front, to be written before any later row. */
+  putBack(batch: Batch): void {
+    this.closed.unshift(batch);
+    this.rows += batch.rows;
+  }
+
+  /** A batch is written (its COPY committed, so no write reads its buffer any more): the buffer may hold the next one. */
+  recycle(batch: Batch): void {
+    if (this.spare.length < SPARE_BUFFERS) this.spare.push(batch.bytes);
+  }
+
+  private closeOpen(): void {
+    if (this.open?.rows) this.closed.push(this.open);
+    this.open = undefined;
+  }
 }
 
 /** Postgres data exceptions (SQLSTATE class 22) and integrity violations (23): the rows, not the moment. */

@@ -45,9 +45,8 @@ export function createAuditLineEncoder(): (row: AuditRow) => string {
 }
 
 /**
- * Writes lines of COPY text (createAuditLineEncoder) with one COPY on a connection of the pool: measured against
- * the INSERT ... SELECT from json_to_recordset it replaced, Postgres spends 3.4-6.2 µs per row instead of
- * 7.0-10.5 (500-row batches with the table's three indexes), and it is paid on every /mcp request
+ * Writes lines of COPY text (createAuditLineEncoder) with one COPY on a connection of the pool: COPY is
+ * Postgres's cheapest way in for a batch of rows, and its cost is paid on every /mcp request
  * (docs/benchmarks.md, MCP edge).
  */
 export async function copyAuditLines(pool: PgPool, lines: Uint8Array): Promise<void> {
@@ -57,7 +56,7 @@ export async function copyAuditLines(pool: PgPool, lines: Uint8Array): Promise<v
   try {
     // One write and the end, awaited with finished() (pg-copy-streams emits finish after
     // ReadyForQuery: the rows are committed), not stream.pipeline: its AbortController builds a
-    // DOMException (with its stack) every time it finishes, ~1% of the edge's CPU under load.
+    // DOMException (with its stack) every time it finishes, once per batch for nothing.
     const copy = client.query(copyFrom(COPY_SQL));
     copy.end(lines);
     await finished(copy);

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { ERROR_WIRE_FORMS, type JsonRpcId, RejectError } from '@pkgreg/contracts';
 
-// The edge's one error writer (STYLE.md §6, §7): every refusal on /mcp, whatever raised it, leaves here
-// as a JSON-RPC error whose HTTP status, code and headers come from ERROR_WIRE_FORMS.
+// The edge's one error writer: every refusal on /mcp, whatever raised it, leaves here as a JSON-RPC error
+// whose HTTP status, code and headers come from ERROR_WIRE_FORMS, so no two refusals can drift apart.
 
 export interface RpcErrorContext {
   id: JsonRpcId | null;

@@ -18,7 +18,7 @@ export interface AuthInfo {
   expiresAt: number;
 }
 
-/** STYLE.md §8: token checking is an interface; the Express adapter only calls it. */
+/** Admission needs only this: how a token is checked (own keys, trusted issuers, the cache) stays behind it. */
 export interface TokenVerifier {
   /** Resolves the caller or throws RejectError('token_invalid'). */
   verifyAccessToken(token: string): Promise<AuthInfo>;
