@@ -174,6 +174,39 @@ export interface InstallJob {
   quietWhenIntact?: boolean;
 }
 
+/** A job installing `version` where a package is (or will be) locked, measured against what it held. */
+export function jobFor(args: {
+  ref: PackageRef;
+  version: VersionDetail;
+  source: { sourceRepo: string; sourcePath: string };
+  requested: string | null;
+  agents: readonly string[];
+  dirs: readonly string[];
+  /** The lockfile's entry (v2, or upgraded from v1), when the package is locked. */
+  locked: LockEntry | undefined;
+  legacy: LegacyEntry | undefined;
+}): InstallJob {
+  const { ref, version, locked, legacy } = args;
+  return {
+    ref,
+    version,
+    entry: {
+      name: ref.full,
+      version: version.version,
+      requested: args.requested,
+      integrity: version.integrity,
+      sourceRepo: args.source.sourceRepo,
+      sourcePath: args.source.sourcePath,
+      sourceCommit: version.sourceCommit,
+      agents: [...new Set(args.agents)],
+      dirs: [...new Set(args.dirs)],
+      files: lockedFilesOf(version),
+    },
+    previous: locked?.files ?? (legacy ? legacyBaseline(legacy.v1) : undefined),
+    stale: legacy?.stale,
+  };
+}
+
 export interface RunOptions {
   force: boolean;
   /** What to suggest when a folder was modified. */

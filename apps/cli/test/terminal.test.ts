@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { VersionListResponseSchema } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ENTRY, tempDir } from './helpers/cli.js';
@@ -17,6 +19,8 @@ const run = promisify(execFile);
 const SOCKET = `pkgreg-cli-test-${process.pid}`;
 const ESC = '\u001b';
 const NAMES = ['alpha-skill', 'beta-skill', 'gamma-skill', 'delta-skill'];
+// Random bytes do not compress: a download of about 2 MB, past the bar's 1 MB threshold.
+const BIG_ASSET = randomBytes(2_000_000);
 
 let database: TestDatabase;
 let registry: RunningRegistry;
@@ -27,10 +31,17 @@ function tmux(args: string[]) {
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  await seedSkills(
-    database,
-    NAMES.map((name) => ({ owner: 'acme', repo: 'skills', path: name, name, description: `The ${name}` })),
-  );
+  await seedSkills(database, [
+    ...NAMES.map((name) => ({ owner: 'acme', repo: 'skills', path: name, name, description: `The ${name}` })),
+    {
+      owner: 'acme',
+      repo: 'skills',
+      path: 'big-skill',
+      name: 'big-skill',
+      description: 'A skill with a large asset',
+      extraFiles: { 'assets/data.bin': { content: BIG_ASSET } },
+    },
+  ]);
   registry = await startRegistry(database.url);
 }, 120_000);
 
@@ -108,6 +119,56 @@ describe('install progress on a TTY', () => {
       }
       expect(screen).toContain('EXIT=130');
       expect(screen).not.toMatch(/\[\d\/\d\]|installing|resolving/);
+    } finally {
+      await proxy.close();
+    }
+  }, 180_000);
+
+  it('a big download shows a bar on stderr while it runs, and leaves only the result', async () => {
+    const versions = VersionListResponseSchema.parse(
+      await (await fetch(`${registry.url}/api/packages/@acme/big-skill/versions`)).json(),
+    );
+    const version = versions.data[0]?.version as string;
+    const archive = Buffer.from(
+      await (
+        await fetch(`${registry.url}/api/packages/@acme/big-skill/versions/${version}/archive.tgz`)
+      ).arrayBuffer(),
+    );
+    // The registry answers from the same machine in milliseconds; served slowly, the bar has time to draw.
+    const proxy = await startFaultProxy(registry.url, (req) =>
+      req.url?.endsWith('/archive.tgz')
+        ? { status: 200, headers: { 'content-type': 'application/gzip' }, body: archive, pieceDelayMs: 60 }
+        : 'forward',
+    );
+    try {
+      const cwd = await tempDir('tty-bar');
+      const raw = join(cwd, 'raw.log');
+      await writeFile(
+        join(cwd, 'run.sh'),
+        `env -i PATH="$PATH" HOME=${cwd} ${process.execPath} ${CLI_ENTRY} --registry ${proxy.url} install @acme/big-skill --agent generic\necho "EXIT=$?"\n`,
+      );
+      await tmux(['new-session', '-d', '-x', '100', '-y', '30', '-s', 'bar', '-c', cwd, 'sh']);
+      await tmux(['send-keys', '-t', 'bar', 'clear', 'Enter']);
+      await sleep(300);
+      await tmux(['pipe-pane', '-t', 'bar', '-o', `cat >> ${raw}`]);
+      await tmux(['send-keys', '-t', 'bar', 'sh run.sh', 'Enter']);
+      let screen = '';
+      let sawBar = false;
+      for (let i = 0; i < 900 && !/EXIT=\d+/.test(screen); i++) {
+        await sleep(100);
+        screen = (await tmux(['capture-pane', '-p', '-t', 'bar'])).stdout;
+        if (/downloading [█░]+ \d+% \| [\d.]+ [kM]?B of 2\.0 MB \| @acme\/big-skill@/.test(screen))
+          sawBar = true;
+      }
+      expect(sawBar).toBe(true);
+      const lines = screen.split('\n').map((line) => line.trimEnd());
+      const start = lines.findIndex((line) => line.endsWith('sh run.sh'));
+      expect(lines.slice(start + 1, start + 3)).toEqual([
+        `installed @acme/big-skill@${version} -> .agents/skills/big-skill`,
+        'EXIT=0',
+      ]);
+      expect(screen).not.toContain('downloading');
+      expect(await readFile(join(cwd, '.agents/skills/big-skill/assets/data.bin'))).toEqual(BIG_ASSET);
     } finally {
       await proxy.close();
     }

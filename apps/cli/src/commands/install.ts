@@ -15,10 +15,10 @@ import {
   type InstallJob,
   type InstallTarget,
   installTarget,
+  jobFor,
   type JobResult,
   type LegacyEntry,
   labelOf,
-  legacyBaseline,
   legacyJob,
   packageDir,
   readLegacyEntries,
@@ -219,25 +219,7 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
       // A package keeps one version for all its copies, so a new version rewrites every recorded folder.
       const dirs = [...new Set([...recordedDirs, ...newDirs])];
       checkDirOwners(lock, ref, dirs, target);
-      const entry: LockEntry = {
-        name: ref.full,
-        version: version.version,
-        requested,
-        integrity: version.integrity,
-        sourceRepo: pkg.sourceRepo,
-        sourcePath: pkg.sourcePath,
-        sourceCommit: version.sourceCommit,
-        agents: [...new Set(agents)],
-        dirs,
-        files: lockedFilesOf(version),
-      };
-      const job: InstallJob = {
-        ref,
-        version,
-        entry,
-        previous: locked?.files ?? (old ? legacyBaseline(old.v1) : undefined),
-        stale: old?.stale,
-      };
+      const job = jobFor({ ref, version, source: pkg, requested, agents, dirs, locked, legacy: old });
       jobs.push(job);
       shown.set(job, newDirs.length ? newDirs : dirs);
     }

@@ -2,15 +2,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { createContext, parseOptions } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
-import {
-  type InstallJob,
-  installTarget,
-  legacyBaseline,
-  legacyJob,
-  runJobs,
-  unmatchedError,
-} from '../installer.js';
-import { LOCKFILE_NAME, type LockEntry, lockedFilesOf, upgradedAgents, writeLockfile } from '../lockfile.js';
+import { type InstallJob, installTarget, jobFor, legacyJob, runJobs, unmatchedError } from '../installer.js';
+import { LOCKFILE_NAME, upgradedAgents, writeLockfile } from '../lockfile.js';
 import { parsePackageArg } from '../names.js';
 import { compareWithRegistry, lockedNames, requireLock } from './outdated.js';
 import { progressFor } from './install.js';
@@ -67,25 +60,16 @@ export function configureUpdateCommand(program: Command): Command {
         if (row.pkg.status === 'deprecated') ctx.warn(`${row.name} is deprecated; consider an alternative`);
         const version = await ctx.client.version(ref.scope, ref.name, row.wanted);
         const base = row.entry;
-        const entry: LockEntry = {
-          name: row.name,
-          version: version.version,
-          requested: base?.requested ?? null,
-          integrity: version.integrity,
-          sourceRepo: row.pkg.sourceRepo,
-          sourcePath: row.pkg.sourcePath,
-          sourceCommit: version.sourceCommit,
-          agents: base?.agents ?? (legacy ? upgradedAgents(legacy.v1) : []),
-          dirs: base?.dirs ?? legacy?.dirs ?? [],
-          files: lockedFilesOf(version),
-        };
-        const job: InstallJob = {
+        const job = jobFor({
           ref,
           version,
-          entry,
-          previous: base?.files ?? (legacy ? legacyBaseline(legacy.v1) : undefined),
-          stale: legacy?.stale,
-        };
+          source: row.pkg,
+          requested: base?.requested ?? null,
+          agents: base?.agents ?? (legacy ? upgradedAgents(legacy.v1) : []),
+          dirs: base?.dirs ?? legacy?.dirs ?? [],
+          locked: base ?? undefined,
+          legacy,
+        });
         jobs.push(job);
         changes.set(
           job,

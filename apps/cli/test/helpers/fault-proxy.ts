@@ -5,6 +5,8 @@ export interface CannedResponse {
   status: number;
   headers?: Record<string, string>;
   body: string | Buffer;
+  /** Sends the body in 64 KiB pieces this many milliseconds apart (a slow network). */
+  pieceDelayMs?: number;
 }
 
 /** Decides per request: forward to the registry, answer with a canned response, or never answer. */
@@ -32,8 +34,26 @@ export async function startFaultProxy(target: string, plan: FaultPlan): Promise<
     const decision = plan(req, index);
     if (decision === 'hang') return;
     if (typeof decision === 'object') {
-      res.writeHead(decision.status, { 'content-type': 'application/json', ...decision.headers });
-      res.end(decision.body);
+      const body = Buffer.from(decision.body);
+      res.writeHead(decision.status, {
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+        ...decision.headers,
+      });
+      if (!decision.pieceDelayMs) {
+        res.end(body);
+        return;
+      }
+      const delay = decision.pieceDelayMs;
+      const send = (offset: number) => {
+        if (offset >= body.length || res.destroyed) {
+          res.end();
+          return;
+        }
+        res.write(body.subarray(offset, offset + 65_536));
+        setTimeout(() => send(offset + 65_536), delay);
+      };
+      send(0);
       return;
     }
     const upstream = request(
