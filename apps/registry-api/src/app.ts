@@ -1,5 +1,6 @@
 import type { RequestListener } from 'node:http';
 import type { Db } from '@pkgreg/db';
+import { createPgContentStore } from '@pkgreg/indexer';
 import { healthRoutes, type Logger } from '@pkgreg/server-kit';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
@@ -14,6 +15,8 @@ import { openApiRoutes } from './openapi/openapi.routes.js';
 import { createPackageCache, type PackageCache } from './packages/package-cache.js';
 import { packagesRoutes } from './packages/packages.routes.js';
 import { searchRoutes } from './search/search.routes.js';
+import { createContentCache } from './versions/content-cache.js';
+import { versionsRoutes } from './versions/versions.routes.js';
 import { webStatic } from './web-static.js';
 
 export interface AppDeps {
@@ -65,6 +68,11 @@ function createExpressApp(deps: AppDeps, cache: PackageCache, recorder: Download
   // body-parser and openapi layers before reaching them. They are GET-only and read no body: a GET's
   // body has no meaning (RFC 9110) and is left unparsed.
   app.use(packagesRoutes({ db: deps.db, codeHostWebUrl: deps.env.GITHUB_WEB_URL, cache }));
+  const content = createContentCache(
+    createPgContentStore(deps.db),
+    deps.env.CONTENT_CACHE_MAX_MB * 1024 * 1024,
+  );
+  app.use(versionsRoutes({ db: deps.db, content }));
   // Track calls the lane handed on (a body, a 404, an error) next: it parses its optional body itself.
   app.use(downloadsRoutes({ recorder }));
   app.use(healthRoutes({ db: deps.db, redis: deps.redis }));

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parsePackageName } from '@pkgreg/contracts';
 import { createDb, type Db } from '@pkgreg/db';
 import {
   type IndexerDeps,
@@ -14,9 +15,11 @@ import {
 } from '@pkgreg/indexer';
 import { Command, InvalidArgumentError } from 'commander';
 import { type Env, loadEnv } from './env.js';
+import { removePackage, restorePackage } from './packages/packages.repository.js';
 
 // Operator command: `pnpm registry index <owner/repo | path>...`, `pnpm registry reindex`,
-// `pnpm registry sources`, `pnpm registry seed-demo`. Output is for people; `--json` for scripts.
+// `pnpm registry sources`, `pnpm registry seed-demo`, `pnpm registry remove|restore <@scope/name>`.
+// Output is for people; `--json` for scripts.
 // Exit codes: 0 done, 1 a source failed, 2 bad usage or configuration.
 
 /** The monorepo root (where pnpm-workspace.yaml lives): relative demo paths resolve against it. */
@@ -46,6 +49,11 @@ function resolveTarget(arg: string, cwd: string): IndexRequest {
 function indexerDeps(env: Env, db: Db): IndexerDeps {
   return {
     db,
+    limits: {
+      maxFileBytes: env.INDEX_MAX_FILE_BYTES,
+      maxSkillBytes: env.INDEX_MAX_SKILL_BYTES,
+      maxSkillFiles: env.INDEX_MAX_SKILL_FILES,
+    },
     github: {
       apiUrl: env.GITHUB_API_URL,
       webUrl: env.GITHUB_WEB_URL,
@@ -75,6 +83,7 @@ function printSummary(s: IndexSummary, position: string): void {
     .filter(Boolean)
     .join('; ');
   console.log(`${position} ${s.kind} ${name}: ${countsLine(s)}${notes ? ` (${notes})` : ''}`);
+  for (const v of s.versions) console.log(`    new version ${v.name}@${v.version}`);
   for (const r of s.rejections) console.log(`    rejected ${r.path}: ${r.reason}`);
 }
 
@@ -159,16 +168,28 @@ function configureIndexCommand(program: Command, env: Env): void {
         return [...previous, target];
       },
     )
-    .option('--owner <owner>', 'scope for local git repositories (default: the parent directory name)')
+    .option(
+      '--owner <owner>',
+      'scope for local git repositories (default: the owner of origin on the code host, else the parent directory name)',
+    )
+    .option(
+      '--include-hidden',
+      'also index SKILL.md files under hidden folders and node_modules (installed copies; remembered for the source)',
+    )
     .option('--json', 'print the summaries as JSON')
-    .action(async (targets: string[], options: { owner?: string; json?: boolean }) => {
-      const cwd = env.INIT_CWD ?? process.cwd();
-      const requests = targets.map((target) => {
-        const request = resolveTarget(target, cwd);
-        return request.kind === 'git' && options.owner ? { ...request, owner: options.owner } : request;
-      });
-      await withDb(env, (db) => runMany(env, requests, options.json ?? false, db));
-    });
+    .action(
+      async (targets: string[], options: { owner?: string; includeHidden?: boolean; json?: boolean }) => {
+        const cwd = env.INIT_CWD ?? process.cwd();
+        const requests = targets.map((target) => {
+          const request: IndexRequest = {
+            ...resolveTarget(target, cwd),
+            includeHidden: options.includeHidden,
+          };
+          return request.kind === 'git' && options.owner ? { ...request, owner: options.owner } : request;
+        });
+        await withDb(env, (db) => runMany(env, requests, options.json ?? false, db));
+      },
+    );
 }
 
 function configureReindexCommand(program: Command, env: Env): void {
@@ -242,6 +263,48 @@ function configureSeedDemoCommand(program: Command, env: Env): void {
     });
 }
 
+function packageArg(value: string): { scope: string; name: string } {
+  const key = parsePackageName(value);
+  if (!key) throw new InvalidArgumentError(`"${value}" is not a package name (@scope/name)`);
+  return key;
+}
+
+function configureRemoveCommands(program: Command, env: Env): void {
+  program
+    .command('remove')
+    .description(
+      'take a package down (malware): every version answers 410 with the reason, it leaves list, search and detail, and re-indexing never brings it back',
+    )
+    .argument('<package>', '@scope/name', packageArg)
+    .requiredOption('--reason <text>', 'shown to everyone who asks for the package')
+    .action(async (key: { scope: string; name: string }, options: { reason: string }) => {
+      const reason = options.reason.trim();
+      if (reason === '') throw new InvalidArgumentError('--reason must say why');
+      await withDb(env, async (db) => {
+        if (!(await removePackage(db, key, reason))) {
+          console.error(`No package @${key.scope}/${key.name}`);
+          process.exitCode = 1;
+          return;
+        }
+        console.log(`removed @${key.scope}/${key.name}: ${reason}`);
+      });
+    });
+  program
+    .command('restore')
+    .description('lift a removal; the next indexing run of its source lists the package again')
+    .argument('<package>', '@scope/name', packageArg)
+    .action(async (key: { scope: string; name: string }) => {
+      await withDb(env, async (db) => {
+        if (!(await restorePackage(db, key))) {
+          console.error(`@${key.scope}/${key.name} is not removed`);
+          process.exitCode = 1;
+          return;
+        }
+        console.log(`restored @${key.scope}/${key.name}; re-index its source to list it again`);
+      });
+    });
+}
+
 async function main(): Promise<void> {
   let env: Env;
   try {
@@ -260,6 +323,7 @@ async function main(): Promise<void> {
   configureReindexCommand(program, env);
   configureSourcesCommand(program, env);
   configureSeedDemoCommand(program, env);
+  configureRemoveCommands(program, env);
   try {
     await program.parseAsync(process.argv);
   } catch (error) {

@@ -18,6 +18,18 @@ export const EnvSchema = z.object({
   DEMO_REPOS_DIR: z.string().min(1).default('.data/demo-repos'),
   /** Set by pnpm to the directory a script was started from: `registry index ./path` resolves against it. */
   INIT_CWD: z.string().optional(),
+  /** Indexing limits (docs/versions.md): a skill past one is rejected with a reason naming it. */
+  INDEX_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(10 * 1024 * 1024),
+  INDEX_MAX_SKILL_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(50 * 1024 * 1024),
+  INDEX_MAX_SKILL_FILES: z.coerce.number().int().min(1).default(2000),
   /** Postgres pool size of one API process. */
   REGISTRY_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   /** How often track deltas are folded into packages.download_count (detail trails by about this). */
@@ -28,6 +40,8 @@ export const EnvSchema = z.object({
   TRACK_HOLD_MS: z.coerce.number().min(0).max(10).default(0.3),
   /** Detail/skill-md micro-cache lifetime per process, ms (0 = off); changes show within this much more. */
   DETAIL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /** Memory for version files and archives kept in each API process (content-addressed, never stale). */
+  CONTENT_CACHE_MAX_MB: z.coerce.number().int().min(0).max(65_536).default(128),
   /** How often package changes are checked for list positions and search order (lists trail by about this). */
   DERIVED_REFRESH_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
 });

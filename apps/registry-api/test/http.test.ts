@@ -87,11 +87,24 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
         '/api/packages/{scope}/{name}/skill-md',
         '/api/packages/{scope}/{name}/source',
         '/api/packages/{scope}/{name}/track',
+        '/api/packages/{scope}/{name}/versions',
+        '/api/packages/{scope}/{name}/versions/{version}',
+        '/api/packages/{scope}/{name}/versions/{version}/files/{path}',
+        '/api/packages/{scope}/{name}/versions/{version}/archive.tgz',
         '/api/search',
       ].sort(),
     );
     const detail = res.body.components.schemas.PackageDetail;
-    expect(Object.keys(detail.properties)).toHaveLength(35);
+    // The spec's 35 fields and the additive `warnings` (docs/versions.md).
+    expect(Object.keys(detail.properties)).toHaveLength(36);
+    expect(detail.properties.warnings).toMatchObject({ type: 'array' });
+    const version = res.body.components.schemas.VersionDetail;
+    expect(version.properties.files.items.required).toEqual(
+      expect.arrayContaining(['path', 'size', 'sha256', 'gitBlobSha', 'executable']),
+    );
+    expect(
+      res.body.paths['/api/packages/{scope}/{name}/versions/{version}/archive.tgz'].get.responses['410'],
+    ).toBeDefined();
     expect(detail.properties.status.enum).toEqual(['active', 'deprecated', 'delisted']);
     const listParams = res.body.paths['/api/packages'].get.parameters.map((p: { name: string }) => p.name);
     expect(listParams).toEqual(['page', 'pageSize', 'sort', 'order']);

@@ -39,7 +39,9 @@ describe('GET /api/packages/@:scope/:name (registry-api.md: package detail)', ()
   it('returns every detail field of the spec table, valid against PackageDetailSchema', async () => {
     const res = await request(app).get('/api/packages/@acme/pdf-editor').expect(200);
     expect(Object.keys(res.body).sort()).toEqual(Object.keys(PackageDetailSchema.shape).sort());
-    expect(Object.keys(res.body)).toHaveLength(35);
+    // The spec's 35 fields and the additive `warnings` (docs/versions.md).
+    expect(Object.keys(res.body)).toHaveLength(36);
+    expect(res.body.warnings).toEqual([]);
     const detail = PackageDetailSchema.parse(res.body);
     expect(detail).toMatchObject({
       scope: 'acme',

@@ -55,6 +55,18 @@ export const EnvSchema = z.object({
   GITHUB_WEB_URL: z.url().default('https://github.com'),
   /** Optional code-host token. Never logged, never put in job data. */
   GITHUB_TOKEN: z.string().optional(),
+  /** Indexing limits (docs/versions.md): a skill past one is rejected with a reason naming it. */
+  INDEX_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(10 * 1024 * 1024),
+  INDEX_MAX_SKILL_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(50 * 1024 * 1024),
+  INDEX_MAX_SKILL_FILES: z.coerce.number().int().min(1).default(2000),
 });
 export type Env = z.infer<typeof EnvSchema>;
 

@@ -47,6 +47,11 @@ const worker = createWorker({
       }
     : null,
   indexer: {
+    limits: {
+      maxFileBytes: env.INDEX_MAX_FILE_BYTES,
+      maxSkillBytes: env.INDEX_MAX_SKILL_BYTES,
+      maxSkillFiles: env.INDEX_MAX_SKILL_FILES,
+    },
     github: {
       apiUrl: env.GITHUB_API_URL,
       webUrl: env.GITHUB_WEB_URL,

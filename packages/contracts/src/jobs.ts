@@ -47,6 +47,8 @@ export const RegistryIndexJobSchema = z.object({
   /** `owner/repo` for GitHub, an absolute path for a local git repository. */
   locator: z.string().min(1),
   kind: z.enum(['github', 'git']),
+  /** Also index SKILL.md files under hidden folders and node_modules (remembered for the source). */
+  includeHidden: z.boolean().optional(),
 });
 export type RegistryIndexJob = z.infer<typeof RegistryIndexJobSchema>;
 

@@ -14,7 +14,15 @@ import {
   reindexAll,
   seedDemo,
 } from '../src/index.js';
-import { blobShaOf, commitFiles, createRepo, removeDir, skillMd, tempDir, testKysely } from './helpers.js';
+import {
+  blobShaOf,
+  commitFiles,
+  createRepo,
+  removeDir,
+  skillMd,
+  tempDir,
+  testKysely,
+} from '../src/testing.js';
 
 // decisions.md: Registry / Indexing, with a local git repository as the source.
 

@@ -11,8 +11,8 @@ import {
   normalizeGitHubLocator,
   reindexAll,
 } from '../src/index.js';
+import { skillMd, testKysely } from '../src/testing.js';
 import { FakeGitHub, type FakeRepo } from './fake-github.js';
-import { skillMd, testKysely } from './helpers.js';
 
 // decisions.md: Registry / Indexing ("GitHub's API and web base URLs are configurable (GitHub
 // Enterprise)"), against a local server speaking GitHub's REST shapes.

@@ -9,7 +9,7 @@ import {
   type RepoMeta,
   sanitizeScope,
 } from '../src/index.js';
-import { skillMd } from './helpers.js';
+import { skillMd } from '../src/testing.js';
 
 // decisions.md: Registry / Indexing, and the agentskills.io SKILL.md rules.
 

@@ -4,6 +4,7 @@
 export const API_ERROR_STATUS = {
   bad_request: 400,
   not_found: 404,
+  gone: 410,
   payload_too_large: 413,
   internal: 500,
 } as const;
@@ -24,3 +25,4 @@ export class ApiError extends Error {
 
 export const badRequest = (message: string) => new ApiError('bad_request', message);
 export const notFound = (message: string) => new ApiError('not_found', message);
+export const gone = (message: string) => new ApiError('gone', message);

@@ -7,6 +7,9 @@ import {
   SearchResponseSchema,
   TrackResponseSchema,
   toJsonSchema,
+  VersionDetailSchema,
+  VersionListQuerySchema,
+  VersionListResponseSchema,
 } from '@pkgreg/contracts';
 
 // OpenAPI 3.1 uses JSON Schema 2020-12, so the contracts' schemas drop in as they are (one source).
@@ -41,6 +44,28 @@ const packagePathParameters = [
   { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' } },
 ];
 
+const versionParameter = {
+  name: 'version',
+  in: 'path',
+  required: true,
+  description: 'An exact version (semver) or `latest`',
+  schema: { type: 'string' },
+};
+
+const versionErrors = {
+  400: error('Invalid package path, version or file path'),
+  404: error('Package, version or file not found'),
+  410: error('Removed from the registry by its operator (the message says why)'),
+};
+
+const contentHeaders = {
+  ETag: { schema: { type: 'string' } },
+  'Cache-Control': {
+    description: '`immutable` for an exact version, `max-age=60, must-revalidate` for `latest`',
+    schema: { type: 'string' },
+  },
+};
+
 const strip = (schema: JsonObject) => {
   const { $schema: _ignored, ...rest } = schema;
   return rest;
@@ -52,7 +77,8 @@ export function buildOpenApiDocument(): JsonObject {
     info: {
       title: 'pkgreg registry API',
       version: '1.0.0',
-      description: 'Listing, detail, raw SKILL.md, source redirect, search and download tracking.',
+      description:
+        'Listing, detail, raw SKILL.md, source redirect, search, download tracking, and immutable versions with their files and archives.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     paths: {
@@ -116,6 +142,66 @@ export function buildOpenApiDocument(): JsonObject {
           },
         },
       },
+      '/api/packages/{scope}/{name}/versions': {
+        get: {
+          summary: 'Versions of a package, newest first',
+          parameters: [...packagePathParameters, ...queryParameters(VersionListQuerySchema)],
+          responses: {
+            200: { description: 'A page of versions', content: json('VersionListResponse') },
+            ...versionErrors,
+          },
+        },
+      },
+      '/api/packages/{scope}/{name}/versions/{version}': {
+        get: {
+          summary: "A version's record and its files (manifest)",
+          parameters: [...packagePathParameters, versionParameter],
+          responses: {
+            200: { description: 'The version', content: json('VersionDetail') },
+            ...versionErrors,
+          },
+        },
+      },
+      '/api/packages/{scope}/{name}/versions/{version}/files/{path}': {
+        get: {
+          summary: 'One file of a version, as stored',
+          parameters: [
+            ...packagePathParameters,
+            versionParameter,
+            {
+              name: 'path',
+              in: 'path',
+              required: true,
+              description: 'Path inside the skill folder; its `/` separators stay as they are',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            200: {
+              description: 'The bytes; Content-Type from the file name; served sandboxed (CSP, nosniff)',
+              headers: contentHeaders,
+              content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+            },
+            304: { description: 'Not modified' },
+            ...versionErrors,
+          },
+        },
+      },
+      '/api/packages/{scope}/{name}/versions/{version}/archive.tgz': {
+        get: {
+          summary: 'The version as a gzipped tarball; the same bytes on every download',
+          parameters: [...packagePathParameters, versionParameter],
+          responses: {
+            200: {
+              description: "The archive; its SRI sha512 is the version's `integrity`",
+              headers: contentHeaders,
+              content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+            },
+            304: { description: 'Not modified' },
+            ...versionErrors,
+          },
+        },
+      },
       '/api/search': {
         get: {
           summary: 'Full-text search',
@@ -133,6 +219,8 @@ export function buildOpenApiDocument(): JsonObject {
         PackageDetail: strip(toJsonSchema(PackageDetailSchema)),
         SearchResponse: strip(toJsonSchema(SearchResponseSchema)),
         TrackResponse: strip(toJsonSchema(TrackResponseSchema)),
+        VersionListResponse: strip(toJsonSchema(VersionListResponseSchema)),
+        VersionDetail: strip(toJsonSchema(VersionDetailSchema)),
         ErrorBody: strip(toJsonSchema(ErrorBodySchema)),
       },
     },

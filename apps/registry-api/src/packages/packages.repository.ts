@@ -174,3 +174,30 @@ export async function writeDerivedCounter(db: Db, counter: number): Promise<void
     .onConflict((oc) => oc.column('id').doUpdateSet({ change_counter: counter, refreshed_at: sql`now()` }))
     .execute();
 }
+
+/** An operator removal: delisted, and every version 410 with the reason. False when there is no such package. */
+export async function removePackage(
+  db: Db,
+  key: { scope: string; name: string },
+  reason: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('packages')
+    .set({ removed_at: sql`now()`, removal_reason: reason, status: 'delisted' })
+    .where('scope', '=', key.scope)
+    .where('name', '=', key.name)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Lifts a removal (the package stays delisted until its source is indexed again). */
+export async function restorePackage(db: Db, key: { scope: string; name: string }): Promise<boolean> {
+  const result = await db
+    .updateTable('packages')
+    .set({ removed_at: null, removal_reason: null })
+    .where('scope', '=', key.scope)
+    .where('name', '=', key.name)
+    .where('removed_at', 'is not', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

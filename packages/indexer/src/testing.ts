@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createDb, type Db } from '@pkgreg/db';
 
+// Test harness shared by every package whose tests index real git repositories they build
+// (`@pkgreg/indexer/testing`): repositories, commits with modes and links, SKILL.md text.
+
 /** A SKILL.md with the given frontmatter lines and body. */
 export function skillMd(frontmatter: string[], body = '# Skill\n\nDo the thing.\n'): string {
   return `---\n${frontmatter.join('\n')}\n---\n${body}`;

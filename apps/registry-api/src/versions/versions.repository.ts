@@ -1,0 +1,92 @@
+import type { Db } from '@pkgreg/db';
+import { sql } from 'kysely';
+
+// SQL of the versions room: plain functions taking the database first.
+
+export interface VersionedPackageRow {
+  id: string;
+  status: 'active' | 'deprecated' | 'delisted';
+  removed_at: Date | null;
+  removal_reason: string | null;
+}
+
+/** The package whatever its status (exact versions of a delisted package stay fetchable). */
+export async function findPackageForVersions(
+  db: Db,
+  scope: string,
+  name: string,
+): Promise<VersionedPackageRow | undefined> {
+  return db
+    .selectFrom('packages')
+    .select(['id', 'status', 'removed_at', 'removal_reason'])
+    .where('scope', '=', scope)
+    .where('name', '=', name)
+    .executeTakeFirst();
+}
+
+const SUMMARY_COLUMNS = [
+  'id',
+  'version',
+  'digest',
+  'integrity',
+  'archive_sha256',
+  'file_count',
+  'total_bytes',
+  'source_commit',
+  'created_at',
+  'warnings',
+] as const;
+
+export async function listVersionRows(db: Db, packageId: string, offset: number, limit: number) {
+  return db
+    .selectFrom('package_versions')
+    .select(SUMMARY_COLUMNS)
+    .where('package_id', '=', packageId)
+    .orderBy('seq', 'desc')
+    .offset(offset)
+    .limit(limit)
+    .execute();
+}
+
+export type VersionRow = Awaited<ReturnType<typeof listVersionRows>>[number];
+
+export async function countVersions(db: Db, packageId: string): Promise<number> {
+  const row = await db
+    .selectFrom('package_versions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('package_id', '=', packageId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** An exact version, or the newest one when `version` is null. */
+export async function findVersionRow(
+  db: Db,
+  packageId: string,
+  version: string | null,
+): Promise<VersionRow | undefined> {
+  let query = db.selectFrom('package_versions').select(SUMMARY_COLUMNS).where('package_id', '=', packageId);
+  query = version === null ? query.orderBy('seq', 'desc').limit(1) : query.where('version', '=', version);
+  return query.executeTakeFirst();
+}
+
+export async function listVersionFiles(db: Db, versionId: string) {
+  return (
+    db
+      .selectFrom('package_version_files')
+      .select(['path', 'size', 'sha256', 'git_sha1', 'executable', 'link_target'])
+      .where('version_id', '=', versionId)
+      // Code-point order, as the manifest and the archive are sorted, whatever the database's collation.
+      .orderBy(sql`path collate "C"`)
+      .execute()
+  );
+}
+
+export async function findVersionFile(db: Db, versionId: string, path: string) {
+  return db
+    .selectFrom('package_version_files')
+    .select(['path', 'size', 'sha256', 'link_target'])
+    .where('version_id', '=', versionId)
+    .where('path', '=', path)
+    .executeTakeFirst();
+}

@@ -1,0 +1,166 @@
+import {
+  FILE_NOT_FOUND_MESSAGE,
+  INVALID_FILE_PATH_MESSAGE,
+  INVALID_VERSION_MESSAGE,
+  LATEST_VERSION,
+  normalizeSkillFilePath,
+  PACKAGE_NOT_FOUND_MESSAGE,
+  VERSION_NOT_FOUND_MESSAGE,
+  type VersionDetail,
+  type VersionListQuery,
+  type VersionListResponse,
+  type VersionSummary,
+} from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import semver from 'semver';
+import { ApiError, badRequest, gone, notFound } from '../http/api-error.js';
+import type { PackageKey } from '../packages/package-path.js';
+import type { ContentCache } from './content-cache.js';
+import {
+  countVersions,
+  findPackageForVersions,
+  findVersionFile,
+  findVersionRow,
+  listVersionFiles,
+  listVersionRows,
+  type VersionedPackageRow,
+  type VersionRow,
+} from './versions.repository.js';
+
+// The rules of docs/versions.md, "API": which versions are visible, `latest`, and 400/404/410.
+
+/** `{version}` of a path: an exact semver version, or null for `latest`. */
+export interface VersionRef {
+  exact: string | null;
+}
+
+export function parseVersionParam(value: string): VersionRef {
+  if (value === LATEST_VERSION) return { exact: null };
+  const exact = semver.valid(value);
+  if (!exact || value.length > 256) throw badRequest(INVALID_VERSION_MESSAGE);
+  return { exact };
+}
+
+/** The path below `files/`, as Express split it: one relative path inside the folder, or a 400. */
+export function parseFilePath(segments: string[] | string | undefined): string {
+  const joined = Array.isArray(segments) ? segments.join('/') : (segments ?? '');
+  const path = normalizeSkillFilePath(joined);
+  if (path === null) throw badRequest(INVALID_FILE_PATH_MESSAGE);
+  return path;
+}
+
+/**
+ * The package whose versions are asked for. `latest` and the list follow detail (a delisted package
+ * is not found); exact versions stay fetchable while a package is delisted, so lockfiles keep working.
+ * An operator removal is 410 for everything.
+ */
+async function requirePackage(db: Db, key: PackageKey, exactOnly: boolean): Promise<VersionedPackageRow> {
+  const row = await findPackageForVersions(db, key.scope, key.name);
+  if (!row) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
+  if (row.removed_at) {
+    const reason = row.removal_reason ? `: ${row.removal_reason}` : '';
+    throw gone(`@${key.scope}/${key.name} was removed from the registry${reason}`);
+  }
+  if (row.status === 'delisted' && !exactOnly) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
+  return row;
+}
+
+function toSummary(row: VersionRow): VersionSummary {
+  return {
+    version: row.version,
+    digest: row.digest,
+    integrity: row.integrity,
+    fileCount: row.file_count,
+    totalBytes: Number(row.total_bytes),
+    sourceCommit: row.source_commit,
+    createdAt: row.created_at.toISOString(),
+    warnings: row.warnings,
+  };
+}
+
+async function requireVersion(db: Db, key: PackageKey, ref: VersionRef): Promise<VersionRow> {
+  const pkg = await requirePackage(db, key, ref.exact !== null);
+  const row = await findVersionRow(db, pkg.id, ref.exact);
+  if (!row) throw notFound(VERSION_NOT_FOUND_MESSAGE);
+  return row;
+}
+
+export async function listVersions(
+  db: Db,
+  key: PackageKey,
+  query: VersionListQuery,
+): Promise<VersionListResponse> {
+  const pkg = await requirePackage(db, key, false);
+  const offset = (query.page - 1) * query.pageSize;
+  const [rows, total] = await Promise.all([
+    listVersionRows(db, pkg.id, offset, query.pageSize),
+    countVersions(db, pkg.id),
+  ]);
+  return { data: rows.map(toSummary), total, page: query.page, pageSize: query.pageSize };
+}
+
+export async function getVersion(db: Db, key: PackageKey, ref: VersionRef): Promise<VersionDetail> {
+  const row = await requireVersion(db, key, ref);
+  const files = await listVersionFiles(db, row.id);
+  return {
+    ...toSummary(row),
+    scope: key.scope,
+    name: key.name,
+    files: files.map((f) => ({
+      path: f.path,
+      size: Number(f.size),
+      sha256: f.sha256,
+      gitBlobSha: f.git_sha1,
+      executable: f.executable,
+      linkTarget: f.link_target,
+    })),
+  };
+}
+
+/** Bytes of one version with what their headers need. */
+export interface VersionContent {
+  version: string;
+  bytes: Buffer;
+  /** The strong validator: the file's sha256, or the archive's integrity. */
+  etag: string;
+}
+
+async function bytesOf(cache: ContentCache, sha256: string): Promise<Buffer> {
+  const bytes = await cache.get(sha256);
+  // A version row names its bytes; their absence is the store's fault, not the caller's.
+  if (!bytes) throw new ApiError('internal', 'Internal server error', { cause: `blob ${sha256} missing` });
+  return bytes;
+}
+
+export async function getVersionFile(
+  db: Db,
+  cache: ContentCache,
+  key: PackageKey,
+  ref: VersionRef,
+  path: string,
+): Promise<VersionContent & { path: string; linkTarget: string | null }> {
+  const row = await requireVersion(db, key, ref);
+  const file = await findVersionFile(db, row.id, path);
+  if (!file) throw notFound(FILE_NOT_FOUND_MESSAGE);
+  return {
+    version: row.version,
+    path: file.path,
+    linkTarget: file.link_target,
+    bytes: await bytesOf(cache, file.sha256),
+    etag: `"${file.sha256}"`,
+  };
+}
+
+export async function getVersionArchive(
+  db: Db,
+  cache: ContentCache,
+  key: PackageKey,
+  ref: VersionRef,
+): Promise<VersionContent> {
+  const row = await requireVersion(db, key, ref);
+  return {
+    version: row.version,
+    bytes: await bytesOf(cache, row.archive_sha256),
+    etag: `"${row.integrity}"`,
+  };
+}
