@@ -10,11 +10,9 @@ const MAX_NAMED_SEARCH_STATEMENTS = 32;
 const namedSearchStatements = new Set<string>();
 
 /**
- * Runs a search statement as a named (prepared) statement, one name per distinct text, so that each
- * connection plans it once. The values a custom plan would estimate by reach the statements through
- * sub-selects, so a custom plan costs what the generic one does and Postgres keeps the generic one after
- * five; texts then differ only by the query's shape (terms, keys per term). The derived tables' swap
- * invalidates the plans, and Postgres re-plans them.
+ * Runs a search statement prepared, one name per distinct text, so that each connection plans it once.
+ * The statements pass what a custom plan would estimate by through sub-selects, so a custom plan costs
+ * what the generic one does and Postgres keeps the generic one after five.
  */
 export async function runNamed<R>(db: Db, query: RawBuilder<R>): Promise<R[]> {
   const compiled = query.compile(db);

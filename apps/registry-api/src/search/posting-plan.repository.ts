@@ -15,12 +15,10 @@ export interface TermKeys {
 }
 
 /**
- * The ranking positions holding every term, from one of the posting tables (intarray's sorted int4[]
- * sets): per term the union of its keys' lists, then the intersection over the terms, in the order
- * given (rarest first). `where` narrows the table's rows (`s`) to a block; a key without a row adds
- * nothing. The intersection is a chain of laterals (`joins`, then read `value`): once it is empty the
- * later terms' lists are never read, as each operation copies and sort-checks its operands, so a query
- * whose name suffixes exclude each other stops early.
+ * The positions holding every term in a posting table: per term the union of its keys' lists, then their
+ * intersection, rarest term first, as a chain of laterals (`joins`, then read `value`) that stops reading
+ * lists once it is empty, since every intarray operation copies its operands. `where` narrows the
+ * table's rows (`s`) to a block.
  */
 function intersection(
   table: 'package_search_name_keys' | 'package_search_blocks',

@@ -41,12 +41,10 @@ interface StatsRow {
 }
 
 /**
- * Per prefix, from package_search_lexemes: how many documents it may reach, which stored lexemes it
- * expands to, and its prefix keys. The english stem is a prefix too (descriptions are stemmed: `running`
- * is stored as `run`). Sums over-count documents holding several lexemes of one prefix (`data` and
- * `database`), which planning tolerates. A prefix of 1 to SEARCH_KEY_LENGTH characters that is its own
- * stem is one row of package_search_prefixes, as summing a short prefix's many lexemes per search costs
- * more than the rest of a short query.
+ * Per prefix and its English stem (descriptions are stemmed), from the statistics tables: the documents
+ * it may reach, the stored lexemes it expands to, and its prefix keys. Sums over-count documents holding
+ * several lexemes of one prefix, which planning tolerates; a short prefix is one row of
+ * package_search_prefixes, as summing its many lexemes per search would cost more than the search.
  */
 export async function prefixStats(db: Db, prefixes: string[], maxExpansions: number): Promise<PrefixStats[]> {
   if (!Number.isInteger(maxExpansions) || maxExpansions < 0) throw new Error('maxExpansions: a whole number');

@@ -4,11 +4,9 @@ import { rankingOrder, tierOf } from './search-ranking.js';
 import { anywhereQuery, RESULT_COLUMNS, type SearchPage, type SearchRow } from './search-sql.js';
 
 /**
- * Selective plan: `indexQuery` (a tsquery over pkgreg_search_keys, built by the planner) lets the GIN
- * index intersect posting lists with its fast scan, where a prefix operand would make it read a whole
- * prefix range. The real query, the tier and the order are then computed over those few rows, so the
- * answer is exact, total included. `recheck: false` when every candidate is a match already (no prefix
- * key, no term left out).
+ * Selective plan: the GIN index intersects the posting lists of `indexQuery` (exact lexemes and keys,
+ * never a prefix range), and the candidates are re-checked, ranked and counted, so the answer is exact,
+ * total included. `recheck: false` when every candidate already matches.
  */
 export async function selectivePlan(
   db: Db,
