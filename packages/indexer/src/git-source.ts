@@ -79,13 +79,23 @@ export function hostedNameOf(remoteUrl: string, webUrl: string): HostedName | nu
 export class GitSource implements SkillSource {
   readonly kind = 'git' as const;
   readonly locator: string;
+  /** The scope of the repository's packages. */
   readonly owner: string;
+  /** The owner as the code host spells it when origin names it (and no owner was configured). */
+  private readonly repoOwner: string;
   private readonly hosted: HostedName | null;
   private readonly webUrl: string;
 
-  private constructor(locator: string, owner: string, hosted: HostedName | null, webUrl: string) {
+  private constructor(
+    locator: string,
+    owner: string,
+    repoOwner: string,
+    hosted: HostedName | null,
+    webUrl: string,
+  ) {
     this.locator = locator;
     this.owner = owner;
+    this.repoOwner = repoOwner;
     this.hosted = hosted;
     this.webUrl = webUrl;
   }
@@ -104,13 +114,12 @@ export class GitSource implements SkillSource {
     // A clone of a hosted repository is that repository: named after it, so its links lead there.
     const origin = await git(top, ['config', '--get', 'remote.origin.url']).catch(() => null);
     const hosted = origin ? hostedNameOf(origin.toString('utf8'), webUrl) : null;
+    const fromOrigin = options.owner === undefined && hosted ? sanitizeScope(hosted.owner) : null;
     const owner =
-      options.owner === undefined
-        ? (sanitizeScope(hosted?.owner ?? '') ?? defaultLocalOwner(top))
-        : sanitizeScope(options.owner);
+      fromOrigin ?? (options.owner === undefined ? defaultLocalOwner(top) : sanitizeScope(options.owner));
     if (!owner)
       throw new IndexingError('invalid_locator', `owner "${options.owner}" cannot be made a valid scope`);
-    return new GitSource(top, owner, hosted, webUrl);
+    return new GitSource(top, owner, fromOrigin && hosted ? hosted.owner : owner, hosted, webUrl);
   }
 
   async snapshot(): Promise<SourceSnapshot> {
@@ -136,7 +145,7 @@ export class GitSource implements SkillSource {
     }
     const name = this.hosted?.name ?? basename(this.locator);
     const repo: RepoMeta = {
-      owner: this.owner,
+      owner: this.repoOwner,
       name,
       // A detached HEAD has no branch name; 'HEAD' is still a ref the tree can be read at.
       defaultBranch: branch,

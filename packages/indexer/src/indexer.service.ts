@@ -146,7 +146,7 @@ async function openSource(deps: IndexerDeps, request: IndexRequest): Promise<Ski
   // Re-index keeps the scope the repository was first indexed under.
   const stored = await findSource(deps.db, 'git', source.locator);
   const storedOwner = stored?.source_repo.split('/')[0];
-  if (storedOwner && storedOwner !== source.owner)
+  if (storedOwner && sanitizeScope(storedOwner) !== source.owner)
     return GitSource.open(source.locator, { owner: storedOwner, webUrl });
   return source;
 }

@@ -45,6 +45,59 @@ interface Template {
   words: Set<string>;
 }
 
+/**
+ * The licenses choosealicense.com describes (GitHub's Licensee matches against these): a text is first
+ * matched among them, so Apache-2.0 without its appendix is Apache-2.0 and not Pixar (Apache-2.0 with
+ * changes), which a plain best match over every SPDX text would pick.
+ */
+const COMMON_LICENSES = new Set([
+  '0BSD',
+  'AFL-3.0',
+  'AGPL-3.0-only',
+  'Apache-2.0',
+  'Artistic-2.0',
+  'BlueOak-1.0.0',
+  'BSD-2-Clause',
+  'BSD-2-Clause-Patent',
+  'BSD-3-Clause',
+  'BSD-3-Clause-Clear',
+  'BSD-4-Clause',
+  'BSL-1.0',
+  'CC-BY-4.0',
+  'CC-BY-SA-4.0',
+  'CC0-1.0',
+  'CECILL-2.1',
+  'CERN-OHL-P-2.0',
+  'ECL-2.0',
+  'EPL-1.0',
+  'EPL-2.0',
+  'EUPL-1.1',
+  'EUPL-1.2',
+  'GFDL-1.3-only',
+  'GPL-2.0-only',
+  'GPL-3.0-only',
+  'ISC',
+  'LGPL-2.1-only',
+  'LGPL-3.0-only',
+  'LPPL-1.3c',
+  'MIT',
+  'MIT-0',
+  'MPL-2.0',
+  'MS-PL',
+  'MS-RL',
+  'MulanPSL-2.0',
+  'NCSA',
+  'ODbL-1.0',
+  'OFL-1.1',
+  'OSL-3.0',
+  'PostgreSQL',
+  'UPL-1.0',
+  'Unlicense',
+  'Vim',
+  'WTFPL',
+  'Zlib',
+]);
+
 /** Lower case, no punctuation, no copyright lines, no placeholders: what the texts share. */
 function normalizedWords(text: string): Set<string> {
   const body = text
@@ -58,42 +111,52 @@ function normalizedWords(text: string): Set<string> {
   return new Set(body.split(' ').filter((word) => word.length > 0));
 }
 
-let templates: Template[] | undefined;
+let templates: { common: Template[]; rest: Template[] } | undefined;
 
 /** The SPDX list's texts (5 MB of JSON), loaded on the first LICENSE file only. */
-function loadTemplates(): Template[] {
+function loadTemplates(): { common: Template[]; rest: Template[] } {
   if (templates) return templates;
   const require = createRequire(import.meta.url);
   const full = require('spdx-license-list/full') as Record<string, { licenseText: string }>;
   // Current ids only (no GPL-3.0+). GPL's -only and -or-later share one text: sorted first, -only wins
   // the tie, as GitHub reports such a file.
   const current = (require('spdx-license-ids') as string[]).slice().sort();
-  templates = current
+  const all = current
     .filter((id) => (full[id]?.licenseText.length ?? 0) > 0)
     .map((id) => ({ id, words: normalizedWords(full[id]?.licenseText ?? '') }));
+  templates = {
+    common: all.filter((t) => COMMON_LICENSES.has(t.id)),
+    rest: all.filter((t) => !COMMON_LICENSES.has(t.id)),
+  };
   return templates;
 }
 
 /**
- * Sørensen–Dice similarity of word sets, as GitHub's Licensee matches license files; a text matches the
- * most similar template at or above this threshold, so a license with an extra clause (MIT vs X11)
- * still lands on the closest one and a bespoke text matches none.
+ * Sørensen–Dice similarity of word sets, as GitHub's Licensee matches license files: a text matches the
+ * most similar common license at or above 0.9 (so one with an extra clause, MIT vs X11, still lands on
+ * the closest), else the most similar other SPDX license at or above 0.95; a bespoke text matches none.
  */
-const MIN_SIMILARITY = 0.9;
+const MIN_COMMON_SIMILARITY = 0.9;
+const MIN_OTHER_SIMILARITY = 0.95;
+
+function bestMatch(words: Set<string>, candidates: Template[], threshold: number): string | null {
+  let best: { id: string; score: number } | null = null;
+  for (const template of candidates) {
+    const sizes = words.size + template.words.size;
+    // Dice can reach the threshold only when the sizes are close; skip the rest without counting.
+    if ((2 * Math.min(words.size, template.words.size)) / sizes < threshold) continue;
+    let shared = 0;
+    for (const word of words) if (template.words.has(word)) shared += 1;
+    const score = (2 * shared) / sizes;
+    if (score >= threshold && (!best || score > best.score)) best = { id: template.id, score };
+  }
+  return best?.id ?? null;
+}
 
 /** The SPDX id a license file's text matches, or null. */
 export function detectLicenseText(text: string): string | null {
   const words = normalizedWords(text);
   if (words.size === 0) return null;
-  let best: { id: string; score: number } | null = null;
-  for (const template of loadTemplates()) {
-    const sizes = words.size + template.words.size;
-    // Dice can reach the threshold only when the sizes are close; skip the rest without counting.
-    if ((2 * Math.min(words.size, template.words.size)) / sizes < MIN_SIMILARITY) continue;
-    let shared = 0;
-    for (const word of words) if (template.words.has(word)) shared += 1;
-    const score = (2 * shared) / sizes;
-    if (score >= MIN_SIMILARITY && (!best || score > best.score)) best = { id: template.id, score };
-  }
-  return best?.id ?? null;
+  const { common, rest } = loadTemplates();
+  return bestMatch(words, common, MIN_COMMON_SIMILARITY) ?? bestMatch(words, rest, MIN_OTHER_SIMILARITY);
 }

@@ -288,10 +288,6 @@ export function analyzeSkill(input: SkillInput): Analysis {
         reason: `invalid name "${name.slice(0, 80)}": 1-64 of a-z 0-9 -, no leading, trailing or double -`,
       };
     }
-    // The root directory's name is the checkout's, which the author does not control.
-    if (dir !== '' && name !== dirName) {
-      return { ok: false, reason: `name "${name}" does not match its directory "${dirName}"` };
-    }
   }
 
   if (fm.description === undefined || fm.description === null) {
@@ -301,6 +297,11 @@ export function analyzeSkill(input: SkillInput): Analysis {
   const description = fm.description.trim();
   if (description === '') return { ok: false, reason: 'description is empty' };
   const warnings: string[] = [];
+  // agentskills.io asks for the directory's name; agents load by `name`, and installs use it. The root
+  // directory's name is the checkout's, which the author does not control.
+  if (dir !== '' && name !== dirName) {
+    warnings.push(`name "${name}" does not match its directory "${dirName}"; it is installed as "${name}"`);
+  }
   if (chars(description) > MAX_DESCRIPTION_CHARS) {
     warnings.push(
       `description is longer than ${MAX_DESCRIPTION_CHARS} characters (${chars(description)}); some agents cut it`,

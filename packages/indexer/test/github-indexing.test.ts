@@ -66,7 +66,7 @@ const repo: FakeRepo = {
     'pdf-tools/SKILL.md': pdf,
     'pdf-tools/forms.md': '# forms\n',
     'writer/SKILL.md': skillMd(['name: writer', 'description: Writes prose.', 'license: MIT']),
-    'broken/SKILL.md': skillMd(['name: wrong-name', 'description: d']),
+    'broken/SKILL.md': skillMd(['name: Broken Name', 'description: d']),
   },
 };
 
@@ -87,7 +87,10 @@ describe('GitHub source', () => {
       notModified: false,
     });
     expect(summary.rejections).toEqual([
-      { path: 'broken/SKILL.md', reason: 'name "wrong-name" does not match its directory "broken"' },
+      {
+        path: 'broken/SKILL.md',
+        reason: 'invalid name "Broken Name": 1-64 of a-z 0-9 -, no leading, trailing or double -',
+      },
     ]);
     expect(await pkg('octo-org', 'pdf-tools')).toMatchObject({
       kind: 'app',

@@ -78,10 +78,12 @@ describe('agentskills.io rules: name', () => {
     expect(ok(analyze(skillMd([`name: ${name}`, 'description: d']), { dir: `x/${name}` })).name).toBe(name);
   });
 
-  it('rejects a name that does not match its directory', () => {
-    expect(reason(analyze(skillMd(['name: other', 'description: d'])))).toBe(
-      'name "other" does not match its directory "pdf-tools"',
-    );
+  it('indexes a name that does not match its directory, with a warning (agents load by name)', () => {
+    const pkg = ok(analyze(skillMd(['name: other', 'description: d'])));
+    expect(pkg.name).toBe('other');
+    expect(pkg.warnings).toEqual([
+      'name "other" does not match its directory "pdf-tools"; it is installed as "other"',
+    ]);
   });
 
   it('does not require the name to match at the repository root (the checkout name is not the author’s)', () => {

@@ -1,0 +1,125 @@
+import { createRequire } from 'node:module';
+import semver from 'semver';
+import { describe, expect, it } from 'vitest';
+import {
+  buildArchive,
+  chooseVersion,
+  detectLicenseText,
+  hostedNameOf,
+  type ManifestFile,
+  manifestDigest,
+  pseudoVersion,
+} from '../src/index.js';
+
+// docs/versions.md: the rules behind digests, version strings and archives, and the helpers that name
+// a repository and its license.
+
+const time = new Date('2026-11-25T12:34:56.789Z');
+const digest = `sha256:${'0123456789ab'.repeat(5)}abcd`;
+
+function file(path: string, overrides: Partial<ManifestFile> = {}): ManifestFile {
+  return {
+    path,
+    mode: '100644',
+    sha256: 'a'.repeat(64),
+    gitSha1: 'b'.repeat(40),
+    size: 1,
+    linkTarget: null,
+    ...overrides,
+  };
+}
+
+describe('pseudo-versions', () => {
+  it("take Go's three forms, all valid semver", () => {
+    expect(pseudoVersion(null, time, digest)).toBe('0.0.0-20261125123456-0123456789ab');
+    expect(pseudoVersion('1.2.3', time, digest)).toBe('1.2.4-0.20261125123456-0123456789ab');
+    expect(pseudoVersion('2.0.0-beta.1', time, digest)).toBe('2.0.0-beta.1.0.20261125123456-0123456789ab');
+    for (const base of [null, '1.2.3', '2.0.0-beta.1'])
+      expect(semver.valid(pseudoVersion(base, time, digest))).not.toBeNull();
+  });
+
+  it('an all-digit hash with a leading zero still makes valid semver (one identifier with a hyphen)', () => {
+    const digits = `sha256:${'0'.repeat(64)}`;
+    expect(semver.valid(pseudoVersion('1.0.0', time, digits))).not.toBeNull();
+  });
+
+  it('sort after their base, before the next release, and by time', () => {
+    const later = new Date(time.getTime() + 1000);
+    const a = pseudoVersion('1.2.3', time, digest);
+    const b = pseudoVersion('1.2.3', later, digest);
+    expect(semver.gt(a, '1.2.3')).toBe(true);
+    expect(semver.lt(a, '1.2.4')).toBe(true);
+    expect(semver.lt(a, b)).toBe(true);
+    expect(semver.satisfies(a, '^1.2.3', { includePrerelease: true })).toBe(true);
+  });
+
+  it('the declared version when new; a pseudo-version when it is taken or absent; never a used string', () => {
+    const base = { used: new Set<string>(), lastDeclared: null, time, digest };
+    expect(chooseVersion({ ...base, declared: '1.0.0' })).toBe('1.0.0');
+    expect(chooseVersion({ ...base, declared: '1.0.0', used: new Set(['1.0.0']) })).toBe(
+      '1.0.1-0.20261125123456-0123456789ab',
+    );
+    expect(chooseVersion({ ...base, declared: null, lastDeclared: '3.1.0' })).toBe(
+      '3.1.1-0.20261125123456-0123456789ab',
+    );
+    const taken = new Set(['0.0.0-20261125123456-0123456789ab']);
+    expect(chooseVersion({ ...base, declared: null, used: taken })).toBe(
+      '0.0.0-20261125123456-0123456789ab.1',
+    );
+  });
+});
+
+describe('digests and archives', () => {
+  it('the digest covers path, mode and bytes, in any listing order', () => {
+    const files = [file('b.md'), file('a.md')];
+    expect(manifestDigest(files)).toBe(manifestDigest([...files].reverse()));
+    expect(manifestDigest(files)).not.toBe(manifestDigest([file('b.md'), file('a.md', { mode: '100755' })]));
+    expect(manifestDigest(files)).not.toBe(manifestDigest([file('b.md'), file('c.md')]));
+    expect(manifestDigest(files)).not.toBe(
+      manifestDigest([file('b.md'), file('a.md', { sha256: 'c'.repeat(64) })]),
+    );
+    expect(manifestDigest(files)).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it('the same files make the same archive bytes, in any order', async () => {
+    const files = [file('z.txt'), file('scripts/run.sh', { mode: '100755' }), file('SKILL.md')];
+    const bytes = (f: ManifestFile) => Buffer.from(`content of ${f.path}\n`);
+    const one = await buildArchive('skill', files, bytes);
+    const two = await buildArchive('skill', [...files].reverse(), bytes);
+    expect(Buffer.compare(one, two)).toBe(0);
+  });
+});
+
+describe('origin names', () => {
+  it.each([
+    ['https://github.com/obra/superpowers.git', { owner: 'obra', name: 'superpowers' }],
+    ['https://github.com/obra/superpowers', { owner: 'obra', name: 'superpowers' }],
+    ['git@github.com:obra/superpowers.git', { owner: 'obra', name: 'superpowers' }],
+    ['ssh://git@github.com/Obra/Super.Powers.git', { owner: 'Obra', name: 'Super.Powers' }],
+    ['https://gitlab.com/obra/superpowers.git', null],
+    ['/srv/mirrors/superpowers.git', null],
+    ['https://github.com/obra', null],
+  ])('%s', (url, expected) => {
+    expect(hostedNameOf(url, 'https://github.com')).toEqual(expected);
+  });
+});
+
+describe('license texts', () => {
+  const full = createRequire(import.meta.url)('spdx-license-list/full') as Record<
+    string,
+    { licenseText: string }
+  >;
+
+  it.each(['MIT', 'Apache-2.0', 'BSD-3-Clause', 'ISC', 'GPL-3.0-only', 'MPL-2.0', 'Unlicense', 'CC0-1.0'])(
+    'recognizes %s',
+    (id) => {
+      expect(detectLicenseText(full[id]?.licenseText ?? '')).toBe(id);
+    },
+  );
+
+  it('Apache-2.0 without its appendix is still Apache-2.0; a bespoke text is nothing', () => {
+    const apache = full['Apache-2.0']?.licenseText ?? '';
+    expect(detectLicenseText(apache.slice(0, apache.indexOf('APPENDIX')))).toBe('Apache-2.0');
+    expect(detectLicenseText('© Acme. Proprietary. You may not use or copy this skill.')).toBeNull();
+  });
+});
