@@ -316,7 +316,7 @@ async function removeStale(target: InstallTarget, job: InstallJob, progress: Pro
     const state = await inspectFolder(absolute, job.stale.files);
     if (state.kind === 'absent') continue;
     if (state.kind === 'intact') {
-      await removeFolder(absolute);
+      await removeFolder(absolute, target.base);
       progress.note(
         `note: ${job.ref.full}: removed ${displayDir(target, dir)}, which pkgreg 0.1 wrote and no agent reads`,
       );

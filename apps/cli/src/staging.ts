@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstatSync, renameSync, rmSync } from 'node:fs';
-import { chmod, mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { chmod, mkdir, readdir, rm, rmdir, symlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative } from 'node:path';
 import { FILE_MODES } from './lockfile.js';
 import type { SkillFile } from './skill-files.js';
 
@@ -129,10 +129,24 @@ export async function removeOld(paths: readonly string[]): Promise<void> {
   for (const path of paths) await rm(path, { recursive: true, force: true });
 }
 
-/** Deletes a skill folder: moved aside first, so a failure midway never leaves half a folder in place. */
-export async function removeFolder(target: string): Promise<void> {
-  if (!present(target)) return;
-  const old = sibling(target, OLD_MARK);
-  renameSync(target, old);
-  await rm(old, { recursive: true, force: true });
+/**
+ * Deletes a skill folder: moved aside first, so a failure midway never leaves half a folder in place.
+ * Then the folders holding it that are left empty go too, up to (not including) `base`.
+ */
+export async function removeFolder(target: string, base: string): Promise<void> {
+  if (present(target)) {
+    const old = sibling(target, OLD_MARK);
+    renameSync(target, old);
+    await rm(old, { recursive: true, force: true });
+  }
+  for (let dir = dirname(target); ; dir = dirname(dir)) {
+    const rel = relative(base, dir);
+    if (rel === '' || rel.startsWith('..') || dir === dirname(dir)) return;
+    try {
+      await rmdir(dir);
+    } catch {
+      // Not empty (or not ours to remove): the folders above it stay too.
+      return;
+    }
+  }
 }

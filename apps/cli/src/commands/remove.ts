@@ -57,7 +57,7 @@ export function configureRemoveCommand(program: Command): Command {
       const lines: string[] = [];
       try {
         for (const row of rows) {
-          for (const dir of row.pkg.dirs) await removeFolder(absoluteDir(target.base, dir));
+          for (const dir of row.pkg.dirs) await removeFolder(absoluteDir(target.base, dir), target.base);
           delete read.lock.packages[row.pkg.name];
           lines.push(
             `removed ${row.pkg.name} (${row.pkg.dirs.map((dir) => displayDir(target, dir)).join(', ')})`,
