@@ -28,7 +28,10 @@ export function maxSatisfying(versions: readonly string[], range: string): strin
 
 function noMatch(ref: PackageRef, range: string, versions: readonly VersionSummary[]): CliError {
   if (versions.length === 0) {
-    return new CliError(EXIT.notFound, `${ref.full} has no versions yet`);
+    return new CliError(
+      EXIT.notFound,
+      `${ref.full} has no versions yet (indexed before versions existed; it gets one at its next indexing run)`,
+    );
   }
   return new CliError(
     EXIT.notFound,
@@ -42,7 +45,18 @@ export async function resolveVersion(
   ref: PackageRef,
   spec: VersionSpec,
 ): Promise<VersionDetail> {
-  if (spec.kind === 'latest') return ctx.client.version(ref.scope, ref.name, 'latest');
+  if (spec.kind === 'latest') {
+    try {
+      return await ctx.client.version(ref.scope, ref.name, 'latest');
+    } catch (error) {
+      // A package indexed before versions existed has none until its next indexing run.
+      if (error instanceof CliError && error.exitCode === EXIT.notFound) {
+        const first = await ctx.client.versions(ref.scope, ref.name, 1, 1).catch(() => undefined);
+        if (first?.total === 0) throw noMatch(ref, 'latest', []);
+      }
+      throw error;
+    }
+  }
   if (spec.kind === 'exact') return ctx.client.version(ref.scope, ref.name, spec.version);
   const versions = await listVersions(ctx, ref);
   const found = maxSatisfying(

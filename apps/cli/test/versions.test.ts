@@ -394,6 +394,32 @@ describe('bad inputs leave nothing written', () => {
     expect(await tree(cwd)).toEqual([]);
   });
 
+  it('a package indexed before versions existed exits 3 and says so', async () => {
+    const legacy: SkillFixture = {
+      ...KIT,
+      repo: 'unversioned',
+      path: 'old-kit',
+      name: 'old-kit',
+      extraFiles: {},
+    };
+    await seedSkills(database, [legacy]);
+    const pkg = await database.db
+      .selectFrom('packages')
+      .select('id')
+      .where('name', '=', 'old-kit')
+      .executeTakeFirstOrThrow();
+    const versions = database.db.selectFrom('package_versions').select('id').where('package_id', '=', pkg.id);
+    await database.db.deleteFrom('package_version_files').where('version_id', 'in', versions).execute();
+    await database.db.deleteFrom('package_versions').where('package_id', '=', pkg.id).execute();
+    const cwd = await project();
+    const result = await cli(['install', '@acme/old-kit', '--agent', 'generic'], cwd);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toBe(
+      'error: @acme/old-kit has no versions yet (indexed before versions existed; it gets one at its next indexing run)\n',
+    );
+    expect(await tree(cwd)).toEqual([]);
+  });
+
   it('a tampered archive exits 5 and an installed folder stays as it was', async () => {
     const cwd = await project();
     expect((await cli(['install', '@acme/report-kit'], cwd)).code).toBe(0);
