@@ -13,10 +13,31 @@ const STAGE_MARK = '.pkgreg-stage-';
 const OLD_MARK = '.pkgreg-old-';
 
 // Staging folders of this run, removed if the process exits before their swap (Ctrl-C, an error).
+// A signal ends Node without an 'exit' event, so while any is pending a signal exits through it.
 const pending = new Set<string>();
 process.on('exit', () => {
   for (const path of pending) rmSync(path, { recursive: true, force: true });
 });
+
+function onSignal(signal: NodeJS.Signals): void {
+  process.exit(signal === 'SIGINT' ? 130 : 143);
+}
+
+function hold(path: string): void {
+  pending.add(path);
+  if (pending.size === 1) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+}
+
+function release(path: string): void {
+  pending.delete(path);
+  if (pending.size === 0) {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
 
 /** Something is at the path (a dangling link counts: existsSync would say no). */
 function present(path: string): boolean {
@@ -59,7 +80,7 @@ export async function stageFolder(target: string, files: readonly SkillFile[]): 
   await mkdir(dirname(target), { recursive: true });
   await removeLeftovers(target);
   const staging = sibling(target, STAGE_MARK);
-  pending.add(staging);
+  hold(staging);
   try {
     await mkdir(staging);
     // Links last: no file is ever written through a link, even one that stays inside the folder.
@@ -89,7 +110,7 @@ export async function stageFolder(target: string, files: readonly SkillFile[]): 
 export async function discardStaged(staged: readonly StagedFolder[]): Promise<void> {
   for (const { staging } of staged) {
     await rm(staging, { recursive: true, force: true });
-    pending.delete(staging);
+    release(staging);
   }
 }
 
@@ -110,13 +131,13 @@ export function swapIntoPlace(staged: readonly StagedFolder[]): string[] {
         if (old) renameSync(old, target);
         throw error;
       }
-      pending.delete(staging);
+      release(staging);
       done.push({ target, staging, old });
     }
   } catch (error) {
     for (const step of done.reverse()) {
       renameSync(step.target, step.staging);
-      pending.add(step.staging);
+      hold(step.staging);
       if (step.old) renameSync(step.old, step.target);
     }
     throw error;

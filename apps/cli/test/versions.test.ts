@@ -1,5 +1,9 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import {
   type VersionDetail,
@@ -12,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LockEntry, lockedFilesOf } from '../src/lockfile.js';
 import { digestOf } from '../src/skill-files.js';
 import { type FixtureFile, fixtureVersion } from './helpers/archive.js';
-import { type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';
+import { CLI_ENTRY, type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';
 import { type FaultProxy, startFaultProxy } from './helpers/fault-proxy.js';
 import { snapshot, tree } from './helpers/folders.js';
 import { type RunningRegistry, startRegistry } from './helpers/registry.js';
@@ -559,6 +563,54 @@ describe('bad inputs leave nothing written', () => {
         expect(proxy.requests.filter((r) => r.method === 'POST')).toEqual([]);
       });
     }
+  });
+});
+
+describe('an interrupted install', () => {
+  it('Ctrl-C in the middle of a download leaves the old folder and the lockfile as they were', async () => {
+    const skill: SkillFixture = {
+      ...KIT,
+      repo: 'interrupted',
+      path: 'big-kit',
+      name: 'big-kit',
+      extraFiles: { ...KIT.extraFiles, 'assets/data.bin': { content: randomBytes(1_500_000) } },
+    };
+    await seedSkills(database, [skill]);
+    const cwd = await project();
+    expect((await cli(['install', '@acme/big-kit'], cwd)).code).toBe(0);
+    const dir = join(cwd, '.agents/skills/big-kit');
+    const before = await snapshot(dir);
+    const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
+    await updateSkill(database, { ...skill, body: 'Version two.' });
+    const [latest] = await versionsOf('@acme/big-kit');
+    const archive = Buffer.from(
+      await (
+        await fetch(`${registry.url}/api/packages/@acme/big-kit/versions/${latest?.version}/archive.tgz`)
+      ).arrayBuffer(),
+    );
+    proxy = await startFaultProxy(registry.url, (req) =>
+      req.url?.endsWith('/archive.tgz') ? { status: 200, body: archive, pieceDelayMs: 200 } : 'forward',
+    );
+    const child = spawn(process.execPath, [CLI_ENTRY, '--registry', proxy.url, 'update'], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', HOME: home },
+      stdio: 'ignore',
+    });
+    const exited = once(child, 'exit');
+    for (let i = 0; i < 200 && !proxy.requests.some((r) => r.path.endsWith('/archive.tgz')); i++)
+      await sleep(50);
+    await sleep(400);
+    child.kill('SIGINT');
+    const [code, signal] = await exited;
+    expect(code === 130 || signal === 'SIGINT').toBe(true);
+    expect(await snapshot(dir)).toEqual(before);
+    expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
+    expect((await tree(join(cwd, '.agents/skills'))).filter((p) => p.includes('.pkgreg-'))).toEqual([]);
+    // The next run finishes the job.
+    await proxy.close();
+    proxy = undefined;
+    const update = await cli(['update'], cwd);
+    expect(update.stdout).toMatch(/^updated @acme\/big-kit \S+ -> \S+\n$/);
   });
 });
 
