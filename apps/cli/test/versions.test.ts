@@ -611,6 +611,8 @@ describe('an interrupted install', () => {
     proxy = undefined;
     const update = await cli(['update'], cwd);
     expect(update.stdout).toMatch(/^updated @acme\/big-kit \S+ -> \S+\n$/);
+    // A big download, but stderr is no terminal: no bar, nothing at all.
+    expect(update.stderr).toBe('');
   });
 });
 
