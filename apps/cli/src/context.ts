@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { readConfig, type ResolvedRegistry, resolveRegistry } from './config.js';
+import { type ResolvedRegistry, readConfig, resolveRegistry } from './config.js';
 import { type Env, loadEnv } from './env.js';
 import { usageError } from './errors.js';
 import { createRegistryClient, DEFAULT_RETRY, type RegistryClient } from './http-client.js';

@@ -19,14 +19,14 @@ import {
   absoluteDir,
   FILE_MODES,
   LOCKFILE_NAME,
-  type LockedFile,
   type LockEntry,
   type LockEntryV1,
+  type LockedFile,
   type Lockfile,
   lockDirOf,
   lockedFilesOf,
-  upgradeV1Entry,
   upgradedAgents,
+  upgradeV1Entry,
   v1Dirs,
 } from './lockfile.js';
 import { type PackageRef, parsePackageArg } from './names.js';

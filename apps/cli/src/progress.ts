@@ -84,6 +84,11 @@ export function createProgress(total: number, stream: NodeJS.WriteStream = proce
   };
 }
 
+/** A counter for several packages; one package needs none. */
+export function progressFor(count: number): Progress {
+  return count > 1 ? createProgress(count) : silentProgress();
+}
+
 /** A Progress that says nothing except notes (one package: no counter needed). */
 export function silentProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
   return {

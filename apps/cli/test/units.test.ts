@@ -6,8 +6,8 @@ import { loadEnv } from '../src/env.js';
 import { CliError } from '../src/errors.js';
 import {
   installedPackages,
-  type Lockfile,
   type LockEntryV1,
+  type Lockfile,
   lockedFilesOf,
   matchesV1Entry,
   parseLockfile,

@@ -3,13 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type VersionDetail,
   VersionDetailSchema,
-  type VersionSummary,
   VersionListResponseSchema,
+  type VersionSummary,
 } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@ import type { VersionDetail } from '@pkgreg/contracts';
 import type { Command } from 'commander';
 import semver from 'semver';
 import { z } from 'zod';
-import { type Agent, AGENT_NAMES } from '../agents.js';
+import { AGENT_NAMES, type Agent } from '../agents.js';
 import { type Context, createContext, parseOptions } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import {
@@ -15,29 +15,19 @@ import {
   type InstallJob,
   type InstallTarget,
   installTarget,
-  jobFor,
   type JobResult,
+  jobFor,
   type LegacyEntry,
   labelOf,
   legacyJob,
   packageDir,
-  readLegacyEntries,
   runJobs,
   unmatchedError,
 } from '../installer.js';
-import {
-  absoluteDir,
-  emptyLockfile,
-  LOCKFILE_NAME,
-  type LockEntry,
-  type Lockfile,
-  lockedFilesOf,
-  readLockfile,
-  sameFiles,
-  writeLockfile,
-} from '../lockfile.js';
+import { loadLock, lockedVersion, upgradedNote } from '../locked.js';
+import { absoluteDir, LOCKFILE_NAME, type LockEntry, writeLockfile } from '../lockfile.js';
 import { type PackageSpec, parsePackageArg, parsePackageSpec } from '../names.js';
-import { createProgress, type Progress, silentProgress } from '../progress.js';
+import { progressFor, silentProgress } from '../progress.js';
 import { inspectFolder } from '../skill-files.js';
 import { resolveVersion } from '../versions.js';
 
@@ -68,60 +58,6 @@ type InstallInput = z.infer<typeof InstallInputSchema>;
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
-}
-
-export function progressFor(count: number): Progress {
-  return count > 1 ? createProgress(count) : silentProgress();
-}
-
-export function frozenV1Error(): CliError {
-  return new CliError(
-    EXIT.integrity,
-    `--frozen: ${LOCKFILE_NAME} is lockfileVersion 1 (SKILL.md only); run "pkgreg install" once without --frozen to upgrade it, and commit it`,
-  );
-}
-
-/** The lockfile as version 2, v1 entries read against the registry. */
-export interface LoadedLock {
-  lock: Lockfile;
-  /** Entries of a v1 lockfile, by name (empty for a v2 lockfile). */
-  legacy: Map<string, LegacyEntry>;
-  /** The file existed. */
-  existed: boolean;
-}
-
-export async function loadLock(
-  ctx: Context,
-  target: InstallTarget,
-  progress: Progress,
-  frozen: boolean,
-): Promise<LoadedLock> {
-  const read = await readLockfile(target.lockPath, target.global);
-  if (!read) return { lock: emptyLockfile(), legacy: new Map(), existed: false };
-  if (read.version === 2) return { lock: read.lock, legacy: new Map(), existed: true };
-  if (frozen) throw frozenV1Error();
-  const legacy = await readLegacyEntries(ctx, target, Object.values(read.lock.packages), progress);
-  const lock = emptyLockfile();
-  for (const entry of legacy) if (entry.entry) lock.packages[entry.ref.full] = entry.entry;
-  return { lock, legacy: new Map(legacy.map((entry) => [entry.ref.full, entry])), existed: true };
-}
-
-function upgradedNote(ctx: Context, loaded: LoadedLock): void {
-  if (loaded.legacy.size)
-    ctx.warn(`${LOCKFILE_NAME} upgraded to lockfileVersion 2 (every file of each version)`);
-}
-
-/** The manifest of a locked version, refused when it differs from what the lockfile recorded. */
-async function lockedVersion(ctx: Context, entry: LockEntry): Promise<VersionDetail> {
-  const ref = parsePackageArg(entry.name);
-  const version = await ctx.client.version(ref.scope, ref.name, entry.version);
-  if (version.integrity !== entry.integrity || !sameFiles(lockedFilesOf(version), entry.files)) {
-    throw new CliError(
-      EXIT.integrity,
-      `Integrity mismatch: the registry serves ${labelOf(ref, entry.version)} with other files than ${LOCKFILE_NAME} records`,
-    );
-  }
-  return version;
 }
 
 function resultLines(

@@ -4,12 +4,12 @@ import { z } from 'zod';
 import { type Context, createContext, parseOptions } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 import { type InstallTarget, installTarget, type LegacyEntry } from '../installer.js';
+import { type LoadedLock, loadLock } from '../locked.js';
 import { LOCKFILE_NAME, type LockEntry } from '../lockfile.js';
 import { parsePackageArg } from '../names.js';
 import { table, terminalWidth } from '../output.js';
 import { silentProgress } from '../progress.js';
 import { candidatesFor } from '../versions.js';
-import { type LoadedLock, loadLock } from './install.js';
 
 export type OutdatedState = 'current' | 'outdated' | 'removed';
 

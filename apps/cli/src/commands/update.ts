@@ -5,8 +5,8 @@ import { CliError, EXIT, usageError } from '../errors.js';
 import { type InstallJob, installTarget, jobFor, legacyJob, runJobs, unmatchedError } from '../installer.js';
 import { LOCKFILE_NAME, upgradedAgents, writeLockfile } from '../lockfile.js';
 import { parsePackageArg } from '../names.js';
+import { progressFor } from '../progress.js';
 import { compareWithRegistry, lockedNames, requireLock } from './outdated.js';
-import { progressFor } from './install.js';
 
 const UpdateInputSchema = z.object({
   names: z.array(z.string()),
