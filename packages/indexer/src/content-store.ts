@@ -22,6 +22,8 @@ export interface ContentStore {
   get(sha256s: string[]): Promise<Map<string, Buffer>>;
 }
 
+/** Keys per lookup statement (Postgres takes at most 65,535 parameters). */
+const LOOKUP_CHUNK = 5000;
 /** Rows per insert statement are bounded by bytes too: one statement carries at most this much. */
 const MAX_STATEMENT_BYTES = 16 * 1024 * 1024;
 
@@ -35,11 +37,11 @@ export function createPgContentStore(db: Db | Kysely<Database>): ContentStore {
     async findByGitSha(gitShas) {
       const wanted = [...new Set(gitShas)];
       const found = new Map<string, StoredBlob>();
-      for (let at = 0; at < wanted.length; at += 5000) {
+      for (let at = 0; at < wanted.length; at += LOOKUP_CHUNK) {
         const rows = await db
           .selectFrom('content_blobs')
           .select(['sha256', 'git_sha1', 'size'])
-          .where('git_sha1', 'in', wanted.slice(at, at + 5000))
+          .where('git_sha1', 'in', wanted.slice(at, at + LOOKUP_CHUNK))
           .execute();
         for (const row of rows)
           found.set(row.git_sha1, { sha256: row.sha256, gitSha1: row.git_sha1, size: row.size });
@@ -79,12 +81,14 @@ export function createPgContentStore(db: Db | Kysely<Database>): ContentStore {
       const wanted = [...new Set(sha256s)];
       const found = new Map<string, Buffer>();
       if (wanted.length === 0) return found;
-      const rows = await db
-        .selectFrom('content_blobs')
-        .select(['sha256', 'bytes'])
-        .where('sha256', 'in', wanted)
-        .execute();
-      for (const row of rows) found.set(row.sha256, row.bytes);
+      for (let at = 0; at < wanted.length; at += LOOKUP_CHUNK) {
+        const rows = await db
+          .selectFrom('content_blobs')
+          .select(['sha256', 'bytes'])
+          .where('sha256', 'in', wanted.slice(at, at + LOOKUP_CHUNK))
+          .execute();
+        for (const row of rows) found.set(row.sha256, row.bytes);
+      }
       return found;
     },
   };

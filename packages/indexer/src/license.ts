@@ -111,23 +111,35 @@ function normalizedWords(text: string): Set<string> {
   return new Set(body.split(' ').filter((word) => word.length > 0));
 }
 
-let templates: { common: Template[]; rest: Template[] } | undefined;
+interface Texts {
+  full: Record<string, { licenseText: string }>;
+  /** Current ids only (no GPL-3.0+), sorted: GPL's -only and -or-later share one text, and -only wins. */
+  ids: string[];
+}
+
+let texts: Texts | undefined;
+const templateSets = new Map<'common' | 'rest', Template[]>();
 
 /** The SPDX list's texts (5 MB of JSON), loaded on the first LICENSE file only. */
-function loadTemplates(): { common: Template[]; rest: Template[] } {
-  if (templates) return templates;
+function loadTexts(): Texts {
+  if (texts) return texts;
   const require = createRequire(import.meta.url);
-  const full = require('spdx-license-list/full') as Record<string, { licenseText: string }>;
-  // Current ids only (no GPL-3.0+). GPL's -only and -or-later share one text: sorted first, -only wins
-  // the tie, as GitHub reports such a file.
-  const current = (require('spdx-license-ids') as string[]).slice().sort();
-  const all = current
-    .filter((id) => (full[id]?.licenseText.length ?? 0) > 0)
-    .map((id) => ({ id, words: normalizedWords(full[id]?.licenseText ?? '') }));
-  templates = {
-    common: all.filter((t) => COMMON_LICENSES.has(t.id)),
-    rest: all.filter((t) => !COMMON_LICENSES.has(t.id)),
+  texts = {
+    full: require('spdx-license-list/full') as Texts['full'],
+    ids: (require('spdx-license-ids') as string[]).slice().sort(),
   };
+  return texts;
+}
+
+/** One set's word sets, built on first use: most texts match a common license, so the rest wait. */
+function templatesOf(set: 'common' | 'rest'): Template[] {
+  const built = templateSets.get(set);
+  if (built) return built;
+  const { full, ids } = loadTexts();
+  const templates = ids
+    .filter((id) => COMMON_LICENSES.has(id) === (set === 'common') && (full[id]?.licenseText.length ?? 0) > 0)
+    .map((id) => ({ id, words: normalizedWords(full[id]?.licenseText ?? '') }));
+  templateSets.set(set, templates);
   return templates;
 }
 
@@ -157,6 +169,8 @@ function bestMatch(words: Set<string>, candidates: Template[], threshold: number
 export function detectLicenseText(text: string): string | null {
   const words = normalizedWords(text);
   if (words.size === 0) return null;
-  const { common, rest } = loadTemplates();
-  return bestMatch(words, common, MIN_COMMON_SIMILARITY) ?? bestMatch(words, rest, MIN_OTHER_SIMILARITY);
+  return (
+    bestMatch(words, templatesOf('common'), MIN_COMMON_SIMILARITY) ??
+    bestMatch(words, templatesOf('rest'), MIN_OTHER_SIMILARITY)
+  );
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import semver from 'semver';
 import { pack as tarPack } from 'tar-stream';
 import type { FileMode } from './types.js';
@@ -67,6 +68,8 @@ export function chooseVersion(choice: VersionChoice): string {
   return candidate;
 }
 
+const gzipAsync = promisify(gzip);
+
 /** npm pack's fixed mtime: archives of the same files are the same bytes whenever they are built. */
 const ARCHIVE_MTIME = new Date('1985-10-26T08:15:00Z');
 
@@ -105,7 +108,8 @@ export async function buildArchive(
   }
   pack.finalize();
   await ended;
-  return gzipSync(Buffer.concat(chunks), { level: 9 });
+  // On libuv's thread pool: the run's database writes go on meanwhile.
+  return gzipAsync(Buffer.concat(chunks), { level: 9 });
 }
 
 /** Subresource Integrity of bytes: `sha512-<base64>`, as npm's lockfiles and `ssri` write it. */
