@@ -1,4 +1,4 @@
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { VersionDetail } from '@pkgreg/contracts';
 import {
   AGENTS,
@@ -91,6 +91,9 @@ export function customSkillsDir(target: InstallTarget, value: string, cwd = proc
   if (rel.startsWith('..') || isAbsolute(rel)) {
     const where = target.global ? 'your home folder' : 'the project folder';
     throw usageError(`--dir ${value} is outside ${where} (${target.base})`);
+  }
+  if (rel.split(sep).some((segment) => segment.toLowerCase() === '.git')) {
+    throw usageError(`--dir ${value} is inside a .git folder`);
   }
   return absolute;
 }

@@ -96,6 +96,8 @@ function safeRelative(path: string): boolean {
 
 /** A folder is `<parents…>/<name>`; the global lockfile may also hold absolute folders (CODEX_HOME). */
 export function validLockDir(dir: string, name: string, global: boolean): boolean {
+  // Never inside git's own folder: a hooks folder there would run whatever the lockfile put in it.
+  if (dir.split('/').some((segment) => segment.toLowerCase() === '.git')) return false;
   if (global && posix.isAbsolute(dir)) {
     const rest = dir.slice(1);
     return rest !== '' && safeRelative(rest) && posix.basename(dir) === name && rest.includes('/');

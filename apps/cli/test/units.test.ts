@@ -135,6 +135,8 @@ describe('lockfile version 2', () => {
     expect(refusal(v2({ dirs: ['/etc/pdf'] }))).toContain('unexpected folder /etc/pdf');
     expect(refusal(v2({ dirs: ['pdf'] }))).toContain('unexpected folder pdf');
     expect(refusal(v2({ dirs: ['.agents/skills/other'] }))).toContain('unexpected folder');
+    expect(refusal(v2({ dirs: ['.git/pdf'] }))).toContain('unexpected folder .git/pdf');
+    expect(refusal(v2({ dirs: ['sub/.GIT/hooks/pdf'] }))).toContain('unexpected folder');
     expect(
       refusal(
         v2({

@@ -260,6 +260,9 @@ describe('agents', () => {
     const outside = await cli(['install', '@acme/report-kit', '--dir', '../elsewhere'], fresh);
     expect(outside.code).toBe(2);
     expect(outside.stderr).toContain('--dir ../elsewhere is outside the project folder');
+    const git = await cli(['install', '@acme/report-kit', '--dir', '.git'], fresh);
+    expect(git.code).toBe(2);
+    expect(git.stderr).toContain('--dir .git is inside a .git folder');
     expect(await tree(fresh)).toEqual([]);
   });
 
