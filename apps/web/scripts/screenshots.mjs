@@ -3,14 +3,16 @@
 // written to docs/screenshots/. Same real stack as the browser tests: the UI built by Vite, served by a
 // registry-api child process over a throwaway database seeded with the test packages, Debian's Chromium.
 //   pnpm --filter @pkgreg/web screenshots    (needs PostgreSQL, Redis and a built registry-api)
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from '@pkgreg/db/testing';
 import { build } from 'vite';
-// Node strips the types of these two on import; they import nothing relative for that reason.
+// Node strips the types of these three on import; they import nothing relative for that reason.
 import { launchBrowser, poll, REPO_ROOT, startRegistry } from '../test/e2e/harness.ts';
-import { insertPackages, seedPackages } from '../test/e2e/seed.ts';
+import { indexCodeReview } from '../test/e2e/indexed.ts';
+import { CODE_REVIEW_SKILL_MD, insertPackages, seedPackages } from '../test/e2e/seed.ts';
 
 const webRoot = fileURLToPath(new URL('..', import.meta.url));
 const outDir = path.join(REPO_ROOT, 'docs/screenshots');
@@ -24,22 +26,36 @@ const MAX_BYTES = 1024 * 1024;
 
 await build({ root: webRoot, logLevel: 'warn' });
 const t = await createTestDatabase();
+const repos = mkdtempSync(path.join(tmpdir(), 'pkgreg-screenshots-'));
 let registry;
 try {
-  // The hostile fixture and the delisted one add nothing to a picture.
-  const packages = seedPackages().filter((p) => p.scope !== 'evil' && p.status !== 'delisted');
+  // The hostile fixture and the delisted one add nothing to a picture. The featured package comes from a
+  // real repository through the indexer, so its page has versions, files and an archive.
+  const seeded = seedPackages().filter((p) => p.scope !== 'evil' && p.status !== 'delisted');
+  const featured = seeded.find((p) => p.name === 'code-review');
+  const packages = seeded.filter((p) => p !== featured);
   await insertPackages(t.db, packages);
-  // Give the featured package a download history, as a live registry would have.
+  await indexCodeReview(t.db, repos, CODE_REVIEW_SKILL_MD);
+  // What the indexer cannot know (stars, curation, history), as a live registry would have it.
   await t.db
     .updateTable('packages')
-    .set({ download_count: 48_213 })
+    .set({
+      download_count: 48_213,
+      repo_stars: featured.stars,
+      verified: true,
+      featured: true,
+      category: featured.category,
+      tags: featured.tags,
+      compatibility: featured.compatibility,
+    })
+    .where('scope', '=', 'acme')
     .where('name', '=', 'code-review')
     .execute();
   registry = await startRegistry({ databaseUrl: t.url });
   const base = registry.baseUrl;
   await poll(
     async () => (await (await fetch(`${base}/api/packages?pageSize=1`)).json()).total,
-    (total) => total === packages.length,
+    (total) => total === packages.length + 1,
     15_000,
   );
 
@@ -69,6 +85,7 @@ try {
 
       await page.goto(`${base}/@acme/code-review`);
       await page.waitForSelector('[data-testid="skill-body"]');
+      await page.waitForSelector('[data-testid="file-tree"]');
       await page.evaluate(
         () => document.activeElement instanceof HTMLElement && document.activeElement.blur(),
       );
@@ -80,4 +97,5 @@ try {
 } finally {
   await registry?.stop();
   await t.destroy();
+  rmSync(repos, { recursive: true, force: true });
 }

@@ -5,6 +5,8 @@ import type {
   PackageDetail,
   SearchResponse,
   TrackResponse,
+  VersionDetail,
+  VersionListResponse,
 } from '@pkgreg/contracts';
 
 // The public REST API only (registry-api.md), same origin: proxied by the dev server, served alongside
@@ -35,30 +37,37 @@ export function packagePath(scope: string, name: string): string {
   return `/api/packages/@${encodeURIComponent(scope)}/${encodeURIComponent(name)}`;
 }
 
-async function request<T>(path: string, init: RequestInit & { signal?: AbortSignal } = {}): Promise<T> {
+async function send(path: string, init: RequestInit & { signal?: AbortSignal }): Promise<Response> {
   const timeout = AbortSignal.timeout(TIMEOUT_MS);
   const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-  let response: Response;
   try {
-    response = await fetch(path, { ...init, signal, headers: { accept: 'application/json' } });
+    return await fetch(path, { ...init, signal });
   } catch (error) {
     // The caller's own abort is not an outage: let it through so stale requests are simply dropped.
     if (init.signal?.aborted) throw error;
     throw new RegistryUnavailableError();
   }
-  const text = await response.text();
-  let body: unknown;
+}
+
+function parseJson(text: string): unknown {
   try {
-    body = text ? JSON.parse(text) : undefined;
+    return text ? JSON.parse(text) : undefined;
   } catch {
-    body = undefined;
+    return undefined;
   }
-  if (!response.ok) {
-    const message = (body as Partial<ErrorBody> | undefined)?.error;
-    // A 5xx without our JSON error body comes from a proxy or gateway in front of a registry that is down.
-    if (response.status >= 500 && typeof message !== 'string') throw new RegistryUnavailableError();
-    throw new ApiError(response.status, typeof message === 'string' ? message : response.statusText);
-  }
+}
+
+function errorOf(response: Response, body: unknown): Error {
+  const message = (body as Partial<ErrorBody> | undefined)?.error;
+  // A 5xx without our JSON error body comes from a proxy or gateway in front of a registry that is down.
+  if (response.status >= 500 && typeof message !== 'string') return new RegistryUnavailableError();
+  return new ApiError(response.status, typeof message === 'string' ? message : response.statusText);
+}
+
+async function request<T>(path: string, init: RequestInit & { signal?: AbortSignal } = {}): Promise<T> {
+  const response = await send(path, { ...init, headers: { accept: 'application/json' } });
+  const body = parseJson(await response.text());
+  if (!response.ok) throw errorOf(response, body);
   if (body === undefined) throw new RegistryUnavailableError('The registry sent an unreadable answer');
   return body as T;
 }
@@ -88,4 +97,97 @@ export function trackDownload(scope: string, name: string): Promise<TrackRespons
 
 export function sourceUrl(scope: string, name: string): string {
   return `${packagePath(scope, name)}/source`;
+}
+
+/** The newest versions first; one page of the API's largest size (docs/versions.md). */
+export function listVersions(
+  scope: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<VersionListResponse> {
+  return request<VersionListResponse>(`${packagePath(scope, name)}/versions?pageSize=100`, { signal });
+}
+
+/** `version`: an exact version, or `latest`. */
+export function getVersion(
+  scope: string,
+  name: string,
+  version: string,
+  signal?: AbortSignal,
+): Promise<VersionDetail> {
+  return request<VersionDetail>(`${packagePath(scope, name)}/versions/${encodeURIComponent(version)}`, {
+    signal,
+  });
+}
+
+/** The bytes of a file of an exact version (served with a sandbox CSP, so opening it runs nothing). */
+export function fileUrl(scope: string, name: string, version: string, path: string): string {
+  const segments = path.split('/').map(encodeURIComponent).join('/');
+  return `${packagePath(scope, name)}/versions/${encodeURIComponent(version)}/files/${segments}`;
+}
+
+export function archiveUrl(scope: string, name: string, version: string): string {
+  return `${packagePath(scope, name)}/versions/${encodeURIComponent(version)}/archive.tgz`;
+}
+
+/** The name registry-api's Content-Disposition gives an archive. */
+export function archiveFilename(scope: string, name: string, version: string): string {
+  return `${scope}-${name}-${version}.tgz`;
+}
+
+export interface FileHead {
+  /** At most `limit` bytes from the start of the file. */
+  bytes: Uint8Array;
+  /** Whether the file goes on past them. */
+  truncated: boolean;
+  contentType: string;
+}
+
+/** The first `limit` bytes of a file: the rest is not downloaded (the stream is cancelled). */
+export async function fetchFileHead(url: string, limit: number, signal?: AbortSignal): Promise<FileHead> {
+  const response = await send(url, { signal });
+  if (!response.ok) throw errorOf(response, parseJson(await response.text()));
+  const contentType = response.headers.get('content-type') ?? '';
+  const reader = response.body?.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let truncated = false;
+  try {
+    while (reader) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+      if (size > limit) {
+        truncated = true;
+        await reader.cancel();
+        break;
+      }
+    }
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw new RegistryUnavailableError();
+  }
+  const bytes = new Uint8Array(Math.min(size, limit));
+  let offset = 0;
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, bytes.length - offset);
+    bytes.set(part, offset);
+    offset += part.length;
+  }
+  return { bytes, truncated, contentType };
+}
+
+/** A whole text file (SKILL.md of an older version). */
+export async function fetchFileText(url: string, signal?: AbortSignal): Promise<string> {
+  const response = await send(url, { signal });
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw new RegistryUnavailableError();
+  }
+  if (!response.ok) throw errorOf(response, parseJson(text));
+  return text;
 }

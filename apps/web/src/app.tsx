@@ -40,11 +40,13 @@ export function App() {
         {route.page === 'home' ? (
           <HomePage search={location.search} visit={location.visit} />
         ) : route.page === 'package' ? (
-          // Keyed by visit: every navigation to a package page is a new visit (track once per visit).
+          // Keyed by the package: arriving on its page (a reload, a link, back from elsewhere) mounts a new
+          // visit (track once per visit); picking a version or opening a file stays in it.
           <PackagePage
-            key={`${route.scope}/${route.name}#${location.visit}`}
+            key={`${route.scope}/${route.name}`}
             scope={route.scope}
             name={route.name}
+            search={location.search}
           />
         ) : (
           <NotFoundPage />

@@ -51,3 +51,17 @@ export function safeHttpUrl(value: string | null | undefined): string | null {
     return null;
   }
 }
+
+const BYTE_UNITS = ['KiB', 'MiB', 'GiB'];
+
+/** Sizes in binary units, as docs/versions.md states the limits (10 MiB a file). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${Number(value.toFixed(1))} ${BYTE_UNITS[unit]}`;
+}

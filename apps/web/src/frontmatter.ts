@@ -6,6 +6,19 @@ export function stripFrontmatter(markdown: string): string {
   return markdown.replace(FRONTMATTER_BLOCK, '');
 }
 
+/**
+ * The YAML between the fences, as written, or null without a block. An older version's SKILL.md has no
+ * parsed `frontmatter` in the API (detail describes the latest), and the bundle carries no YAML parser.
+ */
+export function frontmatterText(markdown: string): string | null {
+  const block = FRONTMATTER_BLOCK.exec(markdown)?.[0];
+  if (block === undefined) return null;
+  return block
+    .replace(/^\uFEFF?---[ \t]*\r?\n/, '')
+    .replace(/(?:^|\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n)?$/, '')
+    .trimEnd();
+}
+
 export interface FrontmatterRow {
   key: string;
   value: string;

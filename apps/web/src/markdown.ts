@@ -1,6 +1,7 @@
 import DOMPurify, { type Config } from 'dompurify';
 import { Marked } from 'marked';
 import { stripFrontmatter } from './frontmatter.js';
+import type { LinkResolver } from './skill-links.js';
 
 // SKILL.md is untrusted: Marked passes raw HTML through, so every render goes through DOMPurify.
 // No scripts, no event handlers, no javascript: URLs, no forms or inline styles (overlay tricks);
@@ -29,16 +30,8 @@ const purifyConfig: Config = {
   RETURN_TRUSTED_TYPE: false,
 };
 
-/** Where relative links and images of the current render point (the package's source folder). */
-let linkBase: { page: string; raw: string } | null = null;
-
-function resolveRelative(value: string, base: string): string | null {
-  try {
-    return new URL(value, base).toString();
-  } catch {
-    return null;
-  }
-}
+/** Where relative links and images of the current render point (set only during a render). */
+let resolver: LinkResolver | null = null;
 
 function isRelative(value: string): boolean {
   return !/^[a-z][a-z0-9+.-]*:/i.test(value) && !value.startsWith('//') && !value.startsWith('#');
@@ -49,8 +42,8 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
     const href = node.getAttribute('href');
     if (href === null) return;
     let target = href;
-    if (linkBase && isRelative(href) && !href.startsWith('/')) {
-      target = resolveRelative(href, linkBase.page) ?? href;
+    if (resolver && isRelative(href) && !href.startsWith('/')) {
+      target = resolver.link(href) ?? href;
       node.setAttribute('href', target);
     }
     let url: URL | null = null;
@@ -70,8 +63,8 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
     }
   } else if (node.tagName === 'IMG') {
     const src = node.getAttribute('src');
-    if (src && linkBase && isRelative(src) && !src.startsWith('/')) {
-      const resolved = resolveRelative(src, linkBase.raw);
+    if (src && resolver && isRelative(src) && !src.startsWith('/')) {
+      const resolved = resolver.image(src);
       if (resolved) node.setAttribute('src', resolved);
     }
     node.setAttribute('loading', 'lazy');
@@ -79,34 +72,18 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
-export interface RenderOptions {
-  /** Folder URL on the code host that relative links resolve against (ends with `/`). */
-  pageBase?: string | null;
-  /** Folder URL for raw files, which relative images resolve against (ends with `/`). */
-  rawBase?: string | null;
-}
-
-/** SKILL.md body (frontmatter cut) as sanitized HTML, safe for innerHTML. */
-export function renderSkillMarkdown(markdown: string, options: RenderOptions = {}): string {
-  const html = marked.parse(stripFrontmatter(markdown)) as string;
-  linkBase = options.pageBase && options.rawBase ? { page: options.pageBase, raw: options.rawBase } : null;
+/** Markdown as sanitized HTML, safe for innerHTML; `links` resolves its relative links and images. */
+export function renderMarkdown(markdown: string, links: LinkResolver | null = null): string {
+  const html = marked.parse(markdown) as string;
+  resolver = links;
   try {
     return DOMPurify.sanitize(html, purifyConfig) as string;
   } finally {
-    linkBase = null;
+    resolver = null;
   }
 }
 
-/** GitHub-style folder URLs of a package's source, or null when the repository URL is unknown. */
-export function sourceBases(
-  repoUrl: string | null,
-  sourceRef: string,
-  sourcePath: string,
-): { pageBase: string; rawBase: string } | null {
-  if (!repoUrl || !/^https?:\/\//.test(repoUrl)) return null;
-  const root = repoUrl.replace(/\/+$/, '');
-  const folder = sourcePath.replace(/^\/+|\/+$/g, '');
-  const suffix = folder ? `${folder}/` : '';
-  const ref = encodeURIComponent(sourceRef || 'main');
-  return { pageBase: `${root}/blob/${ref}/${suffix}`, rawBase: `${root}/raw/${ref}/${suffix}` };
+/** SKILL.md body (frontmatter cut: the page shows it as a table) as sanitized HTML. */
+export function renderSkillMarkdown(markdown: string, links: LinkResolver | null = null): string {
+  return renderMarkdown(stripFrontmatter(markdown), links);
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
-// A tiny history router: three routes do not justify a dependency. Every push or back/forward is a new
-// "visit" (a number), so pages keyed by it remount and per-visit state (the track-once flag) starts fresh.
+// A tiny history router: three routes do not justify a dependency. Every push or back/forward counts
+// (`visit`, a number) so a page can tell a navigation from its own URL rewrites (the home page's typing).
 
 export interface RouteLocation {
   pathname: string;
@@ -21,7 +21,14 @@ function notify(): void {
   for (const listener of listeners) listener();
 }
 
-export function navigate(to: string, options: { replace?: boolean } = {}): void {
+export interface NavigateOptions {
+  /** Rewrite the current history entry instead of adding one. */
+  replace?: boolean;
+  /** Stay where the page is scrolled (a view changing within the page, like opening a file). */
+  keepScroll?: boolean;
+}
+
+export function navigate(to: string, options: NavigateOptions = {}): void {
   const url = new URL(to, window.location.href);
   if (url.origin !== window.location.origin) {
     window.location.assign(url);
@@ -32,7 +39,7 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
   } else {
     window.history.pushState(null, '', url);
     visit += 1;
-    window.scrollTo(0, 0);
+    if (!options.keepScroll) window.scrollTo(0, 0);
   }
   notify();
 }
@@ -61,7 +68,7 @@ export function startRouter(): () => void {
       window.location.hash = url.hash;
       return;
     }
-    navigate(url.pathname + url.search + url.hash);
+    navigate(url.pathname + url.search + url.hash, { keepScroll: anchor.hasAttribute('data-keep-scroll') });
   };
   const onPop = () => {
     visit += 1;

@@ -32,6 +32,8 @@ export function CopyButton(props: {
   testId?: string;
   /** Accessible name when the visible label may be hidden (icon-only on phones). */
   ariaLabel?: string;
+  /** Nothing to copy yet (the text is loading). */
+  disabled?: boolean;
 }) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
   useEffect(() => {
@@ -52,6 +54,7 @@ export function CopyButton(props: {
       data-testid={props.testId}
       data-state={state}
       aria-label={props.ariaLabel}
+      disabled={props.disabled}
     >
       {state === 'copied' ? <CheckIcon /> : <CopyIcon />}
       <span class="button-label">

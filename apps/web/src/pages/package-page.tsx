@@ -1,15 +1,43 @@
-import type { PackageDetail } from '@pkgreg/contracts';
+import type { PackageDetail, VersionDetail, VersionListResponse } from '@pkgreg/contracts';
 import type { ComponentChildren } from 'preact';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, getPackage, sourceUrl, trackDownload } from '../api.js';
+import { useEffect, useMemo, useRef } from 'preact/hooks';
+import {
+  ApiError,
+  archiveFilename,
+  archiveUrl,
+  fetchFileText,
+  fileUrl,
+  getPackage,
+  getVersion,
+  listVersions,
+  sourceUrl,
+  trackDownload,
+} from '../api.js';
 import { CopyButton } from '../components/copy-button.js';
-import { AlertIcon, DownloadIcon, ExternalIcon, StarIcon, VerifiedIcon } from '../components/icons.js';
-import { ErrorState } from '../components/states.js';
-import { formatCount, formatDate, formatDateTime, formatFull, safeHttpUrl } from '../format.js';
-import { frontmatterRows } from '../frontmatter.js';
+import { FileTree } from '../components/file-tree.js';
+import { FileViewer } from '../components/file-viewer.js';
+import {
+  AlertIcon,
+  ArchiveIcon,
+  DownloadIcon,
+  ExternalIcon,
+  StarIcon,
+  VerifiedIcon,
+} from '../components/icons.js';
+import { Chips, type SkillDoc, SkillBody, SkillSkeleton } from '../components/skill-body.js';
+import { EmptyState, ErrorState } from '../components/states.js';
+import { VersionPicker } from '../components/version-picker.js';
+import { buildFileTree } from '../file-tree.js';
+import { formatBytes, formatCount, formatDate, formatDateTime, formatFull, safeHttpUrl } from '../format.js';
+import { frontmatterRows, frontmatterText } from '../frontmatter.js';
+import { navigate } from '../router.js';
+import { createLinkResolver, type LinkResolver, sourceBases } from '../skill-links.js';
 import { createVisitTracker } from '../track.js';
-import { useResource } from '../use-resource.js';
+import { type Resource, useResource } from '../use-resource.js';
+import { installCommand, packageViewHref, parseVersionView, type VersionView } from '../version-query.js';
 import { NotFoundPage } from './not-found-page.js';
+
+const LATEST = 'latest';
 
 function downloadText(filename: string, text: string): void {
   const url = URL.createObjectURL(new Blob([text], { type: 'text/markdown;charset=utf-8' }));
@@ -22,19 +50,6 @@ function downloadText(filename: string, text: string): void {
   anchor.remove();
   // Give the browser a moment to start the download before the URL dies.
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
-
-function Chips(props: { items: string[]; code?: boolean; empty?: string }) {
-  if (!props.items.length) return <span class="muted">{props.empty ?? 'None'}</span>;
-  return (
-    <ul class="chips">
-      {props.items.map((item) => (
-        <li key={item} class={props.code ? 'chip chip-code' : 'chip'}>
-          {item}
-        </li>
-      ))}
-    </ul>
-  );
 }
 
 function Fact(props: { label: string; children: ComponentChildren; testId?: string }) {
@@ -71,87 +86,169 @@ function PackageSkeleton() {
   );
 }
 
-/** Markdown, DOMPurify and their hooks load with the first package page, keeping the home page light. */
-function useSkillHtml(pkg: PackageDetail): string | null | false {
-  const [html, setHtml] = useState<string | null | false>(null);
-  useEffect(() => {
-    let live = true;
-    import('../markdown.js').then(
-      ({ renderSkillMarkdown, sourceBases }) => {
-        const bases = sourceBases(pkg.repoUrl, pkg.sourceRef, pkg.sourcePath) ?? {};
-        if (live) setHtml(renderSkillMarkdown(pkg.skillMdRaw, bases));
-      },
-      () => {
-        // The chunk failed to load (deploy in progress, network): show the raw text, escaped by Preact.
-        if (live) setHtml(false);
-      },
-    );
-    return () => {
-      live = false;
-    };
-  }, [pkg.skillMdRaw, pkg.repoUrl, pkg.sourceRef, pkg.sourcePath]);
-  return html;
-}
-
-function SkillBody(props: { pkg: PackageDetail }) {
-  const { pkg } = props;
-  const html = useSkillHtml(pkg);
-  const rows = frontmatterRows(pkg.frontmatter, pkg.skillMdRaw);
+function isMissing(resource: Resource<unknown>): boolean {
   return (
-    <>
-      {rows.length ? (
-        <section class="card" aria-labelledby="frontmatter-heading">
-          <h2 id="frontmatter-heading" class="card-title">
-            Frontmatter
-          </h2>
-          <div class="table-wrap">
-            <table class="frontmatter" data-testid="frontmatter">
-              <tbody>
-                {rows.map((row) => (
-                  <tr key={row.key}>
-                    <th scope="row">{row.key}</th>
-                    <td>
-                      {row.list ? <Chips items={row.list} /> : <span class="pre-wrap">{row.value}</span>}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </section>
-      ) : null}
-      <section class="card" aria-labelledby="skill-heading">
-        <h2 id="skill-heading" class="card-title">
-          SKILL.md
-        </h2>
-        {/* Sanitized by DOMPurify in renderSkillMarkdown; the CSP forbids inline script on top of that. */}
-        {html === false ? (
-          <pre class="markdown pre-wrap" data-testid="skill-body">
-            {pkg.skillMdRaw}
-          </pre>
-        ) : html === null ? (
-          <div aria-busy="true">
-            <div class="skeleton skeleton-line" />
-            <div class="skeleton skeleton-line short" />
-          </div>
-        ) : (
-          <div class="markdown" data-testid="skill-body" dangerouslySetInnerHTML={{ __html: html }} />
-        )}
-      </section>
-    </>
+    resource.status === 'error' &&
+    resource.error instanceof ApiError &&
+    (resource.error.status === 404 || resource.error.status === 400)
   );
 }
 
-function PackageView(props: { pkg: PackageDetail }) {
-  const { pkg } = props;
-  const fullName = `@${pkg.scope}/${pkg.name}`;
-  const installCommand = `pkgreg install ${fullName}`;
-  // One tracker per mount: the page is keyed by the router's visit, so a new visit starts unspent.
-  const track = useMemo(
-    () => createVisitTracker(() => trackDownload(pkg.scope, pkg.name)),
-    [pkg.scope, pkg.name],
+function Warnings(props: { warnings: string[] }) {
+  const { warnings } = props;
+  if (!warnings.length) return null;
+  return (
+    <div class="notice notice-warning" role="note" data-testid="warnings">
+      <AlertIcon width={20} height={20} />
+      <div>
+        <strong>Indexed with {warnings.length === 1 ? 'a warning' : `${warnings.length} warnings`}.</strong>{' '}
+        The skill breaks {warnings.length === 1 ? 'a rule' : 'rules'} of the skill format that agents
+        tolerate:
+        <ul class="notice-list">
+          {warnings.map((warning) => (
+            <li key={warning}>{warning}</li>
+          ))}
+        </ul>
+      </div>
+    </div>
   );
+}
+
+function VersionFacts(props: { version: VersionDetail }) {
+  const { version } = props;
+  return (
+    <section class="card" aria-labelledby="version-facts-heading" data-testid="version-facts">
+      <h2 id="version-facts-heading" class="card-title">
+        Version <span class="card-title-note">{version.version}</span>
+      </h2>
+      <dl class="facts">
+        <Fact label="Published">{formatDateTime(version.createdAt)}</Fact>
+        <Fact label="Files">
+          {formatFull(version.fileCount)} · {formatBytes(version.totalBytes)}
+        </Fact>
+        <Fact label="Digest">
+          <code title={version.digest}>{version.digest.slice(0, 19)}…</code>
+        </Fact>
+        <Fact label="Integrity">
+          <code title={version.integrity}>{version.integrity.slice(0, 19)}…</code>
+        </Fact>
+        {version.sourceCommit ? (
+          <Fact label="Commit">
+            <code title={version.sourceCommit}>{version.sourceCommit.slice(0, 12)}</code>
+          </Fact>
+        ) : null}
+      </dl>
+    </section>
+  );
+}
+
+function PackageView(props: {
+  pkg: PackageDetail;
+  view: VersionView;
+  versions: Resource<VersionListResponse>;
+  shown: Resource<VersionDetail>;
+  retryShown: () => void;
+}) {
+  const { pkg, view } = props;
+  const { scope, name } = pkg;
+  // One tracker per mount: the page is keyed by the package, so arriving on it starts unspent, while
+  // versions and files picked on it share the visit.
+  const track = useMemo(() => createVisitTracker(() => trackDownload(scope, name)), [scope, name]);
   const homepage = safeHttpUrl(pkg.homepageUrl);
+
+  const shown = props.shown.status === 'ok' ? props.shown.data : null;
+  const missing = isMissing(props.shown);
+  /** Indexed before versions existed: no version, so no files, archive or picker. */
+  const unversioned = view.version === null && missing;
+  const versionNotFound = view.version !== null && missing;
+  const versions =
+    props.versions.status === 'ok'
+      ? props.versions.data
+      : props.versions.status === 'loading'
+        ? props.versions.previous
+        : null;
+  const latest = versions?.data[0]?.version ?? null;
+  /** The exact version on screen, once known. */
+  const exact = shown?.version ?? view.version;
+
+  // The latest version's SKILL.md comes with detail; an older one is fetched from its files.
+  const fromDetail = view.version === null || view.version === pkg.version;
+  const olderVersion = fromDetail ? null : view.version;
+  const [older, retryOlder] = useResource<string | null>(
+    olderVersion ? `SKILL.md@${olderVersion}` : '',
+    (signal) =>
+      olderVersion
+        ? fetchFileText(fileUrl(scope, name, olderVersion, 'SKILL.md'), signal)
+        : Promise.resolve(null),
+  );
+  const doc: SkillDoc | null = fromDetail
+    ? {
+        raw: pkg.skillMdRaw,
+        rows: frontmatterRows(pkg.frontmatter, pkg.skillMdRaw),
+        yaml: null,
+        olderVersion: null,
+      }
+    : older.status === 'ok' && older.data !== null
+      ? { raw: older.data, rows: null, yaml: frontmatterText(older.data), olderVersion }
+      : null;
+  const warnings = fromDetail ? (pkg.warnings ?? []) : (shown?.warnings ?? []);
+
+  const files = useMemo(() => new Set(shown?.files.map((f) => f.path) ?? []), [shown]);
+  const tree = useMemo(() => (shown ? buildFileTree(shown.files) : null), [shown]);
+  const hrefFor = (path: string) => packageViewHref(scope, name, { version: view.version, file: path });
+  const source = sourceBases(pkg.repoUrl, shown?.sourceCommit ?? pkg.sourceRef, pkg.sourcePath);
+  const links = (dir: string): LinkResolver =>
+    createLinkResolver({
+      dir,
+      files: shown ? files : null,
+      viewerHref: hrefFor,
+      rawUrl: (path) => fileUrl(scope, name, shown?.version ?? LATEST, path),
+      source,
+    });
+  const linksKey = `${shown?.digest ?? ''}|${view.version ?? ''}|${source?.pageBase ?? ''}`;
+
+  // Opening a file moves focus to it (and scrolls it into view); closing one returns focus to its entry
+  // in the tree, so keyboard and screen reader users are never left on a vanished element.
+  const viewerHeading = useRef<HTMLHeadingElement>(null);
+  const lastFile = useRef(view.file);
+  useEffect(() => {
+    const previous = lastFile.current;
+    if (previous === view.file) return;
+    lastFile.current = view.file;
+    if (view.file) viewerHeading.current?.focus();
+    else if (previous) {
+      document.querySelector<HTMLElement>(`.tree-link[data-path="${CSS.escape(previous)}"]`)?.focus();
+    }
+  }, [view.file]);
+
+  const pick = (version: string) => {
+    const picked = { version: version === latest ? null : version, file: view.file };
+    navigate(packageViewHref(scope, name, picked), { keepScroll: true });
+  };
+  const command = installCommand(scope, name, view.version);
+
+  let filesBody: ComponentChildren;
+  if (unversioned) {
+    filesBody = (
+      <p class="muted" data-testid="no-versions">
+        No files yet: this package was indexed before the registry kept versions. Its whole folder appears
+        here after its next indexing run.
+      </p>
+    );
+  } else if (props.shown.status === 'error') {
+    filesBody = <ErrorState error={props.shown.error} context="the files" onRetry={props.retryShown} />;
+  } else if (tree) {
+    filesBody = <FileTree root={tree} current={view.file} hrefFor={hrefFor} />;
+  } else {
+    filesBody = (
+      <div aria-busy="true" data-testid="files-loading">
+        <span class="visually-hidden" role="status">
+          Loading the files
+        </span>
+        <SkillSkeleton />
+      </div>
+    );
+  }
 
   return (
     <article class="package-page" data-testid="package-page">
@@ -196,58 +293,150 @@ function PackageView(props: { pkg: PackageDetail }) {
         </div>
       ) : null}
 
+      <Warnings warnings={warnings} />
+
       <div class="package-layout">
         <div class="package-main">
           <section class="card install-card" aria-labelledby="install-heading">
-            <h2 id="install-heading" class="card-title">
-              Install
-            </h2>
-            <div class="install-row">
-              <code class="install-command" data-testid="install-command">
-                <span class="prompt" aria-hidden="true">
-                  ${' '}
-                </span>
-                {installCommand}
-              </code>
-              <CopyButton
-                text={installCommand}
-                label="Copy"
-                ariaLabel="Copy install command"
-                class="button install-copy"
-                testId="copy-install"
-              />
+            <div class="card-head">
+              <h2 id="install-heading" class="card-title">
+                Install
+              </h2>
+              {versions && versions.total > 0 && exact ? (
+                <VersionPicker
+                  versions={versions.data}
+                  total={versions.total}
+                  selected={exact}
+                  onPick={pick}
+                />
+              ) : null}
             </div>
-            <div class="actions">
-              <CopyButton
-                text={pkg.skillMdRaw}
-                label="Copy SKILL.md"
-                class="button button-primary"
-                onCopy={track}
-                testId="copy-skill"
-              />
-              <button
-                type="button"
-                class="button"
-                data-testid="download-skill"
-                onClick={() => {
-                  track();
-                  downloadText('SKILL.md', pkg.skillMdRaw);
-                }}
-              >
-                <DownloadIcon /> Download SKILL.md
-              </button>
-              <a
-                class="button button-ghost"
-                href={sourceUrl(pkg.scope, pkg.name)}
-                target="_blank"
-                rel="noopener noreferrer"
-                data-testid="source-link"
-              >
-                <ExternalIcon /> View source
-              </a>
-            </div>
+            {versionNotFound ? (
+              <EmptyState title={`Version ${view.version} not found`} testId="version-not-found">
+                <p>
+                  @{scope}/{name} has no version {view.version}. It may be misspelt; versions are never
+                  deleted, so it never existed here.
+                </p>
+                <a
+                  class="button button-primary"
+                  href={packageViewHref(scope, name, { version: null, file: null })}
+                >
+                  Show the latest version
+                </a>
+              </EmptyState>
+            ) : (
+              <>
+                <div class="install-row">
+                  <code class="install-command" data-testid="install-command">
+                    <span class="prompt" aria-hidden="true">
+                      ${' '}
+                    </span>
+                    {command}
+                  </code>
+                  <CopyButton
+                    text={command}
+                    label="Copy"
+                    ariaLabel="Copy install command"
+                    class="button install-copy"
+                    testId="copy-install"
+                  />
+                </div>
+                <div class="actions">
+                  <CopyButton
+                    text={doc?.raw ?? ''}
+                    disabled={!doc}
+                    label="Copy SKILL.md"
+                    class="button button-primary"
+                    onCopy={track}
+                    testId="copy-skill"
+                  />
+                  <button
+                    type="button"
+                    class="button"
+                    data-testid="download-skill"
+                    disabled={!doc}
+                    onClick={() => {
+                      if (!doc) return;
+                      track();
+                      downloadText('SKILL.md', doc.raw);
+                    }}
+                  >
+                    <DownloadIcon /> Download SKILL.md
+                  </button>
+                  {unversioned ? null : exact && (shown || view.version) ? (
+                    <a
+                      class="button"
+                      href={archiveUrl(scope, name, exact)}
+                      download={archiveFilename(scope, name, exact)}
+                      onClick={track}
+                      data-testid="download-tgz"
+                    >
+                      <ArchiveIcon /> Download .tgz
+                    </a>
+                  ) : (
+                    <button type="button" class="button" disabled>
+                      <ArchiveIcon /> Download .tgz
+                    </button>
+                  )}
+                  <a
+                    class="button button-ghost"
+                    href={sourceUrl(scope, name)}
+                    target="_blank"
+                    rel="noopener noreferrer"
+                    data-testid="source-link"
+                  >
+                    <ExternalIcon /> View source
+                  </a>
+                </div>
+              </>
+            )}
           </section>
-          <SkillBody pkg={pkg} />
+          {versionNotFound ? null : (
+            <>
+              <section class="card files-card" aria-labelledby="files-heading" data-testid="files">
+                <div class="card-head">
+                  <h2 id="files-heading" class="card-title">
+                    Files
+                  </h2>
+                  {shown ? (
+                    <span class="muted card-aside" data-testid="files-summary">
+                      {formatFull(shown.fileCount)} {shown.fileCount === 1 ? 'file' : 'files'} ·{' '}
+                      {formatBytes(shown.totalBytes)}
+                    </span>
+                  ) : null}
+                </div>
+                {filesBody}
+              </section>
+              {view.file && shown ? (
+                <FileViewer
+                  scope={scope}
+                  name={name}
+                  version={shown}
+                  files={files}
+                  path={view.file}
+                  closeHref={packageViewHref(scope, name, { version: view.version, file: null })}
+                  hrefFor={hrefFor}
+                  links={links}
+                  linksKey={linksKey}
+                  headingRef={viewerHeading}
+                />
+              ) : null}
+              {doc ? (
+                <SkillBody doc={doc} links={links('')} linksKey={linksKey} />
+              ) : older.status === 'error' ? (
+                <section class="card" aria-labelledby="skill-heading">
+                  <h2 id="skill-heading" class="card-title">
+                    SKILL.md
+                  </h2>
+                  <ErrorState error={older.error} context="SKILL.md" onRetry={retryOlder} />
+                </section>
+              ) : (
+                <section class="card" aria-label="SKILL.md">
+                  <SkillSkeleton />
+                </section>
+              )}
+            </>
+          )}
         </div>
 
         <aside class="package-side" aria-label="Package details">
@@ -304,6 +493,7 @@ function PackageView(props: { pkg: PackageDetail }) {
               ) : null}
             </dl>
           </section>
+          {shown ? <VersionFacts version={shown} /> : null}
           <section class="card">
             <h2 class="card-title">Compatibility</h2>
             <Chips items={pkg.compatibility} empty="Not stated" />
@@ -318,20 +508,28 @@ function PackageView(props: { pkg: PackageDetail }) {
   );
 }
 
-export function PackagePage(props: { scope: string; name: string }) {
+export function PackagePage(props: { scope: string; name: string; search: string }) {
   const { scope, name } = props;
-  const [resource, retry] = useResource<PackageDetail>(`${scope}/${name}`, (signal) =>
-    getPackage(scope, name, signal),
+  const view = parseVersionView(props.search);
+  const key = `${scope}/${name}`;
+  // Detail, the version list and the shown version load side by side; none waits for another.
+  const [resource, retry] = useResource<PackageDetail>(key, (signal) => getPackage(scope, name, signal));
+  const [versions] = useResource<VersionListResponse>(key, (signal) => listVersions(scope, name, signal));
+  const shownVersion = view.version ?? LATEST;
+  const [shown, retryShown] = useResource<VersionDetail>(`${key}@${shownVersion}`, (signal) =>
+    getVersion(scope, name, shownVersion, signal),
   );
+  const title = `${view.file ? `${view.file} · ` : ''}@${scope}/${name}${view.version ? `@${view.version}` : ''} · pkgreg`;
   const titled = useRef(false);
   useEffect(() => {
+    // A not-found page sets its own title; a retry's loading keeps the one shown.
     if (resource.status === 'ok') {
-      document.title = `@${scope}/${name} · pkgreg`;
+      document.title = title;
       titled.current = true;
-    } else if (!titled.current) {
-      document.title = `@${scope}/${name} · pkgreg`;
+    } else if (resource.status === 'loading' && !titled.current) {
+      document.title = title;
     }
-  }, [resource.status, scope, name]);
+  }, [resource.status, title]);
 
   if (resource.status === 'error') {
     const error = resource.error;
@@ -358,5 +556,7 @@ export function PackagePage(props: { scope: string; name: string }) {
     );
   }
   if (resource.status === 'loading') return <PackageSkeleton />;
-  return <PackageView pkg={resource.data} />;
+  return (
+    <PackageView pkg={resource.data} view={view} versions={versions} shown={shown} retryShown={retryShown} />
+  );
 }

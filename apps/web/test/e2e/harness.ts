@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 // Real pieces only: the built registry-api as a child process (serving the built UI through web-static.ts)
 // against this file's own database, driven by Debian's Chromium through playwright-core.
@@ -154,4 +155,24 @@ export async function poll<T>(
     value = await read();
   }
   return value;
+}
+
+let axeSource: string | null = null;
+
+/** axe-core's WCAG 2.1 A/AA and best-practice violations on the page, one line each. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  // Runtime.evaluate is not subject to the page's CSP, so axe needs no inline <script>.
+  await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    type AxeResults = { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<AxeResults> } })
+      .axe;
+    const result = await axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    });
+    return result.violations.map(
+      (v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+    );
+  });
 }

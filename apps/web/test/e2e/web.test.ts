@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import type { Page } from 'playwright-core';
 import { createServer } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  axeViolations,
   type Browser,
   freePort,
   launchBrowser,
@@ -556,38 +556,19 @@ describe('registry down', () => {
 });
 
 describe('accessibility (axe-core, WCAG 2.1 A/AA and best practices)', () => {
-  const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-  async function violations(page: Page): Promise<string[]> {
-    // Runtime.evaluate is not subject to the page's CSP, so axe needs no inline <script>.
-    await page.evaluate(axeSource);
-    return page.evaluate(async () => {
-      const axe = (
-        window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<AxeResults> } }
-      ).axe;
-      type AxeResults = { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
-      const result = await axe.run(document, {
-        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
-      });
-      return result.violations.map(
-        (v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-      );
-    });
-  }
-
   it('finds no violations on the home, search results, package, deprecated and 404 pages', async () => {
     const page = await newPage();
     await page.goto(`${base}/`);
     await page.waitForSelector('[data-testid="package-card"]');
-    expect(await violations(page), 'home').toEqual([]);
+    expect(await axeViolations(page), 'home').toEqual([]);
     await page.fill('#search-input', 'writer');
     await page.waitForSelector('[role="option"]');
     await page.keyboard.press('ArrowDown');
-    expect(await violations(page), 'search').toEqual([]);
+    expect(await axeViolations(page), 'search').toEqual([]);
     for (const path of ['/@acme/code-review', '/@acme/legacy-lint', '/@acme/nope']) {
       await page.goto(`${base}${path}`);
       await page.waitForSelector('[data-testid="skill-body"], [data-testid="not-found-state"]');
-      expect(await violations(page), path).toEqual([]);
+      expect(await axeViolations(page), path).toEqual([]);
     }
     await page.close();
   });
@@ -598,7 +579,7 @@ describe('accessibility (axe-core, WCAG 2.1 A/AA and best practices)', () => {
     for (const path of ['/?sort=stars', '/@acme/code-review', '/@acme/legacy-lint']) {
       await page.goto(`${base}${path}`);
       await page.waitForSelector('[data-testid="package-card"], [data-testid="skill-body"]');
-      expect(await violations(page), `dark ${path}`).toEqual([]);
+      expect(await axeViolations(page), `dark ${path}`).toEqual([]);
     }
     await page.close();
   });

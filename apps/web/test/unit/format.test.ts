@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCount, formatRelative, safeHttpUrl } from '../../src/format.js';
+import { formatBytes, formatCount, formatRelative, safeHttpUrl } from '../../src/format.js';
 
 describe('format', () => {
   it('compacts large counts', () => {
@@ -20,5 +20,14 @@ describe('format', () => {
     expect(safeHttpUrl('data:text/html,<script>')).toBeNull();
     expect(safeHttpUrl('not a url')).toBeNull();
     expect(safeHttpUrl(null)).toBeNull();
+  });
+
+  it('states sizes in binary units, as docs/versions.md states the limits', () => {
+    expect(formatBytes(0)).toBe('0 B');
+    expect(formatBytes(1023)).toBe('1023 B');
+    expect(formatBytes(1024)).toBe('1 KiB');
+    expect(formatBytes(320_000)).toBe('312.5 KiB');
+    expect(formatBytes(10 * 1024 * 1024)).toBe('10 MiB');
+    expect(formatBytes(150 * 1024 * 1024)).toBe('150 MiB');
   });
 });

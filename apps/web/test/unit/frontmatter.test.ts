@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { frontmatterRows, stripFrontmatter } from '../../src/frontmatter.js';
+import { frontmatterRows, frontmatterText, stripFrontmatter } from '../../src/frontmatter.js';
 
 // Issue 7: the frontmatter shows as a table from the detail's `frontmatter`; the block is cut from the body.
 describe('stripFrontmatter', () => {
@@ -68,5 +68,18 @@ describe('frontmatterRows order', () => {
       'b',
       'a',
     ]);
+  });
+});
+
+describe('frontmatterText', () => {
+  it('gives the YAML between the fences as written (an older version has no parsed object)', () => {
+    expect(frontmatterText('---\nname: a\nversion: 1.0.0\n---\n# Body\n')).toBe('name: a\nversion: 1.0.0');
+    expect(frontmatterText('\uFEFF---\r\nname: a\r\n...\r\nbody')).toBe('name: a');
+    expect(frontmatterText('---\n---\n')).toBe('');
+  });
+
+  it('is null without a block', () => {
+    expect(frontmatterText('# Just a body\n\n---\n')).toBeNull();
+    expect(frontmatterText('---\nname: a\n')).toBeNull();
   });
 });
