@@ -132,11 +132,39 @@ function batchesOf(folders: SkillFolder[]): SkillFolder[][] {
   return batches;
 }
 
-/** A link's target resolved inside the folder, or null when it leaves it (or is absolute). */
-function linkInside(path: string, target: string): boolean {
-  if (target.startsWith('/') || target.includes('\0')) return false;
-  const resolved = posix.normalize(posix.join(posix.dirname(path), target));
-  return resolved !== '..' && !resolved.startsWith('../') && resolved !== '.';
+/** How many links a path may pass through: deeper is treated as a loop. */
+const MAX_LINK_DEPTH = 40;
+
+/**
+ * Whether a link ends inside the folder once followed, through the folder's other links too
+ * (`d/l -> ..` then `m -> d/l/../escape` leaves it though neither target says so as text).
+ */
+export function linkStaysInside(linkPath: string, links: ReadonlyMap<string, string>): boolean {
+  const follow = (from: string[], target: string, depth: number): string[] | null => {
+    if (depth > MAX_LINK_DEPTH || target.startsWith('/') || target.includes('\\') || target.includes('\0'))
+      return null;
+    let at = [...from];
+    for (const segment of target.split('/')) {
+      if (segment === '' || segment === '.') continue;
+      if (segment === '..') {
+        if (at.length === 0) return null;
+        at.pop();
+        continue;
+      }
+      at.push(segment);
+      const next = links.get(at.join('/'));
+      if (next !== undefined) {
+        const resolved = follow(at.slice(0, -1), next, depth + 1);
+        if (resolved === null) return null;
+        at = resolved;
+      }
+    }
+    return at;
+  };
+  const target = links.get(linkPath);
+  if (target === undefined) return false;
+  const resolved = follow(linkPath.split('/').slice(0, -1), target, 0);
+  return resolved !== null;
 }
 
 /** The package's license: declared, else its own LICENSE file's, else the root's, else the host's. */
@@ -182,17 +210,19 @@ async function prepareOne(
   const { pkg } = analysis;
 
   const warnings = [...pkg.warnings];
-  const links = await content.bytesOf(folder.files.filter((f) => f.mode === '120000').map((f) => f.sha));
+  const linkBytes = await content.bytesOf(folder.files.filter((f) => f.mode === '120000').map((f) => f.sha));
+  const links = new Map(
+    folder.files
+      .filter((f) => f.mode === '120000')
+      .map((f) => [f.relativePath, linkBytes.get(f.sha)?.toString('utf8') ?? ''] as const),
+  );
   const manifest: ManifestFile[] = [];
   for (const file of folder.files) {
     const blob = content.blob(file.sha);
-    let linkTarget: string | null = null;
-    if (file.mode === '120000') {
-      linkTarget = links.get(file.sha)?.toString('utf8') ?? '';
-      if (!linkInside(file.relativePath, linkTarget)) {
-        warnings.push(`symlink ${file.relativePath} points outside the skill folder; left out`);
-        continue;
-      }
+    const linkTarget = links.get(file.relativePath) ?? null;
+    if (linkTarget !== null && !linkStaysInside(file.relativePath, links)) {
+      warnings.push(`symlink ${file.relativePath} points outside the skill folder; left out`);
+      continue;
     }
     manifest.push({
       path: file.relativePath,

@@ -228,6 +228,28 @@ describe('what is indexed', () => {
     });
   });
 
+  it('a link is followed through other links: one that leaves the folder that way is left out', async () => {
+    const repo = createRepo(root, 'links', 'kit', {
+      'linky/SKILL.md': skillMd(['name: linky', 'description: Links.']),
+      'linky/d/file.md': 'inside\n',
+      'linky/d/up': { symlink: '..' },
+      'linky/ok': { symlink: 'd/up/d/file.md' },
+      'linky/escape': { symlink: 'd/up/../SECRET' },
+    });
+    const summary = await indexSource({ db }, { kind: 'git', locator: repo, owner: 'links' });
+    expect(summary).toMatchObject({ indexed: 1 });
+    const [version] = await versionsOf('links', 'linky');
+    expect((await filesOf(version?.id as string)).map((f) => f.path)).toEqual([
+      'SKILL.md',
+      'd/file.md',
+      'd/up',
+      'ok',
+    ]);
+    expect((await pkg('links', 'linky'))?.warnings).toEqual([
+      'symlink escape points outside the skill folder; left out',
+    ]);
+  });
+
   it('a skill past a limit is rejected with a reason that names the limit', async () => {
     const repo = createRepo(root, 'limits', 'kit', {
       'many/SKILL.md': skillMd(['name: many', 'description: Many files.']),
