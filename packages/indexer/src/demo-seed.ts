@@ -1,13 +1,31 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { copyFile, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { DEMO_REPOSITORIES } from './demo-content.js';
 import { type IndexerDeps, type IndexSummary, indexSource } from './indexer.service.js';
 
-export { DEMO_REPOSITORIES } from './demo-content.js';
-
 const run = promisify(execFile);
+
+/** The demo repositories' files, as fixture files beside src/ and dist/ (demo/README.md). */
+const DEMO_DIR = fileURLToPath(new URL('../demo/', import.meta.url));
+
+/** `<owner>/<repository>` of each demo repository, relative to the demo folder. */
+export async function demoRepositories(): Promise<string[]> {
+  const repos: string[] = [];
+  for (const owner of await readdir(DEMO_DIR, { withFileTypes: true })) {
+    if (!owner.isDirectory()) continue;
+    for (const repo of await readdir(join(DEMO_DIR, owner.name), { withFileTypes: true })) {
+      if (repo.isDirectory()) repos.push(`${owner.name}/${repo.name}`);
+    }
+  }
+  return repos.sort();
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name)));
+}
 
 // A fixed identity: the seed must not depend on (or need) the operator's git configuration.
 async function git(cwd: string, args: string[]): Promise<string> {
@@ -26,16 +44,18 @@ async function exists(path: string): Promise<boolean> {
 /** Writes the demo repositories under `dir` and commits what changed; returns their paths. */
 export async function writeDemoRepositories(dir: string): Promise<string[]> {
   const paths: string[] = [];
-  for (const repo of DEMO_REPOSITORIES) {
-    const root = resolve(dir, repo.path);
+  for (const repo of await demoRepositories()) {
+    const root = resolve(dir, repo);
     await mkdir(root, { recursive: true });
     if (!(await exists(join(root, '.git')))) await git(root, ['init', '--quiet', '-b', 'main']);
-    for (const [file, content] of Object.entries(repo.files)) {
+    for (const file of await filesUnder(join(DEMO_DIR, repo))) {
+      const source = join(DEMO_DIR, repo, file);
       const target = join(root, file);
-      const current = await readFile(target, 'utf8').catch(() => null);
-      if (current === content) continue;
+      const [wanted, current] = await Promise.all([readFile(source), readFile(target).catch(() => null)]);
+      if (current?.equals(wanted)) continue;
       await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, content, { mode: file.endsWith('.sh') ? 0o755 : 0o644 });
+      // copyFile keeps the fixture's executable bit, which git records.
+      await copyFile(source, target);
     }
     await git(root, ['add', '--all']);
     const staged = await run('git', ['diff', '--cached', '--quiet'], { cwd: root }).then(

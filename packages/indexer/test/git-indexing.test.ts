@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  DEMO_REPOSITORIES,
+  demoRepositories,
   GitSource,
   type IndexFailure,
   IndexingError,
@@ -397,7 +397,8 @@ describe('demo seed', () => {
   it('creates the demo repositories and indexes them; a second run changes nothing', async () => {
     const dir = join(root, 'demo');
     const first = await seedDemo({ db: db }, dir);
-    expect(first.repositories).toHaveLength(DEMO_REPOSITORIES.length);
+    expect(first.repositories).toHaveLength((await demoRepositories()).length);
+    expect(first.repositories).toHaveLength(3);
     expect(first.summaries.flatMap((s) => s.rejections)).toEqual([]);
     expect(first.summaries.every((s) => s.status === 'succeeded')).toBe(true);
     const indexed = first.summaries.reduce((n, s) => n + s.indexed, 0);
