@@ -40,11 +40,16 @@ function createFixture(root) {
   const repo = path.join(root, 'bench', 'big-skill');
   const dir = path.join(repo, 'skills', 'big');
   for (const sub of ['scripts', 'references', 'assets']) mkdirSync(path.join(dir, sub), { recursive: true });
-  writeFileSync(path.join(dir, 'SKILL.md'), '---\nname: big\ndescription: A skill of 80 files.\n---\n# Big\n');
+  writeFileSync(
+    path.join(dir, 'SKILL.md'),
+    '---\nname: big\ndescription: A skill of 80 files.\n---\n# Big\n',
+  );
   for (let i = 0; i < 79; i += 1) {
     const sub = ['scripts', 'references', 'assets'][i % 3];
     const name = sub === 'scripts' ? `tool-${i}.sh` : sub === 'references' ? `doc-${i}.md` : `blob-${i}.bin`;
-    writeFileSync(path.join(dir, sub, name), randomBytes(13_000), { mode: sub === 'scripts' ? 0o755 : 0o644 });
+    writeFileSync(path.join(dir, sub, name), randomBytes(13_000), {
+      mode: sub === 'scripts' ? 0o755 : 0o644,
+    });
   }
   const git = (...args) =>
     spawnSync('git', ['-c', 'user.name=b', '-c', 'user.email=b@pkgreg.invalid', ...args], { cwd: repo });
@@ -114,7 +119,12 @@ try {
   const archive = Buffer.from(await (await fetch(`${base}${urlPath}`)).arrayBuffer());
   const archivePath = path.join(root, 'archive.tgz');
   writeFileSync(archivePath, archive);
-  const baseline = startPinned([path.join(here, 'baseline-server.mjs'), `@${archivePath}`, String(BASELINE_PORT), 'application/gzip']);
+  const baseline = startPinned([
+    path.join(here, 'baseline-server.mjs'),
+    `@${archivePath}`,
+    String(BASELINE_PORT),
+    'application/gzip',
+  ]);
   children.push(baseline);
   const baselineBase = `http://127.0.0.1:${BASELINE_PORT}`;
   await waitFor(`${baselineBase}/`);
@@ -129,7 +139,9 @@ try {
     runs.baseline.push(load(baselineBase, '/', archive.length));
     const [r, b] = [runs.registry.at(-1), runs.baseline.at(-1)];
     const bad = r.non2xx + r.errors + r.wrongSize;
-    console.log(`round ${round + 1}: registry ${r.rps.toFixed(0)} req/s (failed ${bad}), baseline ${b.rps.toFixed(0)} req/s`);
+    console.log(
+      `round ${round + 1}: registry ${r.rps.toFixed(0)} req/s (failed ${bad}), baseline ${b.rps.toFixed(0)} req/s`,
+    );
   }
   const median = (list) => list.map((x) => x.rps).sort((a, b) => a - b)[Math.floor(list.length / 2)];
   const [reg, bas] = [median(runs.registry), median(runs.baseline)];
