@@ -8,6 +8,7 @@ import {
   type IndexFailure,
   type IndexRequest,
   type IndexSummary,
+  indexerSettings,
   indexSource,
   listKnownSources,
   reindexAll,
@@ -47,20 +48,7 @@ function resolveTarget(arg: string, cwd: string): IndexRequest {
 }
 
 function indexerDeps(env: Env, db: Db): IndexerDeps {
-  return {
-    db,
-    limits: {
-      maxFileBytes: env.INDEX_MAX_FILE_BYTES,
-      maxSkillBytes: env.INDEX_MAX_SKILL_BYTES,
-      maxSkillFiles: env.INDEX_MAX_SKILL_FILES,
-    },
-    github: {
-      apiUrl: env.GITHUB_API_URL,
-      webUrl: env.GITHUB_WEB_URL,
-      token: env.GITHUB_TOKEN,
-      maxRateLimitWaitMs: env.GITHUB_RATE_LIMIT_MAX_WAIT_MS,
-    },
-  };
+  return { db, ...indexerSettings(env) };
 }
 
 const COUNTS = ['indexed', 'updated', 'unchanged', 'delisted', 'rejected'] as const;

@@ -1,35 +1,18 @@
+import { indexerEnvShape } from '@pkgreg/indexer';
 import { commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
 // The only place registry-api reads process.env (STYLE.md §5).
 export const EnvSchema = z.object({
   ...commonEnvShape,
+  // The code host (also the source redirect's base) and indexing limits, as the indexer declares them.
+  ...indexerEnvShape,
   REGISTRY_HOST: z.string().default('127.0.0.1'),
   REGISTRY_PORT: port(4000),
-  /** Web base of the code host, for the source redirect (GitHub Enterprise: your host). */
-  GITHUB_WEB_URL: z.url().default('https://github.com'),
-  /** REST API base of the code host. */
-  GITHUB_API_URL: z.url().default('https://api.github.com'),
-  /** Token for the code host's API; optional, raises the rate limit. Never logged. */
-  GITHUB_TOKEN: z.string().optional(),
-  /** Indexing: longest wait for a code-host rate-limit reset before a run gives up (ms). */
-  GITHUB_RATE_LIMIT_MAX_WAIT_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   /** `registry seed-demo`: where the demo git repositories go (relative: from the repository root). */
   DEMO_REPOS_DIR: z.string().min(1).default('.data/demo-repos'),
   /** Set by pnpm to the directory a script was started from: `registry index ./path` resolves against it. */
   INIT_CWD: z.string().optional(),
-  /** Indexing limits (docs/versions.md): a skill past one is rejected with a reason naming it. */
-  INDEX_MAX_FILE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(10 * 1024 * 1024),
-  INDEX_MAX_SKILL_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(50 * 1024 * 1024),
-  INDEX_MAX_SKILL_FILES: z.coerce.number().int().min(1).default(2000),
   /** Postgres pool size of one API process. */
   REGISTRY_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   /** How often track deltas are folded into packages.download_count (detail trails by about this). */

@@ -38,11 +38,12 @@ const base = '/api/packages/@acme/pdf';
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const sha512 = (bytes: Buffer) => `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
 
-/** supertest reads unknown types as text; these answers are bytes. */
-function binary(res: NodeJS.ReadableStream, callback: (error: Error | null, body: Buffer) => void): void {
+/** supertest reads unknown types as text; these answers are bytes (superagent hands the raw stream). */
+function binary(res: request.Response, callback: (error: Error | null, body: Buffer) => void): void {
+  const stream = res as unknown as NodeJS.ReadableStream;
   const chunks: Buffer[] = [];
-  res.on('data', (chunk: Buffer) => chunks.push(chunk));
-  res.on('end', () => callback(null, Buffer.concat(chunks)));
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.on('end', () => callback(null, Buffer.concat(chunks)));
 }
 
 /** Every file under `dir`: relative path -> bytes (a link: its target) and whether it is executable. */

@@ -1,3 +1,4 @@
+import { indexerEnvShape } from '@pkgreg/indexer';
 import { booleanFlag, commonEnvShape, parseEnv } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
@@ -50,23 +51,8 @@ export const EnvSchema = z.object({
   /** Bearer key for the model endpoint. Never logged. */
   MODEL_API_KEY: z.string().optional(),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).default(8000),
-  /** Code host settings for the indexer (GitHub Enterprise: your hosts). */
-  GITHUB_API_URL: z.url().default('https://api.github.com'),
-  GITHUB_WEB_URL: z.url().default('https://github.com'),
-  /** Optional code-host token. Never logged, never put in job data. */
-  GITHUB_TOKEN: z.string().optional(),
-  /** Indexing limits (docs/versions.md): a skill past one is rejected with a reason naming it. */
-  INDEX_MAX_FILE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(10 * 1024 * 1024),
-  INDEX_MAX_SKILL_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(50 * 1024 * 1024),
-  INDEX_MAX_SKILL_FILES: z.coerce.number().int().min(1).default(2000),
+  // Code host settings (GitHub Enterprise: your hosts) and limits for the indexer.
+  ...indexerEnvShape,
 });
 export type Env = z.infer<typeof EnvSchema>;
 

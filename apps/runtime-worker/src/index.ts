@@ -1,4 +1,5 @@
 import { createDb } from '@pkgreg/db';
+import { indexerSettings } from '@pkgreg/indexer';
 import { createLogger, onShutdown } from '@pkgreg/server-kit';
 import { createHttpPackageFinder } from './agents/engineering-workflow/package-finder.js';
 import { loadEnv } from './env.js';
@@ -46,18 +47,7 @@ const worker = createWorker({
         timeoutMs: env.MODEL_TIMEOUT_MS,
       }
     : null,
-  indexer: {
-    limits: {
-      maxFileBytes: env.INDEX_MAX_FILE_BYTES,
-      maxSkillBytes: env.INDEX_MAX_SKILL_BYTES,
-      maxSkillFiles: env.INDEX_MAX_SKILL_FILES,
-    },
-    github: {
-      apiUrl: env.GITHUB_API_URL,
-      webUrl: env.GITHUB_WEB_URL,
-      ...(env.GITHUB_TOKEN ? { token: env.GITHUB_TOKEN } : {}),
-    },
-  },
+  indexer: indexerSettings(env),
 });
 
 await worker.schedule();

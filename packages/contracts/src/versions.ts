@@ -81,3 +81,51 @@ export function normalizeSkillFilePath(path: string): string | null {
   if (segments.some((s) => s === '' || s === '.' || s === '..')) return null;
   return path;
 }
+
+/** How many links a path may pass through: deeper is treated as a loop. */
+const MAX_LINK_DEPTH = 40;
+
+/**
+ * Where a symbolic link of a skill folder leads, resolved the way the kernel would: each link met on the
+ * way is followed too (`m -> d/l/../x` with `d/l -> ..` leaves the folder though neither target says so
+ * as text). `links` maps each link's path to its target. Returns the resolved path ('' for the folder
+ * itself), or null when it leaves the folder, is absolute, or loops.
+ */
+export function resolveSkillLink(linkPath: string, links: ReadonlyMap<string, string>): string | null {
+  const follow = (from: string[], target: string, depth: number): string[] | null => {
+    if (depth > MAX_LINK_DEPTH || target.startsWith('/') || target.includes('\\') || target.includes('\0'))
+      return null;
+    let at = [...from];
+    for (const segment of target.split('/')) {
+      if (segment === '' || segment === '.') continue;
+      if (segment === '..') {
+        if (at.length === 0) return null;
+        at.pop();
+        continue;
+      }
+      at.push(segment);
+      const next = links.get(at.join('/'));
+      if (next !== undefined) {
+        const resolved = follow(at.slice(0, -1), next, depth + 1);
+        if (resolved === null) return null;
+        at = resolved;
+      }
+    }
+    return at;
+  };
+  const target = links.get(linkPath);
+  if (target === undefined) return null;
+  const resolved = follow(linkPath.split('/').slice(0, -1), target, 0);
+  return resolved === null ? null : resolved.join('/');
+}
+
+/**
+ * The text a version's `digest` hashes (docs/versions.md): `<mode> <sha256> <path>\n` per file, sorted
+ * by path in code-point order. `digest` = `sha256:` + hex SHA-256 of it.
+ */
+export function manifestText(files: ReadonlyArray<{ path: string; mode: string; sha256: string }>): string {
+  return [...files]
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    .map((file) => `${file.mode} ${file.sha256} ${file.path}\n`)
+    .join('');
+}

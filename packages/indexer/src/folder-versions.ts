@@ -1,4 +1,4 @@
-import { posix } from 'node:path';
+import { resolveSkillLink } from '@pkgreg/contracts';
 import type { ContentStore, StoredBlob } from './content-store.js';
 import { IndexingError } from './errors.js';
 import { detectLicenseText, isLicenseFileName } from './license.js';
@@ -132,41 +132,6 @@ function batchesOf(folders: SkillFolder[]): SkillFolder[][] {
   return batches;
 }
 
-/** How many links a path may pass through: deeper is treated as a loop. */
-const MAX_LINK_DEPTH = 40;
-
-/**
- * Whether a link ends inside the folder once followed, through the folder's other links too
- * (`d/l -> ..` then `m -> d/l/../escape` leaves it though neither target says so as text).
- */
-export function linkStaysInside(linkPath: string, links: ReadonlyMap<string, string>): boolean {
-  const follow = (from: string[], target: string, depth: number): string[] | null => {
-    if (depth > MAX_LINK_DEPTH || target.startsWith('/') || target.includes('\\') || target.includes('\0'))
-      return null;
-    let at = [...from];
-    for (const segment of target.split('/')) {
-      if (segment === '' || segment === '.') continue;
-      if (segment === '..') {
-        if (at.length === 0) return null;
-        at.pop();
-        continue;
-      }
-      at.push(segment);
-      const next = links.get(at.join('/'));
-      if (next !== undefined) {
-        const resolved = follow(at.slice(0, -1), next, depth + 1);
-        if (resolved === null) return null;
-        at = resolved;
-      }
-    }
-    return at;
-  };
-  const target = links.get(linkPath);
-  if (target === undefined) return false;
-  const resolved = follow(linkPath.split('/').slice(0, -1), target, 0);
-  return resolved !== null;
-}
-
 /** The package's license: declared, else its own LICENSE file's, else the root's, else the host's. */
 async function resolveLicense(
   content: BatchContent,
@@ -220,7 +185,7 @@ async function prepareOne(
   for (const file of folder.files) {
     const blob = content.blob(file.sha);
     const linkTarget = links.get(file.relativePath) ?? null;
-    if (linkTarget !== null && !linkStaysInside(file.relativePath, links)) {
+    if (linkTarget !== null && resolveSkillLink(file.relativePath, links) === null) {
       warnings.push(`symlink ${file.relativePath} points outside the skill folder; left out`);
       continue;
     }

@@ -26,6 +26,7 @@
 
 export { type ContentStore, createPgContentStore, type StoredBlob } from './content-store.js';
 export { type DemoSeedResult, demoRepositories, seedDemo, writeDemoRepositories } from './demo-seed.js';
+export { type IndexerEnv, indexerEnvShape, indexerSettings } from './env.js';
 export { IndexingError, type IndexingErrorCode } from './errors.js';
 export { gitBlobSha } from './git-blob-sha.js';
 export { defaultLocalOwner, GitSource, type GitSourceOptions, hostedNameOf } from './git-source.js';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
+import { manifestText } from '@pkgreg/contracts';
 import semver from 'semver';
 import { pack as tarPack } from 'tar-stream';
 import type { FileMode } from './types.js';
@@ -21,11 +22,9 @@ export interface ManifestFile {
 
 const byPath = (a: ManifestFile, b: ManifestFile) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
-/** `sha256:<hex>` of `<mode> <sha256> <path>\n` per file in path order: path, mode and bytes, nothing else. */
+/** `sha256:` + hex SHA-256 of the manifest text: path, mode and bytes of every file, nothing else. */
 export function manifestDigest(files: ManifestFile[]): string {
-  const hash = createHash('sha256');
-  for (const file of [...files].sort(byPath)) hash.update(`${file.mode} ${file.sha256} ${file.path}\n`);
-  return `sha256:${hash.digest('hex')}`;
+  return `sha256:${createHash('sha256').update(manifestText(files)).digest('hex')}`;
 }
 
 /** `yyyymmddhhmmss` in UTC. */
