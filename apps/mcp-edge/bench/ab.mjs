@@ -2,7 +2,8 @@
 //   node bench/ab.mjs <other-dist-dir relative to bench/> [rounds] [seconds]
 // e.g. build the last commit into bench-results/base/dist, then `node bench/ab.mjs ../bench-results/base/dist`.
 // Prints per round req/s and CPU µs/req of the edge, Redis and Postgres (utime + stime from /proc); run
-// under the bench flock.
+// under the bench flock. The two builds take turns going first, round by round, so what one run leaves
+// behind (Postgres writing the audit rows of the last 5 s, say) weighs on both alike.
 import { randomBytes } from 'node:crypto';
 
 const [baseDist, rounds = '4', seconds = '5'] = process.argv.slice(2);
@@ -60,7 +61,9 @@ try {
   const results = {};
   for (let round = 0; round < Number(rounds); round++) {
     for (const scenario of Object.keys(bodies)) {
-      for (const [name, server] of Object.entries(servers)) {
+      const order = Object.entries(servers);
+      if (round % 2 === 1) order.reverse();
+      for (const [name, server] of order) {
         const opts = { url: url(server), headers, body: bodies[scenario], connections: 32 };
         if (round === 0) await load({ ...opts, duration: 2 });
         const before = cpuMs(server.child.pid);
