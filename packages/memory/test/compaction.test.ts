@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '@pkgreg/db/vitest';
+import { describe, expect, it } from 'vitest';
 import {
   deleteEntry,
   findActiveByContent,
@@ -12,13 +12,7 @@ import {
 } from '../src/index.js';
 import { expectReject, ns, putArgs } from './helpers.js';
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.destroy();
-});
+const t = useTestDatabase();
 
 describe('compaction helpers (mcp-edge.md: pkgreg.memory.v1.compact summarize / extract_facts)', () => {
   it('insertEntries writes a batch in input order; listActiveWindow returns the oldest active first', async () => {

@@ -1,17 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryDeleteResultSchema } from '@pkgreg/contracts';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '@pkgreg/db/vitest';
+import { describe, expect, it } from 'vitest';
 import { deleteEntry, ENTRY_NOT_FOUND_MESSAGE, getEntry, putEntry, searchEntries } from '../src/index.js';
 import { expectReject, ns, putArgs } from './helpers.js';
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.destroy();
-});
+const t = useTestDatabase();
 
 describe('deleteEntry (mcp-edge.md, States: soft-deleted, not physically removed)', () => {
   it('marks the entry deleted, keeps the row, and hides it from search', async () => {

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TOOL_NAMES } from '@pkgreg/contracts';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { useTestDatabase } from '@pkgreg/db/vitest';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   canonicalJson,
   IDEMPOTENCY_IN_PROGRESS_MESSAGE,
@@ -13,13 +13,7 @@ import {
 } from '../src/index.js';
 import { expectReject, ns, putArgs } from './helpers.js';
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.destroy();
-});
+const t = useTestDatabase();
 
 const toolName = TOOL_NAMES.memoryPut;
 

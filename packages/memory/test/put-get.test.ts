@@ -1,19 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryEntrySchema } from '@pkgreg/contracts';
 import { createDb, type Database, requirePool } from '@pkgreg/db';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { useTestDatabase } from '@pkgreg/db/vitest';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createEntryReader, deleteEntry, ENTRY_NOT_FOUND_MESSAGE, getEntry, putEntry } from '../src/index.js';
 import { expectReject, ns, putArgs } from './helpers.js';
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.destroy();
-});
+const t = useTestDatabase();
 
 describe('putEntry append (mcp-edge.md: pkgreg.memory.v1.put)', () => {
   it('stores an active entry and returns it in the contract shape (decisions.md: Memory entry)', async () => {

@@ -1,6 +1,6 @@
 import { TOOL_NAMES } from '@pkgreg/contracts';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '@pkgreg/db/vitest';
+import { describe, expect, it } from 'vitest';
 import {
   assertNotQuarantined,
   deleteEntry,
@@ -18,13 +18,7 @@ import {
 } from '../src/index.js';
 import { expectReject, ns, putArgs } from './helpers.js';
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.destroy();
-});
+const t = useTestDatabase();
 
 describe('quarantine (mcp-edge.md: source_quarantined for durable mutation paths; decisions.md)', () => {
   it('a namespace with no record is not quarantined', async () => {

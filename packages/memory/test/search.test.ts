@@ -1,10 +1,10 @@
 import { MEMORY_LIMITS, MemorySearchResultSchema } from '@pkgreg/contracts';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '@pkgreg/db/vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { deleteEntry, extractSearchTerms, putEntry, searchEntries } from '../src/index.js';
 import { ns, putArgs } from './helpers.js';
 
-let t: TestDatabase;
+const t = useTestDatabase();
 const namespace = ns('search');
 const ids: Record<string, string> = {};
 
@@ -13,7 +13,6 @@ async function put(key: string, fields: Parameters<typeof putArgs>[1]) {
 }
 
 beforeAll(async () => {
-  t = await createTestDatabase();
   await put('pg', {
     tier: 'ltm',
     content: 'The user prefers PostgreSQL for relational databases',
@@ -47,9 +46,6 @@ beforeAll(async () => {
   // Another namespace saying the same things must never show up.
   const other = ns('search-other');
   await putEntry(t.db, other, putArgs(other, { tier: 'ltm', content: 'Postgres PostgreSQL databases' }));
-});
-afterAll(async () => {
-  await t?.destroy();
 });
 
 const both = ['stm', 'ltm'] as const;
