@@ -4,4 +4,6 @@ import { defineConfig } from 'vitest/config';
 // waits for an immediate checkpoint of the whole cluster, which takes seconds while every package's
 // tests write in parallel under CI (one afterAll was seen past vitest's default 10 s).
 // The versions tests build and index real git repositories: seconds each on a loaded 2-core CI machine.
-export default defineConfig({ test: { include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 30_000 } });
+export default defineConfig({
+  test: { include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 30_000 },
+});

@@ -56,7 +56,7 @@ describe('registry CLI', { timeout: 60_000 }, () => {
   it('index <path>: a progress line per repository, a summary, and each rejection with its reason', async () => {
     repoWith('cli-owner', 'skills', {
       'good/SKILL.md': '---\nname: good\ndescription: A good skill.\n---\n# Good\n',
-      'bad/SKILL.md': '---\nname: other\ndescription: Misnamed.\n---\n',
+      'bad/SKILL.md': '---\nname: Not Valid\ndescription: Misnamed.\n---\n',
     });
     // A relative path resolves against where pnpm was started (INIT_CWD).
     const result = await cli(['index', './cli-owner/skills']);
@@ -64,8 +64,9 @@ describe('registry CLI', { timeout: 60_000 }, () => {
     expect(result.stdout).toContain(
       '[1/1] git cli-owner/skills: 1 indexed, 0 updated, 0 unchanged, 0 delisted, 1 rejected',
     );
+    expect(result.stdout).toMatch(/^ {4}new version @cli-owner\/good@0\.0\.0-\d{14}-[0-9a-f]{12}$/m);
     expect(result.stdout).toContain(
-      'cli-owner/skills: bad/SKILL.md: name "other" does not match its directory "bad"',
+      'cli-owner/skills: bad/SKILL.md: invalid name "Not Valid": 1-64 of a-z 0-9 -, no leading, trailing or double -',
     );
     const row = await t.db
       .selectFrom('packages')
