@@ -25,6 +25,11 @@ export function createDispatch(env: Env, tools: readonly ToolSpec[]): Dispatch {
     );
   }
 
+  /** tools/list: the enabled tools this caller holds the scopes for. */
+  function toolsVisibleTo(scopes: ReadonlySet<string>) {
+    return tools.filter((t) => t.visibleTo(scopes)).map((t) => descriptors.get(t.name));
+  }
+
   return async function dispatch(ex, method) {
     // Admission has set these for every method it lets through.
     const caller = ex.caller as Caller;
@@ -35,7 +40,7 @@ export function createDispatch(env: Env, tools: readonly ToolSpec[]): Dispatch {
       case 'ping':
         return {};
       case 'tools/list':
-        return { tools: tools.filter((t) => t.visibleTo(caller.scopes)).map((t) => descriptors.get(t.name)) };
+        return { tools: toolsVisibleTo(caller.scopes) };
       case 'tools/call': {
         const spec = ex.spec as ToolSpec;
         if (!spec.runtime) return edgeResults.get(spec.name)?.get(backend.mode) as StaticResult;

@@ -32,9 +32,10 @@ import {
 import { readableTiers } from '../tools/tool-catalog.js';
 import type { Caller, Runtime } from './runtime.js';
 
-// A runtime on storage the edge reaches itself: the development database, a hosted tenant's schema, or
-// the local runtime behind a tunnel (tunnel.routes.ts). Memory and task logic live in @pkgreg/memory and
-// @pkgreg/tasks; agent runs execute in the runtime worker (the edge only enqueues and waits).
+// A runtime on storage the edge reaches itself: the development database, a hosted tenant's schema
+// (tenant-provisioner.ts), or the local runtime behind a tunnel (tunnel.routes.ts). Memory and task logic
+// live in @pkgreg/memory and @pkgreg/tasks; agent runs execute in the runtime worker (the edge only
+// enqueues and waits).
 
 /** What every local runtime of one edge shares. */
 export interface RuntimeSettings {
@@ -49,8 +50,6 @@ export interface LocalRuntimeOptions extends RuntimeSettings {
   db: Db;
   /** BullMQ prefix of this runtime's queues. */
   queuePrefix: string;
-  /** Resolves once `db` is usable (a hosted tenant's migration); calls wait for it. */
-  ready?: Promise<void>;
 }
 
 export interface LocalRuntime extends Runtime {
@@ -68,7 +67,7 @@ interface Storage {
 }
 
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
-  const { db, ready, pollWindowSeconds } = options;
+  const { db, pollWindowSeconds } = options;
   // Opened by the first invoke or compact: most calls never touch a queue.
   let opened: Promise<SubmitDeps> | undefined;
   const storage: Storage = {
@@ -80,20 +79,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     },
   };
 
-  // A hosted tenant's calls wait for its migration; the others start at once, with no promise of their own.
   return {
-    callTool(caller, name, args) {
-      if (ready) return ready.then(() => runTool(storage, caller, name, args));
-      return runTool(storage, caller, name, args);
-    },
-    getTask(caller, taskId) {
-      if (ready) return ready.then(() => getTaskRecord(db, caller.namespace, taskId, pollWindowSeconds));
-      return getTaskRecord(db, caller.namespace, taskId, pollWindowSeconds);
-    },
-    getTaskResult(caller, taskId) {
-      if (ready) return ready.then(() => getTaskResult(db, caller.namespace, taskId, pollWindowSeconds));
-      return getTaskResult(db, caller.namespace, taskId, pollWindowSeconds);
-    },
+    callTool: (caller, name, args) => runTool(storage, caller, name, args),
+    getTask: (caller, taskId) => getTaskRecord(db, caller.namespace, taskId, pollWindowSeconds),
+    getTaskResult: (caller, taskId) => getTaskResult(db, caller.namespace, taskId, pollWindowSeconds),
     async close() {
       if (!opened) return;
       const deps = await opened;
@@ -112,62 +101,70 @@ function openQueue(options: LocalRuntimeOptions): Promise<SubmitDeps> {
   );
 }
 
+/** What each runtime tool does. One function per tool, so one tool's closures cost the others nothing. */
 function runTool(storage: Storage, caller: Caller, name: string, args: unknown): Promise<object> {
-  const { db } = storage;
-  const ns = caller.namespace;
   switch (name) {
-    case TOOL_NAMES.memoryPut: {
-      const a = args as MemoryPutArgs;
-      return idempotent(db, caller, name, a, a.idempotencyKey, () => putEntry(db, ns, a));
-    }
+    case TOOL_NAMES.memoryPut:
+      return put(storage, caller, args as MemoryPutArgs);
     case TOOL_NAMES.memoryGet:
-      return getReadable(storage, caller, args as MemoryGetArgs);
-    case TOOL_NAMES.memorySearch: {
-      const a = args as MemorySearchArgs;
-      // decisions.md: search without `tiers` searches the tiers the caller may read.
-      return searchEntries(db, ns, { ...a, tiers: a.tiers ?? readableTiers(caller.scopes) });
-    }
-    case TOOL_NAMES.memoryDelete: {
-      const a = args as MemoryDeleteArgs;
-      return idempotent(db, caller, name, a, a.idempotencyKey, async () => {
-        // The delete scope is tier-specific: learn the entry's tier before touching it.
-        const { entry } = await getEntry(db, ns, { entryId: a.entryId });
-        requireScope(caller, memoryScope(entry.tier, 'delete'));
-        return deleteEntry(db, ns, a);
-      });
-    }
-    case TOOL_NAMES.memoryCompact: {
-      const a = args as MemoryCompactArgs;
-      return idempotent(db, caller, name, a, a.idempotencyKey, async () => {
-        await assertNotQuarantined(db, ns);
-        return submitCompact(await storage.submitDeps(), {
-          namespace: ns,
-          clientId: caller.clientId,
-          args: a,
-        });
-      });
-    }
-    case TOOL_NAMES.agentsInvoke: {
-      const a = args as AgentsInvokeArgs;
-      return idempotent(db, caller, name, a, a.idempotencyKey, async () => {
-        if (a.memory?.writeTiers.length) await assertNotQuarantined(db, ns);
-        return submitInvoke(await storage.submitDeps(), {
-          namespace: ns,
-          clientId: caller.clientId,
-          args: a,
-        });
-      });
-    }
+      return get(storage, caller, args as MemoryGetArgs);
+    case TOOL_NAMES.memorySearch:
+      return search(storage, caller, args as MemorySearchArgs);
+    case TOOL_NAMES.memoryDelete:
+      return remove(storage, caller, args as MemoryDeleteArgs);
+    case TOOL_NAMES.memoryCompact:
+      return compact(storage, caller, args as MemoryCompactArgs);
+    case TOOL_NAMES.agentsInvoke:
+      return invoke(storage, caller, args as AgentsInvokeArgs);
     default:
       return Promise.reject(new RejectError('method_not_found', `unknown tool ${name}`));
   }
 }
 
+function put({ db }: Storage, caller: Caller, a: MemoryPutArgs): Promise<object> {
+  return idempotent(db, caller, TOOL_NAMES.memoryPut, a, a.idempotencyKey, () =>
+    putEntry(db, caller.namespace, a),
+  );
+}
+
 /** The read scope is tier-specific: it is checked once the entry, and so its tier, is read. */
-async function getReadable(storage: Storage, caller: Caller, args: MemoryGetArgs): Promise<object> {
-  const result = await getEntry(storage.db, caller.namespace, args, { reader: storage.entries });
+async function get(storage: Storage, caller: Caller, a: MemoryGetArgs): Promise<object> {
+  const result = await getEntry(storage.db, caller.namespace, a, { reader: storage.entries });
   requireScope(caller, memoryScope(result.entry.tier, 'read'));
   return result;
+}
+
+/** decisions.md: search without `tiers` searches the tiers the caller may read. */
+function search({ db }: Storage, caller: Caller, a: MemorySearchArgs): Promise<object> {
+  return searchEntries(db, caller.namespace, { ...a, tiers: a.tiers ?? readableTiers(caller.scopes) });
+}
+
+function remove({ db }: Storage, caller: Caller, a: MemoryDeleteArgs): Promise<object> {
+  const ns = caller.namespace;
+  return idempotent(db, caller, TOOL_NAMES.memoryDelete, a, a.idempotencyKey, async () => {
+    // The delete scope is tier-specific: learn the entry's tier before touching it.
+    const { entry } = await getEntry(db, ns, { entryId: a.entryId });
+    requireScope(caller, memoryScope(entry.tier, 'delete'));
+    return deleteEntry(db, ns, a);
+  });
+}
+
+function compact(storage: Storage, caller: Caller, a: MemoryCompactArgs): Promise<object> {
+  const { db } = storage;
+  const ns = caller.namespace;
+  return idempotent(db, caller, TOOL_NAMES.memoryCompact, a, a.idempotencyKey, async () => {
+    await assertNotQuarantined(db, ns);
+    return submitCompact(await storage.submitDeps(), { namespace: ns, clientId: caller.clientId, args: a });
+  });
+}
+
+function invoke(storage: Storage, caller: Caller, a: AgentsInvokeArgs): Promise<object> {
+  const { db } = storage;
+  const ns = caller.namespace;
+  return idempotent(db, caller, TOOL_NAMES.agentsInvoke, a, a.idempotencyKey, async () => {
+    if (a.memory?.writeTiers.length) await assertNotQuarantined(db, ns);
+    return submitInvoke(await storage.submitDeps(), { namespace: ns, clientId: caller.clientId, args: a });
+  });
 }
 
 function idempotent<R extends object>(

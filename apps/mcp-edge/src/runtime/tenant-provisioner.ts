@@ -37,7 +37,7 @@ export function createTenantProvisioner(options: TenantProvisionerOptions): Tena
       void db.destroy();
     });
     const queuePrefix = `${options.queuePrefix}:tenant:${tenant}`;
-    const runtime = createLocalRuntime({ ...options.settings, db, queuePrefix, ready });
+    const runtime = afterMigration(ready, createLocalRuntime({ ...options.settings, db, queuePrefix }));
     provisioned.set(tenant, { runtime, db });
     return runtime;
   }
@@ -53,5 +53,24 @@ export function createTenantProvisioner(options: TenantProvisionerOptions): Tena
         ),
       );
     },
+  };
+}
+
+/** The tenant's runtime whose calls first wait for its schema (and fail with its migration). */
+function afterMigration(ready: Promise<void>, runtime: LocalRuntime): LocalRuntime {
+  return {
+    async callTool(caller, name, args) {
+      await ready;
+      return runtime.callTool(caller, name, args);
+    },
+    async getTask(caller, taskId) {
+      await ready;
+      return runtime.getTask(caller, taskId);
+    },
+    async getTaskResult(caller, taskId) {
+      await ready;
+      return runtime.getTaskResult(caller, taskId);
+    },
+    close: () => runtime.close(),
   };
 }
