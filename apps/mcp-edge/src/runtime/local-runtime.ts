@@ -101,24 +101,13 @@ function openQueue(options: LocalRuntimeOptions): Promise<SubmitDeps> {
   );
 }
 
-/** What each runtime tool does. One function per tool, so one tool's closures cost the others nothing. */
+/** One function per runtime tool, so one tool's closures (its idempotent runs) cost the others nothing. */
+type ToolRun = (storage: Storage, caller: Caller, args: never) => Promise<object>;
+
 function runTool(storage: Storage, caller: Caller, name: string, args: unknown): Promise<object> {
-  switch (name) {
-    case TOOL_NAMES.memoryPut:
-      return put(storage, caller, args as MemoryPutArgs);
-    case TOOL_NAMES.memoryGet:
-      return get(storage, caller, args as MemoryGetArgs);
-    case TOOL_NAMES.memorySearch:
-      return search(storage, caller, args as MemorySearchArgs);
-    case TOOL_NAMES.memoryDelete:
-      return remove(storage, caller, args as MemoryDeleteArgs);
-    case TOOL_NAMES.memoryCompact:
-      return compact(storage, caller, args as MemoryCompactArgs);
-    case TOOL_NAMES.agentsInvoke:
-      return invoke(storage, caller, args as AgentsInvokeArgs);
-    default:
-      return Promise.reject(new RejectError('method_not_found', `unknown tool ${name}`));
-  }
+  const run = TOOL_RUNS.get(name);
+  if (!run) return Promise.reject(new RejectError('method_not_found', `unknown tool ${name}`));
+  return run(storage, caller, args as never);
 }
 
 function put({ db }: Storage, caller: Caller, a: MemoryPutArgs): Promise<object> {
@@ -166,6 +155,15 @@ function invoke(storage: Storage, caller: Caller, a: AgentsInvokeArgs): Promise<
     return submitInvoke(await storage.submitDeps(), { namespace: ns, clientId: caller.clientId, args: a });
   });
 }
+
+const TOOL_RUNS = new Map<string, ToolRun>([
+  [TOOL_NAMES.memoryPut, put],
+  [TOOL_NAMES.memoryGet, get],
+  [TOOL_NAMES.memorySearch, search],
+  [TOOL_NAMES.memoryDelete, remove],
+  [TOOL_NAMES.memoryCompact, compact],
+  [TOOL_NAMES.agentsInvoke, invoke],
+]);
 
 function idempotent<R extends object>(
   db: Db,
