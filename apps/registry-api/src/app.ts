@@ -5,14 +5,13 @@ import { healthRoutes, type Logger } from '@pkgreg/server-kit';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
-import { downloadsRoutes } from './downloads/downloads.routes.js';
 import type { Env } from './env.js';
 import { JSON_BODY_LIMIT } from './http/body.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
-import { createFastLane } from './http/fast-lane.js';
 import { requestId } from './http/request-id.js';
 import { openApiRoutes } from './openapi/openapi.routes.js';
 import { createPackageCache, type PackageCache } from './packages/package-cache.js';
+import { createPackageEndpoints } from './packages/package-endpoints.js';
 import { packagesRoutes } from './packages/packages.routes.js';
 import { searchRoutes } from './search/search.routes.js';
 import { createContentCache } from './versions/content-cache.js';
@@ -29,15 +28,15 @@ export interface AppDeps {
 }
 
 /**
- * Builds the registry's request listener: the fast lane (http/fast-lane.ts) for cache hits and
- * body-less track calls, in front of the Express app that answers everything else. Never listens
- * (tests drive it with supertest, so every test goes through the lane).
+ * Builds the registry's request listener: detail, skill-md and track answered by
+ * packages/package-endpoints.ts, in front of the Express app that answers everything else. Never
+ * listens (tests drive it with supertest, so every test goes through the same listener as production).
  */
 export function createApp(deps: AppDeps): RequestListener {
   return createRegistry(deps).handler;
 }
 
-/** The listener and its parts: the Express app behind the lane, and the cache and recorder both share. */
+/** The listener and its parts: the Express app behind the endpoints, the detail cache, the track recorder. */
 export interface Registry {
   handler: RequestListener;
   express: Express;
@@ -53,28 +52,26 @@ export function createRegistry(deps: AppDeps): Registry {
       maxInFlight: deps.env.TRACK_MAX_IN_FLIGHT,
       holdMs: deps.env.TRACK_HOLD_MS,
     });
-  const express = createExpressApp(deps, cache, recorder);
-  return { handler: createFastLane({ app: express, cache, recorder }), express, cache, recorder };
+  const express = createExpressApp(deps);
+  const handler = createPackageEndpoints({ app: express, cache, recorder, logger: deps.logger });
+  return { handler, express, cache, recorder };
 }
 
-function createExpressApp(deps: AppDeps, cache: PackageCache, recorder: DownloadRecorder): Express {
+function createExpressApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   // ETags come from row_version (packages.routes.ts), never from hashing the body.
   app.set('etag', false);
   app.set('trust proxy', 'loopback');
   app.use(requestId());
-  // The package routes (detail and skill-md misses) come first, so a request does not walk the health,
-  // body-parser and openapi layers before reaching them. They are GET-only and read no body: a GET's
-  // body has no meaning (RFC 9110) and is left unparsed.
-  app.use(packagesRoutes({ db: deps.db, codeHostWebUrl: deps.env.GITHUB_WEB_URL, cache }));
+  // The package routes (list, source) come first, so a request does not walk the health, body-parser
+  // and openapi layers before reaching them. They read no body: a GET's body has no meaning (RFC 9110).
+  app.use(packagesRoutes({ db: deps.db, codeHostWebUrl: deps.env.GITHUB_WEB_URL }));
   const content = createContentCache(
     createPgContentStore(deps.db),
     deps.env.CONTENT_CACHE_MAX_MB * 1024 * 1024,
   );
   app.use(versionsRoutes({ db: deps.db, content }));
-  // Track calls the lane handed on (a body, a 404, an error) next: it parses its optional body itself.
-  app.use(downloadsRoutes({ recorder }));
   app.use(healthRoutes({ db: deps.db, redis: deps.redis }));
   // No endpoint takes a body, but a malformed one must still be a 400, never a 5xx.
   app.use(express.json({ limit: JSON_BODY_LIMIT }));

@@ -1,5 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EncodedBody } from '../packages/package-cache.js';
+
+/** One representation, encoded once: the hot path writes these bytes and headers as they are. */
+export interface EncodedBody {
+  etag: string;
+  bytes: Buffer;
+  /** Content-Length, already a string (setHeader would convert it on every response). */
+  length: string;
+}
+
+export function encodeBody(text: string, etag: string): EncodedBody {
+  const bytes = Buffer.from(text, 'utf8');
+  return { etag, bytes, length: String(bytes.length) };
+}
 
 /** A strong ETag from a row's version (not a hash of the body: the row says when it changed). */
 export function etagFor(version: string, variant: string): string {

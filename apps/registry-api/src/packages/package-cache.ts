@@ -1,16 +1,8 @@
 import type { Db } from '@pkgreg/db';
-import { etagFor } from '../http/etag.js';
+import { type EncodedBody, encodeBody, etagFor } from '../http/etag.js';
 import type { PackageKey } from './package-path.js';
 import { findVisibleVersions } from './packages.repository.js';
 import { getPackageDetail } from './packages.service.js';
-
-/** One representation, encoded once: the hot path writes these bytes and headers as they are. */
-export interface EncodedBody {
-  etag: string;
-  bytes: Buffer;
-  /** Content-Length, already a string (setHeader would convert it on every response). */
-  length: string;
-}
 
 /** A visible package, ready to send: detail JSON and SKILL.md, each with its ETag from the row version. */
 export interface CachedPackage {
@@ -18,16 +10,11 @@ export interface CachedPackage {
   skillMd: EncodedBody;
 }
 
-function encode(text: string, etag: string): EncodedBody {
-  const bytes = Buffer.from(text, 'utf8');
-  return { etag, bytes, length: String(bytes.length) };
-}
-
 export interface PackageCache {
   get(key: PackageKey): Promise<CachedPackage>;
   /**
    * The entry for `scope/name` when it is loaded and may still be served, else undefined. Synchronous,
-   * for the request listener's cache-hit lane (http/fast-lane.ts): a hit costs one Map lookup.
+   * so a cache hit of the package endpoints (package-endpoints.ts) costs one Map lookup.
    */
   peek(id: string): CachedPackage | undefined;
 }
@@ -73,8 +60,8 @@ export function createPackageCache(db: Db, options: PackageCacheOptions): Packag
     const detail = await getPackageDetail(db, key);
     return {
       cached: {
-        detail: encode(JSON.stringify(detail.value), etagFor(detail.version, 'json')),
-        skillMd: encode(detail.value.skillMdRaw, etagFor(detail.version, 'md')),
+        detail: encodeBody(JSON.stringify(detail.value), etagFor(detail.version, 'json')),
+        skillMd: encodeBody(detail.value.skillMdRaw, etagFor(detail.version, 'md')),
       },
       version: detail.version,
     };

@@ -1,15 +1,7 @@
 import { ListQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { Router } from 'express';
-import {
-  DETAIL_CACHE_CONTROL,
-  JSON_CONTENT_TYPE,
-  SKILL_MD_CACHE_CONTROL,
-  SKILL_MD_CONTENT_TYPE,
-  sendEncoded,
-} from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
-import type { PackageCache } from './package-cache.js';
 import { packageKeyFromParams } from './package-path.js';
 import { getSourceUrl, listPackages } from './packages.service.js';
 
@@ -17,12 +9,10 @@ export interface PackagesRoutesDeps {
   db: Db;
   /** Web base URL of the code host, for the source redirect. */
   codeHostWebUrl: string;
-  /** Detail/skill-md micro-cache, shared with the request listener's fast lane (http/fast-lane.ts). */
-  cache: PackageCache;
 }
 
 export function packagesRoutes(deps: PackagesRoutesDeps): Router {
-  const { db, cache } = deps;
+  const { db } = deps;
   const router = Router();
 
   router.get('/api/packages', async (req, res) => {
@@ -30,15 +20,7 @@ export function packagesRoutes(deps: PackagesRoutesDeps): Router {
     res.json(await listPackages(db, query));
   });
 
-  router.get('/api/packages/:scope/:name', async (req, res) => {
-    const pkg = await cache.get(packageKeyFromParams(req.params));
-    sendEncoded(req, res, pkg.detail, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
-  });
-
-  router.get('/api/packages/:scope/:name/skill-md', async (req, res) => {
-    const pkg = await cache.get(packageKeyFromParams(req.params));
-    sendEncoded(req, res, pkg.skillMd, SKILL_MD_CONTENT_TYPE, SKILL_MD_CACHE_CONTROL);
-  });
+  // Detail, skill-md and track are answered before Express, by package-endpoints.ts.
 
   router.get('/api/packages/:scope/:name/source', async (req, res) => {
     res.redirect(302, await getSourceUrl(db, packageKeyFromParams(req.params), deps.codeHostWebUrl));

@@ -11,7 +11,7 @@ import { createApp, createRegistry } from '../src/app.js';
 import { foldAllDownloadDeltas } from '../src/downloads/download-flusher.js';
 import { createDownloadRecorder, type DownloadRecorder } from '../src/downloads/download-recorder.js';
 import { loadEnv } from '../src/env.js';
-import { createFastLane } from '../src/http/fast-lane.js';
+import { createPackageEndpoints } from '../src/packages/package-endpoints.js';
 import {
   createTestRegistry,
   insertPackages,
@@ -20,9 +20,10 @@ import {
   type TestRegistry,
 } from './fixtures.js';
 
-// The request listener answers cache hits and body-less track calls itself (src/http/fast-lane.ts);
-// everything else goes to the Express app. These tests hold the lane to what Express answers for the
-// same request (registry-api.md: detail, skill-md, track; decisions.md: Registry / ETag, Track).
+// Detail, skill-md and track are answered before Express (src/packages/package-endpoints.ts), hit or
+// miss, success or error; everything else goes to the Express app. These tests hold them to the
+// contract (registry-api.md: detail, skill-md, track; decisions.md: Registry / ETag, Track) and to
+// the error body and request id every other route has.
 
 let registry: TestRegistry;
 let t: TestDatabase;
@@ -47,8 +48,8 @@ afterAll(async () => registry?.close());
 
 const SAME_HEADERS = ['etag', 'cache-control', 'content-type', 'content-length'];
 
-describe('cache hits answered by the listener (registry-api.md: detail, skill-md; decisions.md: ETag)', () => {
-  it('a hit has the body and headers the Express route gave on the miss', async () => {
+describe('detail and skill-md (registry-api.md: detail, skill-md; decisions.md: ETag)', () => {
+  it('a hit has the body and headers the miss had', async () => {
     const miss = await request(app).get('/api/packages/@acme/lane-skill').expect(200);
     const hit = await request(app).get('/api/packages/%40acme/lane-skill').expect(200);
     expect(hit.text).toBe(miss.text);
@@ -85,7 +86,7 @@ describe('cache hits answered by the listener (registry-api.md: detail, skill-md
     expect(head.text ?? '').toBe('');
   });
 
-  it('leaves everything else to Express: queries, unknown tails, bad paths, delisted packages', async () => {
+  it('queries, unknown tails, bad paths and delisted packages get their documented answers', async () => {
     await request(app).get('/api/packages/@acme/lane-skill').expect(200);
     await request(app).get('/api/packages/@acme/lane-skill?x=1').expect(200);
     await request(app).get('/api/packages/@acme/lane-skill/unknown').expect(404, { error: 'Not found' });
@@ -97,8 +98,8 @@ describe('cache hits answered by the listener (registry-api.md: detail, skill-md
   });
 });
 
-describe('what the lane answers itself and what it hands to Express (src/http/fast-lane.ts)', () => {
-  it('hits and body-less tracks never reach Express; misses, 404s and bodies do', async () => {
+describe('what the endpoints answer and what goes to Express (src/packages/package-endpoints.ts)', () => {
+  it('detail, skill-md and track never reach Express, hit or miss, 404 or body; other routes do', async () => {
     const parts = createRegistry({
       db: t.db,
       redis,
@@ -106,25 +107,32 @@ describe('what the lane answers itself and what it hands to Express (src/http/fa
       env: loadEnv({ DETAIL_CACHE_TTL_MS: '60000' }),
     });
     let handedOn = 0;
-    const lane = createFastLane({
+    const endpoints = createPackageEndpoints({
       app: (req, res) => {
         handedOn += 1;
         parts.express(req, res);
       },
       cache: parts.cache,
       recorder: parts.recorder,
+      logger: silentLogger,
     });
-    await request(lane).get('/api/packages/@acme/lane-skill').expect(200); // miss: Express loads it
-    expect(handedOn).toBe(1);
-    await request(lane).get('/api/packages/@acme/lane-skill').expect(200);
-    await request(lane).get('/api/packages/%40acme/lane-skill/skill-md').expect(200);
-    await request(lane).head('/api/packages/@acme/lane-skill').expect(200);
-    await request(lane).post('/api/packages/@acme/tracked/track').expect(200, { ok: true });
-    expect(handedOn).toBe(1);
-    await request(lane).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
-    await request(lane).post('/api/packages/@acme/tracked/track').send({ a: 1 }).expect(200);
-    await request(lane).get('/api/packages/@acme/lane-skill?x=1').expect(200);
-    expect(handedOn).toBe(4);
+    await request(endpoints).get('/api/packages/@acme/lane-skill').expect(200); // a miss, read here
+    await request(endpoints).get('/api/packages/@acme/lane-skill').expect(200);
+    await request(endpoints).get('/api/packages/%40acme/lane-skill/skill-md').expect(200);
+    await request(endpoints).head('/api/packages/@acme/lane-skill').expect(200);
+    await request(endpoints).post('/api/packages/@acme/tracked/track').expect(200, { ok: true });
+    await request(endpoints).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
+    await request(endpoints).post('/api/packages/@acme/tracked/track').send({ a: 1 }).expect(200);
+    await request(endpoints).get('/api/packages/@acme/lane-skill?x=1').expect(200);
+    await request(endpoints).get('/api/packages/@acme/%6Cane-skill').expect(200);
+    await request(endpoints).get('/api/packages/@acme/nope').expect(404, { error: 'Package not found' });
+    expect(handedOn).toBe(0);
+    await request(endpoints).get('/api/packages/@acme/lane-skill/source').expect(302);
+    await request(endpoints)
+      .get('/api/packages/@acme/lane-skill/unknown')
+      .expect(404, { error: 'Not found' });
+    await request(endpoints).get('/api/packages').expect(200);
+    expect(handedOn).toBe(3);
     await foldAllDownloadDeltas(t.db);
   });
 });
@@ -171,7 +179,7 @@ describe('the micro-cache past its TTL (docs/decisions.md: detail at most 2 x DE
   });
 });
 
-describe('track answered by the listener (registry-api.md: track; decisions.md: Track)', () => {
+describe('track (registry-api.md: track; decisions.md: Track)', () => {
   const pending = async (name: string) => {
     const result = await sql<{ n: string | null }>`
       select sum(u.n) as n from package_download_batches b
@@ -191,7 +199,7 @@ describe('track answered by the listener (registry-api.md: track; decisions.md: 
     await foldAllDownloadDeltas(t.db);
   });
 
-  it('404 and 400 come from Express with the documented bodies, and nothing is counted', async () => {
+  it('404 and 400 have the documented bodies, and nothing is counted', async () => {
     await request(app).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
     await request(app).post('/api/packages/@acme/hidden/track').expect(404, { error: 'Not found' });
     await request(app)
@@ -200,12 +208,18 @@ describe('track answered by the listener (registry-api.md: track; decisions.md: 
     expect(await pending('hidden')).toBe(0);
   });
 
-  it('a call with a JSON body goes through Express and is counted the same way', async () => {
+  it('a call with a JSON body is parsed (bad JSON is a 400) and counted the same way', async () => {
     await foldAllDownloadDeltas(t.db);
     await request(app)
       .post('/api/packages/@acme/tracked/track')
       .send({ source: 'cli' })
       .expect(200, { ok: true });
+    expect(await pending('tracked')).toBe(1);
+    await request(app)
+      .post('/api/packages/@acme/tracked/track')
+      .set('Content-Type', 'application/json')
+      .send('{"source":')
+      .expect(400, { error: 'Malformed JSON body' });
     expect(await pending('tracked')).toBe(1);
     await foldAllDownloadDeltas(t.db);
   });

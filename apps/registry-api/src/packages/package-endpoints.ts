@@ -1,0 +1,155 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { INVALID_PACKAGE_PATH_MESSAGE, parsePackagePath, TRACK_NOT_FOUND_MESSAGE } from '@pkgreg/contracts';
+import type { Logger } from '@pkgreg/server-kit';
+import express from 'express';
+import type { DownloadRecorder } from '../downloads/download-recorder.js';
+import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
+import { badRequest, notFound } from '../http/api-error.js';
+import { JSON_BODY_LIMIT } from '../http/body.js';
+import { writeError } from '../http/error-writer.js';
+import {
+  DETAIL_CACHE_CONTROL,
+  type EncodedBody,
+  JSON_CONTENT_TYPE,
+  SKILL_MD_CACHE_CONTROL,
+  SKILL_MD_CONTENT_TYPE,
+  sendEncoded,
+} from '../http/etag.js';
+import { requestIdFor } from '../http/request-id.js';
+import type { CachedPackage, PackageCache } from './package-cache.js';
+import type { PackageKey } from './package-path.js';
+
+// Detail, skill-md and track: the registry's hottest requests, answered here before Express (as the MCP
+// edge answers POST /mcp), each by one path, hit or miss, success or error. Express's app.handle, its
+// router walk and our middleware chain cost more CPU than such a request's own work (docs/benchmarks.md,
+// Registry). Every other request goes to the Express app.
+
+const PACKAGE_PATH_PREFIX = '/api/packages/';
+
+type Endpoint = 'detail' | 'skill-md' | 'track';
+
+interface Target {
+  endpoint: Endpoint;
+  scopeSegment: string;
+  name: string;
+}
+
+/** `/api/packages/<scope>/<name>[/skill-md|/track][?query]` with the method it answers; else undefined. */
+function targetOf(url: string, method: string | undefined): Target | undefined {
+  if (!url.startsWith(PACKAGE_PATH_PREFIX)) return undefined;
+  const query = url.indexOf('?');
+  const path = query < 0 ? url : url.slice(0, query);
+  const [scopeSegment = '', name = '', tail, extra] = path.slice(PACKAGE_PATH_PREFIX.length).split('/');
+  if (extra !== undefined || scopeSegment === '' || name === '') return undefined;
+  const endpoint: Endpoint | undefined =
+    tail === undefined ? 'detail' : tail === 'skill-md' ? 'skill-md' : tail === 'track' ? 'track' : undefined;
+  if (endpoint === undefined) return undefined;
+  const reading = method === 'GET' || method === 'HEAD';
+  if (endpoint === 'track' ? method !== 'POST' : !reading) return undefined;
+  return { endpoint, scopeSegment, name };
+}
+
+/** Percent-decodes a path segment as Express decodes route parameters; a malformed escape is a 400. */
+function decodeSegment(segment: string): string {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest('Bad request');
+  }
+}
+
+/** The key of `@scope/name` (the `@` may come as `%40`), or a 400 when the path breaks the rule. */
+function keyOf(target: Target): PackageKey {
+  const scope = decodeSegment(target.scopeSegment);
+  const key =
+    scope.startsWith('@') || scope.startsWith('%40')
+      ? parsePackagePath(scope, decodeSegment(target.name))
+      : null;
+  if (!key) throw badRequest(INVALID_PACKAGE_PATH_MESSAGE);
+  return key;
+}
+
+/** A request that carries no body (track takes none; a sent one is still parsed, so bad JSON is a 400). */
+function hasNoBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+}
+
+export interface PackageEndpointsDeps {
+  /** The Express app: every request that is not one of these endpoints. */
+  app: RequestListener;
+  cache: PackageCache;
+  recorder: DownloadRecorder;
+  logger: Logger;
+}
+
+export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListener {
+  const { app, cache, recorder, logger } = deps;
+  const parseJson = express.json({ limit: JSON_BODY_LIMIT });
+
+  const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown) => {
+    if (!res.headersSent) res.setHeader('X-Request-Id', requestId);
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    writeError(res, error, { logger, requestId, method: req.method, path });
+  };
+
+  const send = (req: IncomingMessage, res: ServerResponse, endpoint: Endpoint, pkg: CachedPackage) => {
+    const body: EncodedBody = endpoint === 'detail' ? pkg.detail : pkg.skillMd;
+    if (endpoint === 'detail') sendEncoded(req, res, body, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
+    else sendEncoded(req, res, body, SKILL_MD_CONTENT_TYPE, SKILL_MD_CACHE_CONTROL);
+  };
+
+  const read = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    endpoint: Endpoint,
+    key: PackageKey,
+    id: string,
+  ) => {
+    // A hit costs one Map lookup; a miss reads (and caches) the package, or answers its 404.
+    const hit = cache.peek(`${key.scope}/${key.name}`);
+    if (hit) return send(req, res, endpoint, hit);
+    cache.get(key).then(
+      (pkg) => send(req, res, endpoint, pkg),
+      (error: unknown) => fail(req, res, id, error),
+    );
+  };
+
+  const track = (req: IncomingMessage, res: ServerResponse, key: PackageKey, id: string) => {
+    recorder.record(key.scope, key.name).then(
+      (counted) => {
+        // registry-api.md: track's 404 body is `Not found` (not detail's `Package not found`).
+        if (!counted) return fail(req, res, id, notFound(TRACK_NOT_FOUND_MESSAGE));
+        res.writeHead(200, {
+          'X-Request-Id': id,
+          'Content-Type': JSON_CONTENT_TYPE,
+          'Content-Length': TRACK_OK_LENGTH,
+        });
+        res.end(TRACK_OK);
+      },
+      (error: unknown) => fail(req, res, id, error),
+    );
+  };
+
+  return (req, res) => {
+    const target = targetOf(req.url ?? '', req.method);
+    if (!target) return app(req, res);
+    const id = requestIdFor(req.headers['x-request-id']);
+    let key: PackageKey;
+    try {
+      key = keyOf(target);
+    } catch (error) {
+      return fail(req, res, id, error);
+    }
+    if (target.endpoint !== 'track') {
+      res.setHeader('X-Request-Id', id);
+      return read(req, res, target.endpoint, key, id);
+    }
+    // Track's answer carries the id in writeHead with its other headers.
+    if (hasNoBody(req)) return track(req, res, key, id);
+    parseJson(req as express.Request, res as express.Response, (error?: unknown) =>
+      error ? fail(req, res, id, error) : track(req, res, key, id),
+    );
+  };
+}
