@@ -289,9 +289,8 @@ console.log(`\n${table}\n\n${notes.join('\n')}`);
 // How to read the figures (kept with them on every run).
 const READING = `
 Reading the figures: detail and track are compared with a bare \`node:http\` server writing a constant
-buffer, measured in the same rounds. Cache hits of detail (and skill-md) and body-less track calls are
-answered by the registry's request listener before Express (src/http/fast-lane.ts); the detail
-micro-cache revalidates expired entries in the background with one batched version query, so the
+buffer, measured in the same rounds. Detail, skill-md and track are answered before Express
+(src/packages/package-endpoints.ts); the detail micro-cache revalidates expired entries in the background with one batched version query, so the
 1000-package detail run costs about what cache hits cost. Track answers only after the batch's commit
 (no increment lost on a kill): one row per batch, and ids the process already knows skip the lookup
 while no package changed visibility (docs/decisions.md), so uniform and hot differ little; what is left
