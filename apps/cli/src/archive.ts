@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { normalizeSkillFilePath, type VersionDetail } from '@pkgreg/contracts';
-import { extract } from 'tar-stream';
 import { CliError, EXIT } from './errors.js';
 import { FILE_MODES, type LockedFile, lockedFilesOf, sha256Hex } from './lockfile.js';
 import type { SkillFile } from './skill-files.js';
@@ -49,6 +48,7 @@ export async function unpackArchive(
   } catch (error) {
     throw refuse(label, `the archive cannot be unpacked (${(error as Error).message})`);
   }
+  const { extract } = await import('tar-stream');
   const expected = lockedFilesOf(version);
   const links = new Map(version.files.map((file) => [file.path, file.linkTarget]));
   const prefix = `${packageName}/`;

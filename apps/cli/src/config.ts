@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { DEFAULT_REGISTRY } from './constants.js';
 import type { Env } from './env.js';
 import { CliError, EXIT } from './errors.js';
 
-export const DEFAULT_REGISTRY = 'https://registry.pkgreg.dev';
+export { DEFAULT_REGISTRY };
 
 const RegistryUrlSchema = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 

@@ -269,7 +269,7 @@ async function downloadAll(
   if (needed.length === 0) return files;
   const totalBytes = needed.reduce((sum, job) => sum + job.version.totalBytes, 0);
   const totalFiles = needed.reduce((sum, job) => sum + job.version.fileCount, 0);
-  const bar = createDownloadBar(totalBytes, totalFiles);
+  const bar = await createDownloadBar(totalBytes, totalFiles);
   if (bar) progress.done();
   let doneBytes = 0;
   try {

@@ -2,12 +2,14 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { normalizeSkillFilePath, type VersionDetail } from '@pkgreg/contracts';
-import semver from 'semver';
+import validVersion from 'semver/functions/valid.js';
+import validRange from 'semver/ranges/valid.js';
 import { z } from 'zod';
 import { findAgent } from './agents.js';
+import { LOCKFILE_NAME } from './constants.js';
 import { CliError, EXIT } from './errors.js';
 
-export const LOCKFILE_NAME = 'pkgreg-lock.json';
+export { LOCKFILE_NAME };
 export const LOCKFILE_VERSION = 2;
 
 const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be a hex SHA-256' });
@@ -28,11 +30,11 @@ export const LockEntrySchema = z.object({
   /** `@scope/name`. */
   name: z.string(),
   /** The exact version installed. */
-  version: z.string().refine((value) => semver.valid(value) === value, { error: 'must be a semver version' }),
+  version: z.string().refine((value) => validVersion(value) === value, { error: 'must be a semver version' }),
   /** The version or range asked for at install (`^1.2`); null follows the latest version. */
   requested: z
     .string()
-    .refine((value) => semver.validRange(value) !== null, { error: 'must be a semver range' })
+    .refine((value) => validRange(value) !== null, { error: 'must be a semver range' })
     .nullable(),
   /** SRI sha512 of the version's archive. */
   integrity: z.string().regex(/^sha512-[A-Za-z0-9+/]{86}==$/, { error: 'must be an SRI sha512' }),

@@ -1,5 +1,6 @@
 import { LATEST_VERSION, parsePackageName } from '@pkgreg/contracts';
-import semver from 'semver';
+import validVersion from 'semver/functions/valid.js';
+import validRange from 'semver/ranges/valid.js';
 import { usageError } from './errors.js';
 
 export interface PackageRef {
@@ -39,9 +40,9 @@ export function parsePackageArg(value: string): PackageRef {
 export function parseVersionSpec(text: string, label: string): VersionSpec {
   const value = text.trim();
   if (value === LATEST_VERSION) return { kind: 'latest' };
-  const exact = value === '' ? null : semver.valid(value);
+  const exact = value === '' ? null : validVersion(value);
   if (exact !== null) return { kind: 'exact', version: exact };
-  const range = value === '' ? null : semver.validRange(value);
+  const range = value === '' ? null : validRange(value);
   if (range !== null) return { kind: 'range', range: value };
   throw usageError(
     `Invalid version "${text}" for ${label}: expected latest, a version (1.2.0) or a range (^1.2, ~1.2.3, 1.x)`,

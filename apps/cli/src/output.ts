@@ -52,6 +52,11 @@ export function terminalWidth(stream: NodeJS.WriteStream = process.stdout): numb
   return stream.isTTY && stream.columns ? stream.columns : 80;
 }
 
+/** A count as en-US writes it (1,234,567). */
 export function formatCount(value: number): string {
-  return new Intl.NumberFormat('en-US').format(value);
+  // Whole counts are grouped here: Intl's first NumberFormat loads locale data, slow for a one-shot run.
+  if (!Number.isSafeInteger(value) || value < 0 || Object.is(value, -0)) {
+    return new Intl.NumberFormat('en-US').format(value);
+  }
+  return String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }

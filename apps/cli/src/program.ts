@@ -1,18 +1,20 @@
 import { Command } from 'commander';
-import { configureInfoCommand } from './commands/info.js';
-import { configureInstallCommand } from './commands/install.js';
-import { configureListCommand } from './commands/list.js';
-import { configureOutdatedCommand } from './commands/outdated.js';
-import { configureRemoveCommand } from './commands/remove.js';
-import { configureSearchCommand } from './commands/search.js';
-import { configureUpdateCommand } from './commands/update.js';
-import { DEFAULT_REGISTRY } from './config.js';
+import { AGENT_NAMES } from './agents.js';
+import { DEFAULT_REGISTRY, LOCKFILE_NAME } from './constants.js';
 import { EXIT_CODES_HELP } from './errors.js';
 import { CLI_VERSION } from './version.js';
+
+// The command tree: names, arguments, options and help. Each command's code (and the dependencies it
+// needs: zod, the registry client, tar-stream…) is imported when that command runs, so `--version`,
+// `--help` and a usage error load nothing but commander, and `search` nothing that only `install` uses.
 
 const REGISTRY_HELP = `Registry address, first found wins:
   --registry <url>, PKGREG_REGISTRY, "registry" in $XDG_CONFIG_HOME/pkgreg/config.json
   (~/.config/pkgreg/config.json), then ${DEFAULT_REGISTRY}`;
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
 
 /** Builds the command tree; never exits the process itself (index.ts maps errors to exit codes). */
 export function createProgram(): Command {
@@ -25,12 +27,101 @@ export function createProgram(): Command {
     .addHelpText('after', `\n${REGISTRY_HELP}\n\n${EXIT_CODES_HELP}\n`)
     .showHelpAfterError('(run "pkgreg --help" for usage)')
     .exitOverride();
-  configureSearchCommand(program);
-  configureInfoCommand(program);
-  configureInstallCommand(program);
-  configureListCommand(program);
-  configureRemoveCommand(program);
-  configureOutdatedCommand(program);
-  configureUpdateCommand(program);
+
+  program
+    .command('search')
+    .description('search the registry by scope, name and description')
+    .argument('<terms...>', 'search terms (each matches as a word prefix)')
+    .option('--json', 'print the registry response as JSON')
+    .action(async (terms: string[], options: { json?: boolean }, command: Command) => {
+      const { search } = await import('./commands/search.js');
+      await search(terms, options, command);
+    });
+
+  program
+    .command('info')
+    .description('show the details of a package')
+    .argument('<package>', 'package name as @scope/name')
+    .option('--json', 'print the registry response as JSON')
+    .action(async (name: string, options: { json?: boolean }, command: Command) => {
+      const { info } = await import('./commands/info.js');
+      await info(name, options, command);
+    });
+
+  program
+    .command('install')
+    .description(
+      `install skills and record them in ${LOCKFILE_NAME}; with no names, install exactly what the lockfile lists`,
+    )
+    .argument('[packages...]', 'package names as @scope/name, @scope/name@1.2.0 or @scope/name@^1.2')
+    .option(
+      '-a, --agent <agent>',
+      'agent to install for (repeatable or comma-separated; default: the agents detected here, else .agents/skills)',
+      collect,
+    )
+    .option(
+      '-d, --dir <path>',
+      'also install into this skills folder (inside the project, or home with --global)',
+      collect,
+    )
+    .option('-g, --global', "install into the user's home folder instead of the project")
+    .option('-f, --force', 'overwrite skills that were modified locally')
+    .option('--frozen', 'never modify the lockfile; fail on any difference from it (for CI)')
+    .addHelpText('after', `\nAgents (ids and aliases): ${AGENT_NAMES.join(', ')}`)
+    .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
+      const { install } = await import('./commands/install.js');
+      await install(names, options, command);
+    });
+
+  program
+    .command('list')
+    .alias('ls')
+    .description(
+      `list the installed skills from ${LOCKFILE_NAME}: version, agents, and whether they were modified`,
+    )
+    .option('-g, --global', 'list the global installs')
+    .option('--json', 'print the list as JSON')
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { list } = await import('./commands/list.js');
+      await list(options, command);
+    });
+
+  program
+    .command('remove')
+    .alias('rm')
+    .description(`delete installed skills and their ${LOCKFILE_NAME} entries`)
+    .argument('<packages...>', 'package names as @scope/name')
+    .option('-g, --global', 'remove global installs')
+    .option('-f, --force', 'remove skills even when their files were modified locally')
+    .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
+      const { remove } = await import('./commands/remove.js');
+      await remove(names, options, command);
+    });
+
+  program
+    .command('outdated')
+    .description(
+      `list installed packages with a newer version than ${LOCKFILE_NAME} records (within its range)`,
+    )
+    .option('-g, --global', 'check the global installs')
+    .option('--json', 'print the comparison as JSON')
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { outdated } = await import('./commands/outdated.js');
+      await outdated(options, command);
+    });
+
+  program
+    .command('update')
+    .description(
+      `update installed packages to the newest version their range allows and record it in ${LOCKFILE_NAME}`,
+    )
+    .argument('[packages...]', 'package names as @scope/name (default: every locked package)')
+    .option('-g, --global', 'update the global installs')
+    .option('-f, --force', 'overwrite skills that were modified locally')
+    .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
+      const { update } = await import('./commands/update.js');
+      await update(names, options, command);
+    });
+
   return program;
 }

@@ -1,5 +1,3 @@
-import { MultiBar } from 'cli-progress';
-
 // Progress goes to stderr so stdout carries only results. On a terminal one line is redrawn in place
 // and erased at the end; anywhere else (CI logs, pipes) each step is a plain line. A download of many
 // files or bytes shows a bar instead, on a terminal only.
@@ -126,12 +124,13 @@ export interface DownloadBar {
  * A bar for a download of at least BAR_MIN_BYTES or BAR_MIN_FILES, on a terminal; undefined otherwise
  * (small downloads finish before a bar would say anything, and logs need no bar).
  */
-export function createDownloadBar(
+export async function createDownloadBar(
   totalBytes: number,
   totalFiles: number,
   stream: NodeJS.WriteStream = process.stderr,
-): DownloadBar | undefined {
+): Promise<DownloadBar | undefined> {
   if (stream.isTTY !== true || (totalBytes < BAR_MIN_BYTES && totalFiles < BAR_MIN_FILES)) return undefined;
+  const { MultiBar } = await import('cli-progress');
   const bars = new MultiBar({
     stream,
     format: 'downloading {bar} {percentage}% | {done} of {size} | {label}',

@@ -1,5 +1,5 @@
 import type { VersionDetail, VersionSummary } from '@pkgreg/contracts';
-import semver from 'semver';
+import semverMaxSatisfying from 'semver/ranges/max-satisfying.js';
 import type { Context } from './context.js';
 import { CliError, EXIT } from './errors.js';
 import { type LockEntryV1, matchesV1Entry } from './lockfile.js';
@@ -23,7 +23,7 @@ export async function listVersions(ctx: Context, ref: PackageRef): Promise<Versi
 
 /** The highest version satisfying a range, or null. */
 export function maxSatisfying(versions: readonly string[], range: string): string | null {
-  return semver.maxSatisfying([...versions], range, RANGE_OPTIONS);
+  return semverMaxSatisfying([...versions], range, RANGE_OPTIONS);
 }
 
 function noMatch(ref: PackageRef, range: string, versions: readonly VersionSummary[]): CliError {

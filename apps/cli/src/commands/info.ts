@@ -11,56 +11,47 @@ function list(values: string[]): string {
   return values.length ? values.join(', ') : '-';
 }
 
-export function configureInfoCommand(program: Command): Command {
-  return program
-    .command('info')
-    .description('show the details of a package')
-    .argument('<package>', 'package name as @scope/name')
-    .option('--json', 'print the registry response as JSON')
-    .action(async (name: string, options: { json?: boolean }, command: Command) => {
-      const ref = parsePackageArg(name);
-      const input = parseOptions(InfoInputSchema, options);
-      const ctx = await createContext(command);
-      const pkg = await ctx.client.detail(ref.scope, ref.name);
-      if (pkg.status === 'delisted') throw new CliError(EXIT.notFound, `${ref.full}: Package not found`);
-      if (input.json) {
-        ctx.out(JSON.stringify(pkg, null, 2));
-        return;
-      }
-      if (pkg.status === 'deprecated') ctx.warn(`${ref.full} is deprecated`);
-      const source = pkg.sourcePath
-        ? `${pkg.sourceRepo} (${pkg.sourcePath}, ${pkg.sourceRef})`
-        : `${pkg.sourceRepo} (${pkg.sourceRef})`;
-      const fields: [string, string][] = [
-        ['Kind', pkg.kind],
-        ['Version', pkg.version ?? '-'],
-        ['Source', source],
-        ['Repository', pkg.repoUrl ?? '-'],
-        ['License', pkg.license ?? '-'],
-        ['Author', pkg.author ?? '-'],
-        ['Stars', formatCount(pkg.repoStars)],
-        ['Downloads', formatCount(pkg.downloadCount)],
-        ['Tokens', formatCount(pkg.tokenCount)],
-        ['Files', formatCount(pkg.fileCount)],
-        ['Allowed tools', list(pkg.allowedTools)],
-        ['Compatibility', list(pkg.compatibility)],
-        [
-          'Status',
-          pkg.status === 'deprecated'
-            ? 'deprecated (no longer maintained; avoid for new installs)'
-            : pkg.status,
-        ],
-        ['Verified', pkg.verified ? 'yes' : 'no'],
-        ['Last indexed', pkg.lastIndexedAt],
-      ];
-      ctx.out(`${ref.full}${pkg.verified ? ' ✓' : ''}`);
-      if (pkg.description) ctx.out(pkg.description);
-      ctx.out('');
-      const width = Math.max(...fields.map(([label]) => label.length)) + 1;
-      for (const [label, value] of fields) ctx.out(`${`${label}:`.padEnd(width)} ${value}`);
-      // What the indexer tolerated in the latest version: one per line, under the others.
-      const [first, ...rest] = pkg.warnings;
-      ctx.out(`${'Warnings:'.padEnd(width)} ${first ?? '-'}`);
-      for (const warning of rest) ctx.out(`${''.padEnd(width)} ${warning}`);
-    });
+export async function info(name: string, options: { json?: boolean }, command: Command): Promise<void> {
+  const ref = parsePackageArg(name);
+  const input = parseOptions(InfoInputSchema, options);
+  const ctx = await createContext(command);
+  const pkg = await ctx.client.detail(ref.scope, ref.name);
+  if (pkg.status === 'delisted') throw new CliError(EXIT.notFound, `${ref.full}: Package not found`);
+  if (input.json) {
+    ctx.out(JSON.stringify(pkg, null, 2));
+    return;
+  }
+  if (pkg.status === 'deprecated') ctx.warn(`${ref.full} is deprecated`);
+  const source = pkg.sourcePath
+    ? `${pkg.sourceRepo} (${pkg.sourcePath}, ${pkg.sourceRef})`
+    : `${pkg.sourceRepo} (${pkg.sourceRef})`;
+  const fields: [string, string][] = [
+    ['Kind', pkg.kind],
+    ['Version', pkg.version ?? '-'],
+    ['Source', source],
+    ['Repository', pkg.repoUrl ?? '-'],
+    ['License', pkg.license ?? '-'],
+    ['Author', pkg.author ?? '-'],
+    ['Stars', formatCount(pkg.repoStars)],
+    ['Downloads', formatCount(pkg.downloadCount)],
+    ['Tokens', formatCount(pkg.tokenCount)],
+    ['Files', formatCount(pkg.fileCount)],
+    ['Allowed tools', list(pkg.allowedTools)],
+    ['Compatibility', list(pkg.compatibility)],
+    [
+      'Status',
+      pkg.status === 'deprecated' ? 'deprecated (no longer maintained; avoid for new installs)' : pkg.status,
+    ],
+    ['Verified', pkg.verified ? 'yes' : 'no'],
+    ['Last indexed', pkg.lastIndexedAt],
+  ];
+  ctx.out(`${ref.full}${pkg.verified ? ' ✓' : ''}`);
+  if (pkg.description) ctx.out(pkg.description);
+  ctx.out('');
+  const width = Math.max(...fields.map(([label]) => label.length)) + 1;
+  for (const [label, value] of fields) ctx.out(`${`${label}:`.padEnd(width)} ${value}`);
+  // What the indexer tolerated in the latest version: one per line, under the others.
+  const [first, ...rest] = pkg.warnings;
+  ctx.out(`${'Warnings:'.padEnd(width)} ${first ?? '-'}`);
+  for (const warning of rest) ctx.out(`${''.padEnd(width)} ${warning}`);
 }

@@ -1,8 +1,8 @@
 import type { VersionDetail } from '@pkgreg/contracts';
 import type { Command } from 'commander';
-import semver from 'semver';
+import satisfies from 'semver/functions/satisfies.js';
 import { z } from 'zod';
-import { AGENT_NAMES, type Agent } from '../agents.js';
+import type { Agent } from '../agents.js';
 import { type Context, createContext, parseOptions } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import {
@@ -55,10 +55,6 @@ const InstallInputSchema = z
     error: '--agent and --dir apply to named packages; without names the lockfile decides where',
   });
 type InstallInput = z.infer<typeof InstallInputSchema>;
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
 
 function resultLines(
   target: InstallTarget,
@@ -120,7 +116,7 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
           spec.spec.kind === 'latest' ||
           (spec.spec.kind === 'exact' && spec.spec.version === locked.version) ||
           (spec.spec.kind === 'range' &&
-            semver.satisfies(locked.version, spec.spec.range, { includePrerelease: true }));
+            satisfies(locked.version, spec.spec.range, { includePrerelease: true }));
         if (!agrees) {
           throw new CliError(
             EXIT.integrity,
@@ -244,35 +240,17 @@ async function installFromLock(ctx: Context, target: InstallTarget, input: Insta
   }
 }
 
-export function configureInstallCommand(program: Command): Command {
-  return program
-    .command('install')
-    .description(
-      `install skills and record them in ${LOCKFILE_NAME}; with no names, install exactly what the lockfile lists`,
-    )
-    .argument('[packages...]', 'package names as @scope/name, @scope/name@1.2.0 or @scope/name@^1.2')
-    .option(
-      '-a, --agent <agent>',
-      'agent to install for (repeatable or comma-separated; default: the agents detected here, else .agents/skills)',
-      collect,
-    )
-    .option(
-      '-d, --dir <path>',
-      'also install into this skills folder (inside the project, or home with --global)',
-      collect,
-    )
-    .option('-g, --global', "install into the user's home folder instead of the project")
-    .option('-f, --force', 'overwrite skills that were modified locally')
-    .option('--frozen', 'never modify the lockfile; fail on any difference from it (for CI)')
-    .addHelpText('after', `\nAgents (ids and aliases): ${AGENT_NAMES.join(', ')}`)
-    .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
-      const input = parseOptions(InstallInputSchema, { ...options, names });
-      // Names and versions are checked before anything is read or fetched.
-      for (const name of input.names) parsePackageSpec(name);
-      agentsFromOption(input.agent);
-      const ctx = await createContext(command);
-      const target = installTarget(ctx, input.global);
-      if (input.names.length) await installNamed(ctx, target, input);
-      else await installFromLock(ctx, target, input);
-    });
+export async function install(
+  names: string[],
+  options: Record<string, unknown>,
+  command: Command,
+): Promise<void> {
+  const input = parseOptions(InstallInputSchema, { ...options, names });
+  // Names and versions are checked before anything is read or fetched.
+  for (const name of input.names) parsePackageSpec(name);
+  agentsFromOption(input.agent);
+  const ctx = await createContext(command);
+  const target = installTarget(ctx, input.global);
+  if (input.names.length) await installNamed(ctx, target, input);
+  else await installFromLock(ctx, target, input);
 }

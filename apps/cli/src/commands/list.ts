@@ -47,59 +47,49 @@ const ListInputSchema = z.object({
   global: z.boolean().default(false),
 });
 
-export function configureListCommand(program: Command): Command {
-  return program
-    .command('list')
-    .alias('ls')
-    .description(
-      `list the installed skills from ${LOCKFILE_NAME}: version, agents, and whether they were modified`,
-    )
-    .option('-g, --global', 'list the global installs')
-    .option('--json', 'print the list as JSON')
-    .action(async (options: Record<string, unknown>, command: Command) => {
-      const input = parseOptions(ListInputSchema, options);
-      const ctx = await createContext(command);
-      const target = installTarget(ctx, input.global);
-      const read = await readLockfile(target.lockPath, target.global);
-      const rows = read
-        ? await Promise.all(installedPackages(read).map((pkg) => inspectInstalled(target, pkg)))
-        : [];
-      if (input.json) {
-        const json = rows.map((row) => ({
-          name: row.pkg.name,
-          version: row.pkg.version,
-          requested: row.pkg.requested,
-          agents: row.pkg.agents,
-          dirs: row.pkg.dirs.map((dir) => displayDir(target, dir)),
-          state: row.state,
-          modified: row.modified,
-          missing: row.missing,
-        }));
-        ctx.out(JSON.stringify(json, null, 2));
-        return;
-      }
-      if (!read) {
-        ctx.out(`Nothing installed: no ${LOCKFILE_NAME} at ${target.lockPath}.`);
-        return;
-      }
-      if (rows.length === 0) {
-        ctx.out(`Nothing installed: ${LOCKFILE_NAME} lists no packages.`);
-        return;
-      }
-      const lines = table(
-        [{ header: 'NAME' }, { header: 'VERSION' }, { header: 'AGENTS' }, { header: 'STATE' }],
-        rows.map((row) => [
-          row.pkg.name,
-          row.pkg.version ?? `? (${LOCKFILE_NAME} version 1)`,
-          row.pkg.agents.join(', ') || '-',
-          row.state,
-        ]),
-        terminalWidth(),
-      );
-      for (const line of lines) ctx.out(line);
-      for (const row of rows) {
-        for (const path of row.modified) ctx.out(`  modified: ${path}`);
-        for (const path of row.missing) ctx.out(`  missing: ${path}`);
-      }
-    });
+export async function list(options: Record<string, unknown>, command: Command): Promise<void> {
+  const input = parseOptions(ListInputSchema, options);
+  const ctx = await createContext(command);
+  const target = installTarget(ctx, input.global);
+  const read = await readLockfile(target.lockPath, target.global);
+  const rows = read
+    ? await Promise.all(installedPackages(read).map((pkg) => inspectInstalled(target, pkg)))
+    : [];
+  if (input.json) {
+    const json = rows.map((row) => ({
+      name: row.pkg.name,
+      version: row.pkg.version,
+      requested: row.pkg.requested,
+      agents: row.pkg.agents,
+      dirs: row.pkg.dirs.map((dir) => displayDir(target, dir)),
+      state: row.state,
+      modified: row.modified,
+      missing: row.missing,
+    }));
+    ctx.out(JSON.stringify(json, null, 2));
+    return;
+  }
+  if (!read) {
+    ctx.out(`Nothing installed: no ${LOCKFILE_NAME} at ${target.lockPath}.`);
+    return;
+  }
+  if (rows.length === 0) {
+    ctx.out(`Nothing installed: ${LOCKFILE_NAME} lists no packages.`);
+    return;
+  }
+  const lines = table(
+    [{ header: 'NAME' }, { header: 'VERSION' }, { header: 'AGENTS' }, { header: 'STATE' }],
+    rows.map((row) => [
+      row.pkg.name,
+      row.pkg.version ?? `? (${LOCKFILE_NAME} version 1)`,
+      row.pkg.agents.join(', ') || '-',
+      row.state,
+    ]),
+    terminalWidth(),
+  );
+  for (const line of lines) ctx.out(line);
+  for (const row of rows) {
+    for (const path of row.modified) ctx.out(`  modified: ${path}`);
+    for (const path of row.missing) ctx.out(`  missing: ${path}`);
+  }
 }

@@ -91,66 +91,57 @@ const OutdatedInputSchema = z.object({
   global: z.boolean().default(false),
 });
 
-export function configureOutdatedCommand(program: Command): Command {
-  return program
-    .command('outdated')
-    .description(
-      `list installed packages with a newer version than ${LOCKFILE_NAME} records (within its range)`,
-    )
-    .option('-g, --global', 'check the global installs')
-    .option('--json', 'print the comparison as JSON')
-    .action(async (options: Record<string, unknown>, command: Command) => {
-      const input = parseOptions(OutdatedInputSchema, options);
-      const ctx = await createContext(command);
-      const loaded = await requireLock(ctx, installTarget(ctx, input.global));
-      const rows = await compareWithRegistry(ctx, loaded, lockedNames(loaded));
-      for (const row of rows) {
-        if (row.legacy && !row.entry) {
-          ctx.warn(
-            `${row.name}: no version holds the SKILL.md ${LOCKFILE_NAME} (lockfileVersion 1) locked; "pkgreg update ${row.name}" installs ${row.wanted ?? 'its latest version'}`,
-          );
-        }
-      }
-      if (input.json) {
-        const json = rows.map((row) => ({
-          name: row.name,
-          current: row.current,
-          requested: row.requested,
-          wanted: row.wanted,
-          latest: row.latest,
-          state: row.state,
-          status: row.pkg?.status ?? null,
-        }));
-        ctx.out(JSON.stringify(json, null, 2));
-        return;
-      }
-      if (rows.length === 0) {
-        ctx.out(`No packages in ${LOCKFILE_NAME}.`);
-        return;
-      }
-      const lines = table(
-        [
-          { header: 'NAME' },
-          { header: 'CURRENT' },
-          { header: 'WANTED' },
-          { header: 'LATEST' },
-          { header: 'STATE' },
-        ],
-        rows.map((row) => [
-          row.name,
-          row.current ?? '?',
-          row.requested === null ? (row.wanted ?? '-') : `${row.wanted ?? '-'} (${row.requested})`,
-          row.latest ?? '-',
-          row.pkg?.status === 'deprecated' ? `${row.state} (deprecated)` : row.state,
-        ]),
-        terminalWidth(),
+export async function outdated(options: Record<string, unknown>, command: Command): Promise<void> {
+  const input = parseOptions(OutdatedInputSchema, options);
+  const ctx = await createContext(command);
+  const loaded = await requireLock(ctx, installTarget(ctx, input.global));
+  const rows = await compareWithRegistry(ctx, loaded, lockedNames(loaded));
+  for (const row of rows) {
+    if (row.legacy && !row.entry) {
+      ctx.warn(
+        `${row.name}: no version holds the SKILL.md ${LOCKFILE_NAME} (lockfileVersion 1) locked; "pkgreg update ${row.name}" installs ${row.wanted ?? 'its latest version'}`,
       );
-      for (const line of lines) ctx.out(line);
-      const outdated = rows.filter((row) => row.state === 'outdated').length;
-      ctx.out(
-        outdated === 0
-          ? 'All packages are up to date.'
-          : `${outdated} package${outdated === 1 ? '' : 's'} can be updated with "pkgreg update".`,
-      );
-    });
+    }
+  }
+  if (input.json) {
+    const json = rows.map((row) => ({
+      name: row.name,
+      current: row.current,
+      requested: row.requested,
+      wanted: row.wanted,
+      latest: row.latest,
+      state: row.state,
+      status: row.pkg?.status ?? null,
+    }));
+    ctx.out(JSON.stringify(json, null, 2));
+    return;
+  }
+  if (rows.length === 0) {
+    ctx.out(`No packages in ${LOCKFILE_NAME}.`);
+    return;
+  }
+  const lines = table(
+    [
+      { header: 'NAME' },
+      { header: 'CURRENT' },
+      { header: 'WANTED' },
+      { header: 'LATEST' },
+      { header: 'STATE' },
+    ],
+    rows.map((row) => [
+      row.name,
+      row.current ?? '?',
+      row.requested === null ? (row.wanted ?? '-') : `${row.wanted ?? '-'} (${row.requested})`,
+      row.latest ?? '-',
+      row.pkg?.status === 'deprecated' ? `${row.state} (deprecated)` : row.state,
+    ]),
+    terminalWidth(),
+  );
+  for (const line of lines) ctx.out(line);
+  const outdated = rows.filter((row) => row.state === 'outdated').length;
+  ctx.out(
+    outdated === 0
+      ? 'All packages are up to date.'
+      : `${outdated} package${outdated === 1 ? '' : 's'} can be updated with "pkgreg update".`,
+  );
 }

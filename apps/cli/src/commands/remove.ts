@@ -14,59 +14,51 @@ const RemoveInputSchema = z.object({
   force: z.boolean().default(false),
 });
 
-export function configureRemoveCommand(program: Command): Command {
-  return program
-    .command('remove')
-    .alias('rm')
-    .description(`delete installed skills and their ${LOCKFILE_NAME} entries`)
-    .argument('<packages...>', 'package names as @scope/name')
-    .option('-g, --global', 'remove global installs')
-    .option('-f, --force', 'remove skills even when their files were modified locally')
-    .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
-      const input = parseOptions(RemoveInputSchema, { ...options, names });
-      const refs = input.names.map((name) => {
-        if (name.indexOf('@', 1) > 0) throw usageError(`remove takes names only, not versions: ${name}`);
-        return parsePackageArg(name);
-      });
-      const ctx = await createContext(command);
-      const target = installTarget(ctx, input.global);
-      const read = await readLockfile(target.lockPath, target.global);
-      if (!read)
-        throw new CliError(
-          EXIT.error,
-          `No ${LOCKFILE_NAME} at ${target.lockPath}; nothing is installed here`,
-        );
-      const installed = new Map(installedPackages(read).map((pkg) => [pkg.name, pkg]));
-      const chosen = [...new Set(refs.map((ref) => ref.full))];
-      for (const name of chosen) {
-        if (!installed.has(name))
-          throw new CliError(EXIT.notFound, `${name} is not installed (not in ${LOCKFILE_NAME})`);
-      }
-      // Every package is checked before any folder is deleted: a refusal removes nothing.
-      const packages = chosen.map((name) => installed.get(name)).filter((pkg) => pkg !== undefined);
-      const rows = await Promise.all(packages.map((pkg) => inspectInstalled(target, pkg)));
-      const modified = rows.filter((row) => row.modified.length);
-      if (modified.length && !input.force) {
-        const paths = modified.flatMap((row) => row.modified);
-        const shown = paths.length > 5 ? [...paths.slice(0, 5), `${paths.length - 5} more`] : paths;
-        throw new CliError(
-          EXIT.integrity,
-          `${modified.map((row) => row.pkg.name).join(', ')}: ${shown.join(', ')} ${paths.length === 1 ? 'was' : 'were'} modified locally (differs from ${LOCKFILE_NAME}); use --force to remove anyway`,
-        );
-      }
-      const lines: string[] = [];
-      try {
-        for (const row of rows) {
-          for (const dir of row.pkg.dirs) await removeFolder(absoluteDir(target.base, dir), target.base);
-          delete read.lock.packages[row.pkg.name];
-          lines.push(
-            `removed ${row.pkg.name} (${row.pkg.dirs.map((dir) => displayDir(target, dir)).join(', ')})`,
-          );
-        }
-      } finally {
-        // What was deleted leaves the lockfile even when a later folder could not be.
-        await writeLockfile(target.lockPath, read.lock);
-        for (const line of lines) ctx.out(line);
-      }
-    });
+export async function remove(
+  names: string[],
+  options: Record<string, unknown>,
+  command: Command,
+): Promise<void> {
+  const input = parseOptions(RemoveInputSchema, { ...options, names });
+  const refs = input.names.map((name) => {
+    if (name.indexOf('@', 1) > 0) throw usageError(`remove takes names only, not versions: ${name}`);
+    return parsePackageArg(name);
+  });
+  const ctx = await createContext(command);
+  const target = installTarget(ctx, input.global);
+  const read = await readLockfile(target.lockPath, target.global);
+  if (!read)
+    throw new CliError(EXIT.error, `No ${LOCKFILE_NAME} at ${target.lockPath}; nothing is installed here`);
+  const installed = new Map(installedPackages(read).map((pkg) => [pkg.name, pkg]));
+  const chosen = [...new Set(refs.map((ref) => ref.full))];
+  for (const name of chosen) {
+    if (!installed.has(name))
+      throw new CliError(EXIT.notFound, `${name} is not installed (not in ${LOCKFILE_NAME})`);
+  }
+  // Every package is checked before any folder is deleted: a refusal removes nothing.
+  const packages = chosen.map((name) => installed.get(name)).filter((pkg) => pkg !== undefined);
+  const rows = await Promise.all(packages.map((pkg) => inspectInstalled(target, pkg)));
+  const modified = rows.filter((row) => row.modified.length);
+  if (modified.length && !input.force) {
+    const paths = modified.flatMap((row) => row.modified);
+    const shown = paths.length > 5 ? [...paths.slice(0, 5), `${paths.length - 5} more`] : paths;
+    throw new CliError(
+      EXIT.integrity,
+      `${modified.map((row) => row.pkg.name).join(', ')}: ${shown.join(', ')} ${paths.length === 1 ? 'was' : 'were'} modified locally (differs from ${LOCKFILE_NAME}); use --force to remove anyway`,
+    );
+  }
+  const lines: string[] = [];
+  try {
+    for (const row of rows) {
+      for (const dir of row.pkg.dirs) await removeFolder(absoluteDir(target.base, dir), target.base);
+      delete read.lock.packages[row.pkg.name];
+      lines.push(
+        `removed ${row.pkg.name} (${row.pkg.dirs.map((dir) => displayDir(target, dir)).join(', ')})`,
+      );
+    }
+  } finally {
+    // What was deleted leaves the lockfile even when a later folder could not be.
+    await writeLockfile(target.lockPath, read.lock);
+    for (const line of lines) ctx.out(line);
+  }
 }

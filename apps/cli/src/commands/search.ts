@@ -15,47 +15,40 @@ const SearchInputSchema = z.object({
   json: z.boolean().default(false),
 });
 
-export function configureSearchCommand(program: Command): Command {
-  return program
-    .command('search')
-    .description('search the registry by scope, name and description')
-    .argument('<terms...>', 'search terms (each matches as a word prefix)')
-    .option('--json', 'print the registry response as JSON')
-    .action(async (terms: string[], options: { json?: boolean }, command: Command) => {
-      const input = parseOptions(SearchInputSchema, { query: terms.join(' '), json: options.json });
-      const ctx = await createContext(command);
-      const response = await ctx.client.search(input.query);
-      if (input.json) {
-        ctx.out(JSON.stringify(response, null, 2));
-        return;
-      }
-      if (response.results.length === 0) {
-        ctx.out(`No packages found for "${input.query}".`);
-        return;
-      }
-      const rows = response.results.map((item) => [
-        `@${item.scope}/${item.name}`,
-        item.kind,
-        item.description,
-        formatCount(item.tokenCount),
-        item.verified ? '✓' : '',
-      ]);
-      const lines = table(
-        [
-          { header: 'NAME' },
-          { header: 'KIND' },
-          { header: 'DESCRIPTION', flexible: true },
-          { header: 'TOKENS', align: 'right' },
-          { header: 'VERIFIED' },
-        ],
-        rows,
-        terminalWidth(),
-      );
-      for (const line of lines) ctx.out(line);
-      if (response.total > response.results.length) {
-        ctx.out(
-          `Showing ${response.results.length} of ${response.total} matches; narrow the search to see others.`,
-        );
-      }
-    });
+export async function search(terms: string[], options: { json?: boolean }, command: Command): Promise<void> {
+  const input = parseOptions(SearchInputSchema, { query: terms.join(' '), json: options.json });
+  const ctx = await createContext(command);
+  const response = await ctx.client.search(input.query);
+  if (input.json) {
+    ctx.out(JSON.stringify(response, null, 2));
+    return;
+  }
+  if (response.results.length === 0) {
+    ctx.out(`No packages found for "${input.query}".`);
+    return;
+  }
+  const rows = response.results.map((item) => [
+    `@${item.scope}/${item.name}`,
+    item.kind,
+    item.description,
+    formatCount(item.tokenCount),
+    item.verified ? '✓' : '',
+  ]);
+  const lines = table(
+    [
+      { header: 'NAME' },
+      { header: 'KIND' },
+      { header: 'DESCRIPTION', flexible: true },
+      { header: 'TOKENS', align: 'right' },
+      { header: 'VERIFIED' },
+    ],
+    rows,
+    terminalWidth(),
+  );
+  for (const line of lines) ctx.out(line);
+  if (response.total > response.results.length) {
+    ctx.out(
+      `Showing ${response.results.length} of ${response.total} matches; narrow the search to see others.`,
+    );
+  }
 }

@@ -14,97 +14,91 @@ const UpdateInputSchema = z.object({
   force: z.boolean().default(false),
 });
 
-export function configureUpdateCommand(program: Command): Command {
-  return program
-    .command('update')
-    .description(
-      `update installed packages to the newest version their range allows and record it in ${LOCKFILE_NAME}`,
-    )
-    .argument('[packages...]', 'package names as @scope/name (default: every locked package)')
-    .option('-g, --global', 'update the global installs')
-    .option('-f, --force', 'overwrite skills that were modified locally')
-    .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
-      const input = parseOptions(UpdateInputSchema, { ...options, names });
-      const refs = input.names.map((name) => {
-        if (name.indexOf('@', 1) > 0) {
-          throw usageError(`update takes names only; to change the range, run "pkgreg install ${name}"`);
-        }
-        return parsePackageArg(name);
-      });
-      const ctx = await createContext(command);
-      const target = installTarget(ctx, input.global);
-      const loaded = await requireLock(ctx, target);
-      const all = lockedNames(loaded);
-      for (const ref of refs) {
-        if (!all.includes(ref.full)) {
-          throw new CliError(EXIT.notFound, `${ref.full} is not installed (not in ${LOCKFILE_NAME})`);
-        }
-      }
-      const chosen = refs.length ? [...new Set(refs.map((ref) => ref.full))] : all;
-      // A v1 lockfile is upgraded whole, so the packages left as they are need their version found.
-      for (const legacy of loaded.legacy.values()) {
-        if (!chosen.includes(legacy.ref.full) && !legacy.entry) throw unmatchedError(legacy);
-      }
-      const rows = await compareWithRegistry(ctx, loaded, chosen);
-      const jobs: InstallJob[] = [];
-      const changes = new Map<InstallJob, string>();
-      for (const row of rows) {
-        const ref = parsePackageArg(row.name);
-        const legacy = row.legacy;
-        if (row.state !== 'outdated' || !row.wanted || !row.pkg) {
-          if (legacy && !legacy.entry) throw unmatchedError(legacy);
-          const job = legacy ? legacyJob(legacy) : undefined;
-          if (job) jobs.push(job);
-          continue;
-        }
-        if (row.pkg.status === 'deprecated') ctx.warn(`${row.name} is deprecated; consider an alternative`);
-        const version = await ctx.client.version(ref.scope, ref.name, row.wanted);
-        const base = row.entry;
-        const job = jobFor({
-          ref,
-          version,
-          source: row.pkg,
-          requested: base?.requested ?? null,
-          agents: base?.agents ?? (legacy ? upgradedAgents(legacy.v1) : []),
-          dirs: base?.dirs ?? legacy?.dirs ?? [],
-          locked: base ?? undefined,
-          legacy,
-        });
-        jobs.push(job);
-        changes.set(
-          job,
-          `updated ${row.name} ${row.current ?? `(${LOCKFILE_NAME} version 1)`} -> ${version.version}`,
-        );
-      }
-      for (const legacy of loaded.legacy.values()) {
-        if (chosen.includes(legacy.ref.full)) continue;
-        const job = legacyJob(legacy);
-        if (job) jobs.push(job);
-      }
-      const progress = progressFor(jobs.length);
-      try {
-        const results = await runJobs(ctx, target, jobs, {
-          force: input.force,
-          modifiedHint: 'use --force to overwrite',
-          progress,
-        });
-        progress.done();
-        for (const { job } of results) {
-          const line = changes.get(job);
-          if (line) ctx.out(line);
-        }
-      } finally {
-        progress.done();
-      }
-      if (jobs.length) {
-        for (const job of jobs) loaded.lock.packages[job.ref.full] = job.entry;
-        await writeLockfile(target.lockPath, loaded.lock);
-        if (loaded.legacy.size)
-          ctx.warn(`${LOCKFILE_NAME} upgraded to lockfileVersion 2 (every file of each version)`);
-      }
-      for (const row of rows) {
-        if (row.state === 'removed') ctx.warn(`${row.name} is no longer in the registry; kept as installed`);
-      }
-      if (changes.size === 0) ctx.out('All packages are up to date.');
+export async function update(
+  names: string[],
+  options: Record<string, unknown>,
+  command: Command,
+): Promise<void> {
+  const input = parseOptions(UpdateInputSchema, { ...options, names });
+  const refs = input.names.map((name) => {
+    if (name.indexOf('@', 1) > 0) {
+      throw usageError(`update takes names only; to change the range, run "pkgreg install ${name}"`);
+    }
+    return parsePackageArg(name);
+  });
+  const ctx = await createContext(command);
+  const target = installTarget(ctx, input.global);
+  const loaded = await requireLock(ctx, target);
+  const all = lockedNames(loaded);
+  for (const ref of refs) {
+    if (!all.includes(ref.full)) {
+      throw new CliError(EXIT.notFound, `${ref.full} is not installed (not in ${LOCKFILE_NAME})`);
+    }
+  }
+  const chosen = refs.length ? [...new Set(refs.map((ref) => ref.full))] : all;
+  // A v1 lockfile is upgraded whole, so the packages left as they are need their version found.
+  for (const legacy of loaded.legacy.values()) {
+    if (!chosen.includes(legacy.ref.full) && !legacy.entry) throw unmatchedError(legacy);
+  }
+  const rows = await compareWithRegistry(ctx, loaded, chosen);
+  const jobs: InstallJob[] = [];
+  const changes = new Map<InstallJob, string>();
+  for (const row of rows) {
+    const ref = parsePackageArg(row.name);
+    const legacy = row.legacy;
+    if (row.state !== 'outdated' || !row.wanted || !row.pkg) {
+      if (legacy && !legacy.entry) throw unmatchedError(legacy);
+      const job = legacy ? legacyJob(legacy) : undefined;
+      if (job) jobs.push(job);
+      continue;
+    }
+    if (row.pkg.status === 'deprecated') ctx.warn(`${row.name} is deprecated; consider an alternative`);
+    const version = await ctx.client.version(ref.scope, ref.name, row.wanted);
+    const base = row.entry;
+    const job = jobFor({
+      ref,
+      version,
+      source: row.pkg,
+      requested: base?.requested ?? null,
+      agents: base?.agents ?? (legacy ? upgradedAgents(legacy.v1) : []),
+      dirs: base?.dirs ?? legacy?.dirs ?? [],
+      locked: base ?? undefined,
+      legacy,
     });
+    jobs.push(job);
+    changes.set(
+      job,
+      `updated ${row.name} ${row.current ?? `(${LOCKFILE_NAME} version 1)`} -> ${version.version}`,
+    );
+  }
+  for (const legacy of loaded.legacy.values()) {
+    if (chosen.includes(legacy.ref.full)) continue;
+    const job = legacyJob(legacy);
+    if (job) jobs.push(job);
+  }
+  const progress = progressFor(jobs.length);
+  try {
+    const results = await runJobs(ctx, target, jobs, {
+      force: input.force,
+      modifiedHint: 'use --force to overwrite',
+      progress,
+    });
+    progress.done();
+    for (const { job } of results) {
+      const line = changes.get(job);
+      if (line) ctx.out(line);
+    }
+  } finally {
+    progress.done();
+  }
+  if (jobs.length) {
+    for (const job of jobs) loaded.lock.packages[job.ref.full] = job.entry;
+    await writeLockfile(target.lockPath, loaded.lock);
+    if (loaded.legacy.size)
+      ctx.warn(`${LOCKFILE_NAME} upgraded to lockfileVersion 2 (every file of each version)`);
+  }
+  for (const row of rows) {
+    if (row.state === 'removed') ctx.warn(`${row.name} is no longer in the registry; kept as installed`);
+  }
+  if (changes.size === 0) ctx.out('All packages are up to date.');
 }
