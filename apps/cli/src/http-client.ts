@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ErrorBodySchema,
@@ -12,7 +13,6 @@ import {
   type VersionListResponse,
   VersionListResponseSchema,
 } from '@pkgreg/contracts';
-import { request } from 'undici';
 import type { z } from 'zod';
 import { CliError, EXIT } from './errors.js';
 import { CLI_VERSION } from './version.js';
@@ -66,7 +66,7 @@ export interface RegistryClient {
 
 interface RawResponse {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  headers: IncomingHttpHeaders;
   body: Buffer;
   text: string;
 }
@@ -77,17 +77,93 @@ interface SendOptions {
   download?: DownloadOptions;
 }
 
+/** A connection not made (and, for https, secured) within this long fails with CONNECT_TIMEOUT. */
+const CONNECT_TIMEOUT_MS = 10_000;
+// The code undici gave this failure; kept so the message stays what it was.
+const CONNECT_TIMEOUT = 'UND_ERR_CONNECT_TIMEOUT';
+
 // Errors after which the request never reached the server, so even a non-idempotent POST may be resent.
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT]);
 
 function errorCode(error: unknown): string {
   const err = error as { code?: unknown; name?: string; cause?: { code?: unknown } };
-  // AbortSignal.timeout() rejects with a DOMException whose numeric `code` (23) says nothing.
   if (err.name === 'TimeoutError') return 'TimeoutError';
-  if (err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT') return 'TimeoutError';
   if (typeof err.code === 'string') return err.code;
   if (typeof err.cause?.code === 'string') return err.cause.code;
   return err.name ?? 'unknown';
+}
+
+function failureWithCode(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+function timeoutError(ms: number): Error {
+  const error = new Error(`timed out after ${ms} ms`);
+  error.name = 'TimeoutError';
+  return error;
+}
+
+/** A response whose body is still to be read, and the timers that bound it. */
+interface Exchange {
+  response: IncomingMessage;
+  /** Restarts the timeout when it counts silence (a download): called per chunk received. */
+  touch(): void;
+  /** Stops the timers; called once the body is read or given up. */
+  finish(): void;
+}
+
+/**
+ * Sends a request with Node's own http/https (no redirect followed, no body decoded). The timeout bounds
+ * the whole exchange, body included, or with `idle` only the silences: until the headers, then between
+ * chunks. A failure destroys the request and the response with an error whose `name` or `code` says why.
+ */
+function exchange(
+  method: 'GET' | 'POST',
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  idle: boolean,
+): Promise<Exchange> {
+  // Loaded here: https brings TLS, which a plain-http registry never needs.
+  const { request } = url.startsWith('https:')
+    ? process.getBuiltinModule('node:https')
+    : process.getBuiltinModule('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers });
+    let response: IncomingMessage | undefined;
+    const fail = (error: Error) => {
+      req.destroy(error);
+      response?.destroy(error);
+    };
+    let timer = setTimeout(() => fail(timeoutError(timeoutMs)), timeoutMs);
+    const connectTimer = setTimeout(
+      () => fail(failureWithCode(CONNECT_TIMEOUT, `no connection within ${CONNECT_TIMEOUT_MS} ms`)),
+      CONNECT_TIMEOUT_MS,
+    );
+    const finish = () => {
+      clearTimeout(timer);
+      clearTimeout(connectTimer);
+    };
+    const touch = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => fail(timeoutError(timeoutMs)), timeoutMs);
+    };
+    req.on('socket', (socket) => {
+      if (!socket.connecting) clearTimeout(connectTimer);
+      else socket.once('encrypted' in socket ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
+    });
+    req.on('error', (error) => {
+      finish();
+      reject(error);
+    });
+    req.on('response', (res) => {
+      response = res;
+      clearTimeout(connectTimer);
+      if (idle) touch();
+      resolve({ response: res, touch: idle ? touch : () => {}, finish });
+    });
+    req.end();
+  });
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -119,11 +195,10 @@ export function createRegistryClient(clientOptions: ClientOptions): RegistryClie
   const baseUrl = clientOptions.baseUrl.replace(/\/+$/, '');
 
   async function readBody(
-    body: AsyncIterable<Buffer> & { destroy(): void },
-    headers: RawResponse['headers'],
+    { response: body, touch }: Exchange,
     download: DownloadOptions | undefined,
   ): Promise<Buffer> {
-    const declared = Number(headerValue(headers['content-length']));
+    const declared = Number(headerValue(body.headers['content-length']));
     const total = Number.isFinite(declared) && declared >= 0 ? declared : undefined;
     if (download && total !== undefined && total > download.maxBytes) {
       body.destroy();
@@ -134,7 +209,8 @@ export function createRegistryClient(clientOptions: ClientOptions): RegistryClie
     }
     const chunks: Buffer[] = [];
     let received = 0;
-    for await (const chunk of body) {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      touch();
       received += chunk.length;
       if (download && received > download.maxBytes) {
         body.destroy();
@@ -157,35 +233,38 @@ export function createRegistryClient(clientOptions: ClientOptions): RegistryClie
       const started = Date.now();
       let wait: number;
       try {
-        const response = await request(url, {
-          method,
-          headers: {
-            accept: options.accept ?? 'application/json',
-            'user-agent': `pkgreg/${CLI_VERSION} node/${process.versions.node}`,
-          },
-          // A download may take longer than the timeout as a whole: only silence counts there.
-          ...(download
-            ? { headersTimeout: clientOptions.timeoutMs, bodyTimeout: clientOptions.timeoutMs }
-            : { signal: AbortSignal.timeout(clientOptions.timeoutMs) }),
-        });
-        const ok = response.statusCode === 200;
-        const body = await readBody(response.body, response.headers, ok ? download : undefined);
-        debug(`${method} ${url} -> ${response.statusCode} (${Date.now() - started} ms)`);
+        const headers: Record<string, string> = {
+          accept: options.accept ?? 'application/json',
+          'user-agent': `pkgreg/${CLI_VERSION} node/${process.versions.node}`,
+        };
+        if (method === 'POST') headers['content-length'] = '0';
+        // A download may take longer than the timeout as a whole: only silence counts there.
+        const pending = await exchange(method, url, headers, clientOptions.timeoutMs, download !== undefined);
+        const response = pending.response;
+        const status = response.statusCode ?? 0;
+        const ok = status === 200;
+        let body: Buffer;
+        try {
+          body = await readBody(pending, ok ? download : undefined);
+        } finally {
+          pending.finish();
+        }
+        debug(`${method} ${url} -> ${status} (${Date.now() - started} ms)`);
         const raw: RawResponse = {
-          status: response.statusCode,
+          status,
           headers: response.headers,
           body,
           text: ok && download ? '' : body.toString('utf8'),
         };
-        if (response.statusCode === 429) {
+        if (status === 429) {
           const retryAfter = retryAfterMs(headerValue(response.headers['retry-after']));
           wait = Math.min(policy.maxRetryAfterMs, retryAfter ?? backoffMs(policy, attempt - 1));
           lastFailure = `HTTP 429${errorMessage(raw.text) ? `: ${errorMessage(raw.text)}` : ''}`;
-        } else if (response.statusCode >= 500 && idempotent) {
+        } else if (status >= 500 && idempotent) {
           // A 503 may say when to come back (RFC 9110); otherwise back off exponentially.
           const retryAfter = retryAfterMs(headerValue(response.headers['retry-after']));
           wait = Math.min(policy.maxRetryAfterMs, retryAfter ?? backoffMs(policy, attempt - 1));
-          lastFailure = `HTTP ${response.statusCode}${errorMessage(raw.text) ? `: ${errorMessage(raw.text)}` : ''}`;
+          lastFailure = `HTTP ${status}${errorMessage(raw.text) ? `: ${errorMessage(raw.text)}` : ''}`;
         } else {
           return raw;
         }
