@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync, renameSync, rmSync } from 'node:fs';
-import { chmod, mkdir, readdir, rm, rmdir, symlink, writeFile } from 'node:fs/promises';
+import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import { FILE_MODES } from './lockfile.js';
 import type { SkillFile } from './skill-files.js';
@@ -82,7 +82,11 @@ export async function stageFolder(target: string, files: readonly SkillFile[]): 
   const staging = sibling(target, STAGE_MARK);
   hold(staging);
   try {
-    await mkdir(staging);
+    // Written with synchronous calls: a skill is many small files, and a thread-pool round trip per call
+    // costs more than the writing. A signal meanwhile waits for the loop; the exit handler then removes
+    // the staging folder as before.
+    mkdirSync(staging);
+    const made = new Set([staging]);
     // Links last: no file is ever written through a link, even one that stays inside the folder.
     const ordered = [
       ...files.filter((file) => file.mode !== FILE_MODES.symlink),
@@ -90,15 +94,19 @@ export async function stageFolder(target: string, files: readonly SkillFile[]): 
     ];
     for (const file of ordered) {
       const path = join(staging, ...file.path.split('/'));
-      await mkdir(dirname(path), { recursive: true });
+      const dir = dirname(path);
+      if (!made.has(dir)) {
+        mkdirSync(dir, { recursive: true });
+        made.add(dir);
+      }
       if (file.mode === FILE_MODES.symlink) {
-        await symlink(file.content.toString('utf8'), path);
+        symlinkSync(file.content.toString('utf8'), path);
         continue;
       }
       const mode = file.mode === FILE_MODES.executable ? 0o755 : 0o644;
-      await writeFile(path, file.content, { mode, flag: 'wx' });
+      writeFileSync(path, file.content, { mode, flag: 'wx' });
       // The umask may have taken bits away; the version says which it has.
-      await chmod(path, mode);
+      chmodSync(path, mode);
     }
   } catch (error) {
     await discardStaged([{ target, staging }]);
