@@ -2,6 +2,8 @@
 // ~1 MB skill from a local registry (the built registry-api on a database of its own, the skill indexed
 // from a real git repository), against `tar -xzf` of the same archive in the same rounds: wall time of
 // each command as a fresh process into a fresh folder, interleaved, median of --rounds (15).
+// --cli <path> (repeatable) measures other builds of dist/index.js side by side, e.g. a copy of an
+// earlier build placed where it finds the same node_modules.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +16,6 @@ import { indexSource } from '@pkgreg/indexer';
 import { createRepo, skillMd } from '@pkgreg/indexer/testing';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cli = path.resolve(here, '../dist/index.js');
 const registryEntry = path.resolve(here, '../../registry-api/dist/index.js');
 
 if (!process.env.PKGREG_BENCH_LOCKED) {
@@ -30,6 +31,10 @@ const arg = (name, fallback) => {
   return i > 0 ? process.argv[i + 1] : fallback;
 };
 const rounds = Number(arg('rounds', '15'));
+const clis = process.argv.flatMap((value, i) =>
+  process.argv[i - 1] === '--cli' ? [path.resolve(value)] : [],
+);
+if (clis.length === 0) clis.push(path.resolve(here, '../dist/index.js'));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function freePort() {
@@ -96,32 +101,41 @@ try {
   writeFileSync(archivePath, archive);
   const env = { ...process.env, HOME: root, DO_NOT_TRACK: '1' };
 
-  const runs = { install: [], tar: [], node: [] };
+  const runs = { install: clis.map(() => []), tar: [], node: [] };
   for (let round = -1; round < rounds; round += 1) {
-    const project = mkdtempSync(path.join(root, 'project-'));
-    const install = timeMs(
-      process.execPath,
-      [cli, '--registry', base, 'install', '@bench/big', '--agent', 'claude-code'],
-      { cwd: project, env },
-    );
+    const installs = clis.map((cli) => {
+      const project = mkdtempSync(path.join(root, 'project-'));
+      const ms = timeMs(
+        process.execPath,
+        [cli, '--registry', base, 'install', '@bench/big', '--agent', 'claude-code'],
+        { cwd: project, env },
+      );
+      rmSync(project, { recursive: true, force: true });
+      return ms;
+    });
     const out = mkdtempSync(path.join(root, 'tar-'));
     const tar = timeMs('tar', ['-xzf', archivePath, '-C', out]);
     const node = timeMs(process.execPath, ['-e', '']);
-    rmSync(project, { recursive: true, force: true });
     rmSync(out, { recursive: true, force: true });
     if (round < 0) continue; // warm-up: the registry's content cache and the page cache
-    runs.install.push(install);
+    for (const [i, ms] of installs.entries()) runs.install[i].push(ms);
     runs.tar.push(tar);
     runs.node.push(node);
   }
   const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
-  const [install, tar, node] = [median(runs.install), median(runs.tar), median(runs.node)];
+  const [tar, node] = [median(runs.tar), median(runs.node)];
+  const installs = runs.install.map(median);
+  const ratio = (install) =>
+    `ratio install / tar -xzf: ${(install / tar).toFixed(1)}x; install minus Node's start: ${(install - node).toFixed(0)} ms`;
+  const names = clis.map((cli) => (clis.length > 1 ? ` (${path.relative(process.cwd(), cli)})` : ''));
   console.log(
     `pkgreg install of @bench/big (80 files, archive ${(archive.length / 1e6).toFixed(2)} MB), ${rounds} rounds, load average ${os.loadavg()[0].toFixed(2)}:\n` +
-      `  pkgreg install   ${install.toFixed(0)} ms (median)\n` +
+      installs
+        .map((install, i) => `  pkgreg install   ${install.toFixed(0)} ms (median)${names[i]}\n`)
+        .join('') +
       `  tar -xzf         ${tar.toFixed(0)} ms\n` +
       `  node -e ''       ${node.toFixed(0)} ms (a Node process starting and exiting)\n` +
-      `  ratio install / tar -xzf: ${(install / tar).toFixed(1)}x; install minus Node's start: ${(install - node).toFixed(0)} ms`,
+      installs.map((install, i) => `  ${ratio(install)}${names[i]}`).join('\n'),
   );
 } finally {
   registry?.kill('SIGTERM');
