@@ -2,26 +2,20 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createDb, type Db } from '@pkgreg/db';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { useTestDatabase } from '@pkgreg/db/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The operator command as a process (`pnpm registry ...` runs `node dist/cli.js ...`), against its own
 // database. decisions.md: Registry / Indexing (rejections are reported with their reasons).
 
 const CLI = resolve(import.meta.dirname, '../dist/cli.js');
-let t: TestDatabase;
-let db: Db;
+const t = useTestDatabase();
 let root: string;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  db = createDb(t.url, { max: 2 });
+beforeAll(() => {
   root = realpathSync(mkdtempSync(join(tmpdir(), 'pkgreg-registry-cli-')));
 });
-afterAll(async () => {
-  await db?.destroy();
-  await t?.destroy();
+afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 

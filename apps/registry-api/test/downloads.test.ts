@@ -1,30 +1,16 @@
-import type { RequestListener } from 'node:http';
 import { createPool } from '@pkgreg/db';
-import type { TestDatabase } from '@pkgreg/db/testing';
-import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { foldAllDownloadDeltas, startDownloadFlusher } from '../src/downloads/download-flusher.js';
 import { createDownloadRecorder } from '../src/downloads/download-recorder.js';
 import { loadEnv } from '../src/env.js';
-import {
-  createTestRegistry,
-  insertPackages,
-  packageRow,
-  silentLogger,
-  type TestRegistry,
-} from './fixtures.js';
+import { insertPackages, packageRow, silentLogger, useTestRegistry } from './fixtures.js';
 
-let registry: TestRegistry;
-let t: TestDatabase;
-let redis: Redis;
-let app: RequestListener;
+const t = useTestRegistry({ DETAIL_CACHE_TTL_MS: '0' });
 
 beforeAll(async () => {
-  registry = await createTestRegistry({ DETAIL_CACHE_TTL_MS: '0' });
-  ({ t, redis, app } = registry);
   await insertPackages(t.db, [
     packageRow({ scope: 'acme', name: 'hot' }),
     packageRow({ scope: 'acme', name: 'cold' }),
@@ -32,10 +18,9 @@ beforeAll(async () => {
     packageRow({ scope: 'acme', name: 'gone', status: 'delisted' }),
   ]);
 });
-afterAll(async () => registry?.close());
 
 const downloadCount = async (name: string) =>
-  (await request(app).get(`/api/packages/@acme/${name}`).expect(200)).body.downloadCount as number;
+  (await request(t.app).get(`/api/packages/@acme/${name}`).expect(200)).body.downloadCount as number;
 
 /** Calls committed and not folded yet, for one package or all: the sum over the batch rows. */
 const pendingCalls = async (name?: string) => {
@@ -60,13 +45,13 @@ const batchRows = async () =>
 describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () => {
   it('200 {ok: true}; downloadCount grows by one after the fold', async () => {
     const before = await downloadCount('cold');
-    await request(app).post('/api/packages/@acme/cold/track').expect(200, { ok: true });
+    await request(t.app).post('/api/packages/@acme/cold/track').expect(200, { ok: true });
     await foldAllDownloadDeltas(t.db);
     expect(await downloadCount('cold')).toBe(before + 1);
   });
 
   it('the delta is durable before the 200 (decisions.md: Registry / Track: no loss on restart)', async () => {
-    await request(app).post('/api/packages/%40acme/cold/track').expect(200, { ok: true });
+    await request(t.app).post('/api/packages/%40acme/cold/track').expect(200, { ok: true });
     // No fold yet: the answered call already sits committed in package_download_batches, so killing
     // the process now could not lose it.
     expect(await pendingCalls('cold')).toBe(1);
@@ -78,7 +63,7 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
     // "Process A": its own recorder answers 200 and is then abandoned without any fold, as if killed.
     const processA = createApp({
       db: t.db,
-      redis,
+      redis: t.redis,
       logger: silentLogger,
       env: loadEnv({ DETAIL_CACHE_TTL_MS: '0' }),
     });
@@ -91,13 +76,13 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
   });
 
   it('404 {error: "Not found"} for a missing or delisted package; deprecated is counted', async () => {
-    await request(app).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
-    await request(app).post('/api/packages/@acme/gone/track').expect(404, { error: 'Not found' });
-    await request(app).post('/api/packages/@acme/old/track').expect(200, { ok: true });
+    await request(t.app).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
+    await request(t.app).post('/api/packages/@acme/gone/track').expect(404, { error: 'Not found' });
+    await request(t.app).post('/api/packages/@acme/old/track').expect(200, { ok: true });
   });
 
   it('400 for an invalid package path', async () => {
-    await request(app)
+    await request(t.app)
       .post('/api/packages/acme/cold/track')
       .expect(400, { error: 'Invalid package path: expected @scope/name' });
   });
@@ -106,9 +91,9 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
     const before = { hot: await downloadCount('hot'), cold: await downloadCount('cold') };
     const flusher = startDownloadFlusher(t.db, silentLogger, 20); // folds while the calls run
     const calls = [
-      ...Array.from({ length: 300 }, () => request(app).post('/api/packages/@acme/hot/track')),
-      ...Array.from({ length: 100 }, () => request(app).post('/api/packages/@acme/cold/track')),
-      ...Array.from({ length: 20 }, () => request(app).post('/api/packages/@acme/gone/track')),
+      ...Array.from({ length: 300 }, () => request(t.app).post('/api/packages/@acme/hot/track')),
+      ...Array.from({ length: 100 }, () => request(t.app).post('/api/packages/@acme/cold/track')),
+      ...Array.from({ length: 20 }, () => request(t.app).post('/api/packages/@acme/gone/track')),
     ];
     const statuses = (await Promise.all(calls)).map((r) => r.status);
     await flusher.stop();

@@ -1,9 +1,11 @@
 import type { RequestListener } from 'node:http';
 import type { Db, PackagesTable } from '@pkgreg/db';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '@pkgreg/db/testing';
+import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import { type FileDatabase, useTestDatabase } from '@pkgreg/db/vitest';
 import { createLogger } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import type { Insertable } from 'kysely';
+import { afterAll, beforeAll } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
@@ -73,25 +75,46 @@ export async function insertPackages(db: Db, rows: PackageInsert[]): Promise<voi
 
 export const silentLogger = createLogger('test', 'silent');
 
-/** A database of this test file's own, and the registry's request listener over it. */
-export interface TestRegistry {
-  t: TestDatabase;
-  redis: Redis;
-  app: RequestListener;
-  close(): Promise<void>;
+/** This test file's own database and Redis key prefix, and the registry's request listener over them. */
+export interface FileRegistry extends FileDatabase {
+  readonly redis: Redis;
+  readonly app: RequestListener;
 }
 
-export async function createTestRegistry(env: Record<string, string> = {}): Promise<TestRegistry> {
-  const t = await createTestDatabase();
-  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-  const app = createApp({ db: t.db, redis, logger: silentLogger, env: loadEnv(env) });
+/**
+ * Registers the hooks that create this file's database (useTestDatabase), a Redis client under a key
+ * prefix of its own and the registry app built on them with `env`, and close them after the file's
+ * tests. Read the fields from tests and hooks (not at module load); call it before the file's own hooks.
+ */
+export function useTestRegistry(env: Record<string, string> = {}): FileRegistry {
+  const database = useTestDatabase();
+  let current: { redis: Redis; app: RequestListener } | undefined;
+  beforeAll(() => {
+    const redis = new Redis(TEST_REDIS_URL, {
+      lazyConnect: true,
+      keyPrefix: `${testKeyPrefix('registry')}:`,
+    });
+    current = { redis, app: createApp({ db: database.db, redis, logger: silentLogger, env: loadEnv(env) }) };
+  });
+  afterAll(() => {
+    current?.redis.disconnect();
+  });
+  const get = () => {
+    if (!current) throw new Error('the test registry is created in beforeAll: read it from a test or hook');
+    return current;
+  };
   return {
-    t,
-    redis,
-    app,
-    async close() {
-      redis.disconnect();
-      await t.destroy();
+    get db() {
+      return database.db;
+    },
+    get url() {
+      return database.url;
+    },
+    get redis() {
+      return get().redis;
+    },
+    get app() {
+      return get().app;
     },
   };
 }

@@ -1,32 +1,22 @@
-import type { RequestListener } from 'node:http';
 import { createDb } from '@pkgreg/db';
-import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
-import { createTestRegistry, type TestRegistry } from './fixtures.js';
+import { useTestRegistry } from './fixtures.js';
 
-let registry: TestRegistry;
-let redis: Redis;
-let app: RequestListener;
-
-beforeAll(async () => {
-  registry = await createTestRegistry();
-  ({ redis, app } = registry);
-});
-afterAll(async () => registry?.close());
+const t = useTestRegistry();
 
 describe('errors (registry-api.md: Errors: every error body is {error})', () => {
   it('unknown /api routes are 404 {error}', async () => {
-    await request(app).get('/api/nope').expect(404, { error: 'Not found' });
-    await request(app).get('/api/packages/@acme/x/unknown').expect(404, { error: 'Not found' });
-    await request(app).delete('/api/packages').expect(404, { error: 'Not found' });
+    await request(t.app).get('/api/nope').expect(404, { error: 'Not found' });
+    await request(t.app).get('/api/packages/@acme/x/unknown').expect(404, { error: 'Not found' });
+    await request(t.app).delete('/api/packages').expect(404, { error: 'Not found' });
   });
 
   it('a malformed JSON body is a 400 {error}, never a 5xx', async () => {
-    const res = await request(app)
+    const res = await request(t.app)
       .post('/api/packages/@acme/x/track')
       .set('Content-Type', 'application/json')
       .send('{"oops":');
@@ -35,7 +25,7 @@ describe('errors (registry-api.md: Errors: every error body is {error})', () => 
   });
 
   it('an oversized body is a 413 {error}', async () => {
-    const res = await request(app)
+    const res = await request(t.app)
       .post('/api/packages/@acme/x/track')
       .set('Content-Type', 'application/json')
       .send(JSON.stringify({ pad: 'x'.repeat(40_000) }));
@@ -48,7 +38,7 @@ describe('errors (registry-api.md: Errors: every error body is {error})', () => 
     // Nothing listens on port 1: every query fails like a database outage would.
     const broken = createDb('postgres://postgres@127.0.0.1:1/none', { max: 1 });
     const capturing = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
-    const failing = createApp({ db: broken, redis, logger: capturing, env: loadEnv({}) });
+    const failing = createApp({ db: broken, redis: t.redis, logger: capturing, env: loadEnv({}) });
     const res = await request(failing)
       .get('/api/packages/@acme/x')
       .set('X-Request-Id', 'req-123')
@@ -64,11 +54,11 @@ describe('errors (registry-api.md: Errors: every error body is {error})', () => 
 
 describe('X-Request-Id (issue: one error middleware logging with a request id)', () => {
   it('echoes a plain incoming id and generates one otherwise', async () => {
-    const echoed = await request(app).get('/api/nope').set('X-Request-Id', 'abc-123').expect(404);
+    const echoed = await request(t.app).get('/api/nope').set('X-Request-Id', 'abc-123').expect(404);
     expect(echoed.headers['x-request-id']).toBe('abc-123');
-    const generated = await request(app).get('/api/search').expect(200);
+    const generated = await request(t.app).get('/api/search').expect(200);
     expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-    const replaced = await request(app)
+    const replaced = await request(t.app)
       .get('/api/search')
       .set('X-Request-Id', 'bad id\twith spaces')
       .expect(200);
@@ -78,7 +68,7 @@ describe('X-Request-Id (issue: one error middleware logging with a request id)',
 
 describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)', () => {
   it('serves an OpenAPI 3.1 document covering every endpoint, schemas from the contracts', async () => {
-    const res = await request(app).get('/api/openapi.json').expect(200);
+    const res = await request(t.app).get('/api/openapi.json').expect(200);
     expect(res.body.openapi).toBe('3.1.0');
     expect(Object.keys(res.body.paths).sort()).toEqual(
       [

@@ -1,30 +1,17 @@
-import type { RequestListener } from 'node:http';
-import type { TestDatabase } from '@pkgreg/db/testing';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   refreshDerivedTables,
   startDerivedTablesRefresher,
 } from '../src/packages/derived-tables-refresher.js';
 import { readDerivedCounter, readListChangeCounter } from '../src/packages/packages.repository.js';
-import {
-  createTestRegistry,
-  insertPackages,
-  type PackageInsert,
-  packageRow,
-  silentLogger,
-  type TestRegistry,
-} from './fixtures.js';
+import { insertPackages, type PackageInsert, packageRow, silentLogger, useTestRegistry } from './fixtures.js';
 
-let registry: TestRegistry;
-let t: TestDatabase;
-let app: RequestListener;
+const t = useTestRegistry();
 const rows: PackageInsert[] = [];
 
 // 47 visible packages with heavy ties: 3 distinct star counts, 2 index times, repeated names across scopes.
 beforeAll(async () => {
-  registry = await createTestRegistry();
-  ({ t, app } = registry);
   const scopes = ['zeta', 'alpha', 'mid'];
   for (let i = 0; i < 16; i += 1) {
     for (const scope of scopes) {
@@ -42,7 +29,6 @@ beforeAll(async () => {
   rows.push(packageRow({ scope: 'alpha', name: 'hidden', status: 'delisted', repo_stars: 10 }));
   await insertPackages(t.db, rows);
 });
-afterAll(async () => registry?.close());
 
 const visible = () => rows.filter((r) => r.status !== 'delisted');
 const keyOf = (p: { scope: string; name: string }) => `${p.scope}/${p.name}`;
@@ -52,7 +38,7 @@ async function allPages(query: string, pageSize: number) {
   const seen: string[] = [];
   let total = -1;
   for (let page = 1; page <= 20; page += 1) {
-    const res = await request(app)
+    const res = await request(t.app)
       .get(`/api/packages?${query}&page=${page}&pageSize=${pageSize}`)
       .expect(200);
     total = res.body.total;
@@ -90,8 +76,10 @@ describe('list pagination with ties (decisions.md: Registry / List: ties break b
   );
 
   it('the same order holds whatever the page size (page 3 of 5 = items 11-15 of pageSize 100)', async () => {
-    const big = await request(app).get('/api/packages?sort=stars&order=desc&pageSize=100').expect(200);
-    const small = await request(app).get('/api/packages?sort=stars&order=desc&page=3&pageSize=5').expect(200);
+    const big = await request(t.app).get('/api/packages?sort=stars&order=desc&pageSize=100').expect(200);
+    const small = await request(t.app)
+      .get('/api/packages?sort=stars&order=desc&page=3&pageSize=5')
+      .expect(200);
     expect(small.body.data).toEqual(big.body.data.slice(10, 15));
   });
 });
@@ -104,7 +92,7 @@ describe('list positions follow package changes (issue: dense positions refreshe
       .where('scope', '=', 'zeta')
       .where('name', '=', 'tool-00-a')
       .execute();
-    const page = await request(app).get('/api/packages?pageSize=100').expect(200);
+    const page = await request(t.app).get('/api/packages?pageSize=100').expect(200);
     expect(page.body.data.map(keyOf)).not.toContain('zeta/tool-00-a');
 
     await t.db
@@ -112,7 +100,7 @@ describe('list positions follow package changes (issue: dense positions refreshe
       .values(packageRow({ scope: 'alpha', name: 'aaa-new' }))
       .execute();
     await refreshDerivedTables(t.db);
-    const after = await request(app).get('/api/packages?pageSize=100').expect(200);
+    const after = await request(t.app).get('/api/packages?pageSize=100').expect(200);
     expect(after.body.data[0].name).toBe('aaa-new');
     expect(after.body.total).toBe(47);
     expect(after.body.data.map(keyOf)).not.toContain('zeta/tool-00-a');
@@ -138,7 +126,7 @@ describe('list positions follow package changes (issue: dense positions refreshe
         .values(packageRow({ scope: 'alpha', name: 'aab-newer' }))
         .execute();
       await expect
-        .poll(async () => (await request(app).get('/api/packages?pageSize=2')).body.data.map(keyOf), {
+        .poll(async () => (await request(t.app).get('/api/packages?pageSize=2')).body.data.map(keyOf), {
           timeout: 5000,
           interval: 50,
         })

@@ -1,40 +1,25 @@
-import type { RequestListener } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDb } from '@pkgreg/db';
-import type { TestDatabase } from '@pkgreg/db/testing';
-import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pino from 'pino';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp, createRegistry } from '../src/app.js';
 import { foldAllDownloadDeltas } from '../src/downloads/download-flusher.js';
 import { createDownloadRecorder, type DownloadRecorder } from '../src/downloads/download-recorder.js';
 import { loadEnv } from '../src/env.js';
 import { createPackageEndpoints } from '../src/packages/package-endpoints.js';
-import {
-  createTestRegistry,
-  insertPackages,
-  packageRow,
-  silentLogger,
-  type TestRegistry,
-} from './fixtures.js';
+import { insertPackages, packageRow, silentLogger, useTestRegistry } from './fixtures.js';
 
 // Detail, skill-md and track are answered before Express (src/packages/package-endpoints.ts), hit or
 // miss, success or error; everything else goes to the Express app. These tests hold them to the
 // contract (registry-api.md: detail, skill-md, track; decisions.md: Registry / ETag, Track) and to
 // the error body and request id every other route has.
 
-let registry: TestRegistry;
-let t: TestDatabase;
-let redis: Redis;
-let app: RequestListener;
-
 const TTL_MS = 1500;
+const t = useTestRegistry({ DETAIL_CACHE_TTL_MS: String(TTL_MS) });
 
 beforeAll(async () => {
-  registry = await createTestRegistry({ DETAIL_CACHE_TTL_MS: String(TTL_MS) });
-  ({ t, redis, app } = registry);
   await insertPackages(t.db, [
     packageRow({ scope: 'acme', name: 'lane-skill', description: 'Served from the cache' }),
     packageRow({ scope: 'acme', name: 'changing' }),
@@ -44,57 +29,56 @@ beforeAll(async () => {
     packageRow({ scope: 'acme', name: 'hidden', status: 'delisted' }),
   ]);
 });
-afterAll(async () => registry?.close());
 
 const SAME_HEADERS = ['etag', 'cache-control', 'content-type', 'content-length'];
 
 describe('detail and skill-md (registry-api.md: detail, skill-md; decisions.md: ETag)', () => {
   it('a hit has the body and headers the miss had', async () => {
-    const miss = await request(app).get('/api/packages/@acme/lane-skill').expect(200);
-    const hit = await request(app).get('/api/packages/%40acme/lane-skill').expect(200);
+    const miss = await request(t.app).get('/api/packages/@acme/lane-skill').expect(200);
+    const hit = await request(t.app).get('/api/packages/%40acme/lane-skill').expect(200);
     expect(hit.text).toBe(miss.text);
     for (const header of SAME_HEADERS) expect(hit.headers[header]).toBe(miss.headers[header]);
     expect(hit.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
 
-    const mdMiss = await request(app).get('/api/packages/@acme/lane-skill/skill-md').expect(200);
-    const mdHit = await request(app).get('/api/packages/@acme/lane-skill/skill-md').expect(200);
+    const mdMiss = await request(t.app).get('/api/packages/@acme/lane-skill/skill-md').expect(200);
+    const mdHit = await request(t.app).get('/api/packages/@acme/lane-skill/skill-md').expect(200);
     expect(mdHit.text).toBe(mdMiss.text);
     expect(mdHit.headers['content-type']).toBe('text/markdown; charset=utf-8');
     for (const header of SAME_HEADERS) expect(mdHit.headers[header]).toBe(mdMiss.headers[header]);
   });
 
   it('keeps a plain X-Request-Id and replaces one that could smuggle anything into logs', async () => {
-    await request(app).get('/api/packages/@acme/lane-skill').expect(200);
-    const kept = await request(app).get('/api/packages/@acme/lane-skill').set('X-Request-Id', 'req-7.a:b');
+    await request(t.app).get('/api/packages/@acme/lane-skill').expect(200);
+    const kept = await request(t.app).get('/api/packages/@acme/lane-skill').set('X-Request-Id', 'req-7.a:b');
     expect(kept.headers['x-request-id']).toBe('req-7.a:b');
-    const replaced = await request(app).get('/api/packages/@acme/lane-skill').set('X-Request-Id', 'a b');
+    const replaced = await request(t.app).get('/api/packages/@acme/lane-skill').set('X-Request-Id', 'a b');
     expect(replaced.headers['x-request-id']).not.toBe('a b');
   });
 
   it('answers 304 to a matching If-None-Match (W/ ignored, * matches) and HEAD without a body', async () => {
-    const first = await request(app).get('/api/packages/@acme/lane-skill').expect(200);
+    const first = await request(t.app).get('/api/packages/@acme/lane-skill').expect(200);
     const etag = first.headers.etag as string;
     for (const header of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
-      const res = await request(app).get('/api/packages/@acme/lane-skill').set('If-None-Match', header);
+      const res = await request(t.app).get('/api/packages/@acme/lane-skill').set('If-None-Match', header);
       expect(res.status).toBe(304);
       expect(res.headers.etag).toBe(etag);
       expect(res.text ?? '').toBe('');
     }
-    await request(app).get('/api/packages/@acme/lane-skill').set('If-None-Match', '"other"').expect(200);
-    const head = await request(app).head('/api/packages/@acme/lane-skill').expect(200);
+    await request(t.app).get('/api/packages/@acme/lane-skill').set('If-None-Match', '"other"').expect(200);
+    const head = await request(t.app).head('/api/packages/@acme/lane-skill').expect(200);
     expect(head.headers['content-length']).toBe(first.headers['content-length']);
     expect(head.text ?? '').toBe('');
   });
 
   it('queries, unknown tails, bad paths and delisted packages get their documented answers', async () => {
-    await request(app).get('/api/packages/@acme/lane-skill').expect(200);
-    await request(app).get('/api/packages/@acme/lane-skill?x=1').expect(200);
-    await request(app).get('/api/packages/@acme/lane-skill/unknown').expect(404, { error: 'Not found' });
-    await request(app)
+    await request(t.app).get('/api/packages/@acme/lane-skill').expect(200);
+    await request(t.app).get('/api/packages/@acme/lane-skill?x=1').expect(200);
+    await request(t.app).get('/api/packages/@acme/lane-skill/unknown').expect(404, { error: 'Not found' });
+    await request(t.app)
       .get('/api/packages/acme/lane-skill')
       .expect(400, { error: 'Invalid package path: expected @scope/name' });
-    await request(app).get('/api/packages/@acme/hidden').expect(404, { error: 'Package not found' });
-    await request(app).delete('/api/packages/@acme/lane-skill').expect(404, { error: 'Not found' });
+    await request(t.app).get('/api/packages/@acme/hidden').expect(404, { error: 'Package not found' });
+    await request(t.app).delete('/api/packages/@acme/lane-skill').expect(404, { error: 'Not found' });
   });
 });
 
@@ -102,7 +86,7 @@ describe('what the endpoints answer and what goes to Express (src/packages/packa
   it('detail, skill-md and track never reach Express, hit or miss, 404 or body; other routes do', async () => {
     const parts = createRegistry({
       db: t.db,
-      redis,
+      redis: t.redis,
       logger: silentLogger,
       env: loadEnv({ DETAIL_CACHE_TTL_MS: '60000' }),
     });
@@ -139,7 +123,7 @@ describe('what the endpoints answer and what goes to Express (src/packages/packa
 
 describe('the micro-cache past its TTL (docs/decisions.md: detail at most 2 x DETAIL_CACHE_TTL_MS behind)', () => {
   const etagOf = async (name: string) =>
-    (await request(app).get(`/api/packages/@acme/${name}`).expect(200)).headers.etag as string;
+    (await request(t.app).get(`/api/packages/@acme/${name}`).expect(200)).headers.etag as string;
 
   /** Polls until `check` holds (the revalidation runs in the background), failing after 3 s. */
   const eventually = async (check: () => Promise<boolean>) => {
@@ -159,7 +143,7 @@ describe('the micro-cache past its TTL (docs/decisions.md: detail at most 2 x DE
     await sleep(TTL_MS + 100);
     expect(await etagOf('changing')).toBe(before); // stale-while-revalidate: the old bytes, this once
     await eventually(async () => (await etagOf('changing')) !== before);
-    const res = await request(app).get('/api/packages/@acme/changing').expect(200);
+    const res = await request(t.app).get('/api/packages/@acme/changing').expect(200);
     expect(res.body.repoStars).toBe(99);
   });
 
@@ -167,8 +151,8 @@ describe('the micro-cache past its TTL (docs/decisions.md: detail at most 2 x DE
     await etagOf('leaving');
     await t.db.updateTable('packages').set({ status: 'delisted' }).where('name', '=', 'leaving').execute();
     await sleep(TTL_MS + 100);
-    await eventually(async () => (await request(app).get('/api/packages/@acme/leaving')).status === 404);
-    await request(app).get('/api/packages/@acme/leaving').expect(404, { error: 'Package not found' });
+    await eventually(async () => (await request(t.app).get('/api/packages/@acme/leaving')).status === 404);
+    await request(t.app).get('/api/packages/@acme/leaving').expect(404, { error: 'Package not found' });
   });
 
   it('an entry older than 2 x TTL is never served: the request reads the database', async () => {
@@ -190,7 +174,7 @@ describe('track (registry-api.md: track; decisions.md: Track)', () => {
 
   it('a body-less call is 200 {ok: true} with a request id, counted once', async () => {
     await foldAllDownloadDeltas(t.db);
-    const res = await request(app).post('/api/packages/@acme/tracked/track').set('X-Request-Id', 'trk-1');
+    const res = await request(t.app).post('/api/packages/@acme/tracked/track').set('X-Request-Id', 'trk-1');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true });
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -200,9 +184,9 @@ describe('track (registry-api.md: track; decisions.md: Track)', () => {
   });
 
   it('404 and 400 have the documented bodies, and nothing is counted', async () => {
-    await request(app).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
-    await request(app).post('/api/packages/@acme/hidden/track').expect(404, { error: 'Not found' });
-    await request(app)
+    await request(t.app).post('/api/packages/@acme/nope/track').expect(404, { error: 'Not found' });
+    await request(t.app).post('/api/packages/@acme/hidden/track').expect(404, { error: 'Not found' });
+    await request(t.app)
       .post('/api/packages/@Acme/tracked/track')
       .expect(400, { error: 'Invalid package path: expected @scope/name' });
     expect(await pending('hidden')).toBe(0);
@@ -210,12 +194,12 @@ describe('track (registry-api.md: track; decisions.md: Track)', () => {
 
   it('a call with a JSON body is parsed (bad JSON is a 400) and counted the same way', async () => {
     await foldAllDownloadDeltas(t.db);
-    await request(app)
+    await request(t.app)
       .post('/api/packages/@acme/tracked/track')
       .send({ source: 'cli' })
       .expect(200, { ok: true });
     expect(await pending('tracked')).toBe(1);
-    await request(app)
+    await request(t.app)
       .post('/api/packages/@acme/tracked/track')
       .set('Content-Type', 'application/json')
       .send('{"source":')
@@ -238,7 +222,7 @@ describe('track (registry-api.md: track; decisions.md: Track)', () => {
     };
     const failing = createApp({
       db: broken,
-      redis,
+      redis: t.redis,
       logger: pino({ level: 'info' }, { write: (line: string) => lines.push(line) }),
       env: loadEnv({}),
       recorder: counting,

@@ -1,30 +1,13 @@
-import type { RequestListener } from 'node:http';
 import { PackageDetailSchema, PackageListItemSchema } from '@pkgreg/contracts';
-import type { TestDatabase } from '@pkgreg/db/testing';
-import type { Redis } from 'ioredis';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
-import {
-  createTestRegistry,
-  insertPackages,
-  packageRow,
-  silentLogger,
-  type TestRegistry,
-} from './fixtures.js';
+import { insertPackages, packageRow, silentLogger, useTestRegistry } from './fixtures.js';
 
-let registry: TestRegistry;
-let t: TestDatabase;
-let redis: Redis;
-let app: RequestListener;
+const t = useTestRegistry({ GITHUB_WEB_URL: 'https://ghe.example.com', DETAIL_CACHE_TTL_MS: '0' });
 
 beforeAll(async () => {
-  registry = await createTestRegistry({
-    GITHUB_WEB_URL: 'https://ghe.example.com',
-    DETAIL_CACHE_TTL_MS: '0',
-  });
-  ({ t, redis, app } = registry);
   await insertPackages(t.db, [
     packageRow({ scope: 'acme', name: 'pdf-editor', description: 'Edit PDF files', repo_stars: 5 }),
     packageRow({ scope: 'acme', name: 'root-skill', source_path: '', source_ref: 'dev' }),
@@ -32,12 +15,11 @@ beforeAll(async () => {
     packageRow({ scope: 'acme', name: 'gone-skill', status: 'delisted' }),
   ]);
 });
-afterAll(async () => registry?.close());
 
 describe('GET /api/packages/@:scope/:name (registry-api.md: package detail)', () => {
   // The spec's detail table lists 35 fields (the issue says 36); the contract schema is the source.
   it('returns every detail field of the spec table, valid against PackageDetailSchema', async () => {
-    const res = await request(app).get('/api/packages/@acme/pdf-editor').expect(200);
+    const res = await request(t.app).get('/api/packages/@acme/pdf-editor').expect(200);
     expect(Object.keys(res.body).sort()).toEqual(Object.keys(PackageDetailSchema.shape).sort());
     // The spec's 35 fields and the additive `warnings` (docs/versions.md).
     expect(Object.keys(res.body)).toHaveLength(36);
@@ -62,7 +44,7 @@ describe('GET /api/packages/@:scope/:name (registry-api.md: package detail)', ()
   });
 
   it('accepts the @ sent as %40 (decisions.md: Registry / Scope and name)', async () => {
-    const res = await request(app).get('/api/packages/%40acme/pdf-editor').expect(200);
+    const res = await request(t.app).get('/api/packages/%40acme/pdf-editor').expect(200);
     expect(res.body.name).toBe('pdf-editor');
   });
 
@@ -81,7 +63,7 @@ describe('GET /api/packages/@:scope/:name (registry-api.md: package detail)', ()
   ])(
     '400 "Invalid package path: expected @scope/name" for %s (registry-api.md: Errors)',
     async (_label, path) => {
-      const res = await request(app).get(path).expect(400);
+      const res = await request(t.app).get(path).expect(400);
       expect(Object.keys(res.body)).toEqual(['error']);
       // A bad percent-encoding fails in Express's decoder, before the path rule: still a 400 {error}.
       if (_label !== 'bad percent-encoding')
@@ -90,53 +72,53 @@ describe('GET /api/packages/@:scope/:name (registry-api.md: package detail)', ()
   );
 
   it('404 "Package not found" for a missing package (registry-api.md: Errors)', async () => {
-    await request(app).get('/api/packages/@acme/nope').expect(404, { error: 'Package not found' });
+    await request(t.app).get('/api/packages/@acme/nope').expect(404, { error: 'Package not found' });
   });
 
   it('404 for a delisted package, 200 for a deprecated one (decisions.md: Registry / Status)', async () => {
-    await request(app).get('/api/packages/@acme/gone-skill').expect(404, { error: 'Package not found' });
-    const res = await request(app).get('/api/packages/@acme/old-skill').expect(200);
+    await request(t.app).get('/api/packages/@acme/gone-skill').expect(404, { error: 'Package not found' });
+    const res = await request(t.app).get('/api/packages/@acme/old-skill').expect(200);
     expect(res.body.status).toBe('deprecated');
   });
 });
 
 describe('GET .../skill-md (registry-api.md: raw SKILL.md)', () => {
   it('returns the raw text as text/markdown', async () => {
-    const res = await request(app).get('/api/packages/@acme/pdf-editor/skill-md').expect(200);
+    const res = await request(t.app).get('/api/packages/@acme/pdf-editor/skill-md').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/markdown/);
     expect(res.text).toContain('name: pdf-editor');
     expect(res.text.startsWith('---\n')).toBe(true);
   });
 
   it('shares detail 400/404 and hides delisted (decisions.md: Registry)', async () => {
-    await request(app)
+    await request(t.app)
       .get('/api/packages/acme/pdf-editor/skill-md')
       .expect(400, { error: 'Invalid package path: expected @scope/name' });
-    await request(app).get('/api/packages/@acme/nope/skill-md').expect(404, { error: 'Package not found' });
-    await request(app)
+    await request(t.app).get('/api/packages/@acme/nope/skill-md').expect(404, { error: 'Package not found' });
+    await request(t.app)
       .get('/api/packages/@acme/gone-skill/skill-md')
       .expect(404, { error: 'Package not found' });
-    await request(app).get('/api/packages/@acme/old-skill/skill-md').expect(200);
+    await request(t.app).get('/api/packages/@acme/old-skill/skill-md').expect(200);
   });
 });
 
 describe('GET .../source (registry-api.md: source redirect; decisions.md: Registry)', () => {
   it('302 to {codeHost}/{sourceRepo}/tree/{sourceRef}/{sourcePath}', async () => {
-    const res = await request(app).get('/api/packages/@acme/pdf-editor/source').expect(302);
+    const res = await request(t.app).get('/api/packages/@acme/pdf-editor/source').expect(302);
     expect(res.headers.location).toBe('https://ghe.example.com/acme/skills/tree/main/skills/pdf-editor');
   });
 
   it('302 to the repository root when sourcePath is empty', async () => {
-    const res = await request(app).get('/api/packages/@acme/root-skill/source').expect(302);
+    const res = await request(t.app).get('/api/packages/@acme/root-skill/source').expect(302);
     expect(res.headers.location).toBe('https://ghe.example.com/acme/skills');
   });
 
   it('shares detail 400/404 and hides delisted', async () => {
-    await request(app)
+    await request(t.app)
       .get('/api/packages/@acme/Bad/source')
       .expect(400, { error: 'Invalid package path: expected @scope/name' });
-    await request(app).get('/api/packages/@acme/nope/source').expect(404, { error: 'Package not found' });
-    await request(app)
+    await request(t.app).get('/api/packages/@acme/nope/source').expect(404, { error: 'Package not found' });
+    await request(t.app)
       .get('/api/packages/@acme/gone-skill/source')
       .expect(404, { error: 'Package not found' });
   });
@@ -144,25 +126,25 @@ describe('GET .../source (registry-api.md: source redirect; decisions.md: Regist
 
 describe('ETag and Cache-Control (issue: ETag from row_version, 304 on If-None-Match)', () => {
   it('detail: ETag + Cache-Control, 304 on a matching If-None-Match, new ETag after an update', async () => {
-    const first = await request(app).get('/api/packages/@acme/pdf-editor').expect(200);
+    const first = await request(t.app).get('/api/packages/@acme/pdf-editor').expect(200);
     const etag = first.headers.etag as string;
     expect(etag).toMatch(/^"[0-9a-f-]{36}\.\d+\.json"$/);
     expect(first.headers['cache-control']).toContain('must-revalidate');
-    const notModified = await request(app)
+    const notModified = await request(t.app)
       .get('/api/packages/@acme/pdf-editor')
       .set('If-None-Match', etag)
       .expect(304);
     expect(notModified.text).toBe('');
-    await request(app).get('/api/packages/@acme/pdf-editor').set('If-None-Match', `W/${etag}`).expect(304);
-    await request(app)
+    await request(t.app).get('/api/packages/@acme/pdf-editor').set('If-None-Match', `W/${etag}`).expect(304);
+    await request(t.app)
       .get('/api/packages/@acme/pdf-editor')
       .set('If-None-Match', `"other", ${etag}`)
       .expect(304);
-    await request(app).get('/api/packages/@acme/pdf-editor').set('If-None-Match', '"other"').expect(200);
+    await request(t.app).get('/api/packages/@acme/pdf-editor').set('If-None-Match', '"other"').expect(200);
 
     // Same body bytes are irrelevant: the trigger bumps row_version on any update, so the ETag moves.
     await t.db.updateTable('packages').set({ repo_stars: 6 }).where('name', '=', 'pdf-editor').execute();
-    const after = await request(app)
+    const after = await request(t.app)
       .get('/api/packages/@acme/pdf-editor')
       .set('If-None-Match', etag)
       .expect(200);
@@ -171,12 +153,12 @@ describe('ETag and Cache-Control (issue: ETag from row_version, 304 on If-None-M
   });
 
   it('skill-md: its own ETag (not detail one) and 304', async () => {
-    const detail = await request(app).get('/api/packages/@acme/pdf-editor').expect(200);
-    const md = await request(app).get('/api/packages/@acme/pdf-editor/skill-md').expect(200);
+    const detail = await request(t.app).get('/api/packages/@acme/pdf-editor').expect(200);
+    const md = await request(t.app).get('/api/packages/@acme/pdf-editor/skill-md').expect(200);
     expect(md.headers.etag).toMatch(/\.md"$/);
     expect(md.headers.etag).not.toBe(detail.headers.etag);
     expect(md.headers['cache-control']).toMatch(/max-age=\d+/);
-    await request(app)
+    await request(t.app)
       .get('/api/packages/@acme/pdf-editor/skill-md')
       .set('If-None-Match', md.headers.etag as string)
       .expect(304);
@@ -185,17 +167,17 @@ describe('ETag and Cache-Control (issue: ETag from row_version, 304 on If-None-M
 
 describe('pre-encoded responses (packages.routes.ts writes cached bytes directly)', () => {
   it('detail and skill-md: exact Content-Length of the UTF-8 body, content types, request id, HEAD without body', async () => {
-    const detail = await request(app)
+    const detail = await request(t.app)
       .get('/api/packages/@acme/pdf-editor')
       .set('X-Request-Id', 'req-42')
       .expect(200);
     expect(detail.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(Number(detail.headers['content-length'])).toBe(Buffer.byteLength(detail.text));
     expect(detail.headers['x-request-id']).toBe('req-42');
-    const md = await request(app).get('/api/packages/@acme/pdf-editor/skill-md').expect(200);
+    const md = await request(t.app).get('/api/packages/@acme/pdf-editor/skill-md').expect(200);
     expect(md.headers['content-type']).toBe('text/markdown; charset=utf-8');
     expect(Number(md.headers['content-length'])).toBe(Buffer.byteLength(md.text));
-    const head = await request(app).head('/api/packages/@acme/pdf-editor').expect(200);
+    const head = await request(t.app).head('/api/packages/@acme/pdf-editor').expect(200);
     expect(head.headers['content-length']).toBe(detail.headers['content-length']);
     expect(head.headers.etag).toBe(detail.headers.etag);
     expect(head.text ?? '').toBe('');
@@ -206,7 +188,7 @@ describe('detail micro-cache (docs/decisions.md: detail/skill-md cached per proc
   it('serves a cached detail within the TTL, never caches a 404', async () => {
     const cached = createApp({
       db: t.db,
-      redis,
+      redis: t.redis,
       logger: silentLogger,
       env: loadEnv({ DETAIL_CACHE_TTL_MS: '60000' }),
     });
@@ -215,7 +197,7 @@ describe('detail micro-cache (docs/decisions.md: detail/skill-md cached per proc
     const second = await request(cached).get('/api/packages/@acme/root-skill').expect(200);
     expect(second.headers.etag).toBe(first.headers.etag);
     expect(second.body).toEqual(first.body);
-    const uncached = await request(app).get('/api/packages/@acme/root-skill').expect(200);
+    const uncached = await request(t.app).get('/api/packages/@acme/root-skill').expect(200);
     expect(uncached.body.repoStars).toBe(77);
 
     await request(cached).get('/api/packages/@acme/late-skill').expect(404);
@@ -229,7 +211,7 @@ describe('detail micro-cache (docs/decisions.md: detail/skill-md cached per proc
 
 describe('GET /api/packages (registry-api.md: list; decisions.md: Registry / List)', () => {
   it('defaults page=1, pageSize=20, sort=name asc; items match PackageListItemSchema', async () => {
-    const res = await request(app).get('/api/packages').expect(200);
+    const res = await request(t.app).get('/api/packages').expect(200);
     expect(res.body).toMatchObject({ page: 1, pageSize: 20, total: 3 });
     for (const item of res.body.data) PackageListItemSchema.parse(item);
     expect(res.body.data.map((p: { name: string }) => p.name)).toEqual([
@@ -253,7 +235,7 @@ describe('GET /api/packages (registry-api.md: list; decisions.md: Registry / Lis
   });
 
   it('hides delisted packages and counts only visible ones in total (decisions.md: Registry / Status)', async () => {
-    const res = await request(app).get('/api/packages?pageSize=100').expect(200);
+    const res = await request(t.app).get('/api/packages?pageSize=100').expect(200);
     expect(res.body.data.some((p: { name: string }) => p.name === 'gone-skill')).toBe(false);
     expect(res.body.total).toBe(res.body.data.length);
     expect(res.body.data.some((p: { name: string }) => p.name === 'old-skill')).toBe(true);
@@ -273,21 +255,21 @@ describe('GET /api/packages (registry-api.md: list; decisions.md: Registry / Lis
     ['order=up', 'order must be one of asc, desc'],
     ['order=ASC', 'order must be one of asc, desc'],
   ])('400 naming the parameter and its rule for %s', async (query, error) => {
-    await request(app).get(`/api/packages?${query}`).expect(400, { error });
+    await request(t.app).get(`/api/packages?${query}`).expect(400, { error });
   });
 
   it('ignores unknown parameters', async () => {
-    const res = await request(app).get('/api/packages?foo=bar&limit=1').expect(200);
+    const res = await request(t.app).get('/api/packages?foo=bar&limit=1').expect(200);
     expect(res.body.pageSize).toBe(20);
   });
 
   it('accepts the rule boundaries page=1, pageSize=1 and pageSize=100', async () => {
-    await request(app).get('/api/packages?page=1&pageSize=1').expect(200);
-    await request(app).get('/api/packages?pageSize=100').expect(200);
+    await request(t.app).get('/api/packages?page=1&pageSize=1').expect(200);
+    await request(t.app).get('/api/packages?pageSize=100').expect(200);
   });
 
   it('a page past the end is empty with the right total', async () => {
-    const res = await request(app).get('/api/packages?page=99').expect(200);
+    const res = await request(t.app).get('/api/packages?page=99').expect(200);
     expect(res.body).toEqual({ data: [], total: 3, page: 99, pageSize: 20 });
   });
 
@@ -298,7 +280,7 @@ describe('GET /api/packages (registry-api.md: list; decisions.md: Registry / Lis
       [21_474_837, 100], // starts inside the range, ends past it
       [1e15, 100],
     ] as const) {
-      const res = await request(app).get(`/api/packages?page=${page}&pageSize=${pageSize}`).expect(200);
+      const res = await request(t.app).get(`/api/packages?page=${page}&pageSize=${pageSize}`).expect(200);
       expect(res.body).toEqual({ data: [], total: 3, page, pageSize });
     }
   });
@@ -310,7 +292,7 @@ describe('field values (registry-api.md: Kind values; Versioning)', () => {
     'kind %s is returned as stored',
     async (kind) => {
       await insertPackages(t.db, [packageRow({ scope: 'kinds', name: `a-${kind}`, kind })]);
-      const res = await request(app).get(`/api/packages/@kinds/a-${kind}`).expect(200);
+      const res = await request(t.app).get(`/api/packages/@kinds/a-${kind}`).expect(200);
       expect(res.body.kind).toBe(kind);
     },
   );
@@ -326,9 +308,9 @@ describe('field values (registry-api.md: Kind values; Versioning)', () => {
         language: null,
       }),
     ]);
-    const res = await request(app).get('/api/packages/@kinds/no-version').expect(200);
+    const res = await request(t.app).get('/api/packages/@kinds/no-version').expect(200);
     expect(res.body).toMatchObject({ version: null, category: null, license: null, language: null });
-    const withVersion = await request(app).get('/api/packages/@acme/pdf-editor').expect(200);
+    const withVersion = await request(t.app).get('/api/packages/@acme/pdf-editor').expect(200);
     expect(withVersion.body.version).toMatch(/^\d+\.\d+\.\d+/);
   });
 });

@@ -2,22 +2,21 @@
 // small enough to compare against the exact answer, with blocks of 8 positions so that every
 // multi-block path runs.
 import { createDb } from '@pkgreg/db';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { useTestDatabase } from '@pkgreg/db/vitest';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { rebuildSearchTables, searchPackages } from '../src/search/search.service.js';
 import { DEFAULT_SEARCH_PLAN, type SearchPlanOptions } from '../src/search/search-planner.js';
 import { initialsMask, searchLexemes } from '../src/search/search-terms.js';
 import { type PackageInsert, packageRow } from './fixtures.js';
 import { loggedDb, names } from './search-helpers.js';
 
-let t: TestDatabase;
+const t = useTestDatabase();
 const blocks = { blockShift: 3, blockMinDocs: 2 };
 
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
 
 beforeAll(async () => {
-  t = await createTestDatabase();
   const rows: PackageInsert[] = [];
   // 120 packages, stars 120..1: a name of one or two words, a description of two or three.
   for (let i = 0; i < 120; i += 1) {
@@ -48,8 +47,6 @@ beforeAll(async () => {
   await t.db.insertInto('packages').values(rows).execute();
   await rebuildSearchTables(t.db, blocks);
 });
-
-afterAll(async () => t?.destroy());
 
 // Never selective: every query with keys takes the posting plan. The reference is the selective plan
 // over every candidate (exact by construction: it ranks all matches) without the posting tables.

@@ -1,29 +1,17 @@
-import type { RequestListener } from 'node:http';
 import { SearchResponseSchema } from '@pkgreg/contracts';
-import type { TestDatabase } from '@pkgreg/db/testing';
 import { sql } from 'kysely';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { searchPackages } from '../src/search/search.service.js';
 import { DEFAULT_SEARCH_PLAN } from '../src/search/search-planner.js';
 import { prefixStats } from '../src/search/search-statistics.repository.js';
 import { searchLexemes } from '../src/search/search-terms.js';
-import {
-  createTestRegistry,
-  insertPackages,
-  type PackageInsert,
-  packageRow,
-  type TestRegistry,
-} from './fixtures.js';
+import { insertPackages, type PackageInsert, packageRow, useTestRegistry } from './fixtures.js';
 import { loggedDb, names } from './search-helpers.js';
 
-let registry: TestRegistry;
-let t: TestDatabase;
-let app: RequestListener;
+const t = useTestRegistry();
 
 beforeAll(async () => {
-  registry = await createTestRegistry();
-  ({ t, app } = registry);
   const rows: PackageInsert[] = [
     packageRow({
       scope: 'acme',
@@ -61,32 +49,31 @@ beforeAll(async () => {
   }
   await insertPackages(t.db, rows);
 });
-afterAll(async () => registry?.close());
 
 describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry / Search)', () => {
   it('rule 3: empty, missing or blank q gives {results: [], total: 0}', async () => {
-    await request(app).get('/api/search').expect(200, { results: [], total: 0 });
-    await request(app).get('/api/search?q=').expect(200, { results: [], total: 0 });
-    await request(app).get('/api/search?q=%20%20%09').expect(200, { results: [], total: 0 });
+    await request(t.app).get('/api/search').expect(200, { results: [], total: 0 });
+    await request(t.app).get('/api/search?q=').expect(200, { results: [], total: 0 });
+    await request(t.app).get('/api/search?q=%20%20%09').expect(200, { results: [], total: 0 });
   });
 
   it('q is trimmed; longer than 256 characters (after trimming) is a 400 {error}', async () => {
-    await request(app)
+    await request(t.app)
       .get(`/api/search?q=${encodeURIComponent(`  ${'a'.repeat(256)}  `)}`)
       .expect(200);
-    const res = await request(app)
+    const res = await request(t.app)
       .get(`/api/search?q=${'a'.repeat(257)}`)
       .expect(400);
     expect(res.body).toEqual({ error: 'q must be at most 256 characters' });
   });
 
   it('rule 1: covers names, scopes and descriptions; results match the contract', async () => {
-    const byName = await request(app).get('/api/search?q=viewer').expect(200);
+    const byName = await request(t.app).get('/api/search?q=viewer').expect(200);
     expect(names(byName.body)).toEqual(['acme/pdf-viewer']);
     SearchResponseSchema.parse(byName.body);
-    const byScope = await request(app).get('/api/search?q=pdfkit').expect(200);
+    const byScope = await request(t.app).get('/api/search?q=pdfkit').expect(200);
     expect(names(byScope.body)).toEqual(['pdfkit/merge-files']);
-    const byDescription = await request(app).get('/api/search?q=annotate').expect(200);
+    const byDescription = await request(t.app).get('/api/search?q=annotate').expect(200);
     expect(names(byDescription.body)).toEqual(['acme/pdf-editor']);
     expect(byDescription.body.results[0]).toEqual({
       scope: 'acme',
@@ -101,23 +88,23 @@ describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry
   });
 
   it('rule 4: every term is a prefix; two partial words find the hyphenated name', async () => {
-    const res = await request(app).get('/api/search?q=pdf%20edi').expect(200);
+    const res = await request(t.app).get('/api/search?q=pdf%20edi').expect(200);
     expect(names(res.body)).toEqual(['acme/pdf-editor']);
-    const single = await request(app).get('/api/search?q=edi').expect(200);
+    const single = await request(t.app).get('/api/search?q=edi').expect(200);
     expect(names(single.body)).toContain('acme/pdf-editor');
-    const hyphenated = await request(app).get('/api/search?q=pdf-edi').expect(200);
+    const hyphenated = await request(t.app).get('/api/search?q=pdf-edi').expect(200);
     expect(names(hyphenated.body)).toEqual(['acme/pdf-editor']);
   });
 
   it('rule 4: English tokenization for descriptions (an inflected word finds its stem)', async () => {
-    const res = await request(app).get('/api/search?q=runs').expect(200);
+    const res = await request(t.app).get('/api/search?q=runs').expect(200);
     expect(names(res.body)).toContain('acme/runner');
-    const stem = await request(app).get('/api/search?q=running').expect(200);
+    const stem = await request(t.app).get('/api/search?q=running').expect(200);
     expect(names(stem.body)).toEqual(['acme/runner']);
   });
 
   it('ranks name matches above scope above description, then by repoStars', async () => {
-    const res = await request(app).get('/api/search?q=pdf').expect(200);
+    const res = await request(t.app).get('/api/search?q=pdf').expect(200);
     expect(names(res.body)).toEqual([
       // name matches, by stars
       'acme/pdf-viewer',
@@ -132,13 +119,13 @@ describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry
   });
 
   it('hides delisted packages and shows deprecated ones (decisions.md: Registry / Status)', async () => {
-    const res = await request(app).get('/api/search?q=pdf').expect(200);
+    const res = await request(t.app).get('/api/search?q=pdf').expect(200);
     expect(names(res.body)).not.toContain('acme/pdf-hidden');
     expect(names(res.body)).toContain('acme/pdf-legacy');
   });
 
   it('rule 2: at most 50 results, total counts every match', async () => {
-    const res = await request(app).get('/api/search?q=bulk').expect(200);
+    const res = await request(t.app).get('/api/search?q=bulk').expect(200);
     expect(res.body.results).toHaveLength(50);
     expect(res.body.total).toBe(60);
     // Ranked by stars within the tier: bulk-59 first, bulk-10 last of 50.
@@ -147,19 +134,19 @@ describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry
   });
 
   it('unicode terms match', async () => {
-    const res = await request(app)
+    const res = await request(t.app)
       .get(`/api/search?q=${encodeURIComponent('café')}`)
       .expect(200);
     expect(names(res.body)).toEqual(['acme/café-tool']);
-    const desc = await request(app)
+    const desc = await request(t.app)
       .get(`/api/search?q=${encodeURIComponent('über')}`)
       .expect(200);
     expect(names(desc.body)).toEqual(['acme/café-tool']);
   });
 
   it('stop words do not break search ("the" is a stop word in english, a prefix in simple)', async () => {
-    await request(app).get('/api/search?q=the').expect(200);
-    const res = await request(app).get('/api/search?q=the%20pdf%20editor').expect(200);
+    await request(t.app).get('/api/search?q=the').expect(200);
+    const res = await request(t.app).get('/api/search?q=the%20pdf%20editor').expect(200);
     expect(res.body.total).toBeGreaterThanOrEqual(0);
   });
 
@@ -211,19 +198,19 @@ describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry
     '1e9999',
   ];
   it.each(nasty)('never a 5xx for q=%j (decisions.md: Registry / Search)', async (q) => {
-    const res = await request(app).get('/api/search').query({ q });
+    const res = await request(t.app).get('/api/search').query({ q });
     expect(res.status).toBeLessThan(500);
     if (res.status === 200) SearchResponseSchema.parse(res.body);
     else expect(res.body).toEqual({ error: expect.any(String) });
   });
 
   it('q sent twice is a 400 {error}, not a 5xx', async () => {
-    const res = await request(app).get('/api/search?q=a&q=b').expect(400);
+    const res = await request(t.app).get('/api/search?q=a&q=b').expect(400);
     expect(res.body.error).toMatch(/^q/);
   });
 
   it('operators in q are plain text: "pdf | viewer" means pdf AND viewer', async () => {
-    const res = await request(app).get('/api/search').query({ q: 'pdf | viewer' }).expect(200);
+    const res = await request(t.app).get('/api/search').query({ q: 'pdf | viewer' }).expect(200);
     expect(names(res.body)).toEqual(['acme/pdf-viewer']);
   });
 });
@@ -428,7 +415,7 @@ describe('search plans (docs/decisions.md: Registry search at 1M packages)', () 
       .insertInto('packages')
       .values(packageRow({ scope: 'fresh', name: 'zyxwv-tool' }))
       .execute();
-    const res = await request(app).get('/api/search?q=zyx').expect(200);
+    const res = await request(t.app).get('/api/search?q=zyx').expect(200);
     expect(names(res.body)).toEqual(['fresh/zyxwv-tool']);
   });
 });
@@ -451,7 +438,7 @@ describe('searchLexemes (splits like the generated column)', () => {
 
   it('finds a description through a query phrased with a stop word (rule 1: descriptions)', async () => {
     // "and" is in no name, scope or (English-indexed) description: kept as a term it would match nothing.
-    const res = await request(app).get('/api/search?q=edit%20and%20annotate').expect(200);
+    const res = await request(t.app).get('/api/search?q=edit%20and%20annotate').expect(200);
     expect(names(res.body)).toEqual(['acme/pdf-editor']);
   });
 });

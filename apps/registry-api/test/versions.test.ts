@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
-import type { RequestListener } from 'node:http';
 import { join, relative } from 'node:path';
 import {
   PackageDetailSchema,
@@ -9,20 +8,17 @@ import {
   VersionListResponseSchema,
   type VersionSummary,
 } from '@pkgreg/contracts';
-import type { TestDatabase } from '@pkgreg/db/testing';
 import { indexSource } from '@pkgreg/indexer';
 import { commitFiles, createRepo, git, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removePackage } from '../src/packages/packages.repository.js';
-import { createTestRegistry, type TestRegistry } from './fixtures.js';
+import { useTestRegistry } from './fixtures.js';
 
 // docs/versions.md, "API": every version of a skill folder, its files and its archive, indexed from a
 // real git repository by the real indexer.
 
-let registry: TestRegistry;
-let t: TestDatabase;
-let app: RequestListener;
+const t = useTestRegistry({ DETAIL_CACHE_TTL_MS: '0' });
 let root: string;
 let repo: string;
 
@@ -69,8 +65,6 @@ function tree(dir: string): Record<string, { bytes: string; executable: boolean;
 }
 
 beforeAll(async () => {
-  registry = await createTestRegistry({ DETAIL_CACHE_TTL_MS: '0' });
-  ({ t, app } = registry);
   root = realpathSync(tempDir('versions'));
   repo = createRepo(root, 'acme', 'skills', {
     'skills/pdf/SKILL.md': PDF_SKILL,
@@ -86,8 +80,7 @@ beforeAll(async () => {
   expect(summary).toMatchObject({ status: 'succeeded', indexed: 1, rejected: 0 });
 }, 60_000);
 
-afterAll(async () => {
-  await registry?.close();
+afterAll(() => {
   if (root) removeDir(root);
 });
 
@@ -95,7 +88,7 @@ describe('GET /versions and /versions/{version}', () => {
   let first: VersionSummary;
 
   it('lists the versions newest first, each with digest, integrity, counts and warnings', async () => {
-    const res = await request(app).get(`${base}/versions`).expect(200);
+    const res = await request(t.app).get(`${base}/versions`).expect(200);
     const body = VersionListResponseSchema.parse(res.body);
     expect(body).toMatchObject({ total: 1, page: 1, pageSize: 20 });
     first = body.data[0] as VersionSummary;
@@ -110,7 +103,7 @@ describe('GET /versions and /versions/{version}', () => {
   });
 
   it('detail of a version lists every file as the repository holds it', async () => {
-    const res = await request(app).get(`${base}/versions/${first.version}`).expect(200);
+    const res = await request(t.app).get(`${base}/versions/${first.version}`).expect(200);
     expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     const detail = VersionDetailSchema.parse(res.body);
     const blob = (path: string) => git(repo, 'rev-parse', `HEAD:skills/pdf/${path}`).trim();
@@ -133,13 +126,13 @@ describe('GET /versions and /versions/{version}', () => {
     expect(detail.files.find((f) => f.path === 'docs/forms-link.md')).toMatchObject({
       linkTarget: '../forms.md',
     });
-    const latest = await request(app).get(`${base}/versions/latest`).expect(200);
+    const latest = await request(t.app).get(`${base}/versions/latest`).expect(200);
     expect(latest.body).toEqual(res.body);
     expect(latest.headers['cache-control']).toBe('public, max-age=60, must-revalidate');
   });
 
   it('detail of the package says the version, the file count and the warnings', async () => {
-    const res = await request(app).get(base).expect(200);
+    const res = await request(t.app).get(base).expect(200);
     expect(PackageDetailSchema.parse(res.body)).toMatchObject({
       version: first.version,
       fileCount: 6,
@@ -151,7 +144,7 @@ describe('GET /versions and /versions/{version}', () => {
 
 describe('GET /versions/{version}/files/{path}', () => {
   it('serves the bytes with a type from the name, an ETag from the hash, and no way to run as us', async () => {
-    const res = await request(app)
+    const res = await request(t.app)
       .get(`${base}/versions/latest/files/assets/logo.png`)
       .buffer(true)
       .parse(binary)
@@ -159,23 +152,23 @@ describe('GET /versions/{version}/files/{path}', () => {
     expect(Buffer.compare(res.body as Buffer, PNG)).toBe(0);
     expect(res.headers['content-type']).toBe('image/png');
     expect(res.headers.etag).toBe(`"${sha256(PNG)}"`);
-    const html = await request(app).get(`${base}/versions/latest/files/assets/page.html`).expect(200);
+    const html = await request(t.app).get(`${base}/versions/latest/files/assets/page.html`).expect(200);
     expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(html.headers['x-content-type-options']).toBe('nosniff');
     expect(html.headers['content-security-policy']).toBe("sandbox; default-src 'none'");
-    const md = await request(app).get(`${base}/versions/latest/files/SKILL.md`).expect(200);
+    const md = await request(t.app).get(`${base}/versions/latest/files/SKILL.md`).expect(200);
     expect(md.headers['content-type']).toBe('text/markdown; charset=utf-8');
     expect(md.text).toBe(PDF_SKILL);
   });
 
   it('answers 304 to a matching If-None-Match, and HEAD without a body', async () => {
     const path = `${base}/versions/latest/files/forms.md`;
-    const first = await request(app).get(path).expect(200);
-    await request(app)
+    const first = await request(t.app).get(path).expect(200);
+    await request(t.app)
       .get(path)
       .set('If-None-Match', first.headers.etag as string)
       .expect(304);
-    const head = await request(app).head(path).expect(200);
+    const head = await request(t.app).head(path).expect(200);
     expect(head.headers['content-length']).toBe(String(Buffer.byteLength('# Forms\n\nField by field.\n')));
   });
 
@@ -187,18 +180,18 @@ describe('GET /versions/{version}/files/{path}', () => {
     ['a file left out (link outside)', `${base}/versions/latest/files/docs/escape.md`, 404],
     ['a file outside the folder', `${base}/versions/latest/files/README.md`, 404],
   ])('refuses %s (%s)', async (_label, path, status) => {
-    const res = await request(app).get(path).expect(status);
+    const res = await request(t.app).get(path).expect(status);
     expect(res.body).toEqual({ error: expect.any(String) });
   });
 });
 
 describe('GET /versions/{version}/archive.tgz', () => {
   it('serves the stored archive: its integrity holds, twice the same bytes, and tar unpacks the folder', async () => {
-    const list = VersionListResponseSchema.parse((await request(app).get(`${base}/versions`)).body);
+    const list = VersionListResponseSchema.parse((await request(t.app).get(`${base}/versions`)).body);
     const version = list.data[0] as VersionSummary;
     const path = `${base}/versions/${version.version}/archive.tgz`;
-    const one = await request(app).get(path).buffer(true).parse(binary).expect(200);
-    const two = await request(app).get(path).buffer(true).parse(binary).expect(200);
+    const one = await request(t.app).get(path).buffer(true).parse(binary).expect(200);
+    const two = await request(t.app).get(path).buffer(true).parse(binary).expect(200);
     expect(sha512(one.body as Buffer)).toBe(version.integrity);
     expect(Buffer.compare(one.body as Buffer, two.body as Buffer)).toBe(0);
     expect(one.headers['content-type']).toBe('application/gzip');
@@ -224,27 +217,27 @@ describe('a new upstream commit', () => {
     commitFiles(repo, { 'skills/pdf/forms.md': '# Forms\n\nField by field, then sign.\n' });
     const summary = await index();
     expect(summary).toMatchObject({ updated: 1 });
-    versions = VersionListResponseSchema.parse((await request(app).get(`${base}/versions`)).body).data;
+    versions = VersionListResponseSchema.parse((await request(t.app).get(`${base}/versions`)).body).data;
   });
 
   it('is a second version; the first keeps its bytes', async () => {
     expect(versions).toHaveLength(2);
     const [newer, older] = versions as [VersionSummary, VersionSummary];
     expect(newer.digest).not.toBe(older.digest);
-    const old = await request(app).get(`${base}/versions/${older.version}/files/forms.md`).expect(200);
+    const old = await request(t.app).get(`${base}/versions/${older.version}/files/forms.md`).expect(200);
     expect(old.text).toBe('# Forms\n\nField by field.\n');
-    const now = await request(app).get(`${base}/versions/latest/files/forms.md`).expect(200);
+    const now = await request(t.app).get(`${base}/versions/latest/files/forms.md`).expect(200);
     expect(now.text).toBe('# Forms\n\nField by field, then sign.\n');
   });
 
   it('an unchanged re-index creates no version', async () => {
     const summary = await index();
     expect(summary).toMatchObject({ unchanged: 1, versions: [] });
-    expect((await request(app).get(`${base}/versions`)).body.total).toBe(2);
+    expect((await request(t.app).get(`${base}/versions`)).body.total).toBe(2);
   });
 
   it('pages the list', async () => {
-    const res = await request(app).get(`${base}/versions?page=2&pageSize=1`).expect(200);
+    const res = await request(t.app).get(`${base}/versions?page=2&pageSize=1`).expect(200);
     expect(res.body).toMatchObject({ total: 2, page: 2, pageSize: 1 });
     expect(res.body.data.map((v: VersionSummary) => v.version)).toEqual([versions[1]?.version]);
   });
@@ -259,7 +252,7 @@ describe('bad requests', () => {
     ['a bad page', `${base}/versions?page=0`, 400, 'page must be an integer, minimum 1'],
     ['an unknown version archive', `${base}/versions/9.9.9/archive.tgz`, 404, 'Version not found'],
   ])('%s', async (_label, path, status, message) => {
-    const res = await request(app).get(path).expect(status);
+    const res = await request(t.app).get(path).expect(status);
     expect(res.body).toEqual({ error: message ?? expect.any(String) });
   });
 });
@@ -268,18 +261,18 @@ describe('visibility', () => {
   let exact: string;
 
   beforeAll(async () => {
-    exact = (await request(app).get(`${base}/versions/latest`)).body.version;
+    exact = (await request(t.app).get(`${base}/versions/latest`)).body.version;
     commitFiles(repo, { 'skills/pdf/SKILL.md': null });
     expect(await index()).toMatchObject({ delisted: 1 });
   });
 
   it('a delisted package: its exact versions stay fetchable, the list and latest do not', async () => {
-    await request(app).get(`${base}/versions/${exact}`).expect(200);
-    await request(app).get(`${base}/versions/${exact}/archive.tgz`).expect(200);
-    await request(app).get(`${base}/versions/${exact}/files/forms.md`).expect(200);
-    await request(app).get(`${base}/versions`).expect(404);
-    await request(app).get(`${base}/versions/latest`).expect(404);
-    await request(app).get(base).expect(404);
+    await request(t.app).get(`${base}/versions/${exact}`).expect(200);
+    await request(t.app).get(`${base}/versions/${exact}/archive.tgz`).expect(200);
+    await request(t.app).get(`${base}/versions/${exact}/files/forms.md`).expect(200);
+    await request(t.app).get(`${base}/versions`).expect(404);
+    await request(t.app).get(`${base}/versions/latest`).expect(404);
+    await request(t.app).get(base).expect(404);
   });
 
   it('an operator removal makes every version 410 with its reason, and re-indexing never relists it', async () => {
@@ -290,14 +283,14 @@ describe('visibility', () => {
       `${base}/versions/${exact}/archive.tgz`,
       `${base}/versions`,
     ]) {
-      const res = await request(app).get(path).expect(410);
+      const res = await request(t.app).get(path).expect(410);
       expect(res.body).toEqual({ error: '@acme/pdf was removed from the registry: ships malware' });
     }
     const summary = await index();
     expect(summary.rejections).toEqual([
       { path: 'skills/pdf/SKILL.md', reason: '@acme/pdf was removed by the registry operator' },
     ]);
-    await request(app).get(base).expect(404);
-    await request(app).get(`${base}/versions/${exact}`).expect(410);
+    await request(t.app).get(base).expect(404);
+    await request(t.app).get(`${base}/versions/${exact}`).expect(410);
   });
 });
