@@ -3,10 +3,11 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PackageDetailSchema, SearchResponseSchema, VersionListResponseSchema } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { gitBlobSha } from '@pkgreg/indexer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';
 import { type RunningRegistry, startRegistry } from './helpers/registry.js';
-import { blobSha, type SkillFixture, seedSkills, skillMarkdown, updateSkill } from './helpers/seed.js';
+import { type SkillFixture, seedSkills, skillMarkdown, updateSkill } from './helpers/seed.js';
 
 // The published CLI run as a real process against the real registry-api on a real Postgres.
 
@@ -189,7 +190,7 @@ describe('pkgreg info (registry-api.md: package detail)', () => {
     const result = await cli(['info', '@acme/pdf-tools', '--json'], await project());
     const pkg = PackageDetailSchema.parse(JSON.parse(result.stdout));
     expect(pkg.skillMdRaw).toBe(skillMarkdown(PDF));
-    expect(pkg.lastCommitSha).toBe(blobSha(skillMarkdown(PDF)));
+    expect(pkg.lastCommitSha).toBe(gitBlobSha(skillMarkdown(PDF)));
   });
 
   it('warns on stderr about a deprecated package (decisions.md: Registry / Status)', async () => {

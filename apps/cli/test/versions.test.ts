@@ -12,6 +12,7 @@ import {
   type VersionSummary,
 } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { gitBlobSha } from '@pkgreg/indexer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LockEntry, lockedFilesOf } from '../src/lockfile.js';
 import { digestOf } from '../src/skill-files.js';
@@ -658,10 +659,7 @@ describe('lockfiles of pkgreg 0.1 (lockfileVersion 1)', () => {
     const cwd = await project();
     const { createHash } = await import('node:crypto');
     const sha256 = createHash('sha256').update(skillMd).digest('hex');
-    const blob = createHash('sha1')
-      .update(`blob ${Buffer.byteLength(skillMd)}\0`)
-      .update(skillMd)
-      .digest('hex');
+    const blob = gitBlobSha(skillMd);
     const paths = agents.map((a) => `.${a}/skills/${skill.name}/SKILL.md`);
     for (const path of paths) {
       await mkdir(join(cwd, path, '..'), { recursive: true });

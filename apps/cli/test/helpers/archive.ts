@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { VersionDetail } from '@pkgreg/contracts';
+import { gitBlobSha } from '@pkgreg/indexer';
 import { pack } from 'tar-stream';
 
 // Archives and manifests built the way docs/versions.md describes them, so the CLI's checks can be run
@@ -94,7 +95,7 @@ export function manifestOf(
         path: file.path,
         size: bytes.length,
         sha256: sha256(bytes),
-        gitBlobSha: createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex'),
+        gitBlobSha: gitBlobSha(bytes),
         executable: file.executable === true,
         linkTarget: file.linkTarget ?? null,
       };

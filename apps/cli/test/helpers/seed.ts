@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -44,12 +43,6 @@ export function skillMarkdown(skill: SkillFixture): string {
     : '';
   const version = skill.version ? `version: ${skill.version}\n` : '';
   return `---\nname: ${skill.name}\ndescription: ${skill.description}\nlicense: MIT\n${version}${tools}---\n\n# ${skill.name}\n\n${skill.body ?? 'Use this skill well.'}\n`;
-}
-
-/** Git's blob id, what the registry reports as lastCommitSha. */
-export function blobSha(text: string): string {
-  const content = Buffer.from(text, 'utf8');
-  return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
 }
 
 let root: string | undefined;
