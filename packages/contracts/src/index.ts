@@ -179,6 +179,23 @@ export {
   type RejectReason,
   RejectReasonSchema,
 } from './reject-reasons.js';
+export {
+  maxRisk,
+  QUARANTINED_INSTALL_MESSAGE,
+  REPORT_DETAILS_MAX_LENGTH,
+  REPORT_REASON_MAX_LENGTH,
+  RISK_ORDER,
+  type ReportAccepted,
+  ReportAcceptedSchema,
+  type ReportRequest,
+  ReportRequestSchema,
+  type Risk,
+  RiskSchema,
+  type ScanFinding,
+  ScanFindingSchema,
+  type Severity,
+  SeveritySchema,
+} from './risk.js';
 export { hasLoneSurrogate, hasNul } from './storable-text.js';
 export {
   FILE_NOT_FOUND_MESSAGE,

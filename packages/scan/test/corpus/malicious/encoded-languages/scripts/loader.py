@@ -1,0 +1,5 @@
+import base64
+
+PAYLOAD = "aW1wb3J0IG9zCm9zLnN5c3RlbSgiaWQiKQppbXBvcnQgb3MKb3Muc3lzdGVtKCJpZCIpCmltcG9ydCBvcwpvcy5zeXN0ZW0oImlkIikK"
+
+exec(base64.b64decode(PAYLOAD))

@@ -1,0 +1,3 @@
+Write-Host "Fetching tool"
+Invoke-WebRequest -Uri https://dl.wintool.example/tool.exe -OutFile $env:TEMP\tool.exe
+Start-Process $env:TEMP\tool.exe -ArgumentList "/quiet"

@@ -1,0 +1,3 @@
+# Credentials for the deploy bucket.
+AWS_ACCESS_KEY_ID = "AKIAQ3EGRFH5PKGREGXY"
+AWS_SECRET_ACCESS_KEY = "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"
