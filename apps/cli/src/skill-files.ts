@@ -1,6 +1,11 @@
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { normalizeSkillFilePath, type VersionDetail } from '@pkgreg/contracts';
+import {
+  manifestText,
+  normalizeSkillFilePath,
+  resolveSkillLink,
+  type VersionDetail,
+} from '@pkgreg/contracts';
 import { CliError, EXIT } from './errors.js';
 import {
   FILE_MODES,
@@ -19,52 +24,18 @@ export interface SkillFile {
   content: Buffer;
 }
 
-const MAX_LINK_DEPTH = 40;
-
 function integrityError(message: string): CliError {
   return new CliError(EXIT.integrity, message);
 }
 
-/**
- * Where a symbolic link leads, resolved inside the folder the way the kernel would (each link met on the
- * way is followed, so `a -> d/l/..` with `d/l -> ..` counts as leaving). Null when it leaves the folder,
- * is absolute or loops.
- */
-export function resolveLink(linkPath: string, links: ReadonlyMap<string, string>): string | null {
-  const follow = (from: string[], target: string, depth: number): string[] | null => {
-    if (depth > MAX_LINK_DEPTH || target.startsWith('/') || target.includes('\\') || target.includes('\0'))
-      return null;
-    let at = [...from];
-    for (const segment of target.split('/')) {
-      if (segment === '' || segment === '.') continue;
-      if (segment === '..') {
-        if (at.length === 0) return null;
-        at.pop();
-        continue;
-      }
-      at.push(segment);
-      const next = links.get(at.join('/'));
-      if (next !== undefined) {
-        const resolved = follow(at.slice(0, -1), next, depth + 1);
-        if (resolved === null) return null;
-        at = resolved;
-      }
-    }
-    return at;
-  };
-  const target = links.get(linkPath);
-  if (target === undefined) return null;
-  const resolved = follow(linkPath.split('/').slice(0, -1), target, 0);
-  return resolved === null ? null : resolved.join('/');
-}
-
-/** `sha256:` + hex SHA-256 of `<mode> <sha256> <path>\n` per file sorted by path (docs/versions.md). */
+/** A version's digest over these files: `sha256:` + hex SHA-256 of their manifest text (docs/versions.md). */
 export function digestOf(files: Record<string, LockedFile>): string {
-  const lines = Object.keys(files)
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-    .map((path) => `${files[path]?.mode} ${files[path]?.sha256} ${path}\n`)
-    .join('');
-  return `sha256:${sha256Hex(lines)}`;
+  const entries = Object.entries(files).map(([path, file]) => ({
+    path,
+    mode: file.mode,
+    sha256: file.sha256,
+  }));
+  return `sha256:${sha256Hex(manifestText(entries))}`;
 }
 
 /**
@@ -88,7 +59,7 @@ export function checkManifest(label: string, version: VersionDetail): void {
   if (conflict) throw integrityError(`${label}: the manifest puts ${conflict} inside another file`);
   if (!seen.has('SKILL.md')) throw integrityError(`${label}: the manifest has no SKILL.md`);
   for (const path of links.keys()) {
-    if (resolveLink(path, links) === null) {
+    if (resolveSkillLink(path, links) === null) {
       throw integrityError(
         `${label}: the symbolic link ${path} -> ${links.get(path)} would escape the skill folder`,
       );

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { resolveSkillLink } from '@pkgreg/contracts';
 import { describe, expect, it } from 'vitest';
 import { unpackArchive } from '../src/archive.js';
 import { CliError } from '../src/errors.js';
 import { lockedFilesOf } from '../src/lockfile.js';
-import { checkManifest, inspectFolder, resolveLink } from '../src/skill-files.js';
+import { checkManifest, inspectFolder } from '../src/skill-files.js';
 import { stageFolder, swapIntoPlace } from '../src/staging.js';
 import {
   entriesOf,
@@ -278,14 +279,14 @@ describe('checkManifest: refused before any download', () => {
     expect(() => checkManifest('x', swapped)).toThrow(/does not match its digest/);
   });
 
-  it('resolveLink follows links inside the folder and stops at the top', () => {
+  it('resolveSkillLink follows links inside the folder and stops at the top', () => {
     const links = new Map([
       ['a/b', '../c'],
       ['c', 'd/e'],
       ['x', '../y'],
     ]);
-    expect(resolveLink('a/b', links)).toBe('d/e');
-    expect(resolveLink('x', links)).toBeNull();
+    expect(resolveSkillLink('a/b', links)).toBe('d/e');
+    expect(resolveSkillLink('x', links)).toBeNull();
   });
 });
 
