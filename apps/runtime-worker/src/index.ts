@@ -1,7 +1,7 @@
+import { createHttpPackageFinder } from '@pkgreg/agents';
 import { createDb } from '@pkgreg/db';
 import { indexerSettings } from '@pkgreg/indexer';
 import { createLogger, onShutdown } from '@pkgreg/server-kit';
-import { createHttpPackageFinder } from './agents/engineering-workflow/package-finder.js';
 import { loadEnv } from './env.js';
 import { createWorker } from './worker.js';
 

@@ -13,9 +13,10 @@ import {
   failTask,
   type RedisConnection,
   type RuntimeQueue,
+  toTaskError,
 } from '@pkgreg/tasks';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { isPermanent, toTaskError } from './jobs/job-errors.js';
+import { isPermanent } from './jobs/job-errors.js';
 import { createJobHandlers, type HandlerDeps, type JobContext } from './jobs/job-handlers.js';
 
 // BullMQ consumers for the job catalog, following bullmq's going-to-production rules (STYLE.md §11):
@@ -184,5 +185,4 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
 }
 
 // What an in-process host (tests of other apps) needs besides createWorker.
-export type { ModelConfig } from './agents/engineering-workflow/model-refiner.js';
-export { createHttpPackageFinder, type PackageFinder } from './agents/engineering-workflow/package-finder.js';
+export { createHttpPackageFinder, type ModelConfig, type PackageFinder } from '@pkgreg/agents';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createHttpPackageFinder, planWorkflow, type WorkflowPlan } from '@pkgreg/agents';
 import type { AgentInput, MemoryBinding } from '@pkgreg/contracts';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
 import { insertEntries } from '@pkgreg/memory';
@@ -11,9 +12,6 @@ import {
   type TaskEvents,
 } from '@pkgreg/tasks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkflowPlan } from '../src/agents/engineering-workflow/engineering-workflow.agent.js';
-import { planWorkflow } from '../src/agents/engineering-workflow/engineering-workflow.agent.js';
-import { createHttpPackageFinder } from '../src/agents/engineering-workflow/package-finder.js';
 import { createWorker, type RuntimeWorker } from '../src/worker.js';
 import {
   type ChildHandle,

@@ -1,3 +1,4 @@
+import { extractFacts, summarizeWindow } from '@pkgreg/agents';
 import type { MemoryCompactResult } from '@pkgreg/contracts';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
 import { insertEntries, quarantineNamespace } from '@pkgreg/memory';
@@ -10,7 +11,6 @@ import {
   type TaskEvents,
 } from '@pkgreg/tasks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extractFacts, summarizeWindow } from '../src/compaction/compaction-text.js';
 import { createWorker, type RuntimeWorker } from '../src/worker.js';
 import { silentLogger } from './helpers.js';
 

@@ -1,4 +1,3 @@
-import { describe, expect, it } from 'vitest';
 import {
   buildSteps,
   classifyPhase,
@@ -6,7 +5,8 @@ import {
   readRequest,
   splitClauses,
   stepKeywords,
-} from '../src/agents/engineering-workflow/plan-builder.js';
+} from '@pkgreg/agents';
+import { describe, expect, it } from 'vitest';
 import { loadEnv } from '../src/env.js';
 
 // The planner's rules on their own (decisions.md, Agent engineering.workflow: "runs without any model").

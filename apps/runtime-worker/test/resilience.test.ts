@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createHttpPackageFinder } from '@pkgreg/agents';
 import { QUEUES } from '@pkgreg/contracts';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
 import {
@@ -11,7 +12,6 @@ import {
   type TaskEvents,
 } from '@pkgreg/tasks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpPackageFinder } from '../src/agents/engineering-workflow/package-finder.js';
 import { createWorker } from '../src/worker.js';
 import { type ChildHandle, silentLogger, startModelServer, startWorkerProcess, until } from './helpers.js';
 

@@ -1,12 +1,7 @@
-import {
-  JOB_CATALOG,
-  type JobName,
-  type JobPayload,
-  QUEUES,
-  type QueueName,
-  RejectError,
-} from '@pkgreg/contracts';
+import { JOB_CATALOG, type JobName, type JobPayload, QUEUES, type QueueName } from '@pkgreg/contracts';
 import { type ConnectionOptions, type Job, Queue, QueueEvents } from 'bullmq';
+import { parseJobPayload } from './job-payload.js';
+import { createTaskWaiters } from './task-waiters.js';
 
 // Producer side of the job catalog (STYLE.md §10, §11). Job data carries ids and validated arguments
 // only, never a token or secret; the task id is the job id so a duplicate enqueue adds nothing.
@@ -29,11 +24,24 @@ export interface EnqueueOptions {
   delay?: number;
 }
 
-export interface RuntimeQueue {
+/** Where a task's job is handed to run: BullMQ (createRuntimeQueue) or this process (in-process.ts). */
+export interface TaskQueue {
+  /** Validates `payload` with the catalog schema and schedules the job; same job id twice is a no-op. */
+  enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options?: EnqueueOptions): Promise<unknown>;
+}
+
+/** What a runtime submits tasks through: the queue, the events that wake a sync wait, and their close. */
+export interface TaskJobs {
+  queue: TaskQueue;
+  /** Without events a sync wait polls the task row: slower, still correct. */
+  events?: TaskEvents;
+  close(): Promise<void>;
+}
+
+export interface RuntimeQueue extends TaskQueue {
   readonly prefix: string;
   /** The BullMQ queue behind a catalog queue name. */
   queue(name: QueueName): Queue;
-  /** Validates `payload` with the catalog schema and adds the job; same job id twice is a no-op. */
   enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options?: EnqueueOptions): Promise<Job>;
   close(): Promise<void>;
 }
@@ -80,13 +88,7 @@ export function createRuntimeQueue(options: RuntimeQueueOptions): RuntimeQueue {
     queue: get,
     async enqueue(name, payload, enqueueOptions = {}) {
       const definition = JOB_CATALOG[name];
-      const parsed = definition.schema.safeParse(payload);
-      if (!parsed.success) {
-        throw new RejectError('request_schema_invalid', `invalid ${name} job payload`, {
-          issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-        });
-      }
-      const data = parsed.data as Record<string, unknown>;
+      const data = parseJobPayload(name, payload) as Record<string, unknown>;
       const jobId = enqueueOptions.jobId ?? (typeof data.taskId === 'string' ? data.taskId : undefined);
       return get(definition.queue).add(name, data, {
         ...(jobId ? { jobId } : {}),
@@ -118,41 +120,33 @@ export async function createTaskEvents(options: {
     prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
   });
   events.on('error', () => {});
-  const waiters = new Map<string, Set<() => void>>();
-  const wake = ({ jobId }: { jobId: string }) => {
-    const set = waiters.get(jobId);
-    if (!set) return;
-    waiters.delete(jobId);
-    for (const fn of set) fn();
-  };
+  const waiters = createTaskWaiters();
+  const wake = ({ jobId }: { jobId: string }) => waiters.wake(jobId);
   events.on('completed', wake);
   events.on('failed', wake);
   await events.waitUntilReady();
 
   return {
-    waitFor(taskId, timeoutMs) {
-      let done: () => void = () => {};
-      let timer: NodeJS.Timeout | undefined;
-      const promise = new Promise<void>((resolve) => {
-        done = () => {
-          if (timer) clearTimeout(timer);
-          waiters.get(taskId)?.delete(done);
-          if (waiters.get(taskId)?.size === 0) waiters.delete(taskId);
-          resolve();
-        };
-        timer = setTimeout(done, Math.max(0, timeoutMs));
-        let set = waiters.get(taskId);
-        if (!set) {
-          set = new Set();
-          waiters.set(taskId, set);
-        }
-        set.add(done);
-      });
-      return { promise, cancel: () => done() };
-    },
+    waitFor: (taskId, timeoutMs) => waiters.waitFor(taskId, timeoutMs),
     async close() {
-      for (const set of waiters.values()) for (const fn of [...set]) fn();
+      waiters.wakeAll();
       await events.close();
+    },
+  };
+}
+
+/** The BullMQ queue and task events of `prefix` as TaskJobs (the edge's development and hosted runtimes). */
+export async function openQueueJobs(options: {
+  connection: RedisConnection;
+  prefix?: string;
+}): Promise<TaskJobs> {
+  const queue = createRuntimeQueue(options);
+  const events = await createTaskEvents(options).catch(() => undefined);
+  return {
+    queue,
+    ...(events ? { events } : {}),
+    async close() {
+      await Promise.allSettled([queue.close(), events?.close()]);
     },
   };
 }

@@ -152,6 +152,27 @@ export async function markFailed(
     .executeTakeFirst();
 }
 
+/** Every queued or running task → failed: their runs were lost with the process that held them. */
+export async function failUnfinishedTasks(
+  db: Executor,
+  error: { reason: string; message: string },
+  pollWindowSeconds: number,
+): Promise<number> {
+  const rows = await db
+    .updateTable('tasks')
+    .set({
+      status: 'failed',
+      error: JSON.stringify(error),
+      finished_at: sql<Date>`now()`,
+      updated_at: sql<Date>`now()`,
+      expires_at: sql<Date>`now() + make_interval(secs => ${pollWindowSeconds})`,
+    })
+    .where('status', 'in', ['queued', 'running'])
+    .returning('task_id')
+    .execute();
+  return rows.length;
+}
+
 /** Ended tasks whose poll window has passed. */
 export async function deleteExpiredTasks(db: Executor): Promise<number> {
   const rows = await db

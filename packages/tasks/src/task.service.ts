@@ -14,7 +14,7 @@ import {
 } from '@pkgreg/contracts';
 import type { Database, Db } from '@pkgreg/db';
 import type { Transaction } from 'kysely';
-import type { RuntimeQueue, TaskEvents } from './queue.js';
+import type { RuntimeQueue, TaskEvents, TaskQueue } from './queue.js';
 import {
   deleteExpiredTasks,
   findStaleOpenTasks,
@@ -39,7 +39,7 @@ export const DEFAULT_SYNC_THRESHOLD_MS = 10_000;
 
 export interface SubmitDeps {
   db: Db;
-  queue: RuntimeQueue;
+  queue: TaskQueue;
   /** How long a sync call waits before it is answered as a task; default 10 s. */
   syncThresholdMs?: number;
   /** Wakes a sync wait as soon as the job ends; without it the row is polled. */

@@ -8,7 +8,7 @@ import {
 import type { Database, Db } from '@pkgreg/db';
 import { extractSearchTerms, insertEntries, searchEntries } from '@pkgreg/memory';
 import type { Transaction } from 'kysely';
-import { truncateBytes } from '../../text/sentences.js';
+import { truncateBytes } from '../text/sentences.js';
 import type { Phase } from './lexicon.js';
 import { type ModelConfig, refineTitles } from './model-refiner.js';
 import {

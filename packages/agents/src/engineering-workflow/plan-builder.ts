@@ -1,5 +1,5 @@
 import type { AgentInput } from '@pkgreg/contracts';
-import { normalizeSpace, splitSentences, wordTokens } from '../../text/sentences.js';
+import { normalizeSpace, splitSentences, wordTokens } from '../text/sentences.js';
 import {
   ACTION_VERBS,
   GENERIC_WORDS,

@@ -1,4 +1,4 @@
-import { ACTION_VERBS, STOPWORDS } from '../agents/engineering-workflow/lexicon.js';
+import { ACTION_VERBS, STOPWORDS } from '../engineering-workflow/lexicon.js';
 import { normalizeSpace, splitSentences, wordTokens } from '../text/sentences.js';
 
 // Pure text rules of compaction (mcp-edge.md: summarize, extract_facts). No I/O.
