@@ -52,6 +52,11 @@ export interface PackagesTable {
   /** Set by an operator's removal (malware): every version then answers 410 with `removal_reason`. */
   removed_at: NullableTimestamp;
   removal_reason: string | null;
+  /** The latest version's risk (its scan's highest severity, or 'none'); null before any scan. */
+  risk: 'none' | 'low' | 'medium' | 'high' | null;
+  /** Set by an operator's quarantine: out of list and search, install refused; the reason is shown. */
+  quarantined_at: NullableTimestamp;
+  quarantine_reason: string | null;
 }
 
 /** Bytes stored once per SHA-256: every file of every version, and every version's archive. */
@@ -84,6 +89,15 @@ export interface PackageVersionsTable {
   source_commit: string | null;
   warnings: ColumnType<string[], string[] | string | undefined, string[] | string>;
   created_at: Timestamp;
+  /** The scan's highest severity, or 'none'; null for versions created before the scan (rescan fills it). */
+  risk: 'none' | 'low' | 'medium' | 'high' | null;
+  /** The scan's findings (contracts' ScanFinding), in file and line order. */
+  findings: ColumnType<
+    Array<Record<string, unknown>>,
+    Array<Record<string, unknown>> | string | undefined,
+    Array<Record<string, unknown>> | string
+  >;
+  scanned_at: NullableTimestamp;
 }
 
 /** A version's manifest: one row per file. */
@@ -290,6 +304,17 @@ export interface QuarantinedSourcesTable {
   updated_at: Timestamp;
 }
 
+/** Anyone's report of a package; read by the operator (`pnpm registry reports`). */
+export interface PackageReportsTable {
+  id: Generated<string>;
+  package_id: string;
+  reason: string;
+  details: string | null;
+  /** The reporting client's address (what the rate limit counts). */
+  client_address: string;
+  created_at: Timestamp;
+}
+
 export interface Database {
   packages: PackagesTable;
   package_download_batches: PackageDownloadBatchesTable;
@@ -303,6 +328,7 @@ export interface Database {
   content_blobs: ContentBlobsTable;
   package_versions: PackageVersionsTable;
   package_version_files: PackageVersionFilesTable;
+  package_reports: PackageReportsTable;
   indexed_sources: IndexedSourcesTable;
   indexing_runs: IndexingRunsTable;
   indexing_rejections: IndexingRejectionsTable;

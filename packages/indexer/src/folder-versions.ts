@@ -1,4 +1,5 @@
 import { resolveSkillLink } from '@pkgreg/contracts';
+import { type ScanFile, type ScanResult, scanVersion } from '@pkgreg/scan';
 import type { ContentStore, StoredBlob } from './content-store.js';
 import { IndexingError } from './errors.js';
 import { detectLicenseText, isLicenseFileName } from './license.js';
@@ -24,6 +25,8 @@ export interface PreparedSkill {
   warnings: string[];
   /** Set when the digest differs from the package's latest version: the archive is stored. */
   archive: { sha256: string; integrity: string } | null;
+  /** The risk scan of the new version (set with `archive`): stored in the same transaction as it. */
+  scan: ScanResult | null;
 }
 
 export type PreparedOutcome =
@@ -182,11 +185,14 @@ async function prepareOne(
       .map((f) => [f.relativePath, linkBytes.get(f.sha)?.toString('utf8') ?? ''] as const),
   );
   const manifest: ManifestFile[] = [];
+  const leftOut: ScanFile[] = [];
   for (const file of folder.files) {
     const blob = content.blob(file.sha);
     const linkTarget = links.get(file.relativePath) ?? null;
     if (linkTarget !== null && resolveSkillLink(file.relativePath, links) === null) {
       warnings.push(`symlink ${file.relativePath} points outside the skill folder; left out`);
+      // Out of the version, but the scan still says where it pointed (~/.ssh reads differently from ../x).
+      leftOut.push({ path: file.relativePath, bytes: new Uint8Array(), linkTarget });
       continue;
     }
     manifest.push({
@@ -200,11 +206,22 @@ async function prepareOne(
   }
   const digest = manifestDigest(manifest);
   let archive: PreparedSkill['archive'] = null;
+  let scan: ScanResult | null = null;
   if (input.latestDigest(pkg.name) !== digest) {
     const bytes = await content.bytesOf(manifest.filter((f) => f.linkTarget === null).map((f) => f.gitSha1));
     const tgz = await buildArchive(pkg.name, manifest, (f) => bytes.get(f.gitSha1) as Buffer);
     const [stored] = await input.store.put([tgz]);
     archive = { sha256: (stored as StoredBlob).sha256, integrity: sriSha512(tgz) };
+    // Scanned before the version exists: it becomes installable with its risk, never without.
+    scan = await scanVersion([
+      ...manifest.map((f) => ({
+        path: f.path,
+        bytes: f.linkTarget === null ? (bytes.get(f.gitSha1) as Buffer) : new Uint8Array(),
+        executable: f.mode === '100755',
+        linkTarget: f.linkTarget,
+      })),
+      ...leftOut,
+    ]);
   }
   return {
     ok: true,
@@ -217,6 +234,7 @@ async function prepareOne(
       totalBytes: manifest.reduce((sum, f) => sum + f.size, 0),
       warnings,
       archive,
+      scan,
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Database, Db } from '@pkgreg/db';
 import { type Kysely, type Selectable, sql } from 'kysely';
+import type { ScanResult } from '@pkgreg/scan';
 import type { DerivedPackage } from './skill-md.js';
 import type { RepoMeta, SourceKind } from './types.js';
 import type { ManifestFile } from './versioning.js';
@@ -372,9 +373,11 @@ export interface NewVersion {
   sourceCommit: string | null;
   warnings: string[];
   manifest: ManifestFile[];
+  /** The version's risk scan, stored with it (and its risk on the package: the latest version's). */
+  scan: ScanResult | null;
 }
 
-/** A version row and its manifest; called inside the run's transaction. */
+/** A version row, its manifest and its scan; called inside the run's transaction. */
 export async function insertVersion(db: Conn, v: NewVersion, now: Date): Promise<void> {
   const row = await db
     .insertInto('package_versions')
@@ -390,9 +393,18 @@ export async function insertVersion(db: Conn, v: NewVersion, now: Date): Promise
       source_commit: v.sourceCommit,
       warnings: JSON.stringify(v.warnings),
       created_at: now,
+      risk: v.scan?.risk ?? null,
+      findings: JSON.stringify(v.scan?.findings ?? []),
+      scanned_at: v.scan ? now : null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  // The newest version's risk is the package's: list and search read it from the row they read anyway.
+  await db
+    .updateTable('packages')
+    .set({ risk: v.scan?.risk ?? null })
+    .where('id', '=', v.packageId)
+    .execute();
   for (let at = 0; at < v.manifest.length; at += 1000) {
     await db
       .insertInto('package_version_files')

@@ -375,6 +375,7 @@ async function writePackages(
           sourceCommit: input.snapshotCommit,
           warnings: skill.warnings,
           manifest: skill.manifest,
+          scan: skill.scan,
         },
         now,
       );

@@ -15,6 +15,7 @@ import * as auditIndexesAscending from './2026-11-25T0000-audit-indexes-ascendin
 import * as searchFirstCharacters from './2026-11-25T0100-search-first-characters.js';
 import * as searchInitials from './2026-11-25T0300-search-initials.js';
 import * as packageVersions from './2026-11-25T1200-package-versions.js';
+import * as versionRisk from './2026-11-25T1300-version-risk.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T0100-search-first-characters': searchFirstCharacters,
   '2026-11-25T0300-search-initials': searchInitials,
   '2026-11-25T1200-package-versions': packageVersions,
+  '2026-11-25T1300-version-risk': versionRisk,
 };
