@@ -25,7 +25,10 @@ export interface Context {
   out(line: string): void;
 }
 
-/** Options validated by zod (STYLE.md §15); a failure is a usage error (exit 2). */
+/**
+ * A command's options parsed by its zod schema, so no command runs on an unchecked value; a failure is a
+ * usage error (exit 2).
+ */
 export function parseOptions<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {

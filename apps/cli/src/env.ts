@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 
-// The only place the CLI reads process.env (STYLE.md §5).
+// The only place the CLI reads process.env: every setting is parsed and checked once, here.
 const optionalText = z
   .string()
   .optional()

@@ -2,7 +2,8 @@ import { indexerEnvShape } from '@pkgreg/indexer';
 import { commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
-// The only place registry-api reads process.env (STYLE.md §5).
+// The only place registry-api reads process.env: settings are parsed once at start, so a bad value
+// stops the process before it serves a request.
 export const EnvSchema = z.object({
   ...commonEnvShape,
   // The code host (also the source redirect's base) and indexing limits, as the indexer declares them.

@@ -9,8 +9,8 @@ import { startDerivedTablesRefresher } from './packages/derived-tables-refresher
 
 const env = loadEnv();
 const logger = createLogger('registry-api', env.LOG_LEVEL);
-// JIT off: a search whose row estimate runs high (a long OR of a rare word's lexemes: ~30k estimated,
-// 152 real) passed jit_above_cost and spent 11 ms compiling a 1 ms query. No request here runs long
+// JIT off: a search whose row estimate runs high (a long OR of a rare word's lexemes) passes
+// jit_above_cost and spends longer compiling the query than running it. No request here runs long
 // enough to earn compilation back.
 const db = createDb(env.DATABASE_URL, {
   max: env.REGISTRY_DB_POOL_SIZE,

@@ -2,7 +2,8 @@ import { indexerEnvShape } from '@pkgreg/indexer';
 import { booleanFlag, commonEnvShape, parseEnv } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
-// The only place runtime-worker reads process.env (STYLE.md §5).
+// The only place runtime-worker reads process.env: settings are parsed once at start, so a bad value
+// stops the process before it takes a job.
 export const EnvSchema = z.object({
   ...commonEnvShape,
   /** Jobs one worker process runs at once on the runtime queue. */

@@ -19,7 +19,8 @@ import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { isPermanent } from './jobs/job-errors.js';
 import { createJobHandlers, type HandlerDeps, type JobContext } from './jobs/job-handlers.js';
 
-// BullMQ consumers for the job catalog, following bullmq's going-to-production rules (STYLE.md §11):
+// BullMQ consumers for the job catalog, following bullmq's going-to-production rules so that a job
+// survives retries, crashes and deploys:
 // job data validated first, UnrecoverableError for permanent failures, idempotent handlers,
 // maxRetriesPerRequest null on worker connections, an error listener, graceful close.
 // Any number of these processes can share the queues: each delivery is locked to one worker, and the

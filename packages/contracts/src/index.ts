@@ -1,4 +1,5 @@
-// Explicit named exports only (STYLE.md §9).
+// Explicit named exports only: this list is the package's whole surface, so nothing is exported by
+// accident.
 
 export {
   AGENT_CATALOG,

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { AgentInputSchema, CompactStrategySchema, MemoryBindingSchema, NamespaceSchema } from './mcp.js';
 
-// The job catalog (STYLE.md §10): every job the edge or an operator enqueues and the worker runs.
+// The job catalog: every job the edge or an operator enqueues and the worker runs, declared once so
+// that producers and the worker agree on each job's payload, attempts and backoff.
 // Job data never carries a secret or a token: only ids and validated arguments.
 
 export const QUEUES = {

@@ -4,8 +4,9 @@ import { createDb, type Db, quoteIdent } from './create-db.js';
 import { migrateToLatest } from './migrate.js';
 import { migrations } from './migrations/index.js';
 
-// Test isolation (STYLE.md §13): every test file gets a database of its own, cloned from a migrated
-// template so the cost is one CREATE DATABASE, not a full migration run. Real PostgreSQL, no mocks.
+// Test isolation: every test file gets a database of its own, so files run in parallel without seeing
+// each other's rows. It is cloned from a migrated template so the cost is one CREATE DATABASE, not a
+// full migration run. Real PostgreSQL, no mocks.
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TEMPLATE_PREFIX = 'pkgreg_tpl_';

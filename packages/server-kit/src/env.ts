@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-// Shared pieces of each app's env.ts (STYLE.md §5): each app still parses its own schema once at start.
+// Shared pieces of each app's env.ts, so common settings read the same in every app; each app still
+// parses its own schema once at start.
 
 /** A boolean flag read explicitly: z.coerce.boolean() would turn "false" into true. */
 export const booleanFlag = (fallback: boolean) =>

@@ -2,7 +2,8 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger };
 
-// Tokens, secrets and Authorization headers never reach a log line (STYLE.md, Habits).
+// Tokens, secrets and Authorization headers never reach a log line: logs are shipped and kept where
+// credentials must not be.
 const REDACT = [
   'req.headers.authorization',
   'req.headers.cookie',

@@ -1,6 +1,9 @@
 import { JOB_CATALOG, type JobName, type JobPayload, RejectError } from '@pkgreg/contracts';
 
-/** A job's payload checked against its catalog schema (STYLE.md §10) before anything schedules it. */
+/**
+ * A job's payload checked against its catalog schema before anything schedules it: a bad one fails its
+ * caller, not a worker.
+ */
 export function parseJobPayload<N extends JobName>(name: N, payload: JobPayload<N>): JobPayload<N> {
   const parsed = JOB_CATALOG[name].schema.safeParse(payload);
   if (!parsed.success) {

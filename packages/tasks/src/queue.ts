@@ -3,7 +3,7 @@ import { type ConnectionOptions, type Job, Queue, QueueEvents } from 'bullmq';
 import { parseJobPayload } from './job-payload.js';
 import { createTaskWaiters } from './task-waiters.js';
 
-// Producer side of the job catalog (STYLE.md §10, §11). Job data carries ids and validated arguments
+// Producer side of the job catalog. Job data carries ids and validated arguments
 // only, never a token or secret; the task id is the job id so a duplicate enqueue adds nothing.
 
 /** A Redis URL, or ioredis-style options (host, port, password, db, tls…). */

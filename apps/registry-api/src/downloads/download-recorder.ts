@@ -51,7 +51,7 @@ const HOLD_MIN_BATCH = 8;
  * for as many calls as the clients just answered plus those already waiting (the clients that seem to
  * be there), and goes as soon as they are in; one commit then carries them all. The wait polls on
  * setImmediate, which serves every other request meanwhile; it is the one moment the process spins.
- * Measured on the 1M bench database, 50 connections: track uniform +12-16%, hot +17-20% (docs/benchmarks.md).
+ * Fewer, fuller commits are what make track faster under load (docs/benchmarks.md has the figures).
  */
 export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions = {}): DownloadRecorder {
   const maxBatch = options.maxBatch ?? 2000;

@@ -1,4 +1,5 @@
-// The registry's one error type (STYLE.md §6): a closed set of codes, each with its HTTP status.
+// The registry's one error type: a closed set of codes, each with its HTTP status, so every error a
+// route can raise is known in advance and answered the same way.
 // The error middleware turns it into the spec's body `{error}`; nothing else writes error bodies.
 
 export const API_ERROR_STATUS = {

@@ -7,7 +7,8 @@ import type { Logger } from '@pkgreg/server-kit';
 import { failOrphanedTasks, purgeExpiredTasks, type RuntimeQueue } from '@pkgreg/tasks';
 import type { Job } from 'bullmq';
 
-// One handler per job of the catalog (STYLE.md §10): JobHandlers<Ctx> fails typecheck if one is missing.
+// One handler per job of the catalog: JobHandlers<Ctx> fails typecheck if one is missing, so a job
+// cannot be added without the code that runs it.
 
 export interface HandlerDeps {
   db: Db;

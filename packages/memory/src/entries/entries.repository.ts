@@ -79,11 +79,11 @@ const READ_BATCH_SQL = `
 
 /**
  * A reader that sends the lookups made in one event-loop turn as ONE query (memory.get under load:
- * 32 concurrent gets were 32 round trips, each a write and a read on a pg connection and a backend
- * wake-up). Each lookup still sees every commit made before it was asked: the query starts after it.
- * On a Db made by createDb the query is a named statement, parsed and planned once per connection
- * (unnamed, planning the join cost Postgres ~130 µs of a ~160 µs batch here); inside a transaction it is
- * the same statement, unnamed.
+ * otherwise every concurrent get is a round trip of its own, a write and a read on a pg connection and
+ * a backend wake-up). Each lookup still sees every commit made before it was asked: the query starts
+ * after it. On a Db made by createDb the query is a named statement, parsed and planned once per
+ * connection (unnamed, planning the join is most of a batch's cost to Postgres); inside a transaction
+ * it is the same statement, unnamed.
  */
 export function createEntryReader(db: DbOrTx): EntryReader {
   interface Lookup {
