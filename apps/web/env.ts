@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// The only place the web app's tooling reads process.env (STYLE.md §5). Browser code reads no env at all:
+// The only place the web app's tooling reads process.env, parsed once. Browser code reads no env at all:
 // it talks to the same-origin /api, proxied in development and served by registry-api in production.
 export const WebEnvSchema = z.object({
   /** Where the dev server proxies /api. */
