@@ -107,6 +107,7 @@ export {
   NamespaceSchema,
   type OutputItem,
   OutputItemSchema,
+  readableTiers,
   SCOPES,
   ScopeSchema,
   SUPPORTED_PROTOCOL_VERSIONS,

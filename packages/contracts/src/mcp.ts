@@ -35,6 +35,11 @@ export function memoryScope(tier: MemoryTier, action: 'read' | 'write' | 'delete
   return `pkgreg.memory.${tier}.${action}`;
 }
 
+/** Tiers a caller holding `scopes` may read: memory.search without `tiers` searches these (decisions.md). */
+export function readableTiers(scopes: ReadonlySet<string>): MemoryTier[] {
+  return MemoryTierSchema.options.filter((t) => scopes.has(memoryScope(t, 'read')));
+}
+
 export const TOOL_NAMES = {
   memoryPut: 'pkgreg.memory.v1.put',
   memoryGet: 'pkgreg.memory.v1.get',

@@ -33,6 +33,11 @@ export const EdgeErrorReasonSchema = z.enum([
   'method_not_found',
   /** Request carries an unsupported MCP-Protocol-Version, Accept or Content-Type. */
   'transport_invalid',
+  /**
+   * A tunnel session's local runtime is not connected, lost its connection during the call, or did not
+   * answer within the edge's tunnel timeout. Retryable: the runtime reconnects by itself.
+   */
+  'tunnel_unavailable',
   /** Unexpected failure; details are in the logs under the request id. */
   'internal_error',
 ]);
@@ -74,6 +79,7 @@ export const ERROR_WIRE_FORMS: Record<ErrorReason, ReasonWireForm> = {
   source_quarantined: { code: -32008, httpStatus: 200, message: 'Source is quarantined' },
   tunnel_envelope_invalid: { code: -32012, httpStatus: 200, message: 'Tunnel envelope invalid' },
   tunnel_replay_detected: { code: -32013, httpStatus: 200, message: 'Tunnel replay detected' },
+  tunnel_unavailable: { code: -32014, httpStatus: 503, message: 'Local runtime unavailable' },
   internal_error: { code: -32603, httpStatus: 500, message: 'Internal error' },
 };
 

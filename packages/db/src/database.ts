@@ -262,6 +262,14 @@ export interface IdempotencyRecordsTable {
   expires_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+/** A tunnel envelope's nonce a local runtime consumed (decisions.md, Tunnel envelope: once only). */
+export interface TunnelNoncesTable {
+  session_id: string;
+  jti: string;
+  /** The envelope's `exp`: past it the row is swept (the envelope is refused as expired by then). */
+  expires_at: Timestamp;
+}
+
 export interface OauthClientsTable {
   client_id: string;
   client_secret_hash: string;
@@ -339,4 +347,5 @@ export interface Database {
   oauth_signing_keys: OauthSigningKeysTable;
   audit_records: AuditRecordsTable;
   quarantined_sources: QuarantinedSourcesTable;
+  tunnel_nonces: TunnelNoncesTable;
 }

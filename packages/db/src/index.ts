@@ -31,6 +31,7 @@ export type {
   QuarantinedSourcesTable,
   TasksTable,
   Timestamp,
+  TunnelNoncesTable,
 } from './database.js';
 export { ensureDatabase } from './ensure-database.js';
 export { type MigrateOptions, migrateToLatest } from './migrate.js';
