@@ -1,6 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Db } from '@pkgreg/db';
+import { createLocalRuntime, type RuntimeSettings } from '@pkgreg/runtime';
 import { healthRoutes, type Logger } from '@pkgreg/server-kit';
+import { openQueueJobs } from '@pkgreg/tasks';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createBackendResolver } from './admission/backends.js';
@@ -12,8 +15,8 @@ import { createMcpHandler } from './mcp/mcp.handler.js';
 import { oauthRoutes, oauthUrls } from './oauth/oauth.routes.js';
 import { createKeyStore, type KeyStore } from './oauth/signing-keys.service.js';
 import { createTokenVerifier } from './oauth/verify-token.js';
-import { createLocalRuntime, type RuntimeSettings } from './runtime/local-runtime.js';
 import { createTenantProvisioner } from './runtime/tenant-provisioner.js';
+import { createTunnelHub } from './tunnel/tunnel-hub.js';
 import { createTunnelRuntime } from './tunnel/tunnel-runtime.js';
 
 export interface AppDeps {
@@ -30,8 +33,15 @@ export interface Edge {
    * router); everything else is `app`. Both reach the same handler, so tests may drive either.
    */
   handler(req: IncomingMessage, res: ServerResponse): void;
+  /** Node `upgrade` listener: tunnel sessions' local runtimes dial in here (tunnel-hub.ts). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   keyStore: KeyStore;
-  /** Flushes the audit buffer and closes queues and tenant pools (not `db`/`redis`: the caller owns them). */
+  /** Closes the tunnels' connections: upgraded sockets would otherwise hold the server's close open. */
+  closeTunnels(): Promise<void>;
+  /**
+   * Closes the tunnels, flushes the audit buffer and closes queues and tenant pools (not `db`/`redis`: the
+   * caller owns them).
+   */
   shutdown(): Promise<void>;
 }
 
@@ -41,17 +51,32 @@ export function createEdge(deps: AppDeps): Edge {
   const urls = oauthUrls(env.PKGREG_PUBLIC_BASE_URL);
   const keyStore = createKeyStore(db);
   const settings: RuntimeSettings = {
-    redisUrl: env.REDIS_URL,
     syncThresholdMs: env.EDGE_SYNC_THRESHOLD_MS,
     pollWindowSeconds: env.EDGE_MAX_TASK_POLL_WINDOW_SECONDS,
   };
   const queuePrefix = env.EDGE_QUEUE_PREFIX;
-  const development = createLocalRuntime({ ...settings, db, queuePrefix });
-  const tenants = createTenantProvisioner({ db, databaseUrl: env.DATABASE_URL, queuePrefix, settings });
+  const development = createLocalRuntime({
+    ...settings,
+    db,
+    jobs: () => openQueueJobs({ connection: env.REDIS_URL, prefix: queuePrefix }),
+  });
+  const tenants = createTenantProvisioner({
+    db,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    queuePrefix,
+    settings,
+  });
+  const hub = createTunnelHub({
+    sessions: env.PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON,
+    redis: deps.redis,
+    logger,
+    heartbeatMs: env.EDGE_TUNNEL_HEARTBEAT_MS,
+  });
   const resolver = createBackendResolver(env, {
     development,
     hosted: (tenant) => tenants.runtimeFor(tenant),
-    tunnel: (session) => createTunnelRuntime(session, env.EDGE_TUNNEL_TIMEOUT_MS),
+    tunnel: (session) => createTunnelRuntime(session, { hub, timeoutMs: env.EDGE_TUNNEL_TIMEOUT_MS }),
   });
   const audit = createAuditWriter(db, logger, {
     flushMs: env.EDGE_AUDIT_FLUSH_MS,
@@ -113,8 +138,15 @@ export function createEdge(deps: AppDeps): Edge {
         void handleMcp(req, res);
       else app(req, res);
     },
+    upgrade(req, socket, head) {
+      if (!hub.handleUpgrade(req, socket, head)) {
+        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      }
+    },
     keyStore,
+    closeTunnels: () => hub.close(),
     async shutdown() {
+      await hub.close();
       await audit.close();
       await Promise.allSettled([development.close(), tenants.close()]);
     },

@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { NamespaceSchema } from '@pkgreg/contracts';
 import { createDb, type Db } from '@pkgreg/db';
 import { listQuarantined, purgeNamespace, quarantineNamespace, releaseNamespace } from '@pkgreg/memory';
 import { Command, InvalidArgumentError } from 'commander';
 import { listAuditRows } from './audit/audit.repository.js';
-import { loadEnv } from './env.js';
+import { loadEnv, type TunnelSession, TunnelSessionSchema } from './env.js';
 import {
   createClient,
   disableClient,
@@ -115,6 +116,59 @@ program
       console.log(`disabled ${clientId}`);
     }),
   );
+
+program
+  .command('tunnels:create')
+  .description(
+    'new local_tunnel session: prints its credentials once, the edge setting that adds it and the local runtime command',
+  )
+  .option('--host <host>', 'public host served by this session, e.g. alice.mcp.example.com')
+  .option('--handle <handle>', 'first label of the hosts it serves, e.g. alice for alice.mcp.example.com')
+  .option(
+    '--target <url>',
+    "the local runtime's HTTP receiver, when the edge can reach it (else WebSocket only)",
+  )
+  .option('--expires-in-hours <n>', 'the session ends after this many hours', positive)
+  .action((opts: { host?: string; handle?: string; target?: string; expiresInHours?: number }) => {
+    const candidate = {
+      ...(opts.host ? { host: opts.host } : {}),
+      ...(opts.handle ? { handle: opts.handle } : {}),
+      sessionId: `ts_${randomBytes(12).toString('base64url')}`,
+      ...(opts.target ? { target: opts.target } : {}),
+      secret: randomBytes(32).toString('base64url'),
+      ...(opts.expiresInHours
+        ? { expiresAt: new Date(Date.now() + opts.expiresInHours * 3_600_000).toISOString() }
+        : {}),
+    };
+    const parsed = TunnelSessionSchema.safeParse(candidate);
+    if (!parsed.success) {
+      program.error(
+        parsed.error.issues.map((i) => `${i.path.join('.') || 'session'}: ${i.message}`).join('\n'),
+        {
+          exitCode: 2,
+        },
+      );
+    }
+    const session = parsed.data as TunnelSession;
+    // The edge reads its sessions at start (PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON): the new setting keeps
+    // the sessions it has now and adds this one.
+    const sessions = [...env.PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON, session];
+    const edgeUrl = env.PKGREG_PUBLIC_BASE_URL;
+    console.log(
+      [
+        `session id   ${session.sessionId}`,
+        `serves       ${session.host ?? `${session.handle}.<any domain>`}`,
+        '',
+        'Edge (restart it with):',
+        `  PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON='${JSON.stringify(sessions)}'`,
+        '',
+        'Local runtime:',
+        `  PKGREG_TUNNEL_SESSION_ID=${session.sessionId} PKGREG_TUNNEL_SECRET=${session.secret} \\`,
+        `    pkgreg-runtime local --edge ${edgeUrl}`,
+      ].join('\n'),
+    );
+    console.error('Store the secret now: the edge keeps it only in the setting above.');
+  });
 
 program
   .command('keys:rotate')

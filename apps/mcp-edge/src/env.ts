@@ -45,9 +45,13 @@ export type HostedBinding = z.infer<typeof HostedBindingSchema>;
 export const TunnelSessionSchema = z
   .object({
     ...hostOrHandle,
-    sessionId: z.string().min(1),
-    /** URL of the local runtime's tunnel receiver, e.g. `https://tunnel.example/tunnel/mcp`. */
-    target: z.url(),
+    /** Names the session in envelopes, connect tokens and logs (never secret). */
+    sessionId: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/),
+    /**
+     * URL of the local runtime's HTTP tunnel receiver, e.g. `https://tunnel.example/tunnel/mcp`: used when
+     * its runtime has no WebSocket connected to the edge. Without it, calls go only over that WebSocket.
+     */
+    target: z.url().optional(),
     /** HS256 secret shared with the local runtime (at least 32 bytes). */
     secret: z.string().min(32),
     expiresAt: z.iso.datetime({ offset: true }).optional(),
@@ -78,8 +82,13 @@ export const EnvSchema = z
       .transform((u) => u.replace(/\/+$/, '')),
     /** Seeded hosted tenant bindings: JSON array of {host?, handle?, tenant}. */
     PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: jsonVar(z.array(HostedBindingSchema), '[]'),
-    /** Seeded tunnel sessions: JSON array of {host?, handle?, sessionId, target, secret, expiresAt?}. */
-    PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: jsonVar(z.array(TunnelSessionSchema), '[]'),
+    /** Seeded tunnel sessions: JSON array of {host?, handle?, sessionId, target?, secret, expiresAt?}. */
+    PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: jsonVar(
+      z.array(TunnelSessionSchema).refine((all) => new Set(all.map((s) => s.sessionId)).size === all.length, {
+        error: 'sessionId must be unique',
+      }),
+      '[]',
+    ),
     /** Accept Host (and Origin) localhost as development; defaults to on except in production. */
     EDGE_ALLOW_LOCALHOST: z
       .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -119,6 +128,8 @@ export const EnvSchema = z
     EDGE_AUDIT_BATCH_SIZE: positiveInt(2000),
     /** How long a forwarded tunnel call may take before the edge gives up. */
     EDGE_TUNNEL_TIMEOUT_MS: positiveInt(30_000),
+    /** Tunnel WebSockets are pinged this often; one with no pong by the next ping is closed. */
+    EDGE_TUNNEL_HEARTBEAT_MS: positiveInt(15_000),
   })
   .transform((e) => ({ ...e, EDGE_ALLOW_LOCALHOST: e.EDGE_ALLOW_LOCALHOST ?? e.NODE_ENV !== 'production' }));
 export type Env = z.infer<typeof EnvSchema>;

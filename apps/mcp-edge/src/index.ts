@@ -17,6 +17,7 @@ redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
 await ensureActiveKey(db);
 const edge = createEdge({ db, redis, logger, env });
 const server = createServer(edge.handler);
+server.on('upgrade', edge.upgrade);
 server.keepAliveTimeout = 65_000;
 await new Promise<void>((resolve, reject) => {
   server.once('error', reject);
@@ -25,7 +26,7 @@ await new Promise<void>((resolve, reject) => {
 logger.info({ url: `http://${env.EDGE_HOST}:${env.EDGE_PORT}` }, 'mcp-edge listening');
 
 onShutdown(logger, async () => {
-  await closeServer(server);
+  await Promise.all([closeServer(server), edge.closeTunnels()]);
   await edge.shutdown();
   await Promise.allSettled([db.destroy(), redis.quit()]);
 });

@@ -3,14 +3,23 @@ import type { AddressInfo } from 'node:net';
 import { SCOPES } from '@pkgreg/contracts';
 import { createDb, type Db, migrateToLatest } from '@pkgreg/db';
 import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
-import { createLogger } from '@pkgreg/server-kit';
+import {
+  bodySha256,
+  createDbNonceStore,
+  createLocalRuntime,
+  createTunnelReceiver,
+  ENVELOPE_HEADER,
+  type LocalRuntime,
+  type NonceStore,
+  signEnvelope,
+  tunnelReceiverRoutes,
+  verifyEnvelope,
+} from '@pkgreg/runtime';
+import { openQueueJobs } from '@pkgreg/tasks';
 import express from 'express';
 import { SignJWT } from 'jose';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalRuntime, type LocalRuntime } from '../src/runtime/local-runtime.js';
-import { bodySha256, ENVELOPE_HEADER, signEnvelope, verifyEnvelope } from '../src/tunnel/envelope.js';
-import { tunnelReceiverRoutes } from '../src/tunnel/tunnel.routes.js';
 import {
   clientWithToken,
   createHarness,
@@ -28,6 +37,7 @@ let c: TestClient;
 let localDb: Db;
 let receiver: Server;
 let runtime: LocalRuntime;
+let nonces: NonceStore;
 let target: string;
 /** Authorization headers the local runtime received: the caller's token must never be among them. */
 const seenAuthorization: (string | undefined)[] = [];
@@ -58,24 +68,20 @@ beforeAll(async () => {
   await migrateToLatest(h.t.db, { schema: 'local_runtime' });
   runtime = createLocalRuntime({
     db: localDb,
-    queuePrefix: testKeyPrefix('local-q'),
-    redisUrl: TEST_REDIS_URL,
+    jobs: () => openQueueJobs({ connection: TEST_REDIS_URL, prefix: testKeyPrefix('local-q') }),
     syncThresholdMs: 300,
     pollWindowSeconds: 300,
   });
+  nonces = createDbNonceStore(localDb);
   const app = express();
   app.use((req, _res, next) => {
     seenAuthorization.push(req.headers.authorization);
     next();
   });
   app.use(
-    tunnelReceiverRoutes({
-      sessionId: 'sess-1',
-      secret: SECRET,
-      redis: h.redis,
-      runtime,
-      logger: createLogger('t', 'silent'),
-    }),
+    tunnelReceiverRoutes(
+      createTunnelReceiver({ sessionId: 'sess-1', secret: SECRET, nonces, runtime, onError: () => {} }),
+    ),
   );
   receiver.on('request', app);
 });
@@ -180,10 +186,11 @@ describe('local_tunnel backend: admitted calls forwarded with a signed envelope'
     expect(seenAuthorization.every((a) => a === undefined)).toBe(true);
   });
 
-  it('an unreachable local runtime is internal_error with HTTP 502', async () => {
+  it('an unreachable local runtime is tunnel_unavailable with HTTP 503', async () => {
     const res = await putAt('down.tunnel.example.com', 'nowhere');
-    expectRpcError(res, 502, 'internal_error');
-    expect(res.body.error.code).toBe(-32603);
+    expectRpcError(res, 503, 'tunnel_unavailable');
+    expect(res.body.error.code).toBe(-32014);
+    expect(res.body.error.message).toBe('local runtime unreachable');
   });
 
   it('admission still happens at the edge: no token, wrong namespace never reach the runtime', async () => {
@@ -220,7 +227,7 @@ describe('tunnel envelope, receiving side (decisions.md, Tunnel envelope)', () =
   });
   const namespace = `app:${'a'.repeat(64)}`;
   const check = (envelope: string | undefined, b: string = body, sessionId = 'sess-1') =>
-    verifyEnvelope({ envelope, sessionId, secret: SECRET, body: b, redis: h.redis });
+    verifyEnvelope({ envelope, sessionId, secret: SECRET, body: b, nonces });
 
   it('accepts a fresh envelope once, then tunnel_replay_detected', async () => {
     const env = await signEnvelope({ sessionId: 'sess-1', secret: SECRET, namespace, body });

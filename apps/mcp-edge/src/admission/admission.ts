@@ -10,11 +10,11 @@ import {
   TOOL_NAMES,
   ToolsCallParamsSchema,
 } from '@pkgreg/contracts';
+import type { Caller } from '@pkgreg/runtime';
 import type { z } from 'zod';
 import type { Exchange, McpMethod } from '../mcp/exchange.js';
 import { isObject, type Parsed } from '../mcp/transport.js';
 import type { AuthInfo, TokenVerifier } from '../oauth/verify-token.js';
-import type { Caller } from '../runtime/runtime.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
 import type { BackendResolver } from './backends.js';
 import { createBearerReader } from './bearer-token.js';

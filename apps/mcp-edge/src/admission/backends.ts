@@ -1,6 +1,6 @@
 import type { BackendMode } from '@pkgreg/contracts';
+import type { Runtime } from '@pkgreg/runtime';
 import type { Env, HostedBinding, TunnelSession } from '../env.js';
-import type { Runtime } from '../runtime/runtime.js';
 
 // decisions.md, Backends: a request resolves by its Host. The same public contract holds in every mode;
 // only the runtime its admitted calls run on differs. Resolving builds nothing: every backend exists from

@@ -1,7 +1,7 @@
 import { AGENT_CATALOG, type BackendMode, TOOL_NAMES } from '@pkgreg/contracts';
+import type { Caller } from '@pkgreg/runtime';
 import type { Backend } from '../admission/backends.js';
 import type { Env } from '../env.js';
-import type { Caller } from '../runtime/runtime.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
 import type { Exchange, McpMethod } from './exchange.js';
 import { initializeResult, systemInfo, toolDescriptor } from './server-info.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonRpcId } from '@pkgreg/contracts';
+import type { Caller } from '@pkgreg/runtime';
 import type { Backend } from '../admission/backends.js';
 import type { AuthInfo } from '../oauth/verify-token.js';
-import type { Caller } from '../runtime/runtime.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
 
 /** The methods admission lets through to dispatch. */

@@ -1,5 +1,6 @@
 import { createDb, type Db, migrateToLatest } from '@pkgreg/db';
-import { createLocalRuntime, type LocalRuntime, type RuntimeSettings } from './local-runtime.js';
+import { createLocalRuntime, type LocalRuntime, type RuntimeSettings } from '@pkgreg/runtime';
+import { openQueueJobs } from '@pkgreg/tasks';
 
 // decisions.md, Backends: a hosted tenant is a local runtime on its own Postgres schema (`tenant_<tenant>`)
 // and queue prefix. It is provisioned by the first call that needs it, not at start (most bound tenants
@@ -9,6 +10,8 @@ export interface TenantProvisionerOptions {
   /** The edge's own database: tenant schemas are migrated through it. */
   db: Db;
   databaseUrl: string;
+  /** Where tenants' BullMQ queues live. */
+  redisUrl: string;
   /** The development backend's queue prefix; a tenant's is `{queuePrefix}:tenant:<tenant>`. */
   queuePrefix: string;
   settings: RuntimeSettings;
@@ -37,7 +40,8 @@ export function createTenantProvisioner(options: TenantProvisionerOptions): Tena
       void db.destroy();
     });
     const queuePrefix = `${options.queuePrefix}:tenant:${tenant}`;
-    const runtime = afterMigration(ready, createLocalRuntime({ ...options.settings, db, queuePrefix }));
+    const jobs = () => openQueueJobs({ connection: options.redisUrl, prefix: queuePrefix });
+    const runtime = afterMigration(ready, createLocalRuntime({ ...options.settings, db, jobs }));
     provisioned.set(tenant, { runtime, db });
     return runtime;
   }

@@ -15,6 +15,7 @@ import {
   MemorySearchResultSchema,
   type MemoryTier,
   memoryScope,
+  readableTiers,
   SCOPES,
   SystemInfoArgsSchema,
   SystemInfoResultSchema,
@@ -50,11 +51,6 @@ export interface ToolSpec<A = unknown> {
 
 const anyTier = (scopes: ReadonlySet<string>, action: 'read' | 'write' | 'delete') =>
   TIERS.some((t) => scopes.has(memoryScope(t, action)));
-
-/** Tiers the caller may read; search defaults to these (decisions.md). */
-export function readableTiers(scopes: ReadonlySet<string>): MemoryTier[] {
-  return TIERS.filter((t) => scopes.has(memoryScope(t, 'read')));
-}
 
 function spec<A>(s: ToolSpec<A>): ToolSpec<A> {
   return s;

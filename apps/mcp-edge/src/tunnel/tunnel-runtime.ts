@@ -1,16 +1,32 @@
 import { RejectError } from '@pkgreg/contracts';
+import {
+  type Caller,
+  ENVELOPE_HEADER,
+  type ForwardedCall,
+  type ForwardReply,
+  ForwardReplySchema,
+  fromReply,
+  type Runtime,
+  signEnvelope,
+} from '@pkgreg/runtime';
 import type { TunnelSession } from '../env.js';
-import type { Caller, Runtime } from '../runtime/runtime.js';
-import { ENVELOPE_HEADER, signEnvelope } from './envelope.js';
-import { type ForwardedCall, type ForwardReply, fromReply } from './forwarded-call.js';
+import type { TunnelHub } from './tunnel-hub.js';
 
 // mcp-edge.md, Deployment backends, local_tunnel: only already-admitted calls are forwarded into the local
-// runtime, each with a fresh single-use envelope (envelope.ts); the local runtime does the work and no
-// raw local MCP server is exposed.
+// runtime, each with a fresh single-use envelope (@pkgreg/runtime's envelope); the local runtime does the
+// work and no raw local MCP server is exposed. A call goes over the WebSocket the local runtime dialed out
+// (tunnel-hub.ts) when it is connected, else to the session's HTTP `target` when it has one; with neither,
+// or when the runtime does not answer in time, the caller gets `tunnel_unavailable` at once.
+
+export interface TunnelRuntimeDeps {
+  hub: TunnelHub;
+  /** How long a forwarded call may take before the edge gives up. */
+  timeoutMs: number;
+}
 
 /** The runtime of one tunnel session: every call is sent through the session's tunnel. */
-export function createTunnelRuntime(session: TunnelSession, timeoutMs: number): Runtime {
-  const forward = (call: ForwardedCall) => forwardCall(session, call, timeoutMs);
+export function createTunnelRuntime(session: TunnelSession, deps: TunnelRuntimeDeps): Runtime {
+  const forward = (call: ForwardedCall) => forwardCall(session, deps, call);
   return {
     callTool: (caller, name, args) => forward({ method: 'tools/call', name, args, caller: wire(caller) }),
     getTask: (caller, taskId) => forward({ method: 'tasks/get', args: { taskId }, caller: wire(caller) }),
@@ -26,8 +42,8 @@ function wire(caller: Caller): ForwardedCall['caller'] {
 
 async function forwardCall(
   session: TunnelSession,
+  deps: TunnelRuntimeDeps,
   call: ForwardedCall,
-  timeoutMs: number,
 ): Promise<Record<string, unknown>> {
   const body = JSON.stringify(call);
   const envelope = await signEnvelope({
@@ -36,17 +52,38 @@ async function forwardCall(
     namespace: call.caller.namespace,
     body,
   });
-  let reply: ForwardReply;
+  if (deps.hub.connected(session.sessionId)) {
+    const { reply } = await deps.hub.call(session.sessionId, { envelope, body }, deps.timeoutMs);
+    return fromReply(reply);
+  }
+  if (!session.target) throw new RejectError('tunnel_unavailable', 'local runtime not connected');
+  return fromReply(await post(session.target, envelope, body, deps.timeoutMs));
+}
+
+/** The session's direct HTTP target (a local runtime reachable from the edge). */
+async function post(
+  target: string,
+  envelope: string,
+  body: string,
+  timeoutMs: number,
+): Promise<ForwardReply> {
+  let res: Response;
   try {
-    const res = await fetch(session.target, {
+    res = await fetch(target, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [ENVELOPE_HEADER]: envelope },
       body,
       signal: AbortSignal.timeout(timeoutMs),
     });
-    reply = (await res.json()) as ForwardReply;
-  } catch {
-    throw new RejectError('internal_error', 'local runtime unreachable', { httpStatus: 502 });
+  } catch (error) {
+    const timedOut = (error as Error).name === 'TimeoutError';
+    throw new RejectError(
+      'tunnel_unavailable',
+      timedOut ? `local runtime did not answer within ${timeoutMs} ms` : 'local runtime unreachable',
+      { httpStatus: timedOut ? 504 : 503 },
+    );
   }
-  return fromReply(reply);
+  const reply = ForwardReplySchema.safeParse(await res.json().catch(() => undefined));
+  if (!reply.success) throw new RejectError('tunnel_unavailable', 'local runtime sent an unreadable reply');
+  return reply.data;
 }

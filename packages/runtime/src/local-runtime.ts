@@ -7,6 +7,7 @@ import {
   type MemorySearchArgs,
   memoryScope,
   RejectError,
+  readableTiers,
   TOOL_NAMES,
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
@@ -21,25 +22,22 @@ import {
   withIdempotency,
 } from '@pkgreg/memory';
 import {
-  createRuntimeQueue,
-  createTaskEvents,
   getTaskRecord,
   getTaskResult,
   type SubmitDeps,
   submitCompact,
   submitInvoke,
+  type TaskJobs,
 } from '@pkgreg/tasks';
-import { readableTiers } from '../tools/tool-catalog.js';
 import type { Caller, Runtime } from './runtime.js';
 
-// A runtime on storage the edge reaches itself: the development database, a hosted tenant's schema
-// (tenant-provisioner.ts), or the local runtime behind a tunnel (tunnel.routes.ts). Memory and task logic
-// live in @pkgreg/memory and @pkgreg/tasks; agent runs execute in the runtime worker (the edge only
-// enqueues and waits).
+// A runtime on storage it reaches itself: at the edge the development database or a hosted tenant's schema
+// (BullMQ jobs run by the runtime worker; the edge only enqueues and waits), behind a tunnel the local
+// runtime's own store (jobs run in its process). Memory and task logic live in @pkgreg/memory and
+// @pkgreg/tasks; where a task's job runs is the `jobs` it is given.
 
 /** What every local runtime of one edge shares. */
 export interface RuntimeSettings {
-  redisUrl: string;
   /** A sync invoke or compact not done within this is answered as a task. */
   syncThresholdMs: number;
   pollWindowSeconds: number;
@@ -48,12 +46,15 @@ export interface RuntimeSettings {
 export interface LocalRuntimeOptions extends RuntimeSettings {
   /** Where memory and tasks live. The runtime never closes it: its owner does. */
   db: Db;
-  /** BullMQ prefix of this runtime's queues. */
-  queuePrefix: string;
+  /**
+   * Opens where invoke and compact jobs go (openQueueJobs: BullMQ; startInProcessJobs: this process).
+   * Called by the first invoke or compact, once; the runtime closes what it returned.
+   */
+  jobs: () => Promise<TaskJobs>;
 }
 
 export interface LocalRuntime extends Runtime {
-  /** Closes the queue and task events, when a call opened them. */
+  /** Closes the jobs, when a call opened them. */
   close(): Promise<void>;
 }
 
@@ -67,15 +68,23 @@ interface Storage {
 }
 
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
-  const { db, pollWindowSeconds } = options;
+  const { db, pollWindowSeconds, syncThresholdMs } = options;
   // Opened by the first invoke or compact: most calls never touch a queue.
-  let opened: Promise<SubmitDeps> | undefined;
+  let opened: Promise<TaskJobs> | undefined;
   const storage: Storage = {
     db,
     entries: createEntryReader(db),
-    submitDeps() {
-      opened ??= openQueue(options);
-      return opened;
+    async submitDeps() {
+      if (!opened) {
+        const opening = options.jobs();
+        opened = opening;
+        // A failed open is retried by the next call rather than cached forever.
+        opening.catch(() => {
+          if (opened === opening) opened = undefined;
+        });
+      }
+      const { queue, events } = await opened;
+      return { db, queue, syncThresholdMs, ...(events ? { events } : {}) };
     },
   };
 
@@ -85,20 +94,9 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     getTaskResult: (caller, taskId) => getTaskResult(db, caller.namespace, taskId, pollWindowSeconds),
     async close() {
       if (!opened) return;
-      const deps = await opened;
-      await Promise.allSettled([deps.queue.close(), deps.events?.close()]);
+      await (await opened.catch(() => undefined))?.close();
     },
   };
-}
-
-function openQueue(options: LocalRuntimeOptions): Promise<SubmitDeps> {
-  const { db, redisUrl: connection, queuePrefix: prefix, syncThresholdMs } = options;
-  const queue = createRuntimeQueue({ connection, prefix });
-  return createTaskEvents({ connection, prefix }).then(
-    (events) => ({ db, queue, events, syncThresholdMs }),
-    // Without events a sync wait polls the task row: slower, still correct.
-    () => ({ db, queue, syncThresholdMs }),
-  );
 }
 
 /** One function per runtime tool, so one tool's closures (its idempotent runs) cost the others nothing. */

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { RejectError } from '@pkgreg/contracts';
-import type { Redis } from 'ioredis';
 import { jwtVerify, SignJWT } from 'jose';
+import type { NonceStore } from './nonce-store.js';
 
 // decisions.md, Tunnel envelope: a JWS (HS256, the session secret) in `Pkgreg-Tunnel-Envelope` binding a
 // forwarded call to its session, its subject and its exact body, valid for at most 60 s, usable once.
@@ -37,14 +37,14 @@ export async function signEnvelope(input: {
 
 /**
  * The local runtime's check of a forwarded call. Signature, session, lifetime and body hash failures are
- * `tunnel_envelope_invalid`; a nonce seen before is `tunnel_replay_detected` (SET NX EX: the first use wins).
+ * `tunnel_envelope_invalid`; a nonce seen before is `tunnel_replay_detected` (the first use wins).
  */
 export async function verifyEnvelope(input: {
   envelope: string | undefined;
   sessionId: string;
   secret: string;
   body: string | Buffer;
-  redis: Redis;
+  nonces: NonceStore;
 }): Promise<{ namespace: string; jti: string }> {
   const invalid = (message: string) => new RejectError('tunnel_envelope_invalid', message);
   if (!input.envelope) throw invalid('envelope missing');
@@ -67,8 +67,7 @@ export async function verifyEnvelope(input: {
   if (sid !== input.sessionId) throw invalid('envelope bound to another session');
   if (exp - iat > MAX_ENVELOPE_LIFETIME_SECONDS) throw invalid('envelope lifetime over 60 s');
   if (payload.bodySha256 !== bodySha256(input.body)) throw invalid('body does not match envelope');
-  const ttl = Math.max(1, exp - Math.floor(Date.now() / 1000) + 1);
-  const fresh = await input.redis.set(`tunnel:nonce:${input.sessionId}:${jti}`, '1', 'EX', ttl, 'NX');
-  if (fresh !== 'OK') throw new RejectError('tunnel_replay_detected');
+  if (!(await input.nonces.consume(input.sessionId, jti, exp)))
+    throw new RejectError('tunnel_replay_detected');
   return { namespace: sub, jti };
 }

@@ -1,7 +1,8 @@
-// Where an admitted call runs. Dispatch hands every tool and task call to its backend's Runtime and never
-// asks which kind it is: the development backend and each hosted tenant have a local runtime on their own
-// storage (local-runtime.ts, tenant-provisioner.ts), a tunnel session one that forwards the call to the
-// caller's own machine (tunnel/tunnel-runtime.ts).
+// Where an admitted call runs. The edge's dispatch hands every tool and task call to its backend's Runtime
+// and never asks which kind it is: the development backend and each hosted tenant have a local runtime on
+// their own storage (local-runtime.ts; the edge's tenant-provisioner.ts), a tunnel session one that
+// forwards the call to the caller's own machine (the edge's tunnel/tunnel-runtime.ts), where the local
+// runtime (apps/local-runtime) runs it on a local runtime of its own.
 
 /** Who is calling, already admitted. */
 export interface Caller {
