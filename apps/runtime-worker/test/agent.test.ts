@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createHttpPackageFinder, planWorkflow, type WorkflowPlan } from '@pkgreg/agents';
 import type { AgentInput, MemoryBinding } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import { useTestDatabase } from '@pkgreg/db/vitest';
 import { insertEntries } from '@pkgreg/memory';
 import {
   createRuntimeQueue,
@@ -12,12 +13,12 @@ import {
   type TaskEvents,
 } from '@pkgreg/tasks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker, type RuntimeWorker } from '../src/worker.js';
+import type { RuntimeWorker } from '../src/worker.js';
 import {
   type ChildHandle,
+  createTestWorker,
   REGISTRY_FIXTURE,
   seedPackages,
-  silentLogger,
   startModelServer,
   startRegistryApi,
 } from './helpers.js';
@@ -30,30 +31,16 @@ const NS = `app:${'1'.repeat(64)}`;
 const OTHER_NS = `app:${'2'.repeat(64)}`;
 const prefix = testKeyPrefix('agent');
 
-let tdb: TestDatabase;
+const tdb = useTestDatabase();
 let registry: ChildHandle & { url: string };
 let worker: RuntimeWorker;
 let queue: RuntimeQueue;
 let events: TaskEvents;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
   await seedPackages(tdb.db, REGISTRY_FIXTURE);
   registry = await startRegistryApi(tdb.url);
-  worker = createWorker({
-    db: tdb.db,
-    logger: silentLogger,
-    connection: TEST_REDIS_URL,
-    prefix,
-    concurrency: 4,
-    indexingConcurrency: 1,
-    indexing: false,
-    finder: createHttpPackageFinder(registry.url),
-    model: null,
-    indexer: {},
-    pollWindowSeconds: 300,
-    orphanAfterSeconds: 600,
-  });
+  worker = createTestWorker(tdb.db, prefix, { finder: createHttpPackageFinder(registry.url) });
   queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix });
   events = await createTaskEvents({ connection: TEST_REDIS_URL, prefix });
 });
@@ -63,7 +50,6 @@ afterAll(async () => {
   await events?.close();
   await queue?.close();
   await registry?.stop();
-  await tdb?.destroy();
 });
 
 async function invoke(

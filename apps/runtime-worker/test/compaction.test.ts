@@ -1,6 +1,7 @@
 import { extractFacts, summarizeWindow } from '@pkgreg/agents';
 import type { MemoryCompactResult } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import { useTestDatabase } from '@pkgreg/db/vitest';
 import { insertEntries, quarantineNamespace } from '@pkgreg/memory';
 import {
   createRuntimeQueue,
@@ -11,14 +12,14 @@ import {
   type TaskEvents,
 } from '@pkgreg/tasks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker, type RuntimeWorker } from '../src/worker.js';
-import { silentLogger } from './helpers.js';
+import type { RuntimeWorker } from '../src/worker.js';
+import { createTestWorker } from './helpers.js';
 
 // mcp-edge.md, pkgreg.memory.v1.compact: `summarize` condenses the stm window into one entry that
 // supersedes it; `extract_facts` derives durable ltm facts and stays inside the namespace.
 
 const prefix = testKeyPrefix('compact');
-let tdb: TestDatabase;
+const tdb = useTestDatabase();
 let worker: RuntimeWorker;
 let queue: RuntimeQueue;
 let events: TaskEvents;
@@ -26,21 +27,7 @@ let nsCounter = 0;
 const freshNamespace = () => `app:${(++nsCounter).toString(16).padStart(64, 'c')}`;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  worker = createWorker({
-    db: tdb.db,
-    logger: silentLogger,
-    connection: TEST_REDIS_URL,
-    prefix,
-    concurrency: 4,
-    indexingConcurrency: 1,
-    indexing: false,
-    finder: { search: async () => [] },
-    model: null,
-    indexer: {},
-    pollWindowSeconds: 300,
-    orphanAfterSeconds: 600,
-  });
+  worker = createTestWorker(tdb.db, prefix);
   queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix });
   events = await createTaskEvents({ connection: TEST_REDIS_URL, prefix });
 });
@@ -49,7 +36,6 @@ afterAll(async () => {
   await worker?.close(5000);
   await events?.close();
   await queue?.close();
-  await tdb?.destroy();
 });
 
 async function compact(

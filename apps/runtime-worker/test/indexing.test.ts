@@ -2,44 +2,30 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QUEUES } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import { testKeyPrefix } from '@pkgreg/db/testing';
+import { useTestDatabase } from '@pkgreg/db/vitest';
 import { writeDemoRepositories } from '@pkgreg/indexer';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createWorker, type RuntimeWorker } from '../src/worker.js';
-import { silentLogger, until } from './helpers.js';
+import type { RuntimeWorker } from '../src/worker.js';
+import { createTestWorker, until } from './helpers.js';
 
 // The indexing queue (JOB_CATALOG registry.index / registry.reindex-all) runs @pkgreg/indexer; a local
 // git repository is a source too (decisions.md, Registry / Indexing). Permanent failures are not retried.
 
 const prefix = testKeyPrefix('indexing');
-let tdb: TestDatabase;
+const tdb = useTestDatabase();
 let worker: RuntimeWorker;
 let dir: string;
 let repos: string[];
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
   dir = await mkdtemp(join(tmpdir(), 'pkgreg-worker-index-'));
   repos = await writeDemoRepositories(dir);
-  worker = createWorker({
-    db: tdb.db,
-    logger: silentLogger,
-    connection: TEST_REDIS_URL,
-    prefix,
-    concurrency: 1,
-    indexingConcurrency: 1,
-    indexing: true,
-    finder: { search: async () => [] },
-    model: null,
-    indexer: {},
-    pollWindowSeconds: 300,
-    orphanAfterSeconds: 600,
-  });
+  worker = createTestWorker(tdb.db, prefix, { concurrency: 1, indexing: true });
 });
 
 afterAll(async () => {
   await worker?.close(5000);
-  await tdb?.destroy();
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { QUEUES } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import { testKeyPrefix } from '@pkgreg/db/testing';
+import { useTestDatabase } from '@pkgreg/db/vitest';
 import { findTaskById } from '@pkgreg/tasks';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createWorker, type RuntimeWorker } from '../src/worker.js';
-import { silentLogger, until } from './helpers.js';
+import type { RuntimeWorker } from '../src/worker.js';
+import { createTestWorker, until } from './helpers.js';
 
 // decisions.md, Tasks: a task stays pollable for maxTaskPollWindowSeconds after it ends; the repeatable
 // tasks.purge-expired job removes it afterwards, fails tasks whose job is lost, and sweeps idempotency
@@ -13,23 +14,12 @@ import { silentLogger, until } from './helpers.js';
 
 const NS = `app:${'e'.repeat(64)}`;
 const prefix = testKeyPrefix('purge');
-let tdb: TestDatabase;
+const tdb = useTestDatabase();
 let worker: RuntimeWorker;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  worker = createWorker({
-    db: tdb.db,
-    logger: silentLogger,
-    connection: TEST_REDIS_URL,
-    prefix,
+  worker = createTestWorker(tdb.db, prefix, {
     concurrency: 2,
-    indexingConcurrency: 1,
-    indexing: false,
-    finder: { search: async () => [] },
-    model: null,
-    indexer: {},
-    pollWindowSeconds: 300,
     orphanAfterSeconds: 60,
     schedules: { reindexEveryMs: 0, purgeEveryMs: 3_600_000 },
   });
@@ -38,7 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.queue.queue(QUEUES.runtime).obliterate({ force: true });
   await worker?.close(5000);
-  await tdb?.destroy();
 });
 
 it('tasks.purge-expired purges ended tasks past the window, fails lost ones, keeps the rest', async () => {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createHttpPackageFinder } from '@pkgreg/agents';
 import { QUEUES } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import { useTestDatabase } from '@pkgreg/db/vitest';
 import {
   createRuntimeQueue,
   createTaskEvents,
@@ -12,8 +13,13 @@ import {
   type TaskEvents,
 } from '@pkgreg/tasks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker } from '../src/worker.js';
-import { type ChildHandle, silentLogger, startModelServer, startWorkerProcess, until } from './helpers.js';
+import {
+  type ChildHandle,
+  createTestWorker,
+  startModelServer,
+  startWorkerProcess,
+  until,
+} from './helpers.js';
 
 // STYLE.md §11 and decisions.md (Tasks): BullMQ delivers at least once, workers die, several share a
 // queue. Whatever happens, a task ends completed or failed, never stays open, and its effect (the stm
@@ -23,7 +29,7 @@ const NS = `app:${'d'.repeat(64)}`;
 const prefix = testKeyPrefix('resilience');
 const BINDING = { namespace: NS, readTiers: [], writeTiers: ['stm' as const] };
 
-let tdb: TestDatabase;
+const tdb = useTestDatabase();
 let queue: RuntimeQueue;
 let events: TaskEvents;
 let model: Awaited<ReturnType<typeof startModelServer>>;
@@ -96,7 +102,6 @@ const ended = (taskId: string) =>
   }, 30_000);
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
   queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix });
   events = await createTaskEvents({ connection: TEST_REDIS_URL, prefix });
   model = await startModelServer('ok');
@@ -110,7 +115,6 @@ afterAll(async () => {
   await events?.close();
   await queue?.close();
   await model?.close();
-  await tdb?.destroy();
 });
 
 describe('worker process killed mid-run (stalled-job recovery)', () => {
@@ -187,19 +191,9 @@ describe('duplicate deliveries (at-least-once)', () => {
   it('the same task delivered twice at once, and again after it ended, has one effect', async () => {
     // Slow enough that both deliveries are inside the run at the same time.
     model.set('slow', 300);
-    const worker = createWorker({
-      db: tdb.db,
-      logger: silentLogger,
-      connection: TEST_REDIS_URL,
-      prefix,
-      concurrency: 4,
-      indexingConcurrency: 1,
-      indexing: false,
+    const worker = createTestWorker(tdb.db, prefix, {
       finder: createHttpPackageFinder('http://127.0.0.1:9', 200),
       model: { baseUrl: model.url, model: 'm', timeoutMs: 5000 },
-      indexer: {},
-      pollWindowSeconds: 300,
-      orphanAfterSeconds: 600,
     });
     try {
       const taskId = randomUUID();
@@ -248,20 +242,7 @@ describe('duplicate deliveries (at-least-once)', () => {
   });
 
   it('invalid job data fails the task permanently (UnrecoverableError, no retries)', async () => {
-    const worker = createWorker({
-      db: tdb.db,
-      logger: silentLogger,
-      connection: TEST_REDIS_URL,
-      prefix,
-      concurrency: 1,
-      indexingConcurrency: 1,
-      indexing: false,
-      finder: { search: async () => [] },
-      model: null,
-      indexer: {},
-      pollWindowSeconds: 300,
-      orphanAfterSeconds: 600,
-    });
+    const worker = createTestWorker(tdb.db, prefix, { concurrency: 1 });
     try {
       const taskId = randomUUID();
       await tdb.db
