@@ -251,85 +251,6 @@ lease: docs/decisions.md, "Rate-limit leases"), and one buffered audit row (${r.
 RSS of the edge over ${r.rss.requests} memory.get requests (${r.rss.seconds} s): start ${r.rss.startMb} MB, peak ${r.rss.peakMb} MB, end ${r.rss.endMb} MB; max in the first quarter
 ${r.rss.firstQuarterMaxMb} MB, in the last quarter ${r.rss.lastQuarterMaxMb} MB (non-2xx ${r.rss.non2xx}).
 
-Hot-path CPU work (2026-11-21, profiled with \`node bench/profile.mjs\`, compared build against build with
-\`node bench/ab.mjs <other dist>\`, both interleaved on the same machine): static tool results (system.info,
-agents.list) are encoded to bytes once and spliced around the request id; the tools/call envelope skips
-zod for the usual shape (refusals still come from the schema); rate-limit scripts are pipelined per
-event-loop turn instead of per socket callback (ioredis auto-pipelining flushes on \`nextTick\`); the
-audit batch is one JSON parameter instead of eleven pg-escaped arrays; the Caller and scope Set are
-built once per cached token; a token-cache hit no longer deletes and re-inserts its entry. Later the
-same day: memory.get lookups made in one event-loop turn share ONE query (\`createEntryReader\` in
-@pkgreg/memory, one reader per backend database): A/B 158 → 80 µs of server CPU per memory.get.
-Tried and not kept (A/B showed no gain): at most one rate-limit pipeline in flight (63 → 63 µs/req), \`--max-semi-space-size=32\`, ioredis auto-pipelining off (both within
-the noise of two A/B runs). Tried in a later session, A/B with \`node bench/ab.mjs\` (which now also
-reports Redis's and Postgres's CPU per request): the static result as one string, so Node sends headers and
-body in one write instead of a writev of two chunks (system.info 49.5 → 52.2 µs/req, noise); Postgres and
-Redis pinned to CPU 1, off the edge's core (memory.get 10.4k → 11.4k req/s median, system.info unchanged;
-not kept: a benchmark should not change the affinity of the machine's shared services). Kept: the
-batched memory.get read as a named statement, planned once per connection (A/B: Postgres 27 → 18.5 µs per
-get, 5–15% more gets/s in each of 4 rounds; unnamed, planning the join was ~130 of its ~160 µs); audit
-batches through \`COPY\` (pg-copy-streams): Postgres 3.4–6.2 µs per row against 7.0–10.5 µs for the
-\`json_to_recordset\` insert, measured alone with 500-row batches and the table's three indexes; in the
-edge A/B, Postgres per system.info request 13 → 9–11 µs; one rate-limit script call for all the checks
-of an event-loop turn instead of a pipeline of one call per request (tried before and dropped when only
-the edge's CPU was read; with Redis's counted too, A/B over 4 rounds: edge + Redis + Postgres per
-system.info 78.1 → 75.3 µs, per memory.get 106.5 → 98.9). Admission order, checks and
-response bodies are unchanged. What is left on system.info, by \`--cpu-prof\`: Node's HTTP machinery and
-socket writes (the response's \`writev\` and the rate-limit call's write are the two largest single
-items: each is a loopback TCP send, costly on this VM), GC, and the per-request work the decisions
-require (token cache lookup, the Redis round trip, the audit row, a ~2.4 KB response).
-
-2026-11-25 (a new VM, Intel Xeon, 2 cores; the echo runs at 16-17 µs per request here, against 26 on the
-last VM, so info/echo reads lower for the same edge). Where a system.info request's CPU goes, from builds
-with one part cut out (\`node bench/ab.mjs\`, interleaved, 3 rounds each; experiment builds only): no audit
-row, edge 38.1 → 31.6 µs and 22.8k → 29.5k req/s; no audit row and no rate-limit check, edge 23.3 µs
-(41.6k req/s); the body read and parsed and the static response written with no admission at all, 19.0
-µs (51k req/s, 0.83 of the echo). Encoding the audit rows without sending them cost 1.5 µs, so most of
-the audit's cost is Postgres: writes to Postgres and Redis wake their processes, which the scheduler
-tends to run on the waking core, the edge's. Kept, each measured the same way:
-- the limit script counts the checks of one turn that share their keys (one token's concurrent calls of
-  one tool, as in this bench) with one INCRBY of their number, and gives each the verdict one INCR after
-  the other would have given it (test/limits.test.ts holds it to that); the quota key and a ttl per check
-  are no longer sent when unused: edge 39.1 → 37.5 µs, Redis 4.6 → 3.3 µs per system.info;
-- audit batches of 2000 rows by default instead of 500 (Postgres 8.9 → 6.5 µs, edge 38.4 → 36.3 µs per
-  system.info; 5000 rows made the edge slower, 43 µs), each row encoded into its batch's bytes as it is
-  recorded, and the buffers of written batches reused (edge 38.3 → 35.9, memory.get 50.2 → 47.5 µs);
-- the audit table's time indexes ascending (migration 2026-11-25T0000): rows arrive in time order, and
-  \`at desc\` sent every insert to the leftmost leaf, with no fast path and 50/50 page splits. COPY of
-  200k rows 866 → 702 ms measured alone, the two indexes half the size; listing newest first is a
-  backward scan as before;
-- the batched memory read asks for each (namespace, id) once: this bench reads ONE entry from 32
-  connections, which were 32 joined rows per batch, each sent and parsed (memory.get 16.1k → 18.2k req/s
-  in full bench runs). Gets of distinct entries keep the shared query and gain nothing from this, as
-  distinct tokens gain nothing from the grouped limit checks.
-Tried and not kept: at most one limit-script call in flight, the checks that arrive meanwhile joining the
-next (edge 36.3 → 36.4 µs, noise). With the floor at 19 µs, info/echo ≥ 0.6 (about 26 µs of edge CPU with
-the services off its core) would leave ~7 µs for admission, the Redis check and the audit row together,
-which measure ~4, ~8 and ~6 µs here.
-
-Later the same day (the VM slower: the echo at 21-23 µs per request), kept, each by \`node bench/ab.mjs\`
-against the build before it:
-- rate-limit leases (docs/decisions.md, "Rate-limit leases"): a rate key that calls Redis again within
-  100 ms is granted extra units with its group, out of an eighth of what the window has left, and the
-  edge admits that many later checks with no round trip (one edge still admits exactly the rate). A/B, 3
-  rounds: system.info 20.4k → 21.9k req/s, edge 43.3 → 41.7 µs and Redis 3.9 → 0.2 µs per request;
-  memory.get 14.9k → 16.8k req/s. The response now leaves in the turn that read the request;
-- each Authorization header's bearer token remembered (the regex over a ~700-character JWT ran on every
-  request, and the token cache then hashed a new string), and X-Request-Id passed to \`writeHead\` with
-  the other headers instead of \`setHeader\` first (Node then takes the object as it is). Two A/B runs of
-  3-4 rounds: system.info edge 38.4 → 32.3-35.6 µs, 24.2-26.5k → 26.4-28.6k req/s.
-- later still, two changes of the same kind, each by two A/B runs of 4 rounds: the leases kept by
-  namespace, token and tool in nested maps keyed by the caller's own strings (V8 keeps a string's hash,
-  so those lookups hash nothing, where a rate key built per call was hashed whole, ~140 characters):
-  system.info ahead in all 8 rounds, edge 38.4/40.3 → 34.3/34.8 µs median; and the last Authorization
-  header compared before the header map is looked up (a memcmp instead of hashing a new ~700-character
-  string): ahead in 6 of 8 rounds, +5 to +15% (one round -16%, one -1%).
-With the first two, the audit row's COPY is what remains of the I/O: a build that encodes the rows and never
-sends them (experiment only) served 26.6-30.1k req/s beside 26.0-27.6k, edge 32-36 µs either way, while
-Postgres spends ~7 µs per row; measured alone (server-side COPY of 200k rows), its heap takes 1.3 µs a
-row, the primary key 1.1, the time index 0.75, the (namespace, at) index 2.5 (50 namespaces), and the
-binary COPY format would save ~0.5 µs of the text format's parsing.
-
 Reading the figures (targets missed are stated as missed):
 - system.info vs the echo (${r.ratios.infoVsEcho >= 0.6 ? 'met' : 'missed'} in this run): the echo parses and answers ~80 bytes with no I/O. The edge answers ~2.4 KB
   (decisions.md puts the tool object in \`result\` three times: top level, \`content\` text,
@@ -348,16 +269,10 @@ Reading the figures (targets missed are stated as missed):
 - RSS over the long run: the last quarter's maximum is ${(r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb).toFixed(1)} MB
   (${(((r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb) / r.rss.firstQuarterMaxMb) * 100).toFixed(1)}%) above the first quarter's${r.rss.quarterMaxMb ? ` (maximum per quarter: ${r.rss.quarterMaxMb.join(', ')} MB)` : ''}, and the run
   ends ${(r.rss.peakMb - r.rss.endMb).toFixed(1)} MB below its peak. The token cache, audit buffer and rate-limit state are bounded.
-  A separate check (2026-11-21, the edge built as here, \`--expose-gc\`, a full GC before each
-  reading, 1.5M memory.get in steps of 250k): heapUsed after GC stayed at 27.0-27.3 MB from 500k
-  requests on (30.3 at 250k), so no JavaScript object outlives its request. RSS still rose from
-  316 to 341 MB over the 1.5M (heapTotal swinging between 48 and 180 MB): native memory the
-  allocator keeps, not a leak in the edge. With \`MALLOC_ARENA_MAX=2\` it rose 313 -> 335 MB by 1M and
-  stayed at 335 through 1.5M.
-  Repeated 2026-11-25 after the rate-limit leases and the header memo (the edge in the checking process,
-  \`node --expose-gc bench-results/exp/heapcheck.mjs\`, an experiment script, 1.5M memory.get in steps of
-  250k): heapUsed after GC 30.0 MB at 250k, then 26.7-26.9 MB from 500k to 1.5M; RSS 266 -> 286 MB by 1M
-  while heapTotal grew 37.5 -> 163 MB (V8 keeping the space it grew to), then 286.0-286.1 MB to 1.5M.
+  A heap check with a full GC before each reading (docs/benchmarks-history.md, "MCP edge") found
+  heapUsed flat from 500k requests on: RSS growth is native memory the allocator keeps.
+
+Earlier runs and the changes each measured: docs/benchmarks-history.md ("MCP edge").
 
 `;
   const start = doc.indexOf('## MCP edge');

@@ -2,6 +2,8 @@
 //   node servers.mjs <edge|echo|pg|sdk> <json-config>
 // Prints `READY <port>` once listening. Built code only (dist): run `pnpm build` first.
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 
 const [kind, rawConfig] = process.argv.slice(2);
 const config = JSON.parse(rawConfig ?? '{}');
@@ -21,11 +23,15 @@ function send(res, status, body) {
 }
 
 async function edge() {
-  const { createDb } = await import('@pkgreg/db');
-  const { createLogger } = await import('@pkgreg/server-kit');
-  const { Redis } = await import('ioredis');
   // config.dist: another build of the edge (bench/ab.mjs compares two builds); default the current one.
+  // Its packages are loaded from where that build resolves them: a Db made by another copy of
+  // @pkgreg/db is not one the build's own code accepts.
   const dist = new URL(`${config.dist ?? '../dist'}/`, import.meta.url);
+  const resolveFromDist = createRequire(new URL('app.js', dist));
+  const load = (name) => import(pathToFileURL(resolveFromDist.resolve(name)).href);
+  const { createDb } = await load('@pkgreg/db');
+  const { createLogger } = await load('@pkgreg/server-kit');
+  const { Redis } = await load('ioredis');
   const { createEdge } = await import(new URL('app.js', dist).href);
   const { loadEnv } = await import(new URL('env.js', dist).href);
   const env = loadEnv(config.env);

@@ -117,6 +117,7 @@ function medianOfRounds(runs) {
 
 const rows = [];
 const notes = [];
+const historyRows = [];
 const fmt = (n, d = 1) => (typeof n === 'number' ? n.toFixed(d) : String(n));
 
 for (const size of sizes) {
@@ -260,6 +261,18 @@ for (const size of sizes) {
     const detail = medians.detail;
     const detailHit = medians.detailHit;
     const searchP95 = Math.max(...Object.values(searchResults).map((r) => r.p95));
+    historyRows.push({
+      size,
+      load1,
+      baseline: baseline.rps,
+      searchP95,
+      detail: detail.rps / baseline.rps,
+      detailHit: detailHit.rps / baseline.rps,
+      uniform: uniform.rps / baseline.rps,
+      hotUniform: hot.rps / uniform.rps,
+      lost,
+      sent,
+    });
     notes.push(
       `- ${size.toLocaleString('en')} packages (1-min load average ${load1.toFixed(2)} at start): ` +
         `search worst p95 ${fmt(searchP95)} ms (target <= 15: ${searchP95 <= 15 ? 'met' : 'MISSED'}); ` +
@@ -302,18 +315,8 @@ per candidate (shared_buffers is 128 MB here, the table ~2 GB), and runs closest
 machine is loaded. Deep list pages are an index range over dense positions, equal to page 1 within noise.
 `;
 
-// A block of docs/benchmarks.md between these markers (the runs so far, with what they taught) is kept
-// as it is: a run rewrites the rest of the section, never that history.
-const HISTORY_START = '<!-- registry-history: kept by bench/run.mjs -->';
-const HISTORY_END = '<!-- /registry-history -->';
 const docPath = path.join(repoRoot, 'docs/benchmarks.md');
 let doc = existsSync(docPath) ? readFileSync(docPath, 'utf8') : '# Benchmarks\n';
-const historyAt = doc.indexOf(HISTORY_START);
-const historyEnd = doc.indexOf(HISTORY_END);
-const history =
-  historyAt >= 0 && historyEnd > historyAt
-    ? `\n${doc.slice(historyAt, historyEnd + HISTORY_END.length)}\n`
-    : '';
 
 const section = `## Registry
 
@@ -332,7 +335,9 @@ answers with download_count after the flusher folded.
 ${table}
 
 ${notes.join('\n')}
-${history}${READING}`;
+${READING}
+Earlier runs, one row each: docs/benchmarks-history.md ("Registry").
+`;
 const start = doc.indexOf('## Registry');
 if (start >= 0) {
   const next = doc.indexOf('\n## ', start + 1);
@@ -341,4 +346,30 @@ if (start >= 0) {
   doc = `${doc.trimEnd()}\n\n${section}`;
 }
 writeFileSync(docPath, doc);
-console.log(`\nwrote ${path.relative(repoRoot, docPath)}`);
+appendHistoryRows();
+console.log(`\nwrote ${path.relative(repoRoot, docPath)} and a row in docs/benchmarks-history.md`);
+
+// Each run adds its row to the table between these markers of docs/benchmarks-history.md, so the
+// report keeps only the latest figures and the history keeps every run.
+function appendHistoryRows() {
+  const historyPath = path.join(repoRoot, 'docs/benchmarks-history.md');
+  const end = '<!-- /registry-runs -->';
+  if (!existsSync(historyPath)) return;
+  const history = readFileSync(historyPath, 'utf8');
+  const at = history.indexOf(end);
+  if (at < 0) return;
+  const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' });
+  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'apps', 'packages'], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
+  const code = `${commit.stdout.trim() || '?'}${dirty.stdout.trim() ? ' + uncommitted changes' : ''}`;
+  const when = new Date().toISOString().slice(5, 16).replace('T', ' ');
+  const rowsText = historyRows
+    .map(
+      (h) =>
+        `| ${when} (${h.size.toLocaleString('en')}; load ${fmt(h.load1, 2)}) | ${code} | ${fmt(h.baseline, 0)} | ${fmt(h.searchP95)} ms | ${fmt(h.detail, 2)}x | ${fmt(h.detailHit, 2)}x | ${fmt(h.uniform, 2)}x | ${fmt(h.hotUniform, 2)} | ${h.lost} of ${h.sent.toLocaleString('en')} |\n`,
+    )
+    .join('');
+  writeFileSync(historyPath, history.slice(0, at) + rowsText + history.slice(at));
+}
