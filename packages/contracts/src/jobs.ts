@@ -50,6 +50,17 @@ export const RegistryIndexJobSchema = z.object({
   kind: z.enum(['github', 'git']),
   /** Also index SKILL.md files under hidden folders and node_modules (remembered for the source). */
   includeHidden: z.boolean().optional(),
+  /**
+   * GitHub: the branch to index, remembered for the source; null: the default branch; absent: the one
+   * the source remembers.
+   */
+  ref: z.string().min(1).max(255).nullable().optional(),
+  /** How the caller proved control of the repository (a publish); absent for crawls. Never the proof itself. */
+  proof: z.enum(['oidc', 'token', 'webhook']).optional(),
+  /** The code-host account id the proof named; the repository must still belong to it. */
+  ownerId: z.number().int().positive().optional(),
+  /** The publish run (publish_runs row) this job reports its outcome to. */
+  publishRunId: z.uuid().optional(),
 });
 export type RegistryIndexJob = z.infer<typeof RegistryIndexJobSchema>;
 

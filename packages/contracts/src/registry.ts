@@ -116,6 +116,11 @@ export const PackageDetailSchema = z.object({
    * unknown frontmatter key, ...): indexed anyway, said here. Added to the contract's 35 fields.
    */
   warnings: z.array(z.string()).default([]),
+  /**
+   * The owner's deprecation message (`pkgreg deprecate --message`), shown by info, install and the web
+   * page; null when the package is not deprecated by its owner or no message was given.
+   */
+  deprecationMessage: z.string().nullable().default(null),
 });
 export type PackageDetail = z.infer<typeof PackageDetailSchema>;
 

@@ -47,6 +47,13 @@ export const VersionSummarySchema = z.object({
   createdAt: IsoTimestamp,
   /** What the indexer tolerated in this version (a long description, a symlink left out, ...). */
   warnings: z.array(z.string()),
+  /**
+   * Yanked by its owner: still fetchable by exact version (lockfiles keep working), never chosen by a
+   * range or `latest`.
+   */
+  yanked: z.boolean().default(false),
+  /** The owner's reason for the yank; null when not yanked or none given. */
+  yankReason: z.string().nullable().default(null),
 });
 export type VersionSummary = z.infer<typeof VersionSummarySchema>;
 

@@ -74,6 +74,7 @@ const detail: PackageDetail = {
   lastIndexedAt: '2026-11-20T08:15:30.000Z',
   lastCommitSha: 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391',
   warnings: [],
+  deprecationMessage: null,
 };
 
 // The 35 field names of the "Package detail" table, in the spec's order.
@@ -190,7 +191,7 @@ describe('registry-api.md: Package detail', () => {
   it('has exactly the 35 fields of the table, named as in the spec, plus the additive warnings', () => {
     expect(DETAIL_FIELDS).toHaveLength(35);
     const keys = Object.keys(PackageDetailSchema.shape);
-    expect(keys.sort()).toEqual([...DETAIL_FIELDS, 'warnings'].sort());
+    expect(keys.sort()).toEqual([...DETAIL_FIELDS, 'warnings', 'deprecationMessage'].sort());
     expect(new Set(keys).size).toBe(keys.length);
   });
 

@@ -57,6 +57,10 @@ export interface PackagesTable {
   /** Set by an operator's quarantine: out of list and search, install refused; the reason is shown. */
   quarantined_at: NullableTimestamp;
   quarantine_reason: string | null;
+  /** Set by the owner's `deprecate` (kept across indexing runs, which rewrite `status` from the SKILL.md). */
+  deprecated_at: NullableTimestamp;
+  /** The owner's deprecation message. */
+  deprecation_message: string | null;
 }
 
 /** Bytes stored once per SHA-256: every file of every version, and every version's archive. */
@@ -188,6 +192,10 @@ export interface IndexedSourcesTable {
   last_run_at: NullableTimestamp;
   /** The operator asked to index SKILL.md files under hidden folders and node_modules too. */
   include_hidden: Generated<boolean>;
+  /** GitHub: the branch a publish asked for; null indexes the default branch. */
+  ref: string | null;
+  /** GitHub's repository id (survives renames and transfers); null for local git sources. */
+  repository_id: number | null;
 }
 
 export interface IndexingRunsTable {
@@ -323,6 +331,60 @@ export interface PackageReportsTable {
   created_at: Timestamp;
 }
 
+/** A version its owner yanked: still fetchable by exact version, never chosen by a range or `latest`. */
+export interface PackageVersionYanksTable {
+  version_id: string;
+  reason: string | null;
+  yanked_at: Timestamp;
+}
+
+/** A scope belongs to the code-host account (numeric id) that first published or had indexed it. */
+export interface ScopeOwnersTable {
+  scope: string;
+  /** bigint; the code host's account id (GitHub `owner.id`, OIDC `repository_owner_id`). */
+  owner_id: number;
+  /** The account's login when last seen (a renamed account keeps its scope). */
+  owner_login: string;
+  bound_by: 'publish' | 'index';
+  bound_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A publish (or webhook re-index): queued at the API, run by the worker's indexing job. */
+export interface PublishRunsTable {
+  id: Generated<string>;
+  /** `owner/repo` as the code host named it at the publish. */
+  repository: string;
+  /** The indexer's locator (lowercased `owner/repo`). */
+  locator: string;
+  scope: string;
+  ref: string | null;
+  proof: 'oidc' | 'token' | 'webhook';
+  status: Generated<'queued' | 'running' | 'succeeded' | 'failed'>;
+  /** The per-skill result (contracts' PublishResult) once succeeded. */
+  result: JSONColumnType<
+    Record<string, unknown> | null,
+    Record<string, unknown> | string | null | undefined,
+    Record<string, unknown> | string | null
+  >;
+  error: string | null;
+  indexing_run_id: string | null;
+  created_at: Timestamp;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+
+/** Per repository, the salt its webhook secret is derived from (the secret itself is never stored). */
+export interface SourceWebhooksTable {
+  /** bigint; the code host's repository id. */
+  repository_id: number;
+  /** Last known locator (lowercased `owner/repo`). */
+  locator: string;
+  secret_salt: Buffer;
+  created_at: Timestamp;
+  rotated_at: NullableTimestamp;
+}
+
 export interface Database {
   packages: PackagesTable;
   package_download_batches: PackageDownloadBatchesTable;
@@ -348,4 +410,8 @@ export interface Database {
   audit_records: AuditRecordsTable;
   quarantined_sources: QuarantinedSourcesTable;
   tunnel_nonces: TunnelNoncesTable;
+  package_version_yanks: PackageVersionYanksTable;
+  scope_owners: ScopeOwnersTable;
+  publish_runs: PublishRunsTable;
+  source_webhooks: SourceWebhooksTable;
 }

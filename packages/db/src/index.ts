@@ -29,7 +29,11 @@ export type {
   PackageVersionFilesTable,
   PackageVersionsTable,
   QuarantinedSourcesTable,
+  PackageVersionYanksTable,
+  PublishRunsTable,
   TasksTable,
+  ScopeOwnersTable,
+  SourceWebhooksTable,
   Timestamp,
   TunnelNoncesTable,
 } from './database.js';

@@ -3,7 +3,7 @@ import { type Selectable, sql } from 'kysely';
 
 export type PackageRow = Omit<
   Selectable<PackagesTable>,
-  'search_vector' | 'updated_at' | 'removed_at' | 'removal_reason'
+  'search_vector' | 'updated_at' | 'removed_at' | 'removal_reason' | 'deprecated_at'
 >;
 
 export type ListRankColumn =
@@ -51,6 +51,7 @@ const DETAIL_COLUMNS = [
   'last_indexed_at',
   'last_commit_sha',
   'warnings',
+  'deprecation_message',
   'row_version',
 ] as const;
 

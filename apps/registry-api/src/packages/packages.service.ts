@@ -57,6 +57,7 @@ export function toPackageDetail(row: PackageRow): PackageDetail {
     lastIndexedAt: iso(row.last_indexed_at),
     lastCommitSha: row.last_commit_sha,
     warnings: row.warnings,
+    deprecationMessage: row.deprecation_message,
   };
 }
 
