@@ -9,6 +9,8 @@ import type { Env } from './env.js';
 import { JSON_BODY_LIMIT } from './http/body.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
+import { moderationRoutes } from './moderation/moderation.routes.js';
+import { createReportLimiter } from './moderation/report-limiter.js';
 import { openApiRoutes } from './openapi/openapi.routes.js';
 import { createPackageCache, type PackageCache } from './packages/package-cache.js';
 import { createPackageEndpoints } from './packages/package-endpoints.js';
@@ -75,6 +77,12 @@ function createExpressApp(deps: AppDeps): Express {
   app.use(healthRoutes({ db: deps.db, redis: deps.redis }));
   // No endpoint takes a body, but a malformed one must still be a 400, never a 5xx.
   app.use(express.json({ limit: JSON_BODY_LIMIT }));
+  app.use(
+    moderationRoutes({
+      db: deps.db,
+      limiter: createReportLimiter(deps.redis, { perWindow: deps.env.REPORTS_PER_HOUR, windowMs: 3_600_000 }),
+    }),
+  );
   app.use(openApiRoutes());
   app.use(searchRoutes({ db: deps.db }));
   // The built web UI (apps/web/dist) and its SPA fallback, after every API route (web-static.ts).

@@ -12,14 +12,17 @@ import {
   indexSource,
   listKnownSources,
   reindexAll,
+  rescanVersions,
   seedDemo,
 } from '@pkgreg/indexer';
 import { Command, InvalidArgumentError } from 'commander';
 import { type Env, loadEnv } from './env.js';
+import { listReports, quarantinePackage, releasePackage } from './moderation/moderation.repository.js';
 import { removePackage, restorePackage } from './packages/packages.repository.js';
 
 // Operator command: `pnpm registry index <owner/repo | path>...`, `pnpm registry reindex`,
-// `pnpm registry sources`, `pnpm registry seed-demo`, `pnpm registry remove|restore <@scope/name>`.
+// `pnpm registry sources`, `pnpm registry seed-demo`, `pnpm registry remove|restore <@scope/name>`,
+// `pnpm registry rescan`, `pnpm registry reports`, `pnpm registry quarantine|release <@scope/name>`.
 // Output is for people; `--json` for scripts.
 // Exit codes: 0 done, 1 a source failed, 2 bad usage or configuration.
 
@@ -293,6 +296,131 @@ function configureRemoveCommands(program: Command, env: Env): void {
     });
 }
 
+function configureRescanCommand(program: Command, env: Env): void {
+  program
+    .command('rescan')
+    .description(
+      'run the risk scan over stored versions: those never scanned (created before the scan), or every one with --all',
+    )
+    .argument(
+      '[packages...]',
+      'only these packages (@scope/name)',
+      (value: string, previous: Array<{ scope: string; name: string }> = []) => [
+        ...previous,
+        packageArg(value),
+      ],
+    )
+    .option('--all', 'scan every version again, not only those without a risk (after the rules change)')
+    .option('--json', 'print the summary as JSON')
+    .action(
+      async (
+        packages: Array<{ scope: string; name: string }> | undefined,
+        options: { all?: boolean; json?: boolean },
+      ) => {
+        await withDb(env, async (db) => {
+          const summary = await rescanVersions(db, {
+            all: options.all ?? false,
+            packages: packages ?? [],
+            onVersion: options.json
+              ? undefined
+              : (v) => {
+                  if (v.risk !== 'none')
+                    console.log(`  ${v.name}@${v.version}: ${v.risk} (${v.findings} findings)`);
+                },
+          });
+          if (options.json) {
+            console.log(JSON.stringify(summary, null, 2));
+            return;
+          }
+          const counts = Object.entries(summary.byRisk)
+            .map(([risk, n]) => `${n} ${risk}`)
+            .join(', ');
+          console.log(
+            `${summary.versions} ${summary.versions === 1 ? 'version' : 'versions'} scanned (${counts}) in ${Math.round(summary.ms)} ms`,
+          );
+        });
+      },
+    );
+}
+
+function configureModerationCommands(program: Command, env: Env): void {
+  program
+    .command('reports')
+    .description('list the reports sent with POST /api/packages/@scope/name/reports, newest first')
+    .argument('[package]', 'only the reports of this package (@scope/name)', packageArg)
+    .option('--limit <n>', 'how many (default 50)', (value: string) => {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1 || n > 10_000)
+        throw new InvalidArgumentError('an integer from 1 to 10000');
+      return n;
+    })
+    .option('--json', 'print as JSON')
+    .action(
+      async (
+        key: { scope: string; name: string } | undefined,
+        options: { limit?: number; json?: boolean },
+      ) => {
+        await withDb(env, async (db) => {
+          const reports = await listReports(db, { key, limit: options.limit ?? 50 });
+          if (options.json) {
+            console.log(JSON.stringify(reports, null, 2));
+            return;
+          }
+          if (reports.length === 0) {
+            console.log('No reports.');
+            return;
+          }
+          for (const r of reports) {
+            const state = [r.quarantined_at ? 'quarantined' : '', r.risk ? `risk ${r.risk}` : '']
+              .filter(Boolean)
+              .join(', ');
+            console.log(
+              `${r.created_at.toISOString()}  @${r.scope}/${r.name}${state ? ` (${state})` : ''}  from ${r.client_address}`,
+            );
+            console.log(`    ${r.reason}`);
+            if (r.details) console.log(`    ${r.details.replace(/\s+/g, ' ').slice(0, 300)}`);
+          }
+        });
+      },
+    );
+  program
+    .command('quarantine')
+    .description(
+      'quarantine a package: out of list and search, detail says quarantined with the reason, and the CLI refuses to install it',
+    )
+    .argument('<package>', '@scope/name', packageArg)
+    .requiredOption('--reason <text>', 'shown on the package page and by the CLI')
+    .action(async (key: { scope: string; name: string }, options: { reason: string }) => {
+      const reason = options.reason.trim();
+      if (reason === '') throw new InvalidArgumentError('--reason must say why');
+      await withDb(env, async (db) => {
+        if (!(await quarantinePackage(db, key, reason))) {
+          console.error(`No package @${key.scope}/${key.name}`);
+          process.exitCode = 1;
+          return;
+        }
+        console.log(`quarantined @${key.scope}/${key.name}: ${reason}`);
+      });
+    });
+  program
+    .command('release')
+    .description('lift a quarantine: the package is listed, searchable and installable again')
+    .argument('<package>', '@scope/name', packageArg)
+    .option('--reason <text>', 'why (printed, for the operator log)')
+    .action(async (key: { scope: string; name: string }, options: { reason?: string }) => {
+      await withDb(env, async (db) => {
+        if (!(await releasePackage(db, key))) {
+          console.error(`@${key.scope}/${key.name} is not quarantined`);
+          process.exitCode = 1;
+          return;
+        }
+        console.log(
+          `released @${key.scope}/${key.name}${options.reason ? `: ${options.reason.trim()}` : ''}`,
+        );
+      });
+    });
+}
+
 async function main(): Promise<void> {
   let env: Env;
   try {
@@ -312,6 +440,8 @@ async function main(): Promise<void> {
   configureSourcesCommand(program, env);
   configureSeedDemoCommand(program, env);
   configureRemoveCommands(program, env);
+  configureRescanCommand(program, env);
+  configureModerationCommands(program, env);
   try {
     await program.parseAsync(process.argv);
   } catch (error) {

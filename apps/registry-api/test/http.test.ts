@@ -74,6 +74,7 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
       [
         '/api/packages',
         '/api/packages/{scope}/{name}',
+        '/api/packages/{scope}/{name}/reports',
         '/api/packages/{scope}/{name}/skill-md',
         '/api/packages/{scope}/{name}/source',
         '/api/packages/{scope}/{name}/track',
@@ -85,8 +86,9 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
       ].sort(),
     );
     const detail = res.body.components.schemas.PackageDetail;
-    // The spec's 35 fields and the additive `warnings` (docs/versions.md).
-    expect(Object.keys(detail.properties)).toHaveLength(36);
+    // The spec's 35 fields and the additive `warnings` (docs/versions.md), `risk`, `findings` and
+    // `quarantineReason` (docs/risk-scan.md).
+    expect(Object.keys(detail.properties)).toHaveLength(39);
     expect(detail.properties.warnings).toMatchObject({ type: 'array' });
     const version = res.body.components.schemas.VersionDetail;
     expect(version.properties.files.items.required).toEqual(
@@ -95,7 +97,7 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
     expect(
       res.body.paths['/api/packages/{scope}/{name}/versions/{version}/archive.tgz'].get.responses['410'],
     ).toBeDefined();
-    expect(detail.properties.status.enum).toEqual(['active', 'deprecated', 'delisted']);
+    expect(detail.properties.status.enum).toEqual(['active', 'deprecated', 'delisted', 'quarantined']);
     const listParams = res.body.paths['/api/packages'].get.parameters.map((p: { name: string }) => p.name);
     expect(listParams).toEqual(['page', 'pageSize', 'sort', 'order']);
     expect(res.body.paths['/api/packages/{scope}/{name}/track'].post.responses['404']).toBeDefined();

@@ -21,8 +21,9 @@ describe('GET /api/packages/@:scope/:name (registry-api.md: package detail)', ()
   it('returns every detail field of the spec table, valid against PackageDetailSchema', async () => {
     const res = await request(t.app).get('/api/packages/@acme/pdf-editor').expect(200);
     expect(Object.keys(res.body).sort()).toEqual(Object.keys(PackageDetailSchema.shape).sort());
-    // The spec's 35 fields and the additive `warnings` (docs/versions.md).
-    expect(Object.keys(res.body)).toHaveLength(36);
+    // The spec's 35 fields and the additive `warnings` (docs/versions.md), `risk`, `findings` and
+    // `quarantineReason` (docs/risk-scan.md).
+    expect(Object.keys(res.body)).toHaveLength(39);
     expect(res.body.warnings).toEqual([]);
     const detail = PackageDetailSchema.parse(res.body);
     expect(detail).toMatchObject({
@@ -228,6 +229,7 @@ describe('GET /api/packages (registry-api.md: list; decisions.md: Registry / Lis
         'name',
         'repoOwner',
         'repoStars',
+        'risk',
         'scope',
         'sourceRepo',
       ].sort(),

@@ -84,6 +84,7 @@ describe('GET /api/search (registry-api.md: Search rules; decisions.md: Registry
       sourceRepo: 'acme/skills',
       tokenCount: 120,
       verified: false,
+      risk: null,
     });
   });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RiskSchema, ScanFindingSchema } from './risk.js';
 
 // The registry REST API's shapes: ../shared/spec/registry-api.md and the Registry part of decisions.md.
 
@@ -13,7 +14,8 @@ export const TRACK_NOT_FOUND_MESSAGE = 'Not found';
 export const PackageKindSchema = z.enum(['skill', 'composite', 'workflow', 'app']);
 export type PackageKind = z.infer<typeof PackageKindSchema>;
 
-export const PackageStatusSchema = z.enum(['active', 'deprecated', 'delisted']);
+/** `quarantined` (added to the contract's three): set by an operator; out of list and search, install refused. */
+export const PackageStatusSchema = z.enum(['active', 'deprecated', 'delisted', 'quarantined']);
 export type PackageStatus = z.infer<typeof PackageStatusSchema>;
 
 const IsoTimestamp = z.iso.datetime({ offset: true });
@@ -37,6 +39,8 @@ export const PackageListItemSchema = z.object({
   license: z.string(),
   /** When the package was last indexed (ISO 8601). */
   lastIndexedAt: IsoTimestamp,
+  /** The latest version's risk (docs/risk-scan.md); null before its first scan. Added to the contract. */
+  risk: RiskSchema.nullable().default(null),
 });
 export type PackageListItem = z.infer<typeof PackageListItemSchema>;
 
@@ -116,11 +120,12 @@ export const PackageDetailSchema = z.object({
    * unknown frontmatter key, ...): indexed anyway, said here. Added to the contract's 35 fields.
    */
   warnings: z.array(z.string()).default([]),
-  /**
-   * The owner's deprecation message (`pkgreg deprecate --message`), shown by info, install and the web
-   * page; null when the package is not deprecated by its owner or no message was given.
-   */
-  deprecationMessage: z.string().nullable().default(null),
+  /** The latest version's risk: its scan's highest severity, or `none`; null before its first scan. */
+  risk: RiskSchema.nullable().default(null),
+  /** What the latest version's scan found, by file and line (docs/risk-scan.md). */
+  findings: z.array(ScanFindingSchema).default([]),
+  /** Why the operator quarantined the package (status `quarantined`); null otherwise. */
+  quarantineReason: z.string().nullable().default(null),
 });
 export type PackageDetail = z.infer<typeof PackageDetailSchema>;
 
@@ -134,6 +139,8 @@ export const SearchResultItemSchema = z.object({
   sourceRepo: z.string(),
   tokenCount: z.number().int().nonnegative(),
   verified: z.boolean(),
+  /** The latest version's risk; null before its first scan. Added to the contract. */
+  risk: RiskSchema.nullable().default(null),
 });
 export type SearchResultItem = z.infer<typeof SearchResultItemSchema>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ListQuerySchema } from './registry.js';
+import { RiskSchema, ScanFindingSchema } from './risk.js';
 
 // Immutable versions of a package: each one the whole skill folder at one indexing run (docs/versions.md).
 
@@ -47,13 +48,8 @@ export const VersionSummarySchema = z.object({
   createdAt: IsoTimestamp,
   /** What the indexer tolerated in this version (a long description, a symlink left out, ...). */
   warnings: z.array(z.string()),
-  /**
-   * Yanked by its owner: still fetchable by exact version (lockfiles keep working), never chosen by a
-   * range or `latest`.
-   */
-  yanked: z.boolean().default(false),
-  /** The owner's reason for the yank; null when not yanked or none given. */
-  yankReason: z.string().nullable().default(null),
+  /** The version's risk scan: its highest severity, or `none`; null for a version not scanned yet. */
+  risk: RiskSchema.nullable().default(null),
 });
 export type VersionSummary = z.infer<typeof VersionSummarySchema>;
 
@@ -62,6 +58,8 @@ export const VersionDetailSchema = VersionSummarySchema.extend({
   name: z.string(),
   /** Every file of the folder, sorted by path (code-point order). */
   files: z.array(VersionFileSchema),
+  /** What the version's scan found, by file and line (docs/risk-scan.md). */
+  findings: z.array(ScanFindingSchema).default([]),
 });
 export type VersionDetail = z.infer<typeof VersionDetailSchema>;
 

@@ -31,6 +31,7 @@ const listItem: PackageListItem = {
   repoStars: 1523,
   license: 'MIT',
   lastIndexedAt: '2026-11-20T08:15:30.000Z',
+  risk: null,
 };
 
 const detail: PackageDetail = {
@@ -74,7 +75,9 @@ const detail: PackageDetail = {
   lastIndexedAt: '2026-11-20T08:15:30.000Z',
   lastCommitSha: 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391',
   warnings: [],
-  deprecationMessage: null,
+  risk: 'none',
+  findings: [],
+  quarantineReason: null,
 };
 
 // The 35 field names of the "Package detail" table, in the spec's order.
@@ -125,6 +128,7 @@ const searchItem: SearchResultItem = {
   sourceRepo: 'anthropics/skills',
   tokenCount: 412,
   verified: true,
+  risk: null,
 };
 
 function without<T extends object>(obj: T, key: keyof T): Partial<T> {
@@ -140,8 +144,8 @@ describe('registry-api.md: Kind values and States', () => {
     expect(PackageKindSchema.safeParse('Skill').success).toBe(false);
   });
 
-  it('status is exactly active, deprecated, delisted', () => {
-    expect(PackageStatusSchema.options).toEqual(['active', 'deprecated', 'delisted']);
+  it("status is the spec's active, deprecated, delisted, plus the additive quarantined", () => {
+    expect(PackageStatusSchema.options).toEqual(['active', 'deprecated', 'delisted', 'quarantined']);
     expect(PackageStatusSchema.safeParse('archived').success).toBe(false);
   });
 });
@@ -151,7 +155,7 @@ describe('registry-api.md: Package list item', () => {
     expect(PackageListItemSchema.parse(listItem)).toEqual(listItem);
   });
 
-  it('has exactly the nine fields of the table', () => {
+  it('has exactly the nine fields of the table, plus the additive risk', () => {
     expect(Object.keys(PackageListItemSchema.shape).sort()).toEqual(
       [
         'scope',
@@ -163,6 +167,7 @@ describe('registry-api.md: Package list item', () => {
         'repoStars',
         'license',
         'lastIndexedAt',
+        'risk',
       ].sort(),
     );
   });
@@ -188,10 +193,10 @@ describe('registry-api.md: Package list item', () => {
 describe('registry-api.md: Package detail', () => {
   // The brief for this suite said 36; the spec's table has 35 rows, and the spec is the contract.
   // Added since, additively: `warnings` (docs/versions.md).
-  it('has exactly the 35 fields of the table, named as in the spec, plus the additive warnings', () => {
+  it('has exactly the 35 fields of the table, named as in the spec, plus the additive ones', () => {
     expect(DETAIL_FIELDS).toHaveLength(35);
     const keys = Object.keys(PackageDetailSchema.shape);
-    expect(keys.sort()).toEqual([...DETAIL_FIELDS, 'warnings', 'deprecationMessage'].sort());
+    expect(keys.sort()).toEqual([...DETAIL_FIELDS, 'warnings', 'risk', 'findings', 'quarantineReason'].sort());
     expect(new Set(keys).size).toBe(keys.length);
   });
 
@@ -242,10 +247,10 @@ describe('registry-api.md: Package detail', () => {
 });
 
 describe('registry-api.md: Search result item and GET /api/search response', () => {
-  it('accepts the spec shape with exactly its eight fields', () => {
+  it('accepts the spec shape with exactly its eight fields, plus the additive risk', () => {
     expect(SearchResultItemSchema.parse(searchItem)).toEqual(searchItem);
     expect(Object.keys(SearchResultItemSchema.shape).sort()).toEqual(
-      ['scope', 'name', 'description', 'kind', 'category', 'sourceRepo', 'tokenCount', 'verified'].sort(),
+      ['scope', 'name', 'description', 'kind', 'category', 'sourceRepo', 'tokenCount', 'verified', 'risk'].sort(),
     );
   });
 

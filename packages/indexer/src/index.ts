@@ -49,6 +49,7 @@ export {
   reindexAll,
 } from './indexer.service.js';
 export { detectLicenseText, isLicenseFileName, spdxFromDeclared } from './license.js';
+export { type RescanOptions, type RescanSummary, rescanVersions } from './rescan.js';
 export { DEFAULT_SKILL_LIMITS, isInstalledCopy, type SkillLimits } from './skill-folders.js';
 export {
   type Analysis,

@@ -7,6 +7,8 @@ export const API_ERROR_STATUS = {
   not_found: 404,
   gone: 410,
   payload_too_large: 413,
+  /** Over a per-client limit (reports): Retry-After says when to try again. */
+  too_many_requests: 429,
   internal: 500,
 } as const;
 

@@ -3,6 +3,8 @@ import {
   ListQuerySchema,
   ListResponseSchema,
   PackageDetailSchema,
+  ReportAcceptedSchema,
+  ReportRequestSchema,
   SearchQuerySchema,
   SearchResponseSchema,
   TrackResponseSchema,
@@ -202,6 +204,24 @@ export function buildOpenApiDocument(): JsonObject {
           },
         },
       },
+      '/api/packages/{scope}/{name}/reports': {
+        post: {
+          summary: 'Report a package to the registry operator (docs/risk-scan.md)',
+          description:
+            'Anyone may report; each client address may send `REPORTS_PER_HOUR` reports an hour. Stored for `pnpm registry reports`.',
+          parameters: packagePathParameters,
+          requestBody: { required: true, content: json('ReportRequest') },
+          responses: {
+            201: { description: 'Stored', content: json('ReportAccepted') },
+            400: error('Invalid package path, or a body without a reason of 1-200 characters'),
+            404: error('Package not found'),
+            429: {
+              ...error('Too many reports from this address'),
+              headers: { 'Retry-After': { description: 'Seconds until a report is accepted again', schema: { type: 'integer' } } },
+            },
+          },
+        },
+      },
       '/api/search': {
         get: {
           summary: 'Full-text search',
@@ -221,6 +241,8 @@ export function buildOpenApiDocument(): JsonObject {
         TrackResponse: strip(toJsonSchema(TrackResponseSchema)),
         VersionListResponse: strip(toJsonSchema(VersionListResponseSchema)),
         VersionDetail: strip(toJsonSchema(VersionDetailSchema)),
+        ReportRequest: strip(toJsonSchema(ReportRequestSchema, 'input')),
+        ReportAccepted: strip(toJsonSchema(ReportAcceptedSchema)),
         ErrorBody: strip(toJsonSchema(ErrorBodySchema)),
       },
     },

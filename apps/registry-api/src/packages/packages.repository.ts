@@ -3,7 +3,7 @@ import { type Selectable, sql } from 'kysely';
 
 export type PackageRow = Omit<
   Selectable<PackagesTable>,
-  'search_vector' | 'updated_at' | 'removed_at' | 'removal_reason' | 'deprecated_at'
+  'search_vector' | 'updated_at' | 'removed_at' | 'removal_reason'
 >;
 
 export type ListRankColumn =
@@ -51,7 +51,9 @@ const DETAIL_COLUMNS = [
   'last_indexed_at',
   'last_commit_sha',
   'warnings',
-  'deprecation_message',
+  'risk',
+  'quarantined_at',
+  'quarantine_reason',
   'row_version',
 ] as const;
 
@@ -65,17 +67,30 @@ const LIST_COLUMNS = [
   'p.repo_stars',
   'p.license',
   'p.last_indexed_at',
+  'p.risk',
 ] as const;
+
+/** A package's detail columns and its latest version's findings (one index probe more, same statement). */
+export type PackageDetailRow = PackageRow & { findings: Array<Record<string, unknown>> | null };
 
 /** A visible (not delisted) package by scope and name, every detail column; undefined when absent. */
 export async function findVisiblePackage(
   db: Db,
   scope: string,
   name: string,
-): Promise<PackageRow | undefined> {
+): Promise<PackageDetailRow | undefined> {
   return db
     .selectFrom('packages')
     .select(DETAIL_COLUMNS)
+    .select((eb) =>
+      eb
+        .selectFrom('package_versions as v')
+        .select('v.findings')
+        .whereRef('v.package_id', '=', 'packages.id')
+        .orderBy('v.seq', 'desc')
+        .limit(1)
+        .as('findings'),
+    )
     .where('scope', '=', scope)
     .where('name', '=', name)
     .where('status', '<>', 'delisted')
@@ -136,6 +151,7 @@ export async function listPageByRank(db: Db, rank: ListRankColumn, from: number,
     .where(`r.${rank}`, '>=', from)
     .where(`r.${rank}`, '<=', to)
     .where('p.status', '<>', 'delisted')
+    .where('p.quarantined_at', 'is', null)
     .orderBy(`r.${rank}`)
     .execute();
 }

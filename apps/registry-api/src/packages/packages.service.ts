@@ -14,12 +14,12 @@ import {
   findVisibleSource,
   type ListRankColumn,
   listPageByRank,
-  type PackageRow,
+  type PackageDetailRow,
 } from './packages.repository.js';
 
 const iso = (value: Date) => value.toISOString();
 
-export function toPackageDetail(row: PackageRow): PackageDetail {
+export function toPackageDetail(row: PackageDetailRow): PackageDetail {
   return {
     id: row.id,
     scope: row.scope,
@@ -51,13 +51,16 @@ export function toPackageDetail(row: PackageRow): PackageDetail {
     dependantCount: row.dependant_count,
     verified: row.verified,
     featured: row.featured,
-    status: row.status,
+    // The operator's quarantine shows over the author's status (docs/risk-scan.md).
+    status: row.quarantined_at ? 'quarantined' : row.status,
     hosted: row.hosted,
     firstIndexedAt: iso(row.first_indexed_at),
     lastIndexedAt: iso(row.last_indexed_at),
     lastCommitSha: row.last_commit_sha,
     warnings: row.warnings,
-    deprecationMessage: row.deprecation_message,
+    risk: row.risk,
+    findings: (row.findings ?? []) as PackageDetail['findings'],
+    quarantineReason: row.quarantined_at ? row.quarantine_reason : null,
   };
 }
 
@@ -68,7 +71,7 @@ export interface Versioned<T> {
   version: string;
 }
 
-async function requireVisible(db: Db, key: PackageKey): Promise<PackageRow> {
+async function requireVisible(db: Db, key: PackageKey): Promise<PackageDetailRow> {
   const row = await findVisiblePackage(db, key.scope, key.name);
   // decisions.md: Registry / Status: delisted packages 404 exactly like missing ones.
   if (!row) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
@@ -126,6 +129,7 @@ export async function listPackages(db: Db, query: ListQuery): Promise<ListRespon
     repoStars: row.repo_stars,
     license: row.license ?? '',
     lastIndexedAt: iso(row.last_indexed_at),
+    risk: row.risk,
   }));
   return { data, total, page: query.page, pageSize: query.pageSize };
 }

@@ -13,6 +13,8 @@ export interface SearchRow {
   token_count: number;
   verified: boolean;
   repo_stars: number;
+  /** The latest version's risk: a column of the row every plan reads anyway. */
+  risk: 'none' | 'low' | 'medium' | 'high' | null;
 }
 
 /** What a plan answers: the page, and the matches in all (exact or extrapolated, per plan). */
@@ -22,7 +24,7 @@ export interface SearchPage {
 }
 
 export const RESULT_COLUMNS = sql`p.id, p.scope, p.name, p.description, p.kind, p.category, p.source_repo,
-  p.token_count, p.verified, p.repo_stars`;
+  p.token_count, p.verified, p.repo_stars, p.risk`;
 
 /**
  * One lexeme as a prefix anywhere: `simple` for names/scopes, `english` stems for descriptions. Most

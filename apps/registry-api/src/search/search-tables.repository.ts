@@ -53,7 +53,7 @@ async function createNextTable(
 export async function createNextDocs(db: Db): Promise<void> {
   const select = sql`
     select (row_number() over (order by ${rankingOrder()}))::int as ord, id, search_vector
-    from packages where status <> 'delisted' order by ${rankingOrder()}`;
+    from packages where status <> 'delisted' and quarantined_at is null order by ${rankingOrder()}`;
   await createNextTable(db, 'package_search_docs', select, 'ord');
 }
 
@@ -67,7 +67,7 @@ export async function createNextInitials(db: Db): Promise<void> {
 /** Documents per lexeme, the planner's statistics. */
 export async function createNextLexemes(db: Db): Promise<void> {
   const select = sql`
-    select word as lexeme, ndoc from ts_stat('select search_vector from packages where status <> ''delisted''')`;
+    select word as lexeme, ndoc from ts_stat('select search_vector from packages where status <> ''delisted'' and quarantined_at is null')`;
   await createNextTable(db, 'package_search_lexemes', select, 'lexeme');
 }
 

@@ -37,6 +37,7 @@ function toResult(row: SearchRow) {
     sourceRepo: row.source_repo,
     tokenCount: row.token_count,
     verified: row.verified,
+    risk: row.risk,
   };
 }
 

@@ -18,10 +18,11 @@ export async function selectivePlan(
   const result = await sql<SearchRow & { total: number }>`
     with candidates as materialized (
       select ${RESULT_COLUMNS}, p.search_vector from packages p
-      where pkgreg_search_keys(p.search_vector) @@ to_tsquery('simple', ${indexQuery}) and p.status <> 'delisted'
+      where pkgreg_search_keys(p.search_vector) @@ to_tsquery('simple', ${indexQuery})
+        and p.status <> 'delisted' and p.quarantined_at is null
     )
     select p.id, p.scope, p.name, p.description, p.kind, p.category, p.source_repo, p.token_count, p.verified,
-      p.repo_stars, count(*) over ()::int as total
+      p.repo_stars, p.risk, count(*) over ()::int as total
     from candidates p
     ${recheck ? sql`where p.search_vector @@ ${anywhereQuery(lexemes)}` : sql``}
     order by ${tierOf(sql`p.search_vector`, lexemes)}, ${rankingOrder('p')}

@@ -75,20 +75,14 @@ function toSummary(row: VersionRow): VersionSummary {
     sourceCommit: row.source_commit,
     createdAt: row.created_at.toISOString(),
     warnings: row.warnings,
-    yanked: Boolean(row.yanked),
-    yankReason: row.yank_reason ?? null,
+    risk: row.risk,
   };
 }
 
 async function requireVersion(db: Db, key: PackageKey, ref: VersionRef): Promise<VersionRow> {
   const pkg = await requirePackage(db, key, ref.exact !== null);
   const row = await findVersionRow(db, pkg.id, ref.exact);
-  if (!row) {
-    // `latest` skips yanked versions: say so when there are versions but every one is yanked.
-    if (ref.exact === null && (await countVersions(db, pkg.id)) > 0)
-      throw notFound(`${VERSION_NOT_FOUND_MESSAGE}: every version of @${key.scope}/${key.name} is yanked`);
-    throw notFound(VERSION_NOT_FOUND_MESSAGE);
-  }
+  if (!row) throw notFound(VERSION_NOT_FOUND_MESSAGE);
   return row;
 }
 
@@ -111,6 +105,7 @@ export async function getVersion(db: Db, key: PackageKey, ref: VersionRef): Prom
   const files = await listVersionFiles(db, row.id);
   return {
     ...toSummary(row),
+    findings: row.findings as VersionDetail['findings'],
     scope: key.scope,
     name: key.name,
     files: files.map((f) => ({

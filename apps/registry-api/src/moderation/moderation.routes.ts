@@ -1,0 +1,26 @@
+import { Router } from 'express';
+import { packageKeyFromParams } from '../packages/package-path.js';
+import { type ReportDeps, ReportRateLimited, submitReport } from './moderation.service.js';
+
+export function moderationRoutes(deps: ReportDeps): Router {
+  const router = Router();
+
+  router.post('/api/packages/:scope/:name/reports', async (req, res) => {
+    const key = packageKeyFromParams(req.params);
+    try {
+      // `trust proxy` is loopback only: behind another proxy, req.ip is that proxy's address.
+      const accepted = await submitReport(
+        deps,
+        key,
+        req.body,
+        req.ip ?? req.socket.remoteAddress ?? 'unknown',
+      );
+      res.status(201).json(accepted);
+    } catch (error) {
+      if (error instanceof ReportRateLimited) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+      throw error;
+    }
+  });
+
+  return router;
+}
