@@ -7,12 +7,12 @@ import { openQueueJobs } from '@pkgreg/tasks';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createBackendResolver } from './admission/backends.js';
-import { createLimiter } from './admission/limits.js';
+import { createLimiter, type Limiter } from './admission/limits.js';
 import { createOriginPolicy } from './admission/origin.js';
 import { createAuditWriter } from './audit/audit-writer.js';
 import type { Env } from './env.js';
 import { createMcpHandler } from './mcp/mcp.handler.js';
-import { oauthRoutes, oauthUrls } from './oauth/oauth.routes.js';
+import { type OAuthUrls, oauthRoutes, oauthUrls } from './oauth/oauth.routes.js';
 import { createKeyStore, type KeyStore } from './oauth/signing-keys.service.js';
 import { createTokenVerifier } from './oauth/verify-token.js';
 import { createTenantProvisioner } from './runtime/tenant-provisioner.js';
@@ -105,6 +105,43 @@ export function createEdge(deps: AppDeps): Edge {
     resourceMetadataUrl: urls.resourceMetadata,
   });
 
+  const app = createExpressApp({ deps, keyStore, urls, limiter, handleMcp });
+
+  return {
+    app,
+    handler(req, res) {
+      if (req.method === 'POST' && (req.url === '/mcp' || req.url?.startsWith('/mcp?')))
+        void handleMcp(req, res);
+      else app(req, res);
+    },
+    upgrade(req, socket, head) {
+      if (!hub.handleUpgrade(req, socket, head)) {
+        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      }
+    },
+    keyStore,
+    closeTunnels: () => hub.close(),
+    async shutdown() {
+      await hub.close();
+      await audit.close();
+      await Promise.allSettled([development.close(), tenants.close()]);
+    },
+  };
+}
+
+/**
+ * The Express app for everything but the POST /mcp fast path: /mcp (POST and the 405 for the rest), the
+ * OAuth endpoints, health, and the error handler for what the body parsers refuse.
+ */
+function createExpressApp(parts: {
+  deps: AppDeps;
+  keyStore: KeyStore;
+  urls: OAuthUrls;
+  limiter: Limiter;
+  handleMcp: ReturnType<typeof createMcpHandler>;
+}): Express {
+  const { deps, keyStore, urls, limiter, handleMcp } = parts;
+  const { env, db, logger } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -130,27 +167,7 @@ export function createEdge(deps: AppDeps): Edge {
     else res.status(status).json({ error: 'invalid_request', error_description: 'unreadable request body' });
   };
   app.use(onError);
-
-  return {
-    app,
-    handler(req, res) {
-      if (req.method === 'POST' && (req.url === '/mcp' || req.url?.startsWith('/mcp?')))
-        void handleMcp(req, res);
-      else app(req, res);
-    },
-    upgrade(req, socket, head) {
-      if (!hub.handleUpgrade(req, socket, head)) {
-        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-      }
-    },
-    keyStore,
-    closeTunnels: () => hub.close(),
-    async shutdown() {
-      await hub.close();
-      await audit.close();
-      await Promise.allSettled([development.close(), tenants.close()]);
-    },
-  };
+  return app;
 }
 
 export function createApp(deps: AppDeps): Express {
