@@ -213,9 +213,55 @@ export const MemorySearchArgsSchema = z
   .strict();
 export type MemorySearchArgs = z.infer<typeof MemorySearchArgsSchema>;
 
+/** Why a search ranked an entry where it did: each part in [0, 1]; `score` is their weighted sum. */
+export const MemoryScorePartsSchema = z.object({
+  /**
+   * The share of the query's terms the entry matches: a term in its content counts 1, a term only in its
+   * tags 0.5, divided by the number of terms (English stop words are not terms). 0 for a blank query.
+   */
+  text: z.number().min(0).max(1),
+  /** 2^(-age / half-life) of the entry's creation: 1 when just written, 0.5 one half-life later. */
+  recency: z.number().min(0).max(1),
+  /**
+   * Cosine similarity (below 0 counted as 0) of the entry's and the query's embeddings, when semantic
+   * ranking was used and the entry has an embedding (else absent, counted as 0).
+   */
+  semantic: z.number().min(0).max(1).optional(),
+});
+export type MemoryScoreParts = z.infer<typeof MemoryScorePartsSchema>;
+
+/** How a search ranked its results (docs/decisions.md, Memory search). */
+export const MemorySearchRankingSchema = z.object({
+  /** The weight of each part in `score` (they sum to 1); `semantic` only when it was used. */
+  weights: z.object({ text: z.number(), recency: z.number(), semantic: z.number().optional() }),
+  /** Recency half-life in days. */
+  halfLifeDays: z.number().positive(),
+  /** The results are exactly the top `topK` of ranking every match by this score (else bounded work). */
+  exact: z.boolean(),
+  /** `total` is the number of every match (else a lower bound: the matches the bounded search read). */
+  totalExact: z.boolean(),
+  /**
+   * `off`: no embedding endpoint configured; `used`: blended in; `unavailable`: configured, but the
+   * query's embedding failed (`semanticError`), so results are ranked by text and recency only.
+   */
+  semantic: z.enum(['off', 'used', 'unavailable']),
+  semanticError: z.enum(['timeout', 'http_error', 'network_error', 'bad_answer']).optional(),
+});
+export type MemorySearchRanking = z.infer<typeof MemorySearchRankingSchema>;
+
 export const MemorySearchResultSchema = z.object({
-  results: z.array(z.object({ entry: MemoryEntrySchema, score: z.number() })),
+  results: z.array(
+    z.object({
+      entry: MemoryEntrySchema,
+      score: z.number(),
+      /** Added after v1's first release: absent from runtimes that predate it. */
+      scoreParts: MemoryScorePartsSchema.optional(),
+    }),
+  ),
+  /** Matching active entries: exact when `ranking.totalExact`, else a lower bound. */
   total: z.number().int().nonnegative(),
+  /** Added after v1's first release: absent from runtimes that predate it. */
+  ranking: MemorySearchRankingSchema.optional(),
 });
 export type MemorySearchResult = z.infer<typeof MemorySearchResultSchema>;
 

@@ -241,6 +241,17 @@ export interface MemoryEntriesTable {
   content_fingerprint: ColumnType<string, never, never>;
 }
 
+/** One embedding per memory entry (optional semantic search), written by the runtime worker. */
+export interface MemoryEmbeddingsTable {
+  entry_id: string;
+  /** The embedding model and its output length; rows of another model or length are not read. */
+  model: string;
+  dimensions: number;
+  /** float32 little-endian, unit length (cosine = dot product). */
+  embedding: Buffer;
+  created_at: Timestamp;
+}
+
 export interface TasksTable {
   task_id: Generated<string>;
   tool_name: string;
@@ -403,6 +414,7 @@ export interface Database {
   indexing_runs: IndexingRunsTable;
   indexing_rejections: IndexingRejectionsTable;
   memory_entries: MemoryEntriesTable;
+  memory_embeddings: MemoryEmbeddingsTable;
   tasks: TasksTable;
   idempotency_records: IdempotencyRecordsTable;
   oauth_clients: OauthClientsTable;

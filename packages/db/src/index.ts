@@ -17,6 +17,7 @@ export type {
   IndexedSourcesTable,
   IndexingRejectionsTable,
   IndexingRunsTable,
+  MemoryEmbeddingsTable,
   MemoryEntriesTable,
   OauthClientsTable,
   OauthSigningKeysTable,

@@ -39,7 +39,7 @@ describe('migrations', () => {
       select c.relname, c.reloptions from pg_class c join pg_am a on a.oid = c.relam
       where a.amname = 'gin' and c.relnamespace = 'public'::regnamespace order by c.relname`.execute(t.db);
     expect(rows.rows.map((r) => r.relname)).toEqual([
-      'memory_entries_search_idx',
+      'memory_entries_search_keys_idx',
       'memory_entries_tags_idx',
       'packages_search_keys_idx',
     ]);
@@ -50,6 +50,16 @@ describe('migrations', () => {
     const rows = await sql<{ keys: string }>`
       select pkgreg_search_keys(to_tsvector('simple', 'database go x'))::text as keys`.execute(t.db);
     expect(rows.rows[0]?.keys).toBe("'da' 'dat' 'data' 'database' 'go' 'x'");
+  });
+
+  it('pkgreg_memory_search_keys: words keyed by namespace and field (docs/decisions.md: Memory search)', async () => {
+    const rows = await sql<{ keys: string; prefix: string }>`
+      select pkgreg_memory_search_keys('app:x',
+        setweight(to_tsvector('english', 'Postgres runs'), 'A') ||
+        setweight(to_tsvector('simple', 'ops postgres'), 'B'))::text as keys,
+        left(md5('app:x'), 8) as prefix`.execute(t.db);
+    const { keys, prefix } = rows.rows[0] as { keys: string; prefix: string };
+    expect(keys).toBe(['cpostgr', 'crun', 'tops', 'tpostgres'].map((k) => `'${prefix}${k}'`).join(' '));
   });
 
   it('audit time indexes are ascending: rows arrive in time order, so inserts take the rightmost leaf', async () => {

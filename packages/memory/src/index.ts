@@ -3,6 +3,23 @@
 
 export { type DbOrTx, inTransaction } from './db.js';
 export {
+  createEmbedder,
+  decodeVector,
+  type Embedder,
+  type EmbedderConfig,
+  type EmbedFailure,
+  type EmbedOutcome,
+  encodeVector,
+  normalize,
+  similarity,
+} from './embeddings/embedding-client.js';
+export {
+  EmbeddingError,
+  type EmbedEntriesResult,
+  embedEntries,
+  readEmbeddings,
+} from './embeddings/embeddings.service.js';
+export {
   findActiveByContent,
   insertEntries,
   listActiveWindow,
@@ -18,8 +35,6 @@ export {
   type EntryAccessOptions,
   getEntry,
   putEntry,
-  type SearchEntriesArgs,
-  searchEntries,
 } from './entries/entries.service.js';
 export { toMemoryEntry } from './entries/entry.mapper.js';
 export { extractSearchTerms, MAX_SEARCH_TERMS, MAX_TERM_LENGTH } from './entries/search-terms.js';
@@ -44,3 +59,10 @@ export {
   quarantineNamespace,
   releaseNamespace,
 } from './quarantine/quarantine.service.js';
+export { type SearchEntriesArgs, type SearchOptions, searchEntries } from './search/search.service.js';
+export {
+  DEFAULT_SEARCH_SETTINGS,
+  type SearchSettings,
+  scoreWeights,
+  searchSettings,
+} from './search/search-settings.js';

@@ -98,14 +98,14 @@ describe('searchEntries (decisions.md: search returns {results: [{entry, score}]
   });
 
   it('stop words alone match nothing', async () => {
-    expect(await search('the')).toEqual({ results: [], total: 0 });
+    expect(await search('the')).toMatchObject({ results: [], total: 0 });
   });
 
   it('filters by tier', async () => {
     expect(idsOf(await search('postgres', { tiers: ['stm'] }))).toEqual([]);
     expect(idsOf(await search('redis', { tiers: ['stm'] }))).toEqual([ids.redis]);
     expect(idsOf(await search('redis', { tiers: ['ltm'] }))).toEqual([]);
-    expect(await searchEntries(t.db, namespace, { query: 'redis', tiers: [] })).toEqual({
+    expect(await searchEntries(t.db, namespace, { query: 'redis', tiers: [] })).toMatchObject({
       results: [],
       total: 0,
     });
@@ -118,13 +118,20 @@ describe('searchEntries (decisions.md: search returns {results: [{entry, score}]
     expect(idsOf(await search('', { tags: ['ops', 'nope'] }))).toEqual([]);
   });
 
-  it('a blank query lists the most recent active entries with score 0', async () => {
+  it('a blank query lists the most recent active entries, scored by recency alone (text 0)', async () => {
     const r = await search('   ');
     expect(r.total).toBe(10);
+    expect(r.ranking).toMatchObject({ exact: true, totalExact: true, semantic: 'off' });
     expect(idsOf(r)[0]).toBe(ids.new);
     expect(idsOf(r)).not.toContain(ids.gone);
     expect(idsOf(r)).not.toContain(ids.old);
-    for (const x of r.results) expect(x.score).toBe(0);
+    const recencyWeight = r.ranking?.weights.recency ?? 0;
+    for (const x of r.results) {
+      expect(x.scoreParts?.text).toBe(0);
+      // Written moments ago: recency is 1 to a few parts in a billion.
+      expect(x.scoreParts?.recency).toBeCloseTo(1, 6);
+      expect(x.score).toBeCloseTo(recencyWeight * (x.scoreParts?.recency ?? 0), 12);
+    }
   });
 
   it('topK caps results while total counts every match (default 10, max 50)', async () => {
@@ -169,7 +176,7 @@ describe('searchEntries (decisions.md: search returns {results: [{entry, score}]
     expect(idsOf(await search("postgres & 'redis"))).toEqual(
       expect.arrayContaining([ids.redis, ids.pgTwice]),
     );
-    expect(await search('!!!')).toEqual({ results: [], total: 0 });
+    expect(await search('!!!')).toMatchObject({ results: [], total: 0 });
   });
 });
 

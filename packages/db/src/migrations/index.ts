@@ -17,6 +17,7 @@ import * as searchInitials from './2026-11-25T0300-search-initials.js';
 import * as packageVersions from './2026-11-25T1200-package-versions.js';
 import * as versionRisk from './2026-11-25T1300-version-risk.js';
 import * as publishing from './2026-11-25T1400-publishing.js';
+import * as memorySearch from './2026-11-25T1500-memory-search.js';
 import * as tunnelNonces from './2026-11-25T1600-tunnel-nonces.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
@@ -39,5 +40,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T1200-package-versions': packageVersions,
   '2026-11-25T1300-version-risk': versionRisk,
   '2026-11-25T1400-publishing': publishing,
+  '2026-11-25T1500-memory-search': memorySearch,
   '2026-11-25T1600-tunnel-nonces': tunnelNonces,
 };

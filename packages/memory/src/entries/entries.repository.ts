@@ -18,7 +18,7 @@ export interface NewEntryRow {
 }
 
 // Never select search_vector (large, internal) or the bookkeeping columns.
-const ENTRY_COLUMNS = [
+export const ENTRY_COLUMNS = [
   'entry_id',
   'namespace',
   'tier',
@@ -209,61 +209,5 @@ export async function findActiveRowsByFingerprint(
     join memory_entries e on e.content_fingerprint = pkgreg_content_fingerprint(i.input)
     where e.namespace = ${namespace} and e.tier = ${tier} and e.status = 'active'
     order by e.created_at, e.seq`.execute(db);
-  return rows;
-}
-
-export interface SearchRowsQuery {
-  namespace: string;
-  tiers: MemoryTier[];
-  tags: string[];
-  limit: number;
-  /** Sanitized terms; null lists the most recent entries instead of searching. */
-  terms: string[] | null;
-}
-
-export type SearchRow = MemoryEntryRow & { score: number; total: number };
-
-export async function searchRows(db: DbOrTx, q: SearchRowsQuery): Promise<SearchRow[]> {
-  const tagFilter = q.tags.length > 0 ? sql`and e.tags @> ${q.tags}::text[]` : sql``;
-  const columns = sql.join(ENTRY_COLUMNS.map((c) => sql.ref(`e.${c}`)));
-  if (q.terms === null) {
-    // One index-ordered scan per tier (memory_entries_order_idx) instead of sorting the whole namespace,
-    // and a separate count: a window count would fetch every active row just to list the newest few.
-    const perTier = q.tiers.map(
-      (tier) => sql`(select ${columns}, e.seq from memory_entries e
-        where e.namespace = ${q.namespace} and e.tier = ${tier} and e.status = 'active' ${tagFilter}
-        order by e.created_at desc, e.seq desc limit ${q.limit})`,
-    );
-    const { rows } = await sql<SearchRow>`
-      select r.*, 0::float8 as score from (${sql.join(perTier, sql` union all `)}) r
-      order by r.created_at desc, r.seq desc
-      limit ${q.limit}`.execute(db);
-    const counted = await sql<{ total: number }>`
-      select count(*)::int as total from memory_entries e
-      where e.namespace = ${q.namespace} and e.tier = any(${q.tiers}::text[]) and e.status = 'active'
-        ${tagFilter}`.execute(db);
-    const total = counted.rows[0]?.total ?? 0;
-    return rows.map((r) => ({ ...r, total }));
-  }
-  // Each term matches as a prefix of an English-stemmed content lexeme (weight A) or of a tag word
-  // (simple config, weight B); terms are OR-ed and ts_rank rewards entries matching more of them.
-  // Stop words ('the', 'what') yield no English lexeme and are dropped rather than prefix-matching tags.
-  // The terms are letters and digits only, so the quoted to_tsquery input can never be malformed.
-  const { rows } = await sql<SearchRow>`
-    with terms as (
-      select to_tsquery('english', quote_literal(t) || ':*A') as en,
-             to_tsquery('simple', quote_literal(t) || ':*B') as si
-      from unnest(${q.terms}::text[]) as t
-    ), query as (
-      select string_agg('(' || (en || si)::text || ')', ' | ')::tsquery as q
-      from terms where numnode(en) > 0
-    )
-    select ${columns}, ts_rank(e.search_vector, query.q)::float8 as score, count(*) over ()::int as total
-    from memory_entries e, query
-    where e.namespace = ${q.namespace} and e.tier = any(${q.tiers}::text[]) and e.status = 'active'
-      and e.search_vector @@ query.q
-      ${tagFilter}
-    order by score desc, e.created_at desc, e.seq desc
-    limit ${q.limit}`.execute(db);
   return rows;
 }

@@ -1,11 +1,8 @@
 import {
-  MEMORY_LIMITS,
   type MemoryDeleteResult,
   type MemoryGetResult,
   type MemoryPutArgs,
   type MemoryPutResult,
-  type MemorySearchArgs,
-  type MemorySearchResult,
   type MemoryTier,
   memoryScope,
   RejectError,
@@ -21,10 +18,8 @@ import {
   type MemoryEntryRow,
   markDeleted,
   markSuperseded,
-  searchRows,
 } from './entries.repository.js';
 import { toMemoryEntry } from './entry.mapper.js';
-import { extractSearchTerms } from './search-terms.js';
 
 /**
  * docs/decisions.md: a missing entry and another namespace's entry give the same answer, with the one
@@ -162,38 +157,4 @@ export async function deleteEntry(
     const deleted = await markDeleted(trx, namespace, args.entryId);
     return { entry: toMemoryEntry(deleted ?? row) };
   });
-}
-
-export type SearchEntriesArgs = Pick<MemorySearchArgs, 'query'> &
-  Partial<Pick<MemorySearchArgs, 'tags' | 'topK' | 'namespace'>> & {
-    /** The tiers to search, already narrowed by the caller to those it may read. */
-    tiers: MemoryTier[];
-  };
-
-/**
- * pkgreg.memory.v1.search over active entries (decisions.md: Memory entry / search): Postgres full text
- * over content and tags, every term also a prefix, ranked by ts_rank; `total` counts all matches. A
- * blank query lists the most recent active entries with score 0.
- */
-export async function searchEntries(
-  db: DbOrTx,
-  namespace: string,
-  args: SearchEntriesArgs,
-): Promise<MemorySearchResult> {
-  if (args.namespace !== undefined) assertSameNamespace(namespace, args.namespace);
-  const tiers = [...new Set(args.tiers)];
-  const topK = Math.min(
-    Math.max(args.topK ?? MEMORY_LIMITS.defaultSearchTopK, 1),
-    MEMORY_LIMITS.maxSearchTopK,
-  );
-  if (tiers.length === 0) return { results: [], total: 0 };
-  const blank = args.query.trim() === '';
-  const terms = blank ? null : extractSearchTerms(args.query);
-  // Text with no letters or digits ("!!!", "&|") searches for nothing rather than listing everything.
-  if (terms !== null && terms.length === 0) return { results: [], total: 0 };
-  const rows = await searchRows(db, { namespace, tiers, tags: args.tags ?? [], limit: topK, terms });
-  return {
-    results: rows.map((row) => ({ entry: toMemoryEntry(row), score: Number(row.score) })),
-    total: rows[0]?.total ?? 0,
-  };
 }

@@ -2,6 +2,7 @@ import { RejectError } from '@pkgreg/contracts';
 import type { QuarantinedSourcesTable } from '@pkgreg/db';
 import type { Selectable } from 'kysely';
 import { type DbOrTx, inTransaction } from '../db.js';
+import { deleteNamespaceEmbeddings } from '../embeddings/embeddings.repository.js';
 import { markAllDeleted } from '../entries/entries.repository.js';
 import { deleteIdempotencyRecordsOf } from '../idempotency/idempotency.repository.js';
 import {
@@ -83,7 +84,8 @@ export function releaseNamespace(db: DbOrTx, namespace: string): Promise<boolean
 
 /**
  * Marks the namespace purged and soft-deletes all of its memory in one transaction (decisions.md:
- * "purge also soft-deletes its memory"). Stored idempotent replies go too: they hold memory content.
+ * "purge also soft-deletes its memory"). Stored idempotent replies and the entries' embeddings go too:
+ * they hold, or are derived from, memory content.
  */
 export function purgeNamespace(
   db: DbOrTx,
@@ -96,6 +98,7 @@ export function purgeNamespace(
     const row = await upsertQuarantineRow(trx, namespace, 'purged', reason);
     const deletedEntries = await markAllDeleted(trx, namespace);
     await deleteIdempotencyRecordsOf(trx, namespace);
+    await deleteNamespaceEmbeddings(trx, namespace);
     return { record: toRecord(row), deletedEntries };
   });
 }

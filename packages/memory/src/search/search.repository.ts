@@ -1,0 +1,309 @@
+import type { MemoryTier } from '@pkgreg/contracts';
+import { type RawBuilder, sql } from 'kysely';
+import type { DbOrTx } from '../db.js';
+import { ENTRY_COLUMNS, type MemoryEntryRow } from '../entries/entries.repository.js';
+
+// The statements of memory search (search.service.ts says how they are combined). Each term is scored
+// per entry as 2 (a prefix of an English-stemmed content word), 1 (a prefix of a tag word only) or 0;
+// `num` is their sum and `den` twice the number of terms, so text = num / den. English stop words yield
+// no lexeme and are no terms (den counts only the others); the terms are letters and digits only
+// (extractSearchTerms), so the quoted to_tsquery input can never be malformed.
+//
+// `rank` = text + recencyWeight * recency is the ordering every statement and the service share
+// (search-settings.ts normalizes the weights for callers; normalizing does not change the order).
+
+export interface Scope {
+  namespace: string;
+  tiers: MemoryTier[];
+  /** Entries must carry all of these. */
+  tags: string[];
+}
+
+export interface RankParams {
+  terms: string[];
+  halfLifeSeconds: number;
+  recencyWeight: number;
+  /** The instant recency is measured from (Postgres text form); null: the statement's now(). */
+  now: string | null;
+}
+
+/** A scored match: what ranking needs, not the entry's columns. */
+export interface Candidate {
+  entry_id: string;
+  /** created_at in microseconds since the epoch (ties break by created_at, then seq, newest first). */
+  at_us: number;
+  seq: number;
+  /** Per term: 2 content, 1 tag only, 0 none. */
+  term_scores: number[];
+  num: number;
+  recency: number;
+  rank: number;
+}
+
+export interface WindowSummary {
+  /** Rows the window read (fewer than its size: it holds every active entry of the searched tiers). */
+  rows: number;
+  /** The oldest window row: older entries are those before it in (created_at, seq) order. */
+  cutAt: string | null;
+  cutSeq: number | null;
+  cutRecency: number | null;
+  now: string;
+  /** Which terms are terms (not English stop words). */
+  effective: boolean[];
+  /** Window entries matching (and carrying the tags). */
+  matches: number;
+  /** Per term: window matches holding it (content or tag). */
+  termMatches: number[];
+}
+
+const ident = (name: string) => sql.raw(name);
+
+/** One row `q`: per term its content query `e<i>`, tag query `s<i>` (null for a stop word), and `den`. */
+function termQueries(terms: string[]): RawBuilder<unknown> {
+  const en = terms.map(
+    (t, i) => sql`to_tsquery('english', quote_literal(${t}::text) || ':*A') as ${ident(`e${i}`)}`,
+  );
+  const si = terms.map(
+    (t, i) =>
+      sql`case when numnode(x.${ident(`e${i}`)}) > 0
+        then to_tsquery('simple', quote_literal(${t}::text) || ':*B') end as ${ident(`s${i}`)}`,
+  );
+  const den = sql.join(
+    terms.map((_, i) => sql`(numnode(x.${ident(`e${i}`)}) > 0)::int`),
+    sql` + `,
+  );
+  return sql`q as (select x.*, ${sql.join(si)}, 2 * (${den}) as den from (select ${sql.join(en)}) x)`;
+}
+
+/** Per-term scores of the vector `v` as columns f<i>, each evaluated once (offset 0 keeps them apart). */
+function termScores(terms: string[], v: RawBuilder<unknown>): RawBuilder<unknown> {
+  const f = terms.map(
+    (_, i) =>
+      sql`case when ${v} @@ q.${ident(`e${i}`)} then 2 when ${v} @@ q.${ident(`s${i}`)} then 1 else 0 end
+        as ${ident(`f${i}`)}`,
+  );
+  return sql`lateral (select ${sql.join(f)} offset 0) f`;
+}
+
+const numOf = (terms: string[]) =>
+  sql.join(
+    terms.map((_, i) => sql`f.${ident(`f${i}`)}`),
+    sql` + `,
+  );
+const termScoresArray = (terms: string[]) =>
+  sql`array[${sql.join(terms.map((_, i) => sql`f.${ident(`f${i}`)}`))}]::int[]`;
+
+function recencyOf(p: RankParams, createdAt: RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`least(1::float8, power(0.5::float8,
+    extract(epoch from (clock.now - ${createdAt}))::float8 / ${p.halfLifeSeconds}::float8))`;
+}
+
+function tierFilter(alias: string, tiers: MemoryTier[]): RawBuilder<unknown> {
+  // Both tiers are every entry: no filter. One tier: an equality the planner can use.
+  return tiers.length === 1 ? sql`and ${sql.ref(`${alias}.tier`)} = ${tiers[0]}` : sql``;
+}
+
+function tagFilter(alias: string, tags: string[]): RawBuilder<unknown> {
+  return tags.length > 0 ? sql`and ${sql.ref(`${alias}.tags`)} @> ${tags}::text[]` : sql``;
+}
+
+const clockCte = (p: RankParams) => sql`clock as (select coalesce(${p.now}::timestamptz, now()) as now)`;
+
+const candidateColumns = sql`
+  m.entry_id, (extract(epoch from m.created_at) * 1000000)::int8 as at_us, m.seq, m.term_scores,
+  m.num, m.recency, m.rank`;
+
+/**
+ * The window: the newest `windowSize` active entries of the scope's tiers, newest first (one backward
+ * scan of memory_entries_recent_idx), each scored. Returns the window's summary and its best
+ * `limit` matches by rank.
+ */
+export async function windowCandidates(
+  db: DbOrTx,
+  scope: Scope,
+  p: RankParams,
+  windowSize: number,
+  limit: number,
+): Promise<{ summary: WindowSummary; candidates: Candidate[] }> {
+  const { terms } = p;
+  const anyTerm = sql.join(
+    terms.map((_, i) => sql`numnode(${ident(`e${i}`)}) > 0`),
+    sql` or `,
+  );
+  const effective = sql`array[${sql.join(terms.map((_, i) => sql`numnode(q.${ident(`e${i}`)}) > 0`))}]::bool[]`;
+  const termMatches = sql`array[${sql.join(
+    terms.map((_, i) => sql`count(*) filter (where m.term_scores[${i + 1}] > 0)`),
+  )}]::int[]`;
+  const { rows } = await sql<
+    Candidate & {
+      window_rows: number;
+      cut_at: string | null;
+      cut_seq: number | null;
+      cut_recency: number | null;
+      now: string;
+      effective: boolean[];
+      matches: number;
+      term_matches: number[];
+    }
+  >`
+    with ${termQueries(terms)}, ${clockCte(p)},
+    w as materialized (
+      select e.entry_id, e.created_at, e.seq, e.tags, e.search_vector
+      from memory_entries e
+      where e.namespace = ${scope.namespace} and e.status = 'active' ${tierFilter('e', scope.tiers)}
+        -- A query of stop words only reads nothing (a one-time filter).
+        and (select ${anyTerm} from q)
+      order by e.created_at desc, e.seq desc
+      limit ${windowSize}
+    ),
+    m as (
+      select w.entry_id, w.created_at, w.seq, ${termScoresArray(terms)} as term_scores, s.num, s.recency,
+        s.num::float8 / q.den::float8 + ${p.recencyWeight}::float8 * s.recency as rank
+      from w cross join q cross join clock cross join ${termScores(terms, sql`w.search_vector`)},
+        lateral (select ${numOf(terms)} as num, ${recencyOf(p, sql`w.created_at`)} as recency) s
+      where s.num > 0 ${tagFilter('w', scope.tags)}
+    ),
+    cut as (select created_at, seq from w order by created_at, seq limit 1),
+    summary as (
+      select (select count(*) from w)::int as window_rows,
+        (select created_at::text from cut) as cut_at, (select seq from cut) as cut_seq,
+        (select ${recencyOf(p, sql`cut.created_at`)} from cut, clock) as cut_recency,
+        (select now::text from clock) as now, (select ${effective} from q) as effective,
+        count(*)::int as matches, ${termMatches} as term_matches
+      from m
+    )
+    select summary.*, t.* from summary left join lateral (
+      select ${candidateColumns} from m order by m.rank desc, m.created_at desc, m.seq desc limit ${limit}
+    ) t on true`.execute(db);
+  const first = rows[0];
+  if (!first) throw new Error('the window statement returns one row at least');
+  const summary: WindowSummary = {
+    rows: first.window_rows,
+    cutAt: first.cut_at,
+    cutSeq: first.cut_seq,
+    cutRecency: first.cut_recency,
+    now: first.now,
+    effective: first.effective ?? terms.map(() => false),
+    matches: first.matches,
+    termMatches: first.term_matches,
+  };
+  return { summary, candidates: rows.filter((r) => r.entry_id !== null).map(toCandidate) };
+}
+
+function toCandidate(r: Candidate): Candidate {
+  return {
+    entry_id: r.entry_id,
+    at_us: Number(r.at_us),
+    seq: Number(r.seq),
+    term_scores: r.term_scores,
+    num: r.num,
+    recency: r.recency,
+    rank: r.rank,
+  };
+}
+
+/**
+ * Matches older than the window's last row that hold one of `lookup` (term indexes), through the GIN
+ * index on pkgreg_memory_search_keys: it decodes only this namespace's postings of those terms. Reads
+ * at most `limit + 1` of them; `hits` says how many it read (more than `limit`: not all were read),
+ * `matches` how many of those match (a key is a superset), and returns the best `best` by rank.
+ */
+export async function olderCandidates(
+  db: DbOrTx,
+  scope: Scope,
+  p: RankParams & { now: string },
+  cut: { at: string; seq: number },
+  lookup: number[],
+  limit: number,
+  best: number,
+): Promise<{ hits: number; matches: number; candidates: Candidate[] }> {
+  const { terms } = p;
+  // A term's keys: the namespace's 8 hex characters, `c` + its English lexemes (content) or `t` + its
+  // simple lexemes (tags); a term with several lexemes needs all of them (a superset of its match).
+  const quoted = (s: RawBuilder<unknown>) =>
+    sql`'''' || replace(replace(${s}, '\\', '\\\\'), '''', '''''') || ''':*'`;
+  const keysOf = (config: 'english' | 'simple', field: 'c' | 't', term: string) => sql`
+    '(' || (select string_agg(${quoted(sql`h.p || ${field}::text || left(l, 100)`)}, ' & ')
+     from unnest(tsvector_to_array(to_tsvector(${config}::regconfig, ${term}::text))) l) || ')'`;
+  // concat_ws skips a null (a term without lexemes in one of the configurations).
+  const clauses = lookup.flatMap((i) => {
+    const term = terms[i] as string;
+    return [keysOf('english', 'c', term), keysOf('simple', 't', term)];
+  });
+  const { rows } = await sql<Candidate & { hits: number; matches: number }>`
+    with ${termQueries(terms)}, ${clockCte(p)},
+    h as (select left(md5(${scope.namespace}::text), 8) as p),
+    k as (select concat_ws(' | ', ${sql.join(clauses)})::tsquery as k from h),
+    hits as (
+      select e.entry_id, e.created_at, e.seq, ${termScoresArray(terms)} as term_scores, s.num, s.recency,
+        s.num::float8 / q.den::float8 + ${p.recencyWeight}::float8 * s.recency as rank
+      from memory_entries e cross join q cross join clock cross join ${termScores(terms, sql`e.search_vector`)},
+        lateral (select ${numOf(terms)} as num, ${recencyOf(p, sql`e.created_at`)} as recency) s
+      where pkgreg_memory_search_keys(e.namespace, e.search_vector) @@ (select k from k)
+        -- Not indexable on purpose: the keys already hold the namespace, and a bitmap of the whole
+        -- namespace from a btree (planned when the keys' estimate is high) cost more than the keys.
+        and e.namespace || '' = ${scope.namespace}
+        and e.status = 'active' ${tierFilter('e', scope.tiers)} ${tagFilter('e', scope.tags)}
+        and (e.created_at, e.seq) < (${cut.at}::timestamptz, ${cut.seq}::int8)
+      limit ${limit + 1}
+    )
+    select (select count(*) from hits)::int as hits, (select count(*) from hits where num > 0)::int as matches,
+      t.* from (select 1) one left join lateral (
+      select ${candidateColumns} from hits m where m.num > 0
+      order by m.rank desc, m.created_at desc, m.seq desc limit ${best}
+    ) t on true`.execute(db);
+  return {
+    hits: rows[0]?.hits ?? 0,
+    matches: rows[0]?.matches ?? 0,
+    candidates: rows.filter((r) => r.entry_id !== null).map(toCandidate),
+  };
+}
+
+/**
+ * A blank query: the newest `limit` active entries (one index-ordered scan per tier, memory_entries_order_idx),
+ * with their recency, and how many there are, counted up to `countLimit`.
+ */
+export async function recentRows(
+  db: DbOrTx,
+  scope: Scope,
+  p: Omit<RankParams, 'terms'>,
+  limit: number,
+  countLimit: number,
+): Promise<{ rows: (MemoryEntryRow & { recency: number })[]; total: number }> {
+  const tagFilterE = tagFilter('e', scope.tags);
+  const columns = sql.join(ENTRY_COLUMNS.map((c) => sql.ref(`e.${c}`)));
+  const perTier = scope.tiers.map(
+    (tier) => sql`(select ${columns}, e.seq from memory_entries e
+      where e.namespace = ${scope.namespace} and e.tier = ${tier} and e.status = 'active' ${tagFilterE}
+      order by e.created_at desc, e.seq desc limit ${limit})`,
+  );
+  const rank = { ...p, terms: [] };
+  const { rows } = await sql<MemoryEntryRow & { recency: number }>`
+    with ${clockCte(rank)}
+    select r.*, ${recencyOf(rank, sql`r.created_at`)} as recency
+    from (${sql.join(perTier, sql` union all `)}) r, clock
+    order by r.created_at desc, r.seq desc
+    limit ${limit}`.execute(db);
+  const counted = await sql<{ total: number }>`
+    select count(*)::int as total from (
+      select 1 from memory_entries e
+      where e.namespace = ${scope.namespace} and e.status = 'active' ${tierFilter('e', scope.tiers)} ${tagFilterE}
+      limit ${countLimit}) c`.execute(db);
+  return { rows, total: counted.rows[0]?.total ?? 0 };
+}
+
+/** The entries of `ids` still active, in no particular order. */
+export async function activeRowsByIds(
+  db: DbOrTx,
+  namespace: string,
+  ids: string[],
+): Promise<MemoryEntryRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('memory_entries')
+    .select(ENTRY_COLUMNS)
+    .where('entry_id', 'in', ids)
+    .where('namespace', '=', namespace)
+    .where('status', '=', 'active')
+    .execute();
+}

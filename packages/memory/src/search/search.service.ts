@@ -1,0 +1,267 @@
+import {
+  MEMORY_LIMITS,
+  type MemoryScoreParts,
+  type MemorySearchArgs,
+  type MemorySearchRanking,
+  type MemorySearchResult,
+  type MemoryTier,
+  RejectError,
+} from '@pkgreg/contracts';
+import type { DbOrTx } from '../db.js';
+import { type Embedder, similarity } from '../embeddings/embedding-client.js';
+import { readEmbeddings } from '../embeddings/embeddings.service.js';
+import { toMemoryEntry } from '../entries/entry.mapper.js';
+import { extractSearchTerms } from '../entries/search-terms.js';
+import {
+  activeRowsByIds,
+  type Candidate,
+  olderCandidates,
+  type RankParams,
+  recentRows,
+  type Scope,
+  windowCandidates,
+} from './search.repository.js';
+import { DEFAULT_SEARCH_SETTINGS, type SearchSettings, scoreWeights } from './search-settings.js';
+
+export type SearchEntriesArgs = Pick<MemorySearchArgs, 'query'> &
+  Partial<Pick<MemorySearchArgs, 'tags' | 'topK' | 'namespace'>> & {
+    /** The tiers to search, already narrowed by the caller to those it may read. */
+    tiers: MemoryTier[];
+  };
+
+export interface SearchOptions {
+  /** Validated with searchSettings(); default DEFAULT_SEARCH_SETTINGS. */
+  settings?: SearchSettings;
+  /** Semantic ranking: the query's embedding is fetched once per search. Absent: text and recency. */
+  embedder?: Embedder | null;
+  /** How long the query's embedding may take before the search ranks without it (ms). */
+  embedTimeoutMs?: number;
+  /** The instant recency is measured from; default the database's now() (tests pin it). */
+  now?: Date;
+}
+
+const DAY_SECONDS = 86_400;
+
+/**
+ * pkgreg.memory.v1.search over active entries (docs/decisions.md, Memory search). Terms are OR-ed
+ * prefixes (extractSearchTerms; English stop words dropped); an entry's score blends `text` (the share of
+ * terms it matches, tags counting half), `recency` (2^(-age / half-life)) and, with an embedder,
+ * `semantic` (cosine similarity), with normalized weights (scoreWeights).
+ *
+ * Bounded work. Every search reads the window: the newest `windowSize` active entries of the searched
+ * tiers (an index-ordered scan), scoring each. Older entries are reached only through the namespace's GIN
+ * keys, for the terms an older entry would need to outrank the window's k-th best (MaxScore: an older
+ * entry's recency is at most the window's oldest, its text at most the share of terms it holds), and only
+ * when the window shows those terms in at most `olderMaxDensity` of its entries, reading at most
+ * `olderLimit` matches. k is `topK`, or `semanticCandidates` with an embedder.
+ *
+ * Exact (`ranking.exact`: the results are the top `topK` of scoring every match) when
+ * - the window holds every active entry of the tiers (namespaces up to `windowSize` entries), or
+ * - no older entry can outrank the window's k-th best (k matches in the window, and an older entry holding
+ *   every term, with the oldest window entry's recency, scores no higher): e.g. a one-term query whose
+ *   term is in the content of k window entries, a two-letter prefix of nearly every entry included, or
+ * - the index phase read every older match of the terms it looked up (at most `olderLimit`).
+ * Otherwise (the terms an older entry would need are common in the window, or have more than
+ * `olderLimit` older matches) the results are the top `topK` of the window's matches: bounded.
+ * With semantic ranking, the k best by text and recency are re-ranked with their similarity, and the
+ * results are exact only when every match was read and there are at most k of them.
+ *
+ * `total` counts every match when `ranking.totalExact` (the window held every entry, or the index phase
+ * read every older match of every term); otherwise the matches read, a lower bound.
+ */
+export async function searchEntries(
+  db: DbOrTx,
+  namespace: string,
+  args: SearchEntriesArgs,
+  options: SearchOptions = {},
+): Promise<MemorySearchResult> {
+  // The caller checked args.namespace against the subject; a mismatch here is a caller bug, refused safely.
+  if (args.namespace !== undefined && args.namespace !== namespace)
+    throw new RejectError('namespace_unauthorized');
+  const settings = options.settings ?? DEFAULT_SEARCH_SETTINGS;
+  const tiers = [...new Set(args.tiers)];
+  const topK = Math.min(
+    Math.max(args.topK ?? MEMORY_LIMITS.defaultSearchTopK, 1),
+    MEMORY_LIMITS.maxSearchTopK,
+  );
+  const scope: Scope = { namespace, tiers, tags: args.tags ?? [] };
+  const base = {
+    halfLifeSeconds: settings.halfLifeDays * DAY_SECONDS,
+    recencyWeight: settings.recencyWeight,
+    now: options.now ? options.now.toISOString() : null,
+  };
+  const ranking = (fields: Omit<MemorySearchRanking, 'weights' | 'halfLifeDays'>, semantic = false) => ({
+    weights: scoreWeights(settings, semantic),
+    halfLifeDays: settings.halfLifeDays,
+    ...fields,
+  });
+  const none = (): MemorySearchResult => ({
+    results: [],
+    total: 0,
+    ranking: ranking({ exact: true, totalExact: true, semantic: 'off' }),
+  });
+  if (tiers.length === 0) return none();
+
+  if (args.query.trim() === '') {
+    // A blank query lists the newest entries: ranked by recency alone (text 0), exactly.
+    const { rows, total } = await recentRows(db, scope, base, topK, settings.windowSize + 1);
+    const weights = scoreWeights(settings, false);
+    return {
+      results: rows.map((row) => ({
+        entry: toMemoryEntry(row),
+        score: weights.recency * row.recency,
+        scoreParts: { text: 0, recency: row.recency },
+      })),
+      total: Math.min(total, settings.windowSize),
+      ranking: ranking({ exact: true, totalExact: total <= settings.windowSize, semantic: 'off' }),
+    };
+  }
+  const terms = extractSearchTerms(args.query);
+  // Text with no letters or digits ("!!!", "&|") searches for nothing rather than listing everything.
+  if (terms.length === 0) return none();
+
+  const embedder = options.embedder ?? null;
+  // Fetched once, while the window is read; it never rejects (a failure is an outcome).
+  const queryEmbedding = embedder
+    ? embedder.embed([args.query], { timeoutMs: options.embedTimeoutMs })
+    : null;
+  const k = embedder ? Math.max(topK, settings.semanticCandidates) : topK;
+  const found = await findCandidates(db, scope, { ...base, terms }, settings, k);
+  if (found === null) return none();
+
+  const { candidates, exact, complete, matches } = found;
+  const semantic = queryEmbedding ? await queryEmbedding : null;
+  let ranked: { candidate: Candidate; score: number; parts: MemoryScoreParts }[];
+  let fields: Omit<MemorySearchRanking, 'weights' | 'halfLifeDays'>;
+  const text = (c: Candidate) => c.num / found.den;
+  if (semantic?.ok) {
+    const weights = scoreWeights(settings, true);
+    const query = semantic.vectors[0] as Float32Array;
+    const stored = await readEmbeddings(
+      db,
+      candidates.map((c) => c.entry_id),
+      (embedder as Embedder).model,
+      query.length,
+    );
+    ranked = candidates
+      .map((candidate) => {
+        const vector = stored.get(candidate.entry_id);
+        const sim = vector ? similarity(query, vector) : undefined;
+        const parts: MemoryScoreParts = { text: text(candidate), recency: candidate.recency };
+        if (sim !== undefined) parts.semantic = sim;
+        const score =
+          weights.text * parts.text + weights.recency * parts.recency + (weights.semantic ?? 0) * (sim ?? 0);
+        return { candidate, score, parts };
+      })
+      .sort((a, b) => b.score - a.score || compareCandidates(a.candidate, b.candidate));
+    fields = { exact: complete && matches <= k, totalExact: complete, semantic: 'used' };
+  } else {
+    // Candidates come ordered by rank = text + recencyWeight * recency; the score is rank normalized.
+    const sum = 1 + settings.recencyWeight;
+    ranked = candidates.map((candidate) => ({
+      candidate,
+      score: candidate.rank / sum,
+      parts: { text: text(candidate), recency: candidate.recency },
+    }));
+    fields = { exact, totalExact: complete, semantic: 'off' };
+    if (semantic && !semantic.ok)
+      fields = { ...fields, semantic: 'unavailable', semanticError: semantic.reason };
+  }
+  const page = ranked.slice(0, topK);
+  const rows = new Map(
+    (
+      await activeRowsByIds(
+        db,
+        namespace,
+        page.map((r) => r.candidate.entry_id),
+      )
+    ).map((row) => [row.entry_id, row]),
+  );
+  const results = [];
+  for (const r of page) {
+    // An entry deleted or superseded since it was ranked is left out (the page is one short).
+    const row = rows.get(r.candidate.entry_id);
+    if (row) results.push({ entry: toMemoryEntry(row), score: r.score, scoreParts: r.parts });
+  }
+  return { results, total: matches, ranking: ranking(fields, fields.semantic === 'used') };
+}
+
+/** Rank desc, then newest first: the order every statement of search.repository.ts sorts by. */
+function compareCandidates(a: Candidate, b: Candidate): number {
+  return b.rank - a.rank || b.at_us - a.at_us || b.seq - a.seq;
+}
+
+export interface Found {
+  /**
+   * How the candidates were found: `window` (it held every entry), `bound` (no older entry can outrank
+   * the window's k-th best), `index` (the index phase read every older match it looked for), `bounded`.
+   */
+  via: 'window' | 'bound' | 'index' | 'bounded';
+  /** The best `k` matches read, by rank. */
+  candidates: Candidate[];
+  /** Twice the number of terms: text = num / den. */
+  den: number;
+  /** The candidates are the top `k` of every match. */
+  exact: boolean;
+  /** Every match was read (`matches` is their number). */
+  complete: boolean;
+  matches: number;
+}
+
+/** The window, then the index phase when it can make the top `k` exact (see searchEntries). Exported for tests. */
+export async function findCandidates(
+  db: DbOrTx,
+  scope: Scope,
+  p: RankParams,
+  settings: SearchSettings,
+  k: number,
+): Promise<Found | null> {
+  const { summary, candidates } = await windowCandidates(db, scope, p, settings.windowSize, k);
+  const effective = summary.effective.flatMap((isTerm, i) => (isTerm ? [i] : []));
+  // Stop words only: no terms.
+  if (effective.length === 0) return null;
+  const den = 2 * effective.length;
+  const found: Found = { via: 'window', candidates, den, exact: true, complete: true, matches: summary.matches };
+  if (summary.rows < settings.windowSize || summary.cutAt === null || summary.cutSeq === null) return found;
+  found.complete = false;
+  found.via = 'bound';
+
+  // An older entry ranks at most (its terms, each at most 2 of den) + recencyWeight * the cut's recency,
+  // and loses ties (it is older). Terms most often matched in the window are left out first while an
+  // entry holding only them could not outrank the k-th best; the rest must be looked up.
+  const kth = candidates.length >= k ? (candidates[k - 1] as Candidate).rank : Number.NEGATIVE_INFINITY;
+  const cutRecency = summary.cutRecency ?? 1;
+  const byFrequency = [...effective].sort(
+    (a, b) => (summary.termMatches[b] ?? 0) - (summary.termMatches[a] ?? 0) || a - b,
+  );
+  let leftOut = 0;
+  while (leftOut < byFrequency.length && (2 * (leftOut + 1)) / den + p.recencyWeight * cutRecency <= kth) {
+    leftOut++;
+  }
+  const lookup = byFrequency.slice(leftOut);
+  if (lookup.length === 0) return found;
+
+  // Older matches are expected to be few when few window entries hold the looked-up terms.
+  const held = lookup.reduce((sum, i) => sum + (summary.termMatches[i] ?? 0), 0);
+  if (held / summary.rows > settings.olderMaxDensity) return bounded(found);
+  const older = await olderCandidates(
+    db,
+    scope,
+    { ...p, now: summary.now },
+    { at: summary.cutAt, seq: summary.cutSeq },
+    lookup,
+    settings.olderLimit,
+    k,
+  );
+  if (older.hits > settings.olderLimit) return bounded(found);
+  found.via = 'index';
+  found.candidates = [...candidates, ...older.candidates].sort(compareCandidates).slice(0, k);
+  found.matches += older.matches;
+  found.complete = lookup.length === effective.length;
+  return found;
+}
+
+/** The top `k` of the window's matches, as they are: not shown to be the top of every match. */
+function bounded(found: Found): Found {
+  return { ...found, via: 'bounded', exact: false };
+}
