@@ -87,8 +87,8 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
     );
     const detail = res.body.components.schemas.PackageDetail;
     // The spec's 35 fields and the additive `warnings` (docs/versions.md), `risk`, `findings` and
-    // `quarantineReason` (docs/risk-scan.md).
-    expect(Object.keys(detail.properties)).toHaveLength(39);
+    // `quarantineReason` (docs/risk-scan.md), `deprecationMessage` (docs/publishing.md).
+    expect(Object.keys(detail.properties)).toHaveLength(40);
     expect(detail.properties.warnings).toMatchObject({ type: 'array' });
     const version = res.body.components.schemas.VersionDetail;
     expect(version.properties.files.items.required).toEqual(

@@ -126,6 +126,11 @@ export const PackageDetailSchema = z.object({
   findings: z.array(ScanFindingSchema).default([]),
   /** Why the operator quarantined the package (status `quarantined`); null otherwise. */
   quarantineReason: z.string().nullable().default(null),
+  /**
+   * The owner's deprecation message (`pkgreg deprecate --message`), shown by info, install and the web
+   * page; null when the package is not deprecated by its owner or no message was given.
+   */
+  deprecationMessage: z.string().nullable().default(null),
 });
 export type PackageDetail = z.infer<typeof PackageDetailSchema>;
 

@@ -50,6 +50,13 @@ export const VersionSummarySchema = z.object({
   warnings: z.array(z.string()),
   /** The version's risk scan: its highest severity, or `none`; null for a version not scanned yet. */
   risk: RiskSchema.nullable().default(null),
+  /**
+   * Yanked by its owner: still fetchable by exact version (lockfiles keep working), never chosen by a
+   * range or `latest`.
+   */
+  yanked: z.boolean().default(false),
+  /** The owner's reason for the yank; null when not yanked or none given. */
+  yankReason: z.string().nullable().default(null),
 });
 export type VersionSummary = z.infer<typeof VersionSummarySchema>;
 

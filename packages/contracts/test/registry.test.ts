@@ -78,6 +78,7 @@ const detail: PackageDetail = {
   risk: 'none',
   findings: [],
   quarantineReason: null,
+  deprecationMessage: null,
 };
 
 // The 35 field names of the "Package detail" table, in the spec's order.
@@ -196,7 +197,9 @@ describe('registry-api.md: Package detail', () => {
   it('has exactly the 35 fields of the table, named as in the spec, plus the additive ones', () => {
     expect(DETAIL_FIELDS).toHaveLength(35);
     const keys = Object.keys(PackageDetailSchema.shape);
-    expect(keys.sort()).toEqual([...DETAIL_FIELDS, 'warnings', 'risk', 'findings', 'quarantineReason'].sort());
+    expect(keys.sort()).toEqual(
+      [...DETAIL_FIELDS, 'warnings', 'risk', 'findings', 'quarantineReason', 'deprecationMessage'].sort(),
+    );
     expect(new Set(keys).size).toBe(keys.length);
   });
 

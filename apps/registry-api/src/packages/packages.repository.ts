@@ -3,7 +3,7 @@ import { type Selectable, sql } from 'kysely';
 
 export type PackageRow = Omit<
   Selectable<PackagesTable>,
-  'search_vector' | 'updated_at' | 'removed_at' | 'removal_reason'
+  'search_vector' | 'updated_at' | 'removed_at' | 'removal_reason' | 'deprecated_at'
 >;
 
 export type ListRankColumn =
@@ -54,6 +54,7 @@ const DETAIL_COLUMNS = [
   'risk',
   'quarantined_at',
   'quarantine_reason',
+  'deprecation_message',
   'row_version',
 ] as const;
 

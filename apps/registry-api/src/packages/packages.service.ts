@@ -61,6 +61,7 @@ export function toPackageDetail(row: PackageDetailRow): PackageDetail {
     risk: row.risk,
     findings: (row.findings ?? []) as PackageDetail['findings'],
     quarantineReason: row.quarantined_at ? row.quarantine_reason : null,
+    deprecationMessage: row.deprecation_message,
   };
 }
 

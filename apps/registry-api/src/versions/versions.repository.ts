@@ -1,5 +1,5 @@
-import type { Db } from '@pkgreg/db';
-import { sql } from 'kysely';
+import type { Database, Db } from '@pkgreg/db';
+import { type ExpressionBuilder, sql } from 'kysely';
 
 // SQL of the versions room: plain functions taking the database first.
 
@@ -39,10 +39,22 @@ const SUMMARY_COLUMNS = [
   'findings',
 ] as const;
 
+type VersionsEb = ExpressionBuilder<Database, 'package_versions'>;
+
+const yankOf = (eb: VersionsEb) =>
+  eb.selectFrom('package_version_yanks as y').whereRef('y.version_id', '=', 'package_versions.id');
+
+/** Whether the owner yanked the version, and why (yanks live apart: versions are never updated). */
+const YANK_COLUMNS = (eb: VersionsEb) => [
+  eb.exists(yankOf(eb).select('y.version_id')).as('yanked'),
+  yankOf(eb).select('y.reason').as('yank_reason'),
+];
+
 export async function listVersionRows(db: Db, packageId: string, offset: number, limit: number) {
   return db
     .selectFrom('package_versions')
     .select(SUMMARY_COLUMNS)
+    .select(YANK_COLUMNS)
     .where('package_id', '=', packageId)
     .orderBy('seq', 'desc')
     .offset(offset)
@@ -61,14 +73,24 @@ export async function countVersions(db: Db, packageId: string): Promise<number> 
   return Number(row.n);
 }
 
-/** An exact version, or the newest one when `version` is null. */
+/** An exact version (yanked or not), or the newest one not yanked when `version` is null. */
 export async function findVersionRow(
   db: Db,
   packageId: string,
   version: string | null,
 ): Promise<VersionRow | undefined> {
-  let query = db.selectFrom('package_versions').select(SUMMARY_COLUMNS).where('package_id', '=', packageId);
-  query = version === null ? query.orderBy('seq', 'desc').limit(1) : query.where('version', '=', version);
+  let query = db
+    .selectFrom('package_versions')
+    .select(SUMMARY_COLUMNS)
+    .select(YANK_COLUMNS)
+    .where('package_id', '=', packageId);
+  query =
+    version === null
+      ? query
+          .where((eb) => eb.not(eb.exists(yankOf(eb).select('y.version_id'))))
+          .orderBy('seq', 'desc')
+          .limit(1)
+      : query.where('version', '=', version);
   return query.executeTakeFirst();
 }
 

@@ -76,13 +76,20 @@ function toSummary(row: VersionRow): VersionSummary {
     createdAt: row.created_at.toISOString(),
     warnings: row.warnings,
     risk: row.risk,
+    yanked: Boolean(row.yanked),
+    yankReason: row.yank_reason ?? null,
   };
 }
 
 async function requireVersion(db: Db, key: PackageKey, ref: VersionRef): Promise<VersionRow> {
   const pkg = await requirePackage(db, key, ref.exact !== null);
   const row = await findVersionRow(db, pkg.id, ref.exact);
-  if (!row) throw notFound(VERSION_NOT_FOUND_MESSAGE);
+  if (!row) {
+    // `latest` skips yanked versions: say so when there are versions but every one is yanked.
+    if (ref.exact === null && (await countVersions(db, pkg.id)) > 0)
+      throw notFound(`${VERSION_NOT_FOUND_MESSAGE}: every version of @${key.scope}/${key.name} is yanked`);
+    throw notFound(VERSION_NOT_FOUND_MESSAGE);
+  }
   return row;
 }
 
