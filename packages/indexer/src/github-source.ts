@@ -45,9 +45,10 @@ const MAX_ATTEMPTS = 3;
 const MAX_REDIRECTS = 3;
 
 const RepoResponseSchema = z.object({
+  id: z.number().int().optional(),
   name: z.string(),
   full_name: z.string().optional(),
-  owner: z.object({ login: z.string() }),
+  owner: z.object({ login: z.string(), id: z.number().int().optional() }),
   default_branch: z.string(),
   stargazers_count: z.number().int().nonnegative().default(0),
   license: z.object({ spdx_id: z.string().nullable().optional() }).nullable().optional(),
@@ -292,6 +293,8 @@ export class GitHubSource implements SkillSource {
   readonly kind = 'github' as const;
   readonly locator: string;
   private repoPath: string;
+  /** The branch to read; the repository's default branch when undefined. */
+  private readonly branch: string | undefined;
   /** The last snapshot's commit and files, for reading blobs at that commit. */
   private commit: string | null = null;
   private pathsBySha = new Map<string, string>();
@@ -299,15 +302,19 @@ export class GitHubSource implements SkillSource {
   constructor(
     locator: string,
     private readonly client: GitHubClient,
+    options: { branch?: string } = {},
   ) {
     this.locator = normalizeGitHubLocator(locator);
+    this.branch = options.branch;
     const [owner, repo] = this.locator.split('/') as [string, string];
     this.repoPath = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`;
   }
 
   async snapshot({ etags, cachedMeta }: SnapshotRequest): Promise<SourceSnapshot> {
     const nextEtags: Record<string, string> = {};
-    let metaResult = await this.client.get(this.repoPath, cachedMeta ? etags.repo : undefined);
+    // Metadata kept before owner ids were recorded is read again once, unconditionally.
+    const cachedIsComplete = cachedMeta !== null && 'ownerId' in cachedMeta;
+    let metaResult = await this.client.get(this.repoPath, cachedIsComplete ? etags.repo : undefined);
     let meta: RepoMeta;
     if (metaResult.notModified && cachedMeta) {
       meta = cachedMeta;
@@ -323,14 +330,22 @@ export class GitHubSource implements SkillSource {
     // Later requests go to the repository's canonical name (it may have been renamed or transferred).
     this.repoPath = `/repos/${encodeURIComponent(meta.owner)}/${encodeURIComponent(meta.name)}`;
     // Besides ETags, the state keeps the head commit and its tree: a 304 on the branch names neither.
-    const branchKey = `branch:${meta.defaultBranch}`;
-    const commitKey = `commit:${meta.defaultBranch}`;
-    const treeKey = `tree:${meta.defaultBranch}`;
+    const branchName = this.branch ?? meta.defaultBranch;
+    const branchKey = `branch:${branchName}`;
+    const commitKey = `commit:${branchName}`;
+    const treeKey = `tree:${branchName}`;
     const known = etags[commitKey] && etags[treeKey] ? etags[branchKey] : undefined;
-    const branchResult = await this.client.get(
-      `${this.repoPath}/branches/${encodeURIComponent(meta.defaultBranch)}`,
-      known,
-    );
+    const branchResult = await this.client
+      .get(`${this.repoPath}/branches/${encodeURIComponent(branchName)}`, known)
+      .catch((error: unknown) => {
+        if (error instanceof IndexingError && error.code === 'not_found')
+          throw new IndexingError(
+            'not_found',
+            `branch "${branchName}" not found in ${meta.owner}/${meta.name}`,
+          );
+        throw error;
+      });
+    const branch = branchName === meta.defaultBranch ? {} : { branch: branchName };
     let commit: string;
     let treeSha: string;
     if (branchResult.notModified) {
@@ -350,7 +365,7 @@ export class GitHubSource implements SkillSource {
     // Repository facts (stars, license) live on every package row: when they moved, every row needs
     // them, so the tree is read even if the commit did not change.
     if (branchResult.notModified && sameMeta(cachedMeta, meta)) {
-      return { repo: meta, files: null, truncated: false, etags: nextEtags, commit };
+      return { repo: meta, files: null, truncated: false, etags: nextEtags, commit, ...branch };
     }
     const treeResult = await this.client.get(
       `${this.repoPath}/git/trees/${encodeURIComponent(treeSha)}?recursive=1`,
@@ -364,7 +379,7 @@ export class GitHubSource implements SkillSource {
       files.push({ path: entry.path, sha: entry.sha, size: entry.size ?? null, mode: entry.mode });
     }
     this.pathsBySha = new Map(files.map((f) => [f.sha, f.path]));
-    return { repo: meta, files, truncated: tree.data.truncated, etags: nextEtags, commit };
+    return { repo: meta, files, truncated: tree.data.truncated, etags: nextEtags, commit, ...branch };
   }
 
   async readBlobs(shas: string[]): Promise<Map<string, Buffer>> {
@@ -461,6 +476,8 @@ export class GitHubSource implements SkillSource {
       license: spdx && spdx !== 'NOASSERTION' ? spdx : null,
       homepageUrl: repo.homepage?.trim() ? repo.homepage.trim() : null,
       repoUrl: repo.html_url ?? `${this.client.webUrl}/${fullName}`,
+      ownerId: repo.owner.id ?? null,
+      repositoryId: repo.id ?? null,
     };
   }
 }

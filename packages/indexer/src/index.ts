@@ -15,6 +15,10 @@
  *   summaries; GitHub sources after a rate limit are skipped, not hammered.
  * - `listKnownSources(db)`: the sources in `indexed_sources` with their last run.
  * - `seedDemo(deps, dir)`: writes the demo git repositories under `dir` and indexes them (idempotent).
+ * - Publishing (docs/publishing.md): `indexSource` with `proof` (a publish or signed webhook) marks what
+ *   it writes `verified`; every GitHub run binds its scope to the owner's account id (`bindScope`), so a
+ *   renamed account keeps its scope and a re-registered login gets nothing. `createPublishRun` and its
+ *   transitions are the record the API answers 202 with and the worker completes.
  *
  * Every file of a skill's folder is indexed: a folder whose files changed becomes a new immutable
  * version (docs/versions.md) with its manifest and archive; content is stored once per hash in a
@@ -49,6 +53,22 @@ export {
   reindexAll,
 } from './indexer.service.js';
 export { detectLicenseText, isLicenseFileName, spdxFromDeclared } from './license.js';
+export {
+  bindScope,
+  createPublishRun,
+  decideScope,
+  findPublishRun,
+  findScopeOfOwner,
+  findScopeOwner,
+  finishPublishRun,
+  type NewPublishRun,
+  type PublishRunRow,
+  type ScopeClaim,
+  type ScopeDecision,
+  type ScopeOwnerRow,
+  scopeTakenMessage,
+  startPublishRun,
+} from './publishing.repository.js';
 export { type RescanOptions, type RescanSummary, rescanVersions } from './rescan.js';
 export { DEFAULT_SKILL_LIMITS, isInstalledCopy, type SkillLimits } from './skill-folders.js';
 export {

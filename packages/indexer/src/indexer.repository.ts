@@ -47,6 +47,26 @@ export async function findSource(
     .executeTakeFirst();
 }
 
+/** The GitHub source of a repository by its id, whatever locator it was first indexed under. */
+export async function findSourceByRepositoryId(
+  db: Conn,
+  repositoryId: number,
+): Promise<SourceRow | undefined> {
+  return db
+    .selectFrom('indexed_sources')
+    .selectAll()
+    .where('kind', '=', 'github')
+    .where('repository_id', '=', repositoryId)
+    .orderBy('created_at')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** A renamed or transferred repository's source takes the locator it is published under now. */
+export async function moveSourceLocator(db: Conn, id: string, locator: string): Promise<void> {
+  await db.updateTable('indexed_sources').set({ locator }).where('id', '=', id).execute();
+}
+
 /** Another source already indexed under the same `owner/repo`. */
 export async function findOtherSourceOfRepo(
   db: Conn,
@@ -72,6 +92,9 @@ export async function saveSource(
     etags: Record<string, string>;
     repoMeta: RepoMeta;
     includeHidden: boolean;
+    /** The branch asked for (null: the default branch). */
+    ref: string | null;
+    repositoryId: number | null;
   },
 ): Promise<string> {
   const row = {
@@ -83,6 +106,8 @@ export async function saveSource(
     repo_meta: JSON.stringify(values.repoMeta),
     last_run_at: new Date(),
     include_hidden: values.includeHidden,
+    ref: values.ref,
+    repository_id: values.repositoryId,
   };
   const saved = await db
     .insertInto('indexed_sources')
@@ -95,6 +120,8 @@ export async function saveSource(
         repo_meta: row.repo_meta,
         last_run_at: row.last_run_at,
         include_hidden: row.include_hidden,
+        ref: row.ref,
+        repository_id: row.repository_id,
       }),
     )
     .returning('id')
@@ -234,8 +261,8 @@ export async function findPackage(db: Conn, scope: string, name: string): Promis
 
 /** A package row's indexer-owned values: the SKILL.md's fields plus what the folder and versions decide. */
 export type IndexedPackage = DerivedPackage & {
-  /** The latest version's string. */
-  version: string;
+  /** The latest version's string (the newest not yanked); null when every version is yanked. */
+  version: string | null;
   license: string | null;
   warnings: string[];
 };
@@ -284,9 +311,37 @@ export async function insertPackage(db: Conn, pkg: IndexedPackage, now: Date): P
   return row?.id ?? null;
 }
 
-/** Rewrites the indexer's columns; download_count, first_indexed_at, verified, featured are left alone. */
+/**
+ * Rewrites the indexer's columns; download_count, first_indexed_at, verified, featured and the owner's
+ * deprecation are left alone.
+ */
 export async function updatePackage(db: Conn, id: string, pkg: IndexedPackage, now: Date): Promise<void> {
   await db.updateTable('packages').set(columns(pkg, now)).where('id', '=', id).execute();
+}
+
+/**
+ * `verified`: true once a proven run (a publish, a signed webhook) wrote or confirmed the package's
+ * latest version, false once a crawl created one. Rows already right are not rewritten.
+ */
+export async function setVerified(db: Conn, ids: string[], verified: boolean): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('packages')
+    .set({ verified })
+    .where('id', 'in', ids)
+    .where('verified', '<>', verified)
+    .execute();
+}
+
+/** The listed packages of a repository as a not-modified run reports them. */
+export async function listedOfRepo(db: Conn, sourceRepo: string) {
+  return db
+    .selectFrom('packages')
+    .select(['scope', 'name', 'source_path', 'version', 'warnings'])
+    .where('source_repo', '=', sourceRepo)
+    .where('status', '<>', 'delisted')
+    .orderBy('source_path')
+    .execute();
 }
 
 export async function delistPackages(db: Conn, ids: string[], now: Date): Promise<void> {
@@ -334,6 +389,8 @@ export function rowMatches(row: PackageRow, pkg: IndexedPackage): boolean {
 export interface VersionHistory {
   latestDigest: string;
   latestVersion: string;
+  /** The newest version not yanked by its owner (what the package row names); null when all are. */
+  latestListed: string | null;
   /** Every version string the package has. */
   used: Set<string>;
   /** The declared version of its newest version that declared one. */
@@ -344,18 +401,26 @@ export async function versionHistories(db: Conn, packageIds: string[]): Promise<
   const histories = new Map<string, VersionHistory>();
   if (packageIds.length === 0) return histories;
   const rows = await db
-    .selectFrom('package_versions')
-    .select(['package_id', 'version', 'declared_version', 'digest'])
-    .where('package_id', 'in', packageIds)
-    .orderBy('seq', 'desc')
+    .selectFrom('package_versions as v')
+    .leftJoin('package_version_yanks as y', 'y.version_id', 'v.id')
+    .select(['v.package_id', 'v.version', 'v.declared_version', 'v.digest', 'y.version_id as yanked'])
+    .where('v.package_id', 'in', packageIds)
+    .orderBy('v.seq', 'desc')
     .execute();
   for (const row of rows) {
     let history = histories.get(row.package_id);
     if (!history) {
       // Newest first: the first row of a package is its latest version.
-      history = { latestDigest: row.digest, latestVersion: row.version, used: new Set(), lastDeclared: null };
+      history = {
+        latestDigest: row.digest,
+        latestVersion: row.version,
+        latestListed: null,
+        used: new Set(),
+        lastDeclared: null,
+      };
       histories.set(row.package_id, history);
     }
+    if (history.latestListed === null && row.yanked === null) history.latestListed = row.version;
     history.used.add(row.version);
     history.lastDeclared ??= row.declared_version;
   }

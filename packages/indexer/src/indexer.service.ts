@@ -1,10 +1,16 @@
+import type { PublishProof, SkillResult } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import type { Logger } from 'pino';
 import { type ContentStore, createPgContentStore } from './content-store.js';
 import { IndexingError, type IndexingErrorCode } from './errors.js';
 import { type PreparedSkill, prepareSkills } from './folder-versions.js';
 import { GitSource } from './git-source.js';
-import { GitHubClient, GitHubSource, type GitHubSourceOptions } from './github-source.js';
+import {
+  GitHubClient,
+  GitHubSource,
+  type GitHubSourceOptions,
+  normalizeGitHubLocator,
+} from './github-source.js';
 import {
   countListedOfRepo,
   createRun,
@@ -12,6 +18,7 @@ import {
   findOtherSourceOfRepo,
   findPackage,
   findSource,
+  findSourceByRepositoryId,
   finishRun,
   type IndexedPackage,
   insertPackage,
@@ -19,18 +26,23 @@ import {
   insertVersion,
   lastRejections,
   lastRunOf,
+  listedOfRepo,
   listSources,
   lockSource,
+  moveSourceLocator,
   packagesOfRepo,
   type Rejection,
   type RunCounts,
   rowMatches,
+  type SourceRow,
   saveSource,
+  setVerified,
   unlockSource,
   updatePackage,
   versionHistories,
 } from './indexer.repository.js';
 import { isLicenseFileName } from './license.js';
+import { bindScope, decideScope } from './publishing.repository.js';
 import { DEFAULT_SKILL_LIMITS, limitProblem, type SkillLimits, skillFoldersOf } from './skill-folders.js';
 import { sanitizeScope } from './skill-md.js';
 import type { RepoMeta, SkillSource, SourceKind, TreeFile } from './types.js';
@@ -63,6 +75,18 @@ export interface IndexRequest {
    * default). Remembered for the source's later runs.
    */
   includeHidden?: boolean;
+  /**
+   * GitHub: the branch to index, remembered for the source's later runs; null goes back to the default
+   * branch; undefined keeps what the source remembers.
+   */
+  ref?: string | null;
+  /**
+   * How the caller proved control of the repository (publish, signed webhook). A proven run binds the
+   * scope as published and marks what it writes `verified`; a crawl (none) marks new versions unverified.
+   */
+  proof?: PublishProof;
+  /** The account id the proof named: the repository must still belong to it when it is read. */
+  expectedOwnerId?: number;
 }
 
 /** A version a run created. */
@@ -94,6 +118,12 @@ export interface IndexSummary {
   rejections: Rejection[];
   /** Versions this run created (a package whose folder did not change gets none). */
   versions: NewVersionSummary[];
+  /** Per SKILL.md: new version, unchanged, rejected or delisted, with its warnings and reason. */
+  skills: SkillResult[];
+  /** The scope the packages were written under (a renamed account keeps its first scope). */
+  scope: string | null;
+  /** Commit the tree was read at, when the source said. */
+  commit: string | null;
   /** The host answered 304 for the tree: nothing was read or written. */
   notModified: boolean;
   /** The host truncated the tree listing: nothing was delisted. */
@@ -135,7 +165,12 @@ function parseRepoMeta(value: unknown): RepoMeta | null {
 
 async function openSource(deps: IndexerDeps, request: IndexRequest): Promise<SkillSource> {
   if (request.kind === 'github') {
-    return new GitHubSource(request.locator, deps.githubClient ?? new GitHubClient(deps.github));
+    const locator = normalizeGitHubLocator(request.locator);
+    const branch =
+      request.ref === undefined ? (await findSource(deps.db, 'github', locator))?.ref : request.ref;
+    return new GitHubSource(locator, deps.githubClient ?? new GitHubClient(deps.github), {
+      ...(branch ? { branch } : {}),
+    });
   }
   if (request.kind !== 'git') {
     throw new IndexingError('invalid_locator', `unknown source kind "${String(request.kind)}"`);
@@ -154,9 +189,12 @@ async function openSource(deps: IndexerDeps, request: IndexRequest): Promise<Ski
 interface LockedOutcome {
   sourceId: string;
   sourceRepo: string;
+  scope: string;
+  commit: string | null;
   counts: RunCounts;
   rejections: Rejection[];
   versions: NewVersionSummary[];
+  skills: SkillResult[];
   notModified: boolean;
   truncated: boolean;
 }
@@ -173,21 +211,83 @@ interface RunContext {
   limits: SkillLimits;
   includeHidden: boolean;
   logger: Logger | undefined;
+  request: IndexRequest;
 }
+
+/**
+ * The source's row under this locator, else (GitHub) under the repository's id: a repository published
+ * under its new name after a rename or transfer keeps its source, which takes the new locator.
+ */
+async function knownSource(
+  conn: Db,
+  source: SkillSource,
+  repositoryId: number | null | undefined,
+): Promise<SourceRow | undefined> {
+  const byLocator = await findSource(conn, source.kind, source.locator);
+  if (byLocator || source.kind !== 'github' || typeof repositoryId !== 'number') return byLocator;
+  const byId = await findSourceByRepositoryId(conn, repositoryId);
+  if (byId) await moveSourceLocator(conn, byId.id, source.locator);
+  return byId ? { ...byId, locator: source.locator } : undefined;
+}
+
+/**
+ * The scope a run writes under: for a code-host repository, the one bound to its owner's account id
+ * (a renamed account keeps its scope; a login re-registered by another account is refused); for a
+ * local git repository, which has no account id, the name chosen for it (docs/publishing.md).
+ */
+async function scopeOf(ctx: RunContext, repo: RepoMeta): Promise<string> {
+  const named = sanitizeScope(repo.owner);
+  if (!named)
+    throw new IndexingError('invalid_locator', `owner "${repo.owner}" cannot be made a valid scope`);
+  const ownerId = repo.ownerId;
+  if (ctx.source.kind !== 'github' || typeof ownerId !== 'number') return named;
+  const expected = ctx.request.expectedOwnerId;
+  if (expected !== undefined && expected !== ownerId) {
+    throw new IndexingError(
+      'forbidden',
+      `${repo.owner}/${repo.name} now belongs to account ${ownerId}, not ${expected} that the proof named`,
+    );
+  }
+  const decision = await decideScope(ctx.conn, { scope: named, ownerId, login: repo.owner });
+  if (!decision.ok) throw new IndexingError('forbidden', decision.message);
+  return decision.scope;
+}
+
+function rejectedResults(rejections: Rejection[]): SkillResult[] {
+  return rejections.map((r) => ({
+    path: r.path,
+    name: null,
+    outcome: 'rejected',
+    version: null,
+    warnings: [],
+    reason: r.reason,
+  }));
+}
+
+const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+const skillMdPath = (sourcePath: string) => (sourcePath ? `${sourcePath}/SKILL.md` : 'SKILL.md');
 
 async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcome> {
   const { conn, source } = ctx;
   // Read under the lock: a run that held it before us may have moved the ETags on.
-  const known = await findSource(conn, source.kind, source.locator);
+  let known = await findSource(conn, source.kind, source.locator);
   const includeHidden = ctx.includeHidden || (known?.include_hidden ?? false);
   const snap = await source.snapshot({
     etags: known?.etags ?? {},
     cachedMeta: known ? parseRepoMeta(known.repo_meta) : null,
   });
-  const scope = sanitizeScope(snap.repo.owner);
-  if (!scope)
-    throw new IndexingError('invalid_locator', `owner "${snap.repo.owner}" cannot be made a valid scope`);
+  const scope = await scopeOf(ctx, snap.repo);
+  known ??= await knownSource(conn, source, snap.repo.repositoryId);
   const sourceRepo = `${snap.repo.owner}/${snap.repo.name}`;
+  const ownerId = snap.repo.ownerId;
+  const claim =
+    source.kind === 'github' && typeof ownerId === 'number'
+      ? { scope: sanitizeScope(snap.repo.owner) ?? scope, ownerId, login: snap.repo.owner }
+      : null;
+  const boundBy = ctx.request.proof === 'oidc' || ctx.request.proof === 'token' ? 'publish' : 'index';
+  // The branch indexed is the source's `sourceRef` (packages record it; the source remembers it).
+  const repoForSkills = snap.branch ? { ...snap.repo, defaultBranch: snap.branch } : snap.repo;
   const other = await findOtherSourceOfRepo(conn, sourceRepo, source.kind, source.locator);
   if (other) {
     throw new IndexingError(
@@ -203,19 +303,50 @@ async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcom
     etags: snap.etags,
     repoMeta: snap.repo,
     includeHidden,
+    ref: snap.branch ?? null,
+    repositoryId: snap.repo.repositoryId ?? null,
   };
 
   if (snap.files === null) {
-    const sourceId = await saveSource(conn, sourceValues);
+    const { sourceId, listed } = await conn.transaction().execute(async (trx) => {
+      if (claim) await bindScope(trx, claim, boundBy);
+      const id = await saveSource(trx, sourceValues);
+      const rows = await listedOfRepo(trx, sourceRepo);
+      // A proven run confirms the latest versions it finds unchanged (docs/publishing.md, verified).
+      if (ctx.request.proof) {
+        const ids = (await packagesOfRepo(trx, [sourceRepo])).filter((r) => r.status !== 'delisted');
+        await setVerified(
+          trx,
+          ids.map((r) => r.id),
+          true,
+        );
+      }
+      return { sourceId: id, listed: rows };
+    });
     const rejections = known ? await lastRejections(conn, known.id) : [];
     await insertRejections(conn, runId, rejections);
-    const unchanged = await countListedOfRepo(conn, sourceRepo);
+    const skills: SkillResult[] = [
+      ...listed.map(
+        (row): SkillResult => ({
+          path: skillMdPath(row.source_path),
+          name: `@${row.scope}/${row.name}`,
+          outcome: 'unchanged',
+          version: row.version,
+          warnings: row.warnings,
+          reason: null,
+        }),
+      ),
+      ...rejectedResults(rejections),
+    ].sort(byPath);
     return {
       sourceId,
       sourceRepo,
-      counts: { ...ZERO, unchanged, rejected: rejections.length },
+      scope,
+      commit: snap.commit,
+      counts: { ...ZERO, unchanged: listed.length, rejected: rejections.length },
       rejections,
       versions: [],
+      skills,
       notModified: true,
       truncated: false,
     };
@@ -242,7 +373,7 @@ async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcom
     store: ctx.store,
     folders,
     rootLicenseFiles: rootLicenseFiles(snap.files),
-    repo: snap.repo,
+    repo: repoForSkills,
     scope,
     sourceRepo,
     latestDigest: (name) => histories.get(idByName.get(`${scope}/${name}`) ?? '')?.latestDigest,
@@ -253,12 +384,14 @@ async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcom
   }
 
   const { sourceId, written } = await conn.transaction().execute(async (trx) => {
+    if (claim) await bindScope(trx, claim, boundBy);
     const result = await writePackages(trx, {
       names,
       prepared,
       rejections,
       snapshotCommit: snap.commit,
       truncated: snap.truncated,
+      proven: ctx.request.proof !== undefined,
     });
     rejections.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     result.counts.rejected = rejections.length;
@@ -271,9 +404,15 @@ async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcom
   return {
     sourceId,
     sourceRepo,
+    scope,
+    commit: snap.commit,
     counts: written.counts,
     rejections,
     versions: written.versions,
+    skills: [
+      ...written.skills,
+      ...rejectedResults(rejections.filter((r) => !written.skills.some((k) => k.path === r.path))),
+    ].sort(byPath),
     notModified: false,
     truncated: snap.truncated,
   };
@@ -286,13 +425,15 @@ interface WriteInput {
   rejections: Rejection[];
   snapshotCommit: string | null;
   truncated: boolean;
+  /** A publish or signed webhook: what it writes or confirms is `verified`. */
+  proven: boolean;
 }
 
 /** The run's package rows and new versions, in one transaction: a failure leaves none of them. */
 async function writePackages(
   trx: Db,
   input: WriteInput,
-): Promise<{ counts: RunCounts; versions: NewVersionSummary[] }> {
+): Promise<{ counts: RunCounts; versions: NewVersionSummary[]; skills: SkillResult[] }> {
   const { prepared, rejections } = input;
   const now = new Date();
   const rows = await packagesOfRepo(trx, input.names);
@@ -303,24 +444,27 @@ async function writePackages(
   );
   const counts: RunCounts = { ...ZERO };
   const versions: NewVersionSummary[] = [];
+  const skills: SkillResult[] = [];
   const claimedBy = new Map<string, string>();
   const kept = new Set<string>();
+  const created = new Set<string>();
+  const reject = (path: string, key: string, reason: string) => {
+    rejections.push({ path, reason });
+    skills.push({ path, name: `@${key}`, outcome: 'rejected', version: null, warnings: [], reason });
+  };
   for (const skill of prepared) {
     const { pkg } = skill;
     const key = `${pkg.scope}/${pkg.name}`;
     const earlier = claimedBy.get(key);
     if (earlier) {
-      rejections.push({
-        path: skill.path,
-        reason: `duplicate name "${pkg.name}": also defined by ${earlier}`,
-      });
+      reject(skill.path, key, `duplicate name "${pkg.name}": also defined by ${earlier}`);
       continue;
     }
     const row = byName.get(key);
     if (row?.removed_at) {
       claimedBy.set(key, skill.path);
       kept.add(row.id);
-      rejections.push({ path: skill.path, reason: `@${key} was removed by the registry operator` });
+      reject(skill.path, key, `@${key} was removed by the registry operator`);
       continue;
     }
     const history = row ? histories.get(row.id) : undefined;
@@ -333,8 +477,16 @@ async function writePackages(
           time: now,
           digest: skill.digest,
         })
-      : (history?.latestVersion as string);
-    const values: IndexedPackage = { ...pkg, version, license: skill.license, warnings: skill.warnings };
+      : (history?.latestListed ?? null);
+    // The owner's deprecation outlives runs; the SKILL.md's own `metadata.status` can only add to it.
+    const status = row?.deprecated_at && pkg.status === 'active' ? 'deprecated' : pkg.status;
+    const values: IndexedPackage = {
+      ...pkg,
+      status,
+      version,
+      license: skill.license,
+      warnings: skill.warnings,
+    };
     let packageId: string;
     if (row) {
       packageId = row.id;
@@ -349,10 +501,11 @@ async function writePackages(
       if (!id) {
         // (scope, name) belongs to another repository of the same owner: first come keeps it.
         const holder = await findPackage(trx, pkg.scope, pkg.name);
-        rejections.push({
-          path: skill.path,
-          reason: `name collision: @${key} is already provided by ${holder?.source_repo ?? 'another repository'}`,
-        });
+        reject(
+          skill.path,
+          key,
+          `name collision: @${key} is already provided by ${holder?.source_repo ?? 'another repository'}`,
+        );
         continue;
       }
       packageId = id;
@@ -360,7 +513,16 @@ async function writePackages(
     }
     claimedBy.set(key, skill.path);
     kept.add(packageId);
-    if (changed) {
+    skills.push({
+      path: skill.path,
+      name: `@${key}`,
+      outcome: changed ? 'new-version' : 'unchanged',
+      version: changed ? version : (history?.latestVersion ?? null),
+      warnings: skill.warnings,
+      reason: null,
+    });
+    if (changed && version !== null) {
+      created.add(packageId);
       if (!skill.archive) throw new IndexingError('source_error', `no archive was built for @${key}`);
       await insertVersion(
         trx,
@@ -383,11 +545,28 @@ async function writePackages(
     }
   }
   if (!input.truncated) {
-    const gone = rows.filter((r) => r.status !== 'delisted' && !kept.has(r.id)).map((r) => r.id);
-    await delistPackages(trx, gone, now);
+    const gone = rows.filter((r) => r.status !== 'delisted' && !kept.has(r.id));
+    await delistPackages(
+      trx,
+      gone.map((r) => r.id),
+      now,
+    );
     counts.delisted = gone.length;
+    for (const row of gone) {
+      skills.push({
+        path: skillMdPath(row.source_path),
+        name: `@${row.scope}/${row.name}`,
+        outcome: 'delisted',
+        version: null,
+        warnings: [],
+        reason: 'its SKILL.md is gone from the repository or no longer passes the rules',
+      });
+    }
   }
-  return { counts, versions };
+  // verified: what a proven run writes or confirms; a crawl's new version is not (docs/publishing.md).
+  if (input.proven) await setVerified(trx, [...kept], true);
+  else await setVerified(trx, [...created], false);
+  return { counts, versions, skills };
 }
 
 function asIndexingError(error: unknown): IndexingError {
@@ -424,6 +603,7 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
             limits: { ...DEFAULT_SKILL_LIMITS, ...deps.limits },
             includeHidden: request.includeHidden ?? false,
             logger,
+            request,
           },
           runId as string,
         );
@@ -450,6 +630,9 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
       ...outcome.counts,
       rejections: outcome.rejections,
       versions: outcome.versions,
+      skills: outcome.skills,
+      scope: outcome.scope,
+      commit: outcome.commit,
       notModified: outcome.notModified,
       truncated: outcome.truncated,
       error: null,
@@ -481,6 +664,9 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
       ...ZERO,
       rejections: [],
       versions: [],
+      skills: [],
+      scope: null,
+      commit: null,
       notModified: false,
       truncated: false,
       error: { code: error.code, message: error.message, retryAt: error.retryAt?.toISOString() ?? null },
@@ -513,6 +699,9 @@ export async function reindexAll(deps: IndexerDeps): Promise<IndexSummary[]> {
         ...ZERO,
         rejections: [],
         versions: [],
+        skills: [],
+        scope: null,
+        commit: null,
         notModified: false,
         truncated: false,
         error: {

@@ -13,6 +13,10 @@ export interface RepoMeta {
   license: string | null;
   homepageUrl: string | null;
   repoUrl: string | null;
+  /** The code host's numeric id of the owner account (survives renames); absent for local git. */
+  ownerId?: number | null;
+  /** The code host's numeric id of the repository (survives renames and transfers); absent for local git. */
+  repositoryId?: number | null;
 }
 
 /** Git's file modes: a regular file, an executable one, a symbolic link (its blob is the target). */
@@ -46,6 +50,8 @@ export interface SourceSnapshot {
   commit: string | null;
   /** ETags to keep for the next run. */
   etags: Record<string, string>;
+  /** The branch read when it is not the default one (a publish asked for it). */
+  branch?: string;
 }
 
 /**

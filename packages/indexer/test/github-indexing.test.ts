@@ -12,7 +12,7 @@ import {
   reindexAll,
 } from '../src/index.js';
 import { skillMd, testKysely } from '../src/testing.js';
-import { FakeGitHub, type FakeRepo } from './fake-github.js';
+import { FakeGitHub, type FakeRepo } from '@pkgreg/testing';
 
 // decisions.md: Registry / Indexing ("GitHub's API and web base URLs are configurable (GitHub
 // Enterprise)"), against a local server speaking GitHub's REST shapes.

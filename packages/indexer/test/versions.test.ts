@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgContentStore, GitHubClient, indexSource } from '../src/index.js';
 import { commitFiles, createRepo, git, removeDir, skillMd, tempDir, testKysely } from '../src/testing.js';
-import { FakeGitHub } from './fake-github.js';
+import { FakeGitHub } from '@pkgreg/testing';
 
 // docs/versions.md: whole skill folders as immutable versions, indexed from real git repositories and
 // from the local server that speaks GitHub's REST API.

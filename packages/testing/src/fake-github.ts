@@ -3,11 +3,17 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { pack as tarPack } from 'tar-stream';
-import { gitBlobSha } from '../src/index.js';
+import { gitBlobSha } from './git-blob-sha.js';
 
 // A local stand-in for GitHub's REST API (the documented shapes of GET /repos/{o}/{r},
 // /branches/{branch}, /git/trees/{sha}?recursive=1, /git/blobs/{sha} and /tarball/{ref}, which
 // redirects to a download host that takes no token), with ETags, 304s and rate-limit headers.
+//
+// Accounts have numeric ids as on GitHub: an owner renamed keeps its id, and a new account taking the
+// freed login gets another. User tokens (`addUser`) see `permissions` on GET /repos/{o}/{r} (admin,
+// maintain, push, triage, pull) as GitHub answers them for the token's user; a revoked token is 401
+// `Bad credentials`; a private repository is 404 to anyone who cannot pull it. Any other token is taken
+// as an app token that reads public repositories (what the indexer sends).
 
 /** A file with a mode: `100755` executable, `120000` a symbolic link whose content is its target. */
 export interface FakeFile {
@@ -18,6 +24,10 @@ export interface FakeFile {
 export interface FakeRepo {
   owner: string;
   name: string;
+  /** The owner's account id; default: the id the fake holds for the login (created on first use). */
+  ownerId?: number;
+  /** Only users with at least pull permission see it (others get 404, as on GitHub). */
+  private?: boolean;
   defaultBranch: string;
   stars: number;
   license: string | null;
@@ -92,6 +102,30 @@ export interface SeenRequest {
   headers: IncomingHttpHeaders;
 }
 
+/** A repository permission as GitHub's `permissions` object grades it. */
+export type RepoPermission = 'admin' | 'maintain' | 'push' | 'triage' | 'pull' | 'none';
+
+const GRADES: RepoPermission[] = ['none', 'pull', 'triage', 'push', 'maintain', 'admin'];
+
+/** GitHub's `permissions` object for a grade: each one includes those below it. */
+function permissionsOf(grade: RepoPermission): Record<Exclude<RepoPermission, 'none'>, boolean> {
+  const at = GRADES.indexOf(grade);
+  return {
+    admin: at >= GRADES.indexOf('admin'),
+    maintain: at >= GRADES.indexOf('maintain'),
+    push: at >= GRADES.indexOf('push'),
+    triage: at >= GRADES.indexOf('triage'),
+    pull: at >= GRADES.indexOf('pull'),
+  };
+}
+
+/** A GitHub user behind a token, with a permission per repository (`owner/name`, any case). */
+export interface FakeUser {
+  login: string;
+  id: number;
+  permissions: Record<string, RepoPermission>;
+}
+
 export interface RateLimitScript {
   /** How many upcoming requests get the rate-limited answer. */
   count: number;
@@ -114,6 +148,14 @@ export class FakeGitHub {
   /** Old `owner/name` (lowercased) -> current key, answered with a 301 as GitHub does after a rename. */
   readonly renamed = new Map<string, string>();
   private readonly ids = new Map<string, number>();
+  /** Account ids by login (lowercased); a renamed account moves, a taken login gets a new id. */
+  private readonly accounts = new Map<string, number>();
+  private nextAccountId = 1000;
+  private nextRepoId = 500_000;
+  /** User tokens: who they belong to and what they may do. */
+  readonly users = new Map<string, FakeUser>();
+  /** Tokens GitHub no longer accepts (401 Bad credentials). */
+  readonly revoked = new Set<string>();
   readonly requests: SeenRequest[] = [];
   /** Remaining budget reported in x-ratelimit-remaining (decremented per non-304 answer). */
   remaining = 5000;
@@ -131,8 +173,74 @@ export class FakeGitHub {
 
   addRepo(repo: FakeRepo): void {
     const key = `${repo.owner}/${repo.name}`.toLowerCase();
+    repo.ownerId ??= this.accountId(repo.owner);
+    this.accounts.set(repo.owner.toLowerCase(), repo.ownerId);
     this.repos.set(key, repo);
-    this.ids.set(key, this.ids.size + 1);
+    this.ids.set(key, this.nextRepoId++);
+  }
+
+  /** The id of the account holding `login`, created when the login is new. */
+  accountId(login: string): number {
+    const key = login.toLowerCase();
+    let id = this.accounts.get(key);
+    if (id === undefined) {
+      id = this.nextAccountId++;
+      this.accounts.set(key, id);
+    }
+    return id;
+  }
+
+  /**
+   * A new account (new id) takes `login`, e.g. after its owner renamed away from it. Its repositories are
+   * added with addRepo afterwards.
+   */
+  takeLogin(login: string): number {
+    const id = this.nextAccountId++;
+    this.accounts.set(login.toLowerCase(), id);
+    return id;
+  }
+
+  /** The repository's id, as GET /repos/{o}/{r} answers it. */
+  repoId(owner: string, name: string): number {
+    const id = this.ids.get(`${owner}/${name}`.toLowerCase());
+    if (id === undefined) throw new Error(`no repo ${owner}/${name}`);
+    return id;
+  }
+
+  /** A user token: GET /repos/{o}/{r} with it answers `permissions` for `login`'s grades. */
+  addUser(token: string, login: string, permissions: Record<string, RepoPermission> = {}): FakeUser {
+    const user: FakeUser = { login, id: this.accountId(login), permissions };
+    this.users.set(token, user);
+    return user;
+  }
+
+  /**
+   * Renames an account, as GitHub does: same id, new login; its repositories answer under the new name
+   * and their old names redirect (301 to /repositories/{id}) until someone takes the old login and
+   * creates a repository of that name.
+   */
+  renameOwner(oldLogin: string, newLogin: string): void {
+    const id = this.accounts.get(oldLogin.toLowerCase());
+    if (id === undefined) throw new Error(`no account ${oldLogin}`);
+    this.accounts.delete(oldLogin.toLowerCase());
+    this.accounts.set(newLogin.toLowerCase(), id);
+    for (const [key, repo] of [...this.repos]) {
+      if (repo.ownerId !== id) continue;
+      const repoId = this.ids.get(key) as number;
+      this.repos.delete(key);
+      repo.owner = newLogin;
+      const next = `${repo.owner}/${repo.name}`.toLowerCase();
+      this.repos.set(next, repo);
+      this.ids.set(next, repoId);
+      this.renamed.set(key, next);
+    }
+    for (const user of this.users.values()) {
+      if (user.id === id) user.login = newLogin;
+      for (const [repoKey, grade] of Object.entries(user.permissions)) {
+        const [owner, name] = repoKey.split('/');
+        if (owner?.toLowerCase() === oldLogin.toLowerCase()) user.permissions[`${newLogin}/${name}`] = grade;
+      }
+    }
   }
 
   /** Renames a repository: the old name then redirects (301) to `/repositories/{id}`. */
@@ -141,6 +249,7 @@ export class FakeGitHub {
     if (!repo) throw new Error(`no repo ${oldKey}`);
     const id = this.ids.get(oldKey) as number;
     this.repos.delete(oldKey);
+    this.ids.delete(oldKey);
     repo.name = newName;
     const key = `${repo.owner}/${repo.name}`.toLowerCase();
     this.repos.set(key, repo);
@@ -221,8 +330,33 @@ export class FakeGitHub {
     return this.send(res, 200, body, { etag });
   }
 
+  /** The user behind the request's token; null for no token or an app token; 'revoked' for a revoked one. */
+  private userOf(headers: IncomingHttpHeaders): FakeUser | null | 'revoked' {
+    const auth = headers.authorization;
+    const match = typeof auth === 'string' ? /^(?:Bearer|token) (.+)$/i.exec(auth) : null;
+    if (!match?.[1]) return null;
+    if (this.revoked.has(match[1])) return 'revoked';
+    return this.users.get(match[1]) ?? null;
+  }
+
+  private gradeOf(user: FakeUser | null, repo: FakeRepo): RepoPermission {
+    if (!user) return repo.private ? 'none' : 'pull';
+    if (user.id === repo.ownerId) return 'admin';
+    const key = `${repo.owner}/${repo.name}`.toLowerCase();
+    const granted = Object.entries(user.permissions).find(([k]) => k.toLowerCase() === key)?.[1];
+    return granted ?? (repo.private ? 'none' : 'pull');
+  }
+
   /** Answers one request; returns true once it has been answered. */
   private handle(rawPath: string, headers: IncomingHttpHeaders, res: ServerResponse): boolean {
+    const user = this.userOf(headers);
+    if (user === 'revoked') {
+      return this.send(res, 401, {
+        message: 'Bad credentials',
+        documentation_url: 'https://docs.github.com/rest',
+        status: '401',
+      });
+    }
     if (this.rateLimit && this.rateLimit.count > 0) {
       this.rateLimit.count -= 1;
       const script = this.rateLimit;
@@ -255,15 +389,19 @@ export class FakeGitHub {
     }
     const repo = this.repos.get(lookup);
     if (!repo) return this.send(res, 404, { message: 'Not Found' });
+    const grade = this.gradeOf(user, repo);
+    if (grade === 'none') return this.send(res, 404, { message: 'Not Found' });
     const fullName = `${repo.owner}/${repo.name}`;
 
     if (parts.length === 4) {
       return this.conditional(res, headers, {
-        id: 1,
+        id: this.ids.get(lookup),
         name: repo.name,
         full_name: fullName,
-        owner: { login: repo.owner, type: 'Organization' },
-        private: false,
+        owner: { login: repo.owner, id: repo.ownerId, type: 'Organization' },
+        private: repo.private ?? false,
+        // GitHub adds the caller's permissions when the request is authenticated as a user.
+        ...(user ? { permissions: permissionsOf(grade) } : {}),
         html_url: `${this.webUrl}/${fullName}`,
         homepage: repo.homepage,
         stargazers_count: repo.stars,

@@ -1,0 +1,31 @@
+// @pkgreg/testing: local servers that speak the real protocols, for any package's tests (nothing of
+// ours is mocked against them): an OIDC issuer with its JWKS and GitHub Actions' ID-token endpoint, a
+// stand-in for GitHub's REST API (repositories, trees, blobs, tarballs, ETags, rate limits, account ids,
+// user tokens and their permissions, renames), and GitHub's webhook deliveries.
+
+export {
+  type FakeFile,
+  FakeGitHub,
+  type FakeRepo,
+  type FakeUser,
+  type RateLimitScript,
+  type RepoPermission,
+  type SeenRequest,
+} from './fake-github.js';
+export {
+  type Delivery,
+  deliverWebhook,
+  pingEvent,
+  pushEvent,
+  signWebhook,
+  type WebhookRepository,
+} from './github-webhooks.js';
+export {
+  type ActionsClaims,
+  type ActionsRun,
+  actionsClaims,
+  type IssueOptions,
+  type OidcIssuer,
+  type SeenTokenRequest,
+  startOidcIssuer,
+} from './oidc-issuer.js';
