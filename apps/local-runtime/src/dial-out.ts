@@ -38,8 +38,9 @@ const REPLACED = 4000;
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
+/** `{edge}/tunnel/connect`, under the edge URL's own path when it has one (a proxy's prefix). */
 export function connectUrl(edgeUrl: string): string {
-  const url = new URL(TUNNEL_CONNECT_PATH, `${edgeUrl}/`);
+  const url = new URL(TUNNEL_CONNECT_PATH.slice(1), `${edgeUrl.replace(/\/+$/, '')}/`);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   return url.toString();
 }

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { connectUrl } from '../src/dial-out.js';
+import { loadConfig } from '../src/env.js';
+
+// The local runtime's configuration (env.ts): flags over variables, one message naming every bad
+// setting and never its value, the embedded store under the XDG data home by default.
+
+const SECRET = 's'.repeat(40);
+const base = { PKGREG_TUNNEL_SESSION_ID: 'ts_abc', PKGREG_TUNNEL_SECRET: SECRET, HOME: '/home/u' };
+
+describe('loadConfig', () => {
+  it('defaults: the embedded store per session under $XDG_DATA_HOME (else ~/.local/share)', () => {
+    const config = loadConfig({ PKGREG_EDGE_URL: 'https://edge.example/' }, base);
+    expect(config.edgeUrl).toBe('https://edge.example');
+    expect(config.store).toEqual({ kind: 'embedded', dataDir: '/home/u/.local/share/pkgreg/runtime/ts_abc' });
+    expect(config.listen).toBeUndefined();
+    const xdg = loadConfig({ PKGREG_EDGE_URL: 'http://e' }, { ...base, XDG_DATA_HOME: '/data' });
+    expect(xdg.store).toEqual({ kind: 'embedded', dataDir: '/data/pkgreg/runtime/ts_abc' });
+  });
+
+  it('flags override variables; DATABASE_URL switches to PostgreSQL; --port adds the HTTP receiver', () => {
+    const config = loadConfig(
+      { PKGREG_TUNNEL_SESSION_ID: 'ts_flag', PKGREG_RUNTIME_PORT: '0', DATABASE_URL: 'postgres://u@h/db' },
+      base,
+    );
+    expect(config.sessionId).toBe('ts_flag');
+    expect(config.listen).toEqual({ port: 0, host: '127.0.0.1' });
+    expect(config.store).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
+  });
+
+  it('refuses a missing session, a short secret, neither edge nor port, naming each and never the secret', () => {
+    let message = '';
+    try {
+      loadConfig({}, { PKGREG_TUNNEL_SECRET: 'short-secret-value' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/PKGREG_TUNNEL_SESSION_ID/);
+    expect(message).toMatch(/PKGREG_TUNNEL_SECRET/);
+    expect(message).not.toContain('short-secret-value');
+    expect(() => loadConfig({}, base)).toThrow(/PKGREG_EDGE_URL/);
+    expect(() => loadConfig({ PKGREG_EDGE_URL: 'ftp://e' }, base)).toThrow(/PKGREG_EDGE_URL/);
+  });
+
+  it('the connect URL follows the edge scheme (ws: for http:, wss: for https:)', () => {
+    expect(connectUrl('http://127.0.0.1:4100')).toBe('ws://127.0.0.1:4100/tunnel/connect');
+    expect(connectUrl('https://mcp.example.com/base')).toBe('wss://mcp.example.com/base/tunnel/connect');
+  });
+});
