@@ -1,34 +1,32 @@
 import { SCOPES } from '@pkgreg/contracts';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   callTool,
   clientWithToken,
   createHarness,
   expectRpcError,
   forgeToken,
-  type Harness,
   HOST,
   rpc,
   type TestClient,
+  useHarness,
 } from './helpers.js';
 
 // decisions.md, MCP edge: "Admission order and wire form" — one test per table row, plus the
 // Streamable HTTP transport rules (MCP 2025-11-25, basic/transports) the edge enforces.
 
-let h: Harness;
+const h = useHarness({
+  EDGE_RATE_LIMIT_PER_MINUTE: '5',
+  EDGE_RATE_LIMITS_JSON: JSON.stringify({ 'pkgreg.agents.v1.list': 2 }),
+  EDGE_INVOKE_PER_MINUTE: '2',
+  EDGE_COMPACT_PER_MINUTE: '1',
+  EDGE_ALLOWED_ORIGINS: '',
+});
 let c: TestClient;
 beforeAll(async () => {
-  h = await createHarness({
-    EDGE_RATE_LIMIT_PER_MINUTE: '5',
-    EDGE_RATE_LIMITS_JSON: JSON.stringify({ 'pkgreg.agents.v1.list': 2 }),
-    EDGE_INVOKE_PER_MINUTE: '2',
-    EDGE_COMPACT_PER_MINUTE: '1',
-    EDGE_ALLOWED_ORIGINS: '',
-  });
   c = await clientWithToken(h);
 });
-afterAll(async () => h?.close());
 
 const raw = (body: string, headers: Record<string, string> = {}) => {
   const req = request(h.app)

@@ -1,24 +1,12 @@
 import { SCOPES } from '@pkgreg/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  callTool,
-  clientWithToken,
-  createHarness,
-  forgeToken,
-  type Harness,
-  postMcp,
-  rpc,
-} from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { callTool, clientWithToken, createHarness, forgeToken, postMcp, rpc, useHarness } from './helpers.js';
 
 // decisions.md, Audit: every /mcp request, admitted or rejected, leaves one audit record (time, request
 // id, namespace, client, method, tool, outcome or reason, latency, backend); never a token or memory content.
 
-let h: Harness;
-beforeAll(async () => {
-  // A long timer and a batch of 4, so the test sees when rows are written.
-  h = await createHarness({ EDGE_AUDIT_FLUSH_MS: '60000', EDGE_AUDIT_BATCH_SIZE: '4' });
-});
-afterAll(async () => h?.close());
+// A long timer and a batch of 4, so the test sees when rows are written.
+const h = useHarness({ EDGE_AUDIT_FLUSH_MS: '60000', EDGE_AUDIT_BATCH_SIZE: '4' });
 
 const rows = () => h.t.db.selectFrom('audit_records').selectAll().orderBy('id').execute();
 

@@ -3,19 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SCOPES } from '@pkgreg/contracts';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deriveNamespace } from '../src/oauth/verify-token.js';
-import { callTool, createHarness, type Harness, ISSUER, RESOURCE } from './helpers.js';
+import { callTool, ISSUER, RESOURCE, useHarness } from './helpers.js';
 
 // The operator commands (`pnpm edge …` runs dist/cli.js): clients, keys, audit, quarantine.
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-let h: Harness;
-beforeAll(async () => {
-  h = await createHarness();
-});
-afterAll(async () => h?.close());
+const h = useHarness();
 
 const edge = async (...args: string[]) =>
   run(process.execPath, [CLI, ...args], {

@@ -5,6 +5,7 @@ import { createLogger } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import request from 'supertest';
+import { afterAll, beforeAll } from 'vitest';
 import { createEdge, type Edge } from '../src/app.js';
 import { type Env, loadEnv } from '../src/env.js';
 import { createClient } from '../src/oauth/clients.service.js';
@@ -56,6 +57,43 @@ export async function createHarness(overrides: Record<string, string> = {}): Pro
       redis.disconnect();
       await t.destroy();
     },
+  };
+}
+
+/**
+ * Registers the hooks that build this file's harness (createHarness with `overrides`) before its tests
+ * and close it after them. Read its fields from tests and hooks (not at module load); call it before the
+ * file's own hooks.
+ */
+export function useHarness(overrides: Record<string, string> = {}): Harness {
+  let current: Harness | undefined;
+  beforeAll(async () => {
+    current = await createHarness(overrides);
+  });
+  afterAll(async () => {
+    await current?.close();
+  });
+  const get = (): Harness => {
+    if (!current) throw new Error('the harness is created in beforeAll: read it from a test or hook');
+    return current;
+  };
+  return {
+    get t() {
+      return get().t;
+    },
+    get redis() {
+      return get().redis;
+    },
+    get env() {
+      return get().env;
+    },
+    get edge() {
+      return get().edge;
+    },
+    get app() {
+      return get().app;
+    },
+    close: () => get().close(),
   };
 }
 

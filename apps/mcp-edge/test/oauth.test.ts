@@ -16,23 +16,21 @@ import {
   clientWithToken,
   createHarness,
   expectRpcError,
-  type Harness,
   ISSUER,
   RESOURCE,
   rpc,
   unknownKey,
+  useHarness,
 } from './helpers.js';
 
-let h: Harness;
+const h = useHarness();
 let client: { clientId: string; clientSecret: string };
 beforeAll(async () => {
-  h = await createHarness();
   client = await createClient(h.t.db, {
     name: 'oauth-test',
     scopes: [SCOPES.systemRead, SCOPES.stmRead, SCOPES.stmWrite],
   });
 });
-afterAll(async () => h?.close());
 
 const token = (form: Record<string, string | string[]>, basic = true) => {
   const req = request(h.app).post('/mcp/token').type('form');

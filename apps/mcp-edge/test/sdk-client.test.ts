@@ -4,56 +4,37 @@ import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ALL_SCOPES } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
-import { createLogger } from '@pkgreg/server-kit';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEdge, type Edge } from '../src/app.js';
-import { loadEnv } from '../src/env.js';
 import { createClient } from '../src/oauth/clients.service.js';
-import { ensureActiveKey } from '../src/oauth/signing-keys.service.js';
 import { deriveNamespace } from '../src/oauth/verify-token.js';
+import { createHarness, type Harness } from './helpers.js';
 
 // The official MCP TypeScript SDK client, given only the edge URL, a client id and a secret: it must
 // discover the metadata (RFC 9728 → RFC 8414), get a token (client_credentials), initialize, list tools
 // and call them over Streamable HTTP against a real listening server.
 
-let t: TestDatabase;
-let redis: Redis;
+let h: Harness;
 let server: Server;
-let edge: Edge;
 let base: string;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  redis = new Redis(TEST_REDIS_URL, { keyPrefix: `${testKeyPrefix('sdk')}:` });
   server = createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const env = loadEnv({
-    PKGREG_PUBLIC_BASE_URL: base,
-    DATABASE_URL: t.url,
-    REDIS_URL: TEST_REDIS_URL,
-    EDGE_QUEUE_PREFIX: testKeyPrefix('sdk-q'),
-    LOG_LEVEL: 'silent',
-  });
-  await ensureActiveKey(t.db);
-  edge = createEdge({ db: t.db, redis, logger: createLogger('t', 'silent'), env });
-  server.on('request', edge.handler);
+  h = await createHarness({ PKGREG_PUBLIC_BASE_URL: base });
+  server.on('request', h.edge.handler);
 });
 afterAll(async () => {
   await new Promise<void>((r) => {
     server.close(() => r());
     server.closeAllConnections();
   });
-  await edge?.shutdown();
-  redis?.disconnect();
-  await t?.destroy();
+  await h?.close();
 });
 
 describe('official MCP SDK client with ClientCredentialsProvider (@modelcontextprotocol/sdk 1.x)', () => {
   it('discovers, authenticates, initializes, lists tools and calls memory put/search', async () => {
-    const { clientId, clientSecret } = await createClient(t.db, { name: 'sdk', scopes: [...ALL_SCOPES] });
+    const { clientId, clientSecret } = await createClient(h.t.db, { name: 'sdk', scopes: [...ALL_SCOPES] });
     const namespace = deriveNamespace(`${base}/mcp`, clientId);
     const provider = new ClientCredentialsProvider({ clientId, clientSecret, expectedIssuer: `${base}/mcp` });
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider });

@@ -1,22 +1,21 @@
 import { ALL_SCOPES, SCOPES } from '@pkgreg/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   clientWithToken,
-  createHarness,
   expectRpcError,
   forgeToken,
-  type Harness,
   PRM_URL,
   rpc,
   type TestClient,
   unknownKey,
   unsignedToken,
+  useHarness,
 } from './helpers.js';
 
 // STYLE.md §14: the security battery runs for EVERY JSON-RPC method and EVERY tool.
 // mcp-edge.md, Authentication 1-6; decisions.md, admission order and wire form (401, 403, 200 rows).
 
-let h: Harness;
+const h = useHarness();
 let owner: TestClient;
 let other: TestClient;
 let ownEntryId: string;
@@ -25,7 +24,6 @@ let otherTaskId: string;
 let ownTaskId: string;
 
 beforeAll(async () => {
-  h = await createHarness();
   owner = await clientWithToken(h);
   other = await clientWithToken(h);
   const put = async (c: TestClient) =>
@@ -51,7 +49,6 @@ beforeAll(async () => {
   ownTaskId = await task(owner);
   otherTaskId = await task(other);
 });
-afterAll(async () => h?.close());
 
 interface Target {
   label: string;

@@ -1,13 +1,12 @@
 import { MAX_INPUT_JSON_DEPTH, SCOPES } from '@pkgreg/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   callTool,
   clientWithToken,
-  createHarness,
   expectRpcError,
-  type Harness,
   postMcp,
   type TestClient,
+  useHarness,
 } from './helpers.js';
 
 // docs/decisions.md (U+0000, lone surrogates): JSON can carry U+0000 and unpaired UTF-16 surrogates, but
@@ -15,13 +14,11 @@ import {
 // into U+FFFD). Every argument the edge would store is refused with them as request_schema_invalid
 // (mcp-edge.md, errors), the documented shape, not a 500; nothing is written and no task is created.
 
-let h: Harness;
+const h = useHarness();
 let c: TestClient;
 beforeAll(async () => {
-  h = await createHarness();
   c = await clientWithToken(h, Object.values(SCOPES));
 });
-afterAll(async () => h?.close());
 
 const NUL = '\u0000';
 

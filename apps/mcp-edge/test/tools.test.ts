@@ -12,7 +12,7 @@ import { quarantineNamespace, releaseNamespace } from '@pkgreg/memory';
 import { createLogger } from '@pkgreg/server-kit';
 import { completeTask, failTask, startTask } from '@pkgreg/tasks';
 import { Worker } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createEdge } from '../src/app.js';
 import {
   callTool,
@@ -20,20 +20,18 @@ import {
   createHarness,
   expectRpcError,
   forgeToken,
-  type Harness,
   rpc,
   type TestClient,
+  useHarness,
 } from './helpers.js';
 
 // Happy paths and tool rules: mcp-edge.md (Endpoints, Tools, System info) and decisions.md (MCP edge).
 
-let h: Harness;
+const h = useHarness({ EDGE_SYNC_THRESHOLD_MS: '300', PKGREG_SERVER_PHASE: 'phase-7' });
 let c: TestClient;
 beforeAll(async () => {
-  h = await createHarness({ EDGE_SYNC_THRESHOLD_MS: '300', PKGREG_SERVER_PHASE: 'phase-7' });
   c = await clientWithToken(h);
 });
-afterAll(async () => h?.close());
 
 const put = (args: Record<string, unknown>, who: TestClient = c) =>
   callTool(h, who.token, 'pkgreg.memory.v1.put', { namespace: who.namespace, ...args });
