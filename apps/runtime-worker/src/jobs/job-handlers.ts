@@ -1,11 +1,12 @@
 import { type ModelConfig, type PackageFinder, runAgentInvoke, runMemoryCompact } from '@pkgreg/agents';
 import type { JobHandlers, MemoryCompactJob } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { type IndexerDeps, indexSource, reindexAll } from '@pkgreg/indexer';
+import { type IndexerDeps, reindexAll } from '@pkgreg/indexer';
 import { deleteExpiredIdempotencyRecords } from '@pkgreg/memory';
 import type { Logger } from '@pkgreg/server-kit';
 import { failOrphanedTasks, purgeExpiredTasks, type RuntimeQueue } from '@pkgreg/tasks';
 import type { Job } from 'bullmq';
+import { runRegistryIndex } from './registry-index.js';
 
 // One handler per job of the catalog: JobHandlers<Ctx> fails typecheck if one is missing, so a job
 // cannot be added without the code that runs it.
@@ -30,10 +31,7 @@ export function createJobHandlers(deps: HandlerDeps): JobHandlers<JobContext> {
   return {
     'agent.invoke': (payload) => runAgentInvoke(deps, payload),
     'memory.compact': (payload: MemoryCompactJob) => runMemoryCompact(deps, payload),
-    'registry.index': async (payload) => {
-      const summary = await indexSource({ db: deps.db, logger: deps.logger, ...deps.indexer }, payload);
-      return { status: summary.status, locator: summary.locator };
-    },
+    'registry.index': (payload, { job }) => runRegistryIndex(deps, payload, job),
     'registry.reindex-all': async () => {
       const summaries = await reindexAll({ db: deps.db, logger: deps.logger, ...deps.indexer });
       return { sources: summaries.length, failed: summaries.filter((s) => s.status === 'failed').length };
