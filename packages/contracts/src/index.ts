@@ -176,10 +176,6 @@ export {
   TrackResponseSchema,
 } from './registry.js';
 export {
-  type EdgeErrorReason,
-  EdgeErrorReasonSchema,
-  ERROR_WIRE_FORMS,
-export {
   BRANCH_PATTERN,
   BranchSchema,
   DEPRECATION_MESSAGE_MAX_LENGTH,
@@ -216,6 +212,10 @@ export {
   type YankState,
   YankStateSchema,
 } from './publishing.js';
+export {
+  type EdgeErrorReason,
+  EdgeErrorReasonSchema,
+  ERROR_WIRE_FORMS,
   type ErrorReason,
   type ReasonWireForm,
   RejectError,
