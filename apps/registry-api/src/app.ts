@@ -2,10 +2,11 @@ import type { RequestListener } from 'node:http';
 import type { Db } from '@pkgreg/db';
 import { createPgContentStore } from '@pkgreg/indexer';
 import { healthRoutes, type Logger } from '@pkgreg/server-kit';
+import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
-import type { Env } from './env.js';
+import { type Env, publishingSettings } from './env.js';
 import { JSON_BODY_LIMIT } from './http/body.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
@@ -15,6 +16,11 @@ import { openApiRoutes } from './openapi/openapi.routes.js';
 import { createPackageCache, type PackageCache } from './packages/package-cache.js';
 import { createPackageEndpoints } from './packages/package-endpoints.js';
 import { packagesRoutes } from './packages/packages.routes.js';
+import { createGitHubTokenProof } from './publishing/github-token-proof.js';
+import { createOidcProof } from './publishing/oidc-proof.js';
+import { createProofVerifier } from './publishing/proof.js';
+import { publishingRoutes, webhookRoutes } from './publishing/publishing.routes.js';
+import type { PublishingDeps } from './publishing/publishing.service.js';
 import { searchRoutes } from './search/search.routes.js';
 import { createContentCache } from './versions/content-cache.js';
 import { versionsRoutes } from './versions/versions.routes.js';
@@ -27,6 +33,11 @@ export interface AppDeps {
   env: Env;
   /** Group-commit writer for track calls; one per process (created here when not given). */
   recorder?: DownloadRecorder;
+  /**
+   * Where publishes enqueue their indexing jobs (the workers' queues). When not given, one is opened on
+   * REDIS_URL / QUEUE_PREFIX at the first publish; whoever passes one closes it.
+   */
+  queue?: RuntimeQueue;
 }
 
 /**
@@ -59,6 +70,26 @@ export function createRegistry(deps: AppDeps): Registry {
   return { handler, express, cache, recorder };
 }
 
+/** Publishing's dependencies: the two proofs (OIDC, code-host token) and the job queue. */
+function publishingDeps(deps: AppDeps): PublishingDeps {
+  const { publicUrl, webhookKey } = publishingSettings(deps.env);
+  let queue = deps.queue;
+  return {
+    db: deps.db,
+    logger: deps.logger,
+    proofs: createProofVerifier({
+      oidc: createOidcProof({ issuer: deps.env.OIDC_ISSUER, audience: publicUrl }),
+      token: createGitHubTokenProof({ apiUrl: deps.env.GITHUB_API_URL, webUrl: deps.env.GITHUB_WEB_URL }),
+    }),
+    queue: () => {
+      queue ??= createRuntimeQueue({ connection: deps.env.REDIS_URL, prefix: deps.env.QUEUE_PREFIX });
+      return queue;
+    },
+    publicUrl,
+    webhookKey,
+  };
+}
+
 function createExpressApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -75,8 +106,12 @@ function createExpressApp(deps: AppDeps): Express {
   );
   app.use(versionsRoutes({ db: deps.db, content }));
   app.use(healthRoutes({ db: deps.db, redis: deps.redis }));
-  // No endpoint takes a body, but a malformed one must still be a 400, never a 5xx.
+  const publishing = publishingDeps(deps);
+  // GitHub's webhook reads its raw body (the signature covers the bytes), so it comes before the parser.
+  app.use(webhookRoutes(publishing));
+  // Publishing and owner actions take JSON bodies; elsewhere a malformed one must still be a 400, never a 5xx.
   app.use(express.json({ limit: JSON_BODY_LIMIT }));
+  app.use(publishingRoutes(publishing));
   app.use(
     moderationRoutes({
       db: deps.db,

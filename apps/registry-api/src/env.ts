@@ -1,10 +1,11 @@
 import { indexerEnvShape } from '@pkgreg/indexer';
 import { commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
+import { DEFAULT_QUEUE_PREFIX } from '@pkgreg/tasks';
 import { z } from 'zod';
 
 // The only place registry-api reads process.env: settings are parsed once at start, so a bad value
 // stops the process before it serves a request.
-export const EnvSchema = z.object({
+const EnvFields = z.object({
   ...commonEnvShape,
   // The code host (also the source redirect's base) and indexing limits, as the indexer declares them.
   ...indexerEnvShape,
@@ -30,8 +31,49 @@ export const EnvSchema = z.object({
   DERIVED_REFRESH_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
   /** Reports one client address may send per hour (POST …/reports; docs/risk-scan.md). */
   REPORTS_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(10),
+  // Publishing (docs/publishing.md).
+  /**
+   * The registry's URL as clients reach it: the audience an OIDC token must name, and the base of the
+   * webhook URL given at publish. Default `http://<REGISTRY_HOST>:<REGISTRY_PORT>`; required in production.
+   */
+  REGISTRY_PUBLIC_URL: z
+    .url()
+    .optional()
+    .transform((url) => url?.replace(/\/+$/, '')),
+  /** Issuer of the CI OIDC tokens trusted for publishing (GitHub Enterprise Server: `https://HOST/_services/token`). */
+  OIDC_ISSUER: z
+    .url()
+    .default('https://token.actions.githubusercontent.com')
+    .transform((url) => url.replace(/\/+$/, '')),
+  /**
+   * Key webhook secrets are derived from (HMAC-SHA256 of a per-repository salt): the secrets themselves
+   * are never stored. At least 32 characters; required in production. Never logged.
+   */
+  WEBHOOK_SECRET_KEY: z.string().min(32, { error: 'must be at least 32 characters' }).optional(),
+  /** BullMQ key prefix the indexing jobs are enqueued under (the workers' QUEUE_PREFIX). */
+  QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
+});
+
+/** Publishing needs the public URL (the OIDC audience) and a real webhook key in production. */
+export const EnvSchema = EnvFields.superRefine((env, ctx) => {
+  if (env.NODE_ENV !== 'production') return;
+  for (const name of ['REGISTRY_PUBLIC_URL', 'WEBHOOK_SECRET_KEY'] as const) {
+    if (env[name] === undefined)
+      ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production' });
+  }
 });
 export type Env = z.infer<typeof EnvSchema>;
+
+/** The key development and tests derive webhook secrets from when none is set (never in production). */
+const DEVELOPMENT_WEBHOOK_KEY = 'pkgreg-development-webhook-secret-key (not for production)';
+
+/** Publishing settings with their defaults resolved. */
+export function publishingSettings(env: Env): { publicUrl: string; webhookKey: string } {
+  return {
+    publicUrl: env.REGISTRY_PUBLIC_URL ?? `http://${env.REGISTRY_HOST}:${env.REGISTRY_PORT}`,
+    webhookKey: env.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_WEBHOOK_KEY,
+  };
+}
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
   return parseEnv(EnvSchema, source);

@@ -1,5 +1,6 @@
 import { createDb, createPool } from '@pkgreg/db';
 import { closeServer, createLogger, listen, onShutdown } from '@pkgreg/server-kit';
+import { createRuntimeQueue } from '@pkgreg/tasks';
 import { Redis } from 'ioredis';
 import { createApp } from './app.js';
 import { startDownloadFlusher } from './downloads/download-flusher.js';
@@ -33,8 +34,10 @@ const recorder = createDownloadRecorder(db, {
   pool: trackPool,
   holdMs: env.TRACK_HOLD_MS,
 });
+// Publishes enqueue indexing jobs for the runtime workers (same Redis, same QUEUE_PREFIX).
+const queue = createRuntimeQueue({ connection: env.REDIS_URL, prefix: env.QUEUE_PREFIX });
 const server = await listen(
-  createApp({ db, redis, logger, env, recorder }),
+  createApp({ db, redis, logger, env, recorder, queue }),
   env.REGISTRY_PORT,
   env.REGISTRY_HOST,
 );
@@ -47,5 +50,5 @@ onShutdown(logger, async () => {
   // Answered tracks are already committed; drain only the ones still waiting, then fold what is left.
   await recorder.drain();
   await Promise.allSettled([flusher.stop(), refresher.stop()]);
-  await Promise.allSettled([db.destroy(), trackPool.end(), redis.quit()]);
+  await Promise.allSettled([db.destroy(), trackPool.end(), redis.quit(), queue.close()]);
 });

@@ -74,6 +74,7 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
       [
         '/api/packages',
         '/api/packages/{scope}/{name}',
+        '/api/packages/{scope}/{name}/deprecation',
         '/api/packages/{scope}/{name}/reports',
         '/api/packages/{scope}/{name}/skill-md',
         '/api/packages/{scope}/{name}/source',
@@ -82,6 +83,10 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
         '/api/packages/{scope}/{name}/versions/{version}',
         '/api/packages/{scope}/{name}/versions/{version}/files/{path}',
         '/api/packages/{scope}/{name}/versions/{version}/archive.tgz',
+        '/api/packages/{scope}/{name}/versions/{version}/yank',
+        '/api/publish',
+        '/api/publish/{runId}',
+        '/api/hooks/github',
         '/api/search',
       ].sort(),
     );

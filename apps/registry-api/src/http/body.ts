@@ -1,2 +1,2 @@
-/** Largest JSON request body accepted (no endpoint takes one; anything bigger is a 413). */
+/** Largest JSON request body accepted (publish and owner actions take small ones; anything bigger is a 413). */
 export const JSON_BODY_LIMIT = '16kb';

@@ -59,6 +59,10 @@ export function writeError(res: ServerResponse, error: unknown, context: ErrorCo
     return;
   }
   const body = Buffer.from(JSON.stringify({ error: apiError.message }));
-  res.writeHead(apiError.status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': body.length });
+  res.writeHead(apiError.status, {
+    ...apiError.headers,
+    'Content-Type': JSON_CONTENT_TYPE,
+    'Content-Length': body.length,
+  });
   res.end(body);
 }

@@ -1,8 +1,13 @@
 import {
+  DeprecateRequestSchema,
   ErrorBodySchema,
   ListQuerySchema,
   ListResponseSchema,
   PackageDetailSchema,
+  PackageStateSchema,
+  PublishAcceptedSchema,
+  PublishRequestSchema,
+  PublishRunSchema,
   ReportAcceptedSchema,
   ReportRequestSchema,
   SearchQuerySchema,
@@ -12,6 +17,9 @@ import {
   VersionDetailSchema,
   VersionListQuerySchema,
   VersionListResponseSchema,
+  WebhookResponseSchema,
+  YankRequestSchema,
+  YankStateSchema,
 } from '@pkgreg/contracts';
 
 // OpenAPI 3.1 uses JSON Schema 2020-12, so the contracts' schemas drop in as they are (one source).
@@ -68,6 +76,21 @@ const contentHeaders = {
   },
 };
 
+const jsonBody = (name: string, required = true) => ({ required, content: json(name) });
+
+/** Proof-bearing endpoints: `Authorization: Bearer <OIDC token | GitHub user token>` (docs/publishing.md). */
+const proofSecurity = [{ oidcToken: [] }, { codeHostToken: [] }];
+
+const proofErrors = {
+  401: error(
+    'No proof, or one that does not verify: expired, wrong audience, wrong issuer, unknown signing key, bad credentials (`WWW-Authenticate` says why)',
+  ),
+  403: error(
+    'A valid proof that does not cover the request: another repository or ref, no push access, or a scope bound to another account',
+  ),
+  503: error('The OIDC issuer, the code host or the job queue did not answer; try again'),
+};
+
 const strip = (schema: JsonObject) => {
   const { $schema: _ignored, ...rest } = schema;
   return rest;
@@ -80,7 +103,7 @@ export function buildOpenApiDocument(): JsonObject {
       title: 'pkgreg registry API',
       version: '1.0.0',
       description:
-        'Listing, detail, raw SKILL.md, source redirect, search, download tracking, and immutable versions with their files and archives.',
+        'Listing, detail, raw SKILL.md, source redirect, search, download tracking, immutable versions with their files and archives, and publishing with a proof of control (OIDC or a code-host token), webhooks, deprecation and yanks.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     paths: {
@@ -204,6 +227,115 @@ export function buildOpenApiDocument(): JsonObject {
           },
         },
       },
+      '/api/publish': {
+        post: {
+          summary: 'Publish a repository: index it now on the runtime worker',
+          description:
+            "The proof is `Authorization: Bearer <token>`: a GitHub Actions OIDC token (a JWT requested for the registry's URL as audience; `repository`, `repository_owner`, `repository_owner_id` and `ref` are checked) or a GitHub user token with push or admin access (checked with GET /repos/{owner}/{repo}, then forgotten). A token of the JWT form is taken as OIDC. The first publish with a user token returns the webhook secret, once. A refused proof leaves nothing behind.",
+          security: proofSecurity,
+          requestBody: jsonBody('PublishRequest'),
+          responses: {
+            202: { description: 'Queued: poll `statusUrl`', content: json('PublishAccepted') },
+            400: error('Bad body (repository, ref), or rotateWebhookSecret with an OIDC token'),
+            404: error('The repository is not on the code host, or the token cannot see it'),
+            409: error('The repository is indexed from a local clone by the registry operator'),
+            ...proofErrors,
+          },
+        },
+      },
+      '/api/publish/{runId}': {
+        get: {
+          summary: "A publish run's status and, once done, what became of each skill",
+          parameters: [
+            { name: 'runId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+          ],
+          responses: {
+            200: { description: 'The run', content: json('PublishRun') },
+            400: error('runId is not a UUID'),
+            404: error('Publish run not found'),
+          },
+        },
+      },
+      '/api/hooks/github': {
+        post: {
+          summary: 'GitHub webhook: a push to the indexed branch re-indexes a published repository',
+          description:
+            '`X-Hub-Signature-256` must be the HMAC-SHA256 of the raw body with the secret given at publish (compared in constant time). `ping` is answered `pong`; other events are ignored.',
+          parameters: [
+            { name: 'X-GitHub-Event', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'X-Hub-Signature-256', in: 'header', required: true, schema: { type: 'string' } },
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+          responses: {
+            200: {
+              description: 'Ping answered, or the delivery ignored (the reason says why)',
+              content: json('WebhookResponse'),
+            },
+            202: { description: 'A re-index was queued', content: json('WebhookResponse') },
+            400: error('Not a GitHub delivery'),
+            401: error('Missing or wrong signature: nothing was changed'),
+            403: error("The repository's owner is not the account its scope is bound to"),
+            503: error('The job queue did not answer'),
+          },
+        },
+      },
+      '/api/packages/{scope}/{name}/deprecation': {
+        put: {
+          summary: 'Deprecate a package (owner)',
+          description:
+            "The proof must cover the package's source repository, by the account its scope is bound to.",
+          parameters: packagePathParameters,
+          security: proofSecurity,
+          requestBody: jsonBody('DeprecateRequest', false),
+          responses: {
+            200: { description: 'Deprecated', content: json('PackageState') },
+            400: error('Invalid package path or message'),
+            404: error('Package not found'),
+            410: error('Removed by the operator'),
+            ...proofErrors,
+          },
+        },
+        delete: {
+          summary: "Lift the owner's deprecation",
+          parameters: packagePathParameters,
+          security: proofSecurity,
+          responses: {
+            200: { description: 'No longer deprecated by its owner', content: json('PackageState') },
+            400: error('Invalid package path'),
+            404: error('Package not found'),
+            410: error('Removed by the operator'),
+            ...proofErrors,
+          },
+        },
+      },
+      '/api/packages/{scope}/{name}/versions/{version}/yank': {
+        put: {
+          summary:
+            'Yank a version (owner): still fetchable by exact version, never chosen by a range or `latest`',
+          parameters: [...packagePathParameters, { ...versionParameter, description: 'An exact version' }],
+          security: proofSecurity,
+          requestBody: jsonBody('YankRequest', false),
+          responses: {
+            200: { description: 'Yanked', content: json('YankState') },
+            400: error('Invalid package path, version (exact only) or reason'),
+            404: error('Package or version not found'),
+            410: error('Removed by the operator'),
+            ...proofErrors,
+          },
+        },
+        delete: {
+          summary: 'Undo a yank',
+          parameters: [...packagePathParameters, { ...versionParameter, description: 'An exact version' }],
+          security: proofSecurity,
+          responses: {
+            200: { description: 'No longer yanked', content: json('YankState') },
+            400: error('Invalid package path or version'),
+            404: error('Package or version not found'),
+            410: error('Removed by the operator'),
+            ...proofErrors,
+          },
+        },
+      },
       '/api/packages/{scope}/{name}/reports': {
         post: {
           summary: 'Report a package to the registry operator (docs/risk-scan.md)',
@@ -244,6 +376,29 @@ export function buildOpenApiDocument(): JsonObject {
         ReportRequest: strip(toJsonSchema(ReportRequestSchema, 'input')),
         ReportAccepted: strip(toJsonSchema(ReportAcceptedSchema)),
         ErrorBody: strip(toJsonSchema(ErrorBodySchema)),
+        PublishRequest: strip(toJsonSchema(PublishRequestSchema, 'input')),
+        PublishAccepted: strip(toJsonSchema(PublishAcceptedSchema)),
+        PublishRun: strip(toJsonSchema(PublishRunSchema)),
+        WebhookResponse: strip(toJsonSchema(WebhookResponseSchema)),
+        DeprecateRequest: strip(toJsonSchema(DeprecateRequestSchema, 'input')),
+        PackageState: strip(toJsonSchema(PackageStateSchema)),
+        YankRequest: strip(toJsonSchema(YankRequestSchema, 'input')),
+        YankState: strip(toJsonSchema(YankStateSchema)),
+      },
+      securitySchemes: {
+        oidcToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'A GitHub Actions OIDC token requested for the registry URL as audience (trusted publishing)',
+        },
+        codeHostToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A GitHub user token with push or admin access to the repository; used for one permission check, never stored',
+        },
       },
     },
   };

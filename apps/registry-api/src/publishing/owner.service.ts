@@ -1,0 +1,152 @@
+import {
+  DeprecateRequestSchema,
+  PACKAGE_NOT_FOUND_MESSAGE,
+  type PackageState,
+  VERSION_NOT_FOUND_MESSAGE,
+  YankRequestSchema,
+  type YankState,
+} from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import { bindScope, decideScope, sanitizeScope } from '@pkgreg/indexer';
+import semver from 'semver';
+import { z } from 'zod';
+import { badRequest, forbidden, gone, notFound } from '../http/api-error.js';
+import type { PackageKey } from '../packages/package-path.js';
+import type { ProofVerifier } from './proof.js';
+import {
+  deprecatePackage,
+  findManagedPackage,
+  findVersionOf,
+  type ManagedPackage,
+  refreshLatestVersion,
+  undeprecatePackage,
+  unyankVersion,
+  yankVersion,
+} from './publishing.repository.js';
+
+// Owners manage their packages with the proofs they publish with (docs/publishing.md): the proof must
+// cover the package's source repository, and its owner account must be the one the scope is bound to.
+
+export interface OwnerDeps {
+  db: Db;
+  proofs: ProofVerifier;
+}
+
+function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const parsed = schema.safeParse(body ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+  throw badRequest(`${field}${issue?.message ?? 'invalid body'}`);
+}
+
+/**
+ * The package, once the proof shows control of its source repository by the account its scope belongs
+ * to (binding the scope when it is not yet bound). A new account on a freed login gets a 403.
+ */
+async function authorize(deps: OwnerDeps, token: string, key: PackageKey): Promise<ManagedPackage> {
+  const pkg = await findManagedPackage(deps.db, key.scope, key.name);
+  if (!pkg || pkg.status === 'delisted') throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
+  if (pkg.removed_at) {
+    throw gone(
+      `@${key.scope}/${key.name} was removed from the registry${pkg.removal_reason ? `: ${pkg.removal_reason}` : ''}`,
+    );
+  }
+  const identity = await deps.proofs.verify(token, { repository: pkg.source_repo });
+  const named = sanitizeScope(identity.ownerLogin) ?? '';
+  const claim = { scope: named, ownerId: identity.ownerId, login: identity.ownerLogin };
+  const decision = await decideScope(deps.db, claim);
+  if (!decision.ok) throw forbidden(`Refused: ${decision.message}`);
+  if (decision.scope !== pkg.scope) {
+    throw forbidden(
+      `@${pkg.scope}/${pkg.name} is in scope @${pkg.scope}; the account ${identity.ownerLogin} (id ${identity.ownerId}) owns @${decision.scope}`,
+    );
+  }
+  if (!decision.bound) await bindScope(deps.db, claim, 'publish');
+  return pkg;
+}
+
+function stateOf(
+  pkg: ManagedPackage,
+  row: { status: PackageState['status']; deprecation_message: string | null },
+): PackageState {
+  return {
+    scope: pkg.scope,
+    name: pkg.name,
+    status: row.status,
+    deprecationMessage: row.deprecation_message,
+  };
+}
+
+export async function deprecate(
+  deps: OwnerDeps,
+  token: string,
+  key: PackageKey,
+  body: unknown,
+): Promise<PackageState> {
+  const request = parseBody(DeprecateRequestSchema, body);
+  const pkg = await authorize(deps, token, key);
+  const row = await deprecatePackage(deps.db, pkg.id, request.message ? request.message : null);
+  return stateOf(pkg, row);
+}
+
+export async function undeprecate(deps: OwnerDeps, token: string, key: PackageKey): Promise<PackageState> {
+  const pkg = await authorize(deps, token, key);
+  const row = await undeprecatePackage(deps.db, pkg.id, pkg.declared_status?.toLowerCase() === 'deprecated');
+  return stateOf(pkg, row);
+}
+
+const ExactVersionSchema = z.string().refine((v) => semver.valid(v) === v && v.length <= 256);
+
+function exactVersion(value: string): string {
+  if (!ExactVersionSchema.safeParse(value).success) {
+    throw badRequest('Invalid version: yank names an exact semver version (not "latest" or a range)');
+  }
+  return value;
+}
+
+async function setYank(
+  deps: OwnerDeps,
+  token: string,
+  key: PackageKey,
+  versionParam: string,
+  yank: { reason: string | null } | null,
+): Promise<YankState> {
+  const version = exactVersion(versionParam);
+  const pkg = await authorize(deps, token, key);
+  const row = await findVersionOf(deps.db, pkg.id, version);
+  if (!row) throw notFound(VERSION_NOT_FOUND_MESSAGE);
+  const latest = await deps.db.transaction().execute(async (trx) => {
+    if (yank) await yankVersion(trx, row.id, yank.reason);
+    else await unyankVersion(trx, row.id);
+    return refreshLatestVersion(trx, pkg.id);
+  });
+  return {
+    scope: pkg.scope,
+    name: pkg.name,
+    version,
+    yanked: yank !== null,
+    yankReason: yank?.reason ?? null,
+    latest,
+  };
+}
+
+export async function yank(
+  deps: OwnerDeps,
+  token: string,
+  key: PackageKey,
+  version: string,
+  body: unknown,
+): Promise<YankState> {
+  const request = parseBody(YankRequestSchema, body);
+  return setYank(deps, token, key, version, { reason: request.reason ? request.reason : null });
+}
+
+export async function unyank(
+  deps: OwnerDeps,
+  token: string,
+  key: PackageKey,
+  version: string,
+): Promise<YankState> {
+  return setYank(deps, token, key, version, null);
+}

@@ -1,0 +1,75 @@
+import express, { Router } from 'express';
+import { packageKeyFromParams } from '../packages/package-path.js';
+import { deprecate, undeprecate, unyank, yank } from './owner.service.js';
+import { bearerToken } from './proof.js';
+import {
+  getPublishRun,
+  type PublishingDeps,
+  publish,
+  receiveWebhook,
+  WEBHOOK_PATH,
+} from './publishing.service.js';
+
+// The publishing surface (docs/publishing.md, the OpenAPI document): publish and its runs, GitHub's
+// webhook, and the owners' deprecate/yank. Bodies are JSON (the app's parser) except the webhook's,
+// whose signature covers the raw bytes.
+
+/** Largest webhook delivery read (GitHub caps payloads at 25 MB; pushes the registry reads are far smaller). */
+const WEBHOOK_BODY_LIMIT = '2mb';
+
+/** POST /api/hooks/github, mounted before the JSON parser: the HMAC is over the bytes as sent. */
+export function webhookRoutes(deps: PublishingDeps): Router {
+  const router = Router();
+  router.post(
+    WEBHOOK_PATH,
+    express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT }),
+    async (req, res) => {
+      const header = (name: string) => {
+        const value = req.headers[name];
+        return Array.isArray(value) ? value[0] : value;
+      };
+      const answer = await receiveWebhook(deps, {
+        event: header('x-github-event'),
+        signature: header('x-hub-signature-256'),
+        contentType: header('content-type'),
+        rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      });
+      res.status(answer.status).json(answer.body);
+    },
+  );
+  return router;
+}
+
+export function publishingRoutes(deps: PublishingDeps): Router {
+  const router = Router();
+  const owner = { db: deps.db, proofs: deps.proofs };
+
+  router.post('/api/publish', async (req, res) => {
+    const token = bearerToken(req.headers.authorization);
+    res.status(202).json(await publish(deps, token, req.body));
+  });
+
+  router.get('/api/publish/:runId', async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    res.json(await getPublishRun(deps.db, req.params.runId));
+  });
+
+  const pkg = '/api/packages/:scope/:name';
+  router.put(`${pkg}/deprecation`, async (req, res) => {
+    const key = packageKeyFromParams(req.params);
+    res.json(await deprecate(owner, bearerToken(req.headers.authorization), key, req.body));
+  });
+  router.delete(`${pkg}/deprecation`, async (req, res) => {
+    const key = packageKeyFromParams(req.params);
+    res.json(await undeprecate(owner, bearerToken(req.headers.authorization), key));
+  });
+  router.put(`${pkg}/versions/:version/yank`, async (req, res) => {
+    const key = packageKeyFromParams(req.params);
+    res.json(await yank(owner, bearerToken(req.headers.authorization), key, req.params.version, req.body));
+  });
+  router.delete(`${pkg}/versions/:version/yank`, async (req, res) => {
+    const key = packageKeyFromParams(req.params);
+    res.json(await unyank(owner, bearerToken(req.headers.authorization), key, req.params.version));
+  });
+  return router;
+}
