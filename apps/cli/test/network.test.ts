@@ -2,46 +2,36 @@ import { once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CliError } from '../src/errors.js';
 import { createRegistryClient, retryAfterMs } from '../src/http-client.js';
 import { type CliResult, runCli, tempDir } from './helpers/cli.js';
 import { type FaultProxy, startFaultProxy } from './helpers/fault-proxy.js';
-import { freePort, type RunningRegistry, startRegistry } from './helpers/registry.js';
-import { seedSkills } from './helpers/seed.js';
+import { freePort } from './helpers/registry.js';
+import { useSeededRegistry } from './helpers/seeded-registry.js';
 
 // Registry address precedence (decisions.md: Names) and behaviour when the registry misbehaves:
 // down, rate limited (429 + Retry-After), failing with 5xx, answering with a body off the contract.
 
-let database: TestDatabase;
-let registry: RunningRegistry;
+const { registry } = useSeededRegistry([
+  {
+    owner: 'acme',
+    repo: 'skills',
+    path: 'pdf-tools',
+    name: 'pdf-tools',
+    description: 'Extract text from PDF files',
+  },
+]);
 let proxy: FaultProxy | undefined;
 let deadUrl: string;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await seedSkills(database, [
-    {
-      owner: 'acme',
-      repo: 'skills',
-      path: 'pdf-tools',
-      name: 'pdf-tools',
-      description: 'Extract text from PDF files',
-    },
-  ]);
-  registry = await startRegistry(database.url);
   deadUrl = `http://127.0.0.1:${await freePort()}`;
-}, 120_000);
+});
 
 afterEach(async () => {
   await proxy?.close();
   proxy = undefined;
-});
-
-afterAll(async () => {
-  await registry?.stop();
-  await database?.destroy();
 });
 
 async function search(args: string[], env: Record<string, string> = {}, home?: string): Promise<CliResult> {

@@ -2,11 +2,9 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runBinary, tempDir } from './helpers/cli.js';
-import { type RunningRegistry, startRegistry } from './helpers/registry.js';
-import { seedSkills } from './helpers/seed.js';
+import { useSeededRegistry } from './helpers/seeded-registry.js';
 
 // The tarball npm would publish: self-contained (the private @pkgreg/contracts is bundled in), with
 // only real npm dependencies, installable with a plain `npm install -g`.
@@ -21,27 +19,15 @@ const npmEnv = Object.fromEntries(
 const CLI_DIR = new URL('..', import.meta.url).pathname;
 const ROOT = new URL('../../..', import.meta.url).pathname;
 
-let database: TestDatabase;
-let registry: RunningRegistry;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  await seedSkills(database, [
-    {
-      owner: 'acme',
-      repo: 'skills',
-      path: 'pdf-tools',
-      name: 'pdf-tools',
-      description: 'Extract text from PDF files',
-    },
-  ]);
-  registry = await startRegistry(database.url);
-}, 120_000);
-
-afterAll(async () => {
-  await registry?.stop();
-  await database?.destroy();
-});
+const { registry } = useSeededRegistry([
+  {
+    owner: 'acme',
+    repo: 'skills',
+    path: 'pdf-tools',
+    name: 'pdf-tools',
+    description: 'Extract text from PDF files',
+  },
+]);
 
 describe('npm pack + npm install -g', () => {
   it('installs from the tarball and runs against a registry', async () => {

@@ -5,12 +5,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { VersionListResponseSchema } from '@pkgreg/contracts';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CLI_ENTRY, tempDir } from './helpers/cli.js';
 import { startFaultProxy } from './helpers/fault-proxy.js';
-import { type RunningRegistry, startRegistry } from './helpers/registry.js';
-import { seedSkills } from './helpers/seed.js';
+import { useSeededRegistry } from './helpers/seeded-registry.js';
 
 // Install progress on a real terminal (a tmux pane): the spinner line is redrawn in place and erased,
 // so the final screen holds the results and nothing else.
@@ -22,33 +20,24 @@ const NAMES = ['alpha-skill', 'beta-skill', 'gamma-skill', 'delta-skill'];
 // Random bytes do not compress: a download of about 2 MB, past the bar's 1 MB threshold.
 const BIG_ASSET = randomBytes(2_000_000);
 
-let database: TestDatabase;
-let registry: RunningRegistry;
+const { registry } = useSeededRegistry([
+  ...NAMES.map((name) => ({ owner: 'acme', repo: 'skills', path: name, name, description: `The ${name}` })),
+  {
+    owner: 'acme',
+    repo: 'skills',
+    path: 'big-skill',
+    name: 'big-skill',
+    description: 'A skill with a large asset',
+    extraFiles: { 'assets/data.bin': { content: BIG_ASSET } },
+  },
+]);
 
 function tmux(args: string[]) {
   return run('tmux', ['-L', SOCKET, ...args]);
 }
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  await seedSkills(database, [
-    ...NAMES.map((name) => ({ owner: 'acme', repo: 'skills', path: name, name, description: `The ${name}` })),
-    {
-      owner: 'acme',
-      repo: 'skills',
-      path: 'big-skill',
-      name: 'big-skill',
-      description: 'A skill with a large asset',
-      extraFiles: { 'assets/data.bin': { content: BIG_ASSET } },
-    },
-  ]);
-  registry = await startRegistry(database.url);
-}, 120_000);
-
 afterAll(async () => {
   await tmux(['kill-server']).catch(() => {});
-  await registry?.stop();
-  await database?.destroy();
 });
 
 describe('install progress on a TTY', () => {

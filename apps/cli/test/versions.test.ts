@@ -11,17 +11,16 @@ import {
   VersionListResponseSchema,
   type VersionSummary,
 } from '@pkgreg/contracts';
-import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { gitBlobSha } from '@pkgreg/indexer';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LockEntry, lockedFilesOf } from '../src/lockfile.js';
 import { digestOf } from '../src/skill-files.js';
 import { type FixtureFile, fixtureVersion } from './helpers/archive.js';
 import { CLI_ENTRY, type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';
 import { type FaultProxy, startFaultProxy } from './helpers/fault-proxy.js';
 import { snapshot, tree } from './helpers/folders.js';
-import { type RunningRegistry, startRegistry } from './helpers/registry.js';
 import { type SkillFixture, seedSkills, sourceFolder, updateSkill } from './helpers/seed.js';
+import { useSeededRegistry } from './helpers/seeded-registry.js';
 
 // Whole skills as immutable versions (docs/versions.md), end to end: the built CLI as a real process,
 // the real registry-api on a real Postgres, skills committed to real git repositories and indexed by
@@ -46,26 +45,17 @@ const KIT: SkillFixture = {
   },
 };
 
-let database: TestDatabase;
-let registry: RunningRegistry;
+const { database, registry } = useSeededRegistry([KIT]);
 let home: string;
 let proxy: FaultProxy | undefined;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await seedSkills(database, [KIT]);
-  registry = await startRegistry(database.url);
   home = await tempDir('home');
-}, 120_000);
+});
 
 afterEach(async () => {
   await proxy?.close();
   proxy = undefined;
-});
-
-afterAll(async () => {
-  await registry?.stop();
-  await database?.destroy();
 });
 
 function cli(

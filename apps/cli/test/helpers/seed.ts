@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { TestDatabase } from '@pkgreg/db/testing';
+import type { FileDatabase } from '@pkgreg/db/vitest';
 import { indexSource } from '@pkgreg/indexer';
 import { tempDir } from './cli.js';
 
@@ -67,7 +67,7 @@ export async function sourceFolder(skill: SkillFixture): Promise<string> {
 }
 
 /** Commits the skills' SKILL.md files and indexes each repository touched. */
-export async function seedSkills(database: TestDatabase, skills: SkillFixture[]): Promise<void> {
+export async function seedSkills(database: FileDatabase, skills: SkillFixture[]): Promise<void> {
   const repos = new Map<string, { dir: string; owner: string }>();
   for (const skill of skills) {
     const dir = await repoDir(skill);
@@ -100,4 +100,4 @@ export async function seedSkills(database: TestDatabase, skills: SkillFixture[])
 }
 
 /** A new commit of the skill's SKILL.md, re-indexed: the registry now serves the new content. */
-export const updateSkill = (database: TestDatabase, skill: SkillFixture) => seedSkills(database, [skill]);
+export const updateSkill = (database: FileDatabase, skill: SkillFixture) => seedSkills(database, [skill]);
