@@ -134,7 +134,7 @@ async function rankEveryMatch(
     sql` + `,
   );
   const recency = sql`least(1::float8, power(0.5::float8,
-    extract(epoch from (${NOW.toISOString()}::timestamptz - created_at))::float8 / ${settings.halfLifeDays * 86_400}::float8))`;
+    date_part('epoch', ${NOW.toISOString()}::timestamptz - created_at) / ${settings.halfLifeDays * 86_400}::float8))`;
   const { rows } = await sql<Ranked>`
     with scoped as (
       select * from memory_entries
@@ -210,7 +210,7 @@ describe('memory search exactness (docs/decisions.md: Memory search)', () => {
           now: NOW.toISOString(),
         },
         settings,
-        topK,
+        { limit: topK, withRows: false },
       );
       if (found) seen[found.via]++;
     }
@@ -228,7 +228,7 @@ describe('memory search exactness (docs/decisions.md: Memory search)', () => {
         { namespace, tiers: ['stm', 'ltm'], tags: [] },
         { terms, halfLifeSeconds: 30 * 86_400, recencyWeight: 0.4, now: NOW.toISOString() },
         settings,
-        10,
+        { limit: 10, withRows: false },
       );
       expect(found?.via, query).toBe('bound');
       const result = await searchEntries(

@@ -33,11 +33,17 @@ export interface Candidate {
   /** created_at in microseconds since the epoch (ties break by created_at, then seq, newest first). */
   at_us: number;
   seq: number;
-  /** Per term: 2 content, 1 tag only, 0 none. */
-  term_scores: number[];
   num: number;
   recency: number;
   rank: number;
+  /** The entry's columns, when the statement was asked for them (`withRows`). */
+  row?: MemoryEntryRow;
+}
+
+/** How many of the best candidates a statement returns, and whether with their entries' columns. */
+export interface Best {
+  limit: number;
+  withRows: boolean;
 }
 
 export interface WindowSummary {
@@ -75,27 +81,42 @@ function termQueries(terms: string[]): RawBuilder<unknown> {
   return sql`q as (select x.*, ${sql.join(si)}, 2 * (${den}) as den from (select ${sql.join(en)}) x)`;
 }
 
-/** Per-term scores of the vector `v` as columns f<i>, each evaluated once (offset 0 keeps them apart). */
-function termScores(terms: string[], v: RawBuilder<unknown>): RawBuilder<unknown> {
-  const f = terms.map(
+/**
+ * The per-term scores of the vector `v` as columns f<i> and the recency, one row per input row: the
+ * caller fences the subquery (offset 0) so each is evaluated once however often the outer query uses it.
+ */
+function scoreColumns(p: RankParams, v: RawBuilder<unknown>, createdAt: RawBuilder<unknown>) {
+  const f = p.terms.map(
     (_, i) =>
       sql`case when ${v} @@ q.${ident(`e${i}`)} then 2 when ${v} @@ q.${ident(`s${i}`)} then 1 else 0 end
         as ${ident(`f${i}`)}`,
   );
-  return sql`lateral (select ${sql.join(f)} offset 0) f`;
+  return sql`${sql.join(f)}, ${recencyOf(p, createdAt)} as recency`;
 }
 
-const numOf = (terms: string[]) =>
-  sql.join(
-    terms.map((_, i) => sql`f.${ident(`f${i}`)}`),
+/** num (the sum of the term scores) and mask (bit i: term i matched) of a fenced row `x`. */
+function numOf(terms: string[]): RawBuilder<number> {
+  return sql<number>`(${sql.join(
+    terms.map((_, i) => sql`x.${ident(`f${i}`)}`),
     sql` + `,
-  );
-const termScoresArray = (terms: string[]) =>
-  sql`array[${sql.join(terms.map((_, i) => sql`f.${ident(`f${i}`)}`))}]::int[]`;
+  )})`;
+}
 
-function recencyOf(p: RankParams, createdAt: RawBuilder<unknown>): RawBuilder<number> {
+function maskOf(terms: string[]): RawBuilder<number> {
+  return sql<number>`(${sql.join(
+    terms.map((_, i) => sql`((x.${ident(`f${i}`)} > 0)::int::int8 << ${sql.lit(i)})`),
+    sql` | `,
+  )})`;
+}
+
+/** 2^(-age / half-life), at most 1 (an entry "from the future", clock skew, counts as new). */
+function recencyOf(
+  p: Pick<RankParams, 'halfLifeSeconds'>,
+  createdAt: RawBuilder<unknown>,
+): RawBuilder<number> {
+  // date_part is float8; extract is numeric since Postgres 14, several times slower per row.
   return sql<number>`least(1::float8, power(0.5::float8,
-    extract(epoch from (clock.now - ${createdAt}))::float8 / ${p.halfLifeSeconds}::float8))`;
+    date_part('epoch', clock.now - ${createdAt}) / ${p.halfLifeSeconds}::float8))`;
 }
 
 function tierFilter(alias: string, tiers: MemoryTier[]): RawBuilder<unknown> {
@@ -110,20 +131,36 @@ function tagFilter(alias: string, tags: string[]): RawBuilder<unknown> {
 const clockCte = (p: RankParams) => sql`clock as (select coalesce(${p.now}::timestamptz, now()) as now)`;
 
 const candidateColumns = sql`
-  m.entry_id, (extract(epoch from m.created_at) * 1000000)::int8 as at_us, m.seq, m.term_scores,
-  m.num, m.recency, m.rank`;
+  m.entry_id, (extract(epoch from m.created_at) * 1000000)::int8 as at_us, m.seq, m.num, m.recency, m.rank`;
+
+/** The best candidates of `m` (a lateral subquery `t`), with their entries' columns when asked. */
+function bestOf(best: Best): RawBuilder<unknown> {
+  const top = sql`(select ${candidateColumns} from m
+    order by m.rank desc, m.created_at desc, m.seq desc limit ${best.limit}) t`;
+  if (!best.withRows) return sql`lateral ${top} on true`;
+  const columns = sql.join(ENTRY_COLUMNS.map((c) => sql`${sql.ref(`e.${c}`)} as ${sql.raw(`e_${c}`)}`));
+  return sql`lateral (select t.*, ${columns} from ${top} join memory_entries e on e.entry_id = t.entry_id) t on true`;
+}
+
+/** The scored rows `m` (num > 0) of the fenced rows `x`, with their rank. */
+function rankedOf(p: RankParams): RawBuilder<unknown> {
+  const num = numOf(p.terms);
+  return sql`select x.entry_id, x.created_at, x.seq, x.recency, ${num} as num, ${maskOf(p.terms)} as mask,
+      ${num}::float8 / q.den::float8 + ${p.recencyWeight}::float8 * x.recency as rank
+    from x cross join q where ${num} > 0`;
+}
 
 /**
  * The window: the newest `windowSize` active entries of the scope's tiers, newest first (one backward
- * scan of memory_entries_recent_idx), each scored. Returns the window's summary and its best
- * `limit` matches by rank.
+ * scan of memory_entries_recent_idx), each scored. Returns the window's summary and its best matches by
+ * rank.
  */
 export async function windowCandidates(
   db: DbOrTx,
   scope: Scope,
   p: RankParams,
   windowSize: number,
-  limit: number,
+  best: Best,
 ): Promise<{ summary: WindowSummary; candidates: Candidate[] }> {
   const { terms } = p;
   const anyTerm = sql.join(
@@ -132,10 +169,10 @@ export async function windowCandidates(
   );
   const effective = sql`array[${sql.join(terms.map((_, i) => sql`numnode(q.${ident(`e${i}`)}) > 0`))}]::bool[]`;
   const termMatches = sql`array[${sql.join(
-    terms.map((_, i) => sql`count(*) filter (where m.term_scores[${i + 1}] > 0)`),
+    terms.map((_, i) => sql`count(*) filter (where m.mask & ${sql.lit(2 ** i)}::int8 <> 0)`),
   )}]::int[]`;
   const { rows } = await sql<
-    Candidate & {
+    CandidateRow & {
       window_rows: number;
       cut_at: string | null;
       cut_seq: number | null;
@@ -156,13 +193,13 @@ export async function windowCandidates(
       order by e.created_at desc, e.seq desc
       limit ${windowSize}
     ),
-    m as (
-      select w.entry_id, w.created_at, w.seq, ${termScoresArray(terms)} as term_scores, s.num, s.recency,
-        s.num::float8 / q.den::float8 + ${p.recencyWeight}::float8 * s.recency as rank
-      from w cross join q cross join clock cross join ${termScores(terms, sql`w.search_vector`)},
-        lateral (select ${numOf(terms)} as num, ${recencyOf(p, sql`w.created_at`)} as recency) s
-      where s.num > 0 ${tagFilter('w', scope.tags)}
+    x as (
+      select w.entry_id, w.created_at, w.seq, ${scoreColumns(p, sql`w.search_vector`, sql`w.created_at`)}
+      from w cross join q cross join clock
+      where true ${tagFilter('w', scope.tags)}
+      offset 0
     ),
+    m as (${rankedOf(p)}),
     cut as (select created_at, seq from w order by created_at, seq limit 1),
     summary as (
       select (select count(*) from w)::int as window_rows,
@@ -172,9 +209,7 @@ export async function windowCandidates(
         count(*)::int as matches, ${termMatches} as term_matches
       from m
     )
-    select summary.*, t.* from summary left join lateral (
-      select ${candidateColumns} from m order by m.rank desc, m.created_at desc, m.seq desc limit ${limit}
-    ) t on true`.execute(db);
+    select summary.*, t.* from summary left join ${bestOf(best)}`.execute(db);
   const first = rows[0];
   if (!first) throw new Error('the window statement returns one row at least');
   const summary: WindowSummary = {
@@ -187,26 +222,46 @@ export async function windowCandidates(
     matches: first.matches,
     termMatches: first.term_matches,
   };
-  return { summary, candidates: rows.filter((r) => r.entry_id !== null).map(toCandidate) };
+  return { summary, candidates: candidatesOf(rows) };
 }
 
-function toCandidate(r: Candidate): Candidate {
-  return {
+/** Rank desc, then newest first: the order every statement here sorts by. */
+export function compareCandidates(a: Candidate, b: Candidate): number {
+  return b.rank - a.rank || b.at_us - a.at_us || b.seq - a.seq;
+}
+
+/** The candidates of a statement's rows, best first (a join with the entries loses the order). */
+function candidatesOf(rows: CandidateRow[]): Candidate[] {
+  return rows
+    .filter((r) => r.entry_id !== null)
+    .map(toCandidate)
+    .sort(compareCandidates);
+}
+
+type CandidateRow = Omit<Candidate, 'row'> & { [K in keyof MemoryEntryRow as `e_${K}`]?: MemoryEntryRow[K] };
+
+function toCandidate(r: CandidateRow): Candidate {
+  const candidate: Candidate = {
     entry_id: r.entry_id,
     at_us: Number(r.at_us),
     seq: Number(r.seq),
-    term_scores: r.term_scores,
     num: r.num,
     recency: r.recency,
     rank: r.rank,
   };
+  if (r.e_entry_id !== undefined) {
+    candidate.row = Object.fromEntries(
+      ENTRY_COLUMNS.map((c) => [c, r[`e_${c}`]]),
+    ) as unknown as MemoryEntryRow;
+  }
+  return candidate;
 }
 
 /**
  * Matches older than the window's last row that hold one of `lookup` (term indexes), through the GIN
  * index on pkgreg_memory_search_keys: it decodes only this namespace's postings of those terms. Reads
  * at most `limit + 1` of them; `hits` says how many it read (more than `limit`: not all were read),
- * `matches` how many of those match (a key is a superset), and returns the best `best` by rank.
+ * `matches` how many of those match (a key is a superset), and returns the best of them by rank.
  */
 export async function olderCandidates(
   db: DbOrTx,
@@ -215,7 +270,7 @@ export async function olderCandidates(
   cut: { at: string; seq: number },
   lookup: number[],
   limit: number,
-  best: number,
+  best: Best,
 ): Promise<{ hits: number; matches: number; candidates: Candidate[] }> {
   const { terms } = p;
   // A term's keys: the namespace's 8 hex characters, `c` + its English lexemes (content) or `t` + its
@@ -230,15 +285,13 @@ export async function olderCandidates(
     const term = terms[i] as string;
     return [keysOf('english', 'c', term), keysOf('simple', 't', term)];
   });
-  const { rows } = await sql<Candidate & { hits: number; matches: number }>`
+  const { rows } = await sql<CandidateRow & { hits: number; matches: number }>`
     with ${termQueries(terms)}, ${clockCte(p)},
     h as (select left(md5(${scope.namespace}::text), 8) as p),
     k as (select concat_ws(' | ', ${sql.join(clauses)})::tsquery as k from h),
-    hits as (
-      select e.entry_id, e.created_at, e.seq, ${termScoresArray(terms)} as term_scores, s.num, s.recency,
-        s.num::float8 / q.den::float8 + ${p.recencyWeight}::float8 * s.recency as rank
-      from memory_entries e cross join q cross join clock cross join ${termScores(terms, sql`e.search_vector`)},
-        lateral (select ${numOf(terms)} as num, ${recencyOf(p, sql`e.created_at`)} as recency) s
+    x as (
+      select e.entry_id, e.created_at, e.seq, ${scoreColumns(p, sql`e.search_vector`, sql`e.created_at`)}
+      from memory_entries e cross join q cross join clock
       where pkgreg_memory_search_keys(e.namespace, e.search_vector) @@ (select k from k)
         -- Not indexable on purpose: the keys already hold the namespace, and a bitmap of the whole
         -- namespace from a btree (planned when the keys' estimate is high) cost more than the keys.
@@ -246,16 +299,14 @@ export async function olderCandidates(
         and e.status = 'active' ${tierFilter('e', scope.tiers)} ${tagFilter('e', scope.tags)}
         and (e.created_at, e.seq) < (${cut.at}::timestamptz, ${cut.seq}::int8)
       limit ${limit + 1}
-    )
-    select (select count(*) from hits)::int as hits, (select count(*) from hits where num > 0)::int as matches,
-      t.* from (select 1) one left join lateral (
-      select ${candidateColumns} from hits m where m.num > 0
-      order by m.rank desc, m.created_at desc, m.seq desc limit ${best}
-    ) t on true`.execute(db);
+    ),
+    m as (${rankedOf(p)})
+    select (select count(*) from x)::int as hits, (select count(*) from m)::int as matches,
+      t.* from (select 1) one left join ${bestOf(best)}`.execute(db);
   return {
     hits: rows[0]?.hits ?? 0,
     matches: rows[0]?.matches ?? 0,
-    candidates: rows.filter((r) => r.entry_id !== null).map(toCandidate),
+    candidates: candidatesOf(rows),
   };
 }
 

@@ -14,7 +14,9 @@ import { toMemoryEntry } from '../entries/entry.mapper.js';
 import { extractSearchTerms } from '../entries/search-terms.js';
 import {
   activeRowsByIds,
+  type Best,
   type Candidate,
+  compareCandidates,
   olderCandidates,
   type RankParams,
   recentRows,
@@ -126,7 +128,11 @@ export async function searchEntries(
     ? embedder.embed([args.query], { timeoutMs: options.embedTimeoutMs })
     : null;
   const k = embedder ? Math.max(topK, settings.semanticCandidates) : topK;
-  const found = await findCandidates(db, scope, { ...base, terms }, settings, k);
+  // Without re-ranking, the best k are the page: their entries come with them (no further round trip).
+  const found = await findCandidates(db, scope, { ...base, terms }, settings, {
+    limit: k,
+    withRows: !embedder,
+  });
   if (found === null) return none();
 
   const { candidates, exact, complete, matches } = found;
@@ -168,27 +174,15 @@ export async function searchEntries(
       fields = { ...fields, semantic: 'unavailable', semanticError: semantic.reason };
   }
   const page = ranked.slice(0, topK);
-  const rows = new Map(
-    (
-      await activeRowsByIds(
-        db,
-        namespace,
-        page.map((r) => r.candidate.entry_id),
-      )
-    ).map((row) => [row.entry_id, row]),
-  );
+  const missing = page.filter((r) => !r.candidate.row).map((r) => r.candidate.entry_id);
+  const fetched = new Map((await activeRowsByIds(db, namespace, missing)).map((row) => [row.entry_id, row]));
   const results = [];
   for (const r of page) {
     // An entry deleted or superseded since it was ranked is left out (the page is one short).
-    const row = rows.get(r.candidate.entry_id);
+    const row = r.candidate.row ?? fetched.get(r.candidate.entry_id);
     if (row) results.push({ entry: toMemoryEntry(row), score: r.score, scoreParts: r.parts });
   }
   return { results, total: matches, ranking: ranking(fields, fields.semantic === 'used') };
-}
-
-/** Rank desc, then newest first: the order every statement of search.repository.ts sorts by. */
-function compareCandidates(a: Candidate, b: Candidate): number {
-  return b.rank - a.rank || b.at_us - a.at_us || b.seq - a.seq;
 }
 
 export interface Found {
@@ -214,14 +208,22 @@ export async function findCandidates(
   scope: Scope,
   p: RankParams,
   settings: SearchSettings,
-  k: number,
+  best: Best,
 ): Promise<Found | null> {
-  const { summary, candidates } = await windowCandidates(db, scope, p, settings.windowSize, k);
+  const k = best.limit;
+  const { summary, candidates } = await windowCandidates(db, scope, p, settings.windowSize, best);
   const effective = summary.effective.flatMap((isTerm, i) => (isTerm ? [i] : []));
   // Stop words only: no terms.
   if (effective.length === 0) return null;
   const den = 2 * effective.length;
-  const found: Found = { via: 'window', candidates, den, exact: true, complete: true, matches: summary.matches };
+  const found: Found = {
+    via: 'window',
+    candidates,
+    den,
+    exact: true,
+    complete: true,
+    matches: summary.matches,
+  };
   if (summary.rows < settings.windowSize || summary.cutAt === null || summary.cutSeq === null) return found;
   found.complete = false;
   found.via = 'bound';
@@ -251,7 +253,7 @@ export async function findCandidates(
     { at: summary.cutAt, seq: summary.cutSeq },
     lookup,
     settings.olderLimit,
-    k,
+    best,
   );
   if (older.hits > settings.olderLimit) return bounded(found);
   found.via = 'index';
