@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 
-// Reports per client address: a fixed window counted in Redis by one Lua script (STYLE.md §16), so
-// concurrent reports from one address can never pass the limit together.
+// Reports per client address: a fixed window counted in Redis by one Lua script, so concurrent reports
+// from one address can never pass the limit together.
 
 /** INCR the window's counter, start its expiry on the first report; returns [count, ms left]. */
 const SCRIPT = `

@@ -1,7 +1,7 @@
 import { unauthorized } from '../http/api-error.js';
 
-// A proof that the caller controls a repository on the code host (STYLE.md §8: token checking is an
-// interface; the routes see only this). Two kinds travel in `Authorization: Bearer <token>`:
+// A proof that the caller controls a repository on the code host, checked behind this one interface so
+// the routes never see which kind it was. Two kinds travel in `Authorization: Bearer <token>`:
 // - a CI OIDC token (trusted publishing): a JWT, three base64url parts joined by dots whose first part
 //   is a JSON header naming `alg`;
 // - a code-host user token: GitHub's tokens (`ghp_`, `gho_`, `ghu_`, `github_pat_`, the older 40 hex
