@@ -68,7 +68,7 @@ describe('pnpm edge (operator CLI)', () => {
     expect((await tokenWith(secret1)).status).toBe(401);
     const ok = await tokenWith(secret2);
     expect(ok.status).toBe(200);
-    expect(ok.body.scope.split(' ')).toHaveLength(8);
+    expect(ok.body.scope.split(' ')).toHaveLength(9);
   });
 
   it('exit codes as the registry CLIs (README.md): 0 help, 1 a refused change or bad configuration, 2 usage', async () => {

@@ -239,6 +239,30 @@ export {
   type Severity,
   SeveritySchema,
 } from './risk.js';
+export {
+  type RegistryGetArgs,
+  RegistryGetArgsSchema,
+  type RegistryGetResult,
+  RegistryGetResultSchema,
+  type RegistrySearchArgs,
+  RegistrySearchArgsSchema,
+  type RegistrySearchHit,
+  RegistrySearchHitSchema,
+  type RegistrySearchResult,
+  RegistrySearchResultSchema,
+  type ResourcesListParams,
+  ResourcesListParamsSchema,
+  type ResourcesReadParams,
+  ResourcesReadParamsSchema,
+  SKILL_MANIFEST_PATH,
+  SKILL_MD_PATH,
+  SKILL_URI_SCHEME,
+  SKILL_URI_TEMPLATES,
+  type SkillManifest,
+  type SkillManifestFile,
+  SkillManifestFileSchema,
+  SkillManifestSchema,
+} from './skills-mcp.js';
 export { hasLoneSurrogate, hasNul } from './storable-text.js';
 export {
   FILE_NOT_FOUND_MESSAGE,

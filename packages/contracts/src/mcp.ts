@@ -23,6 +23,8 @@ export const SCOPES = {
   ltmRead: 'pkgreg.memory.ltm.read',
   ltmWrite: 'pkgreg.memory.ltm.write',
   ltmDelete: 'pkgreg.memory.ltm.delete',
+  /** The registry's catalog over MCP: skill:// resources and the registry tools. */
+  registryRead: 'pkgreg.registry.read',
 } as const;
 export const ALL_SCOPES = Object.values(SCOPES);
 export const ScopeSchema = z.enum(ALL_SCOPES as [string, ...string[]]);
@@ -49,6 +51,8 @@ export const TOOL_NAMES = {
   agentsList: 'pkgreg.agents.v1.list',
   agentsInvoke: 'pkgreg.agents.v1.invoke',
   systemInfo: 'pkgreg.system.v1.info',
+  registrySearch: 'pkgreg.registry.v1.search',
+  registryGet: 'pkgreg.registry.v1.get',
 } as const;
 export type ToolName = (typeof TOOL_NAMES)[keyof typeof TOOL_NAMES];
 
@@ -465,6 +469,8 @@ export const InitializeResultSchema = z.object({
   serverInfo: z.object({ name: z.string(), version: z.string() }),
   capabilities: z.object({
     tools: z.object({ listChanged: z.literal(false) }),
+    /** skill:// resources (issue 20): no subscriptions, no list-changed notifications (stateless). */
+    resources: z.object({ subscribe: z.literal(false), listChanged: z.literal(false) }),
     tasks: z.record(z.string(), z.unknown()),
   }),
   instructions: z.string().optional(),

@@ -38,6 +38,13 @@ export const EdgeErrorReasonSchema = z.enum([
    * answer within the edge's tunnel timeout. Retryable: the runtime reconnects by itself.
    */
   'tunnel_unavailable',
+  /**
+   * A skill:// resource or a registry package the edge does not serve: no such package, version or file,
+   * or a package that is delisted, quarantined or removed (`data.uri` names the resource).
+   */
+  'resource_not_found',
+  /** The registry did not answer (unreachable, timed out, 5xx). Retryable. */
+  'registry_unavailable',
   /** Unexpected failure; details are in the logs under the request id. */
   'internal_error',
 ]);
@@ -80,6 +87,9 @@ export const ERROR_WIRE_FORMS: Record<ErrorReason, ReasonWireForm> = {
   tunnel_envelope_invalid: { code: -32012, httpStatus: 200, message: 'Tunnel envelope invalid' },
   tunnel_replay_detected: { code: -32013, httpStatus: 200, message: 'Tunnel replay detected' },
   tunnel_unavailable: { code: -32014, httpStatus: 503, message: 'Local runtime unavailable' },
+  // -32602 as SEP-2164 has it (MCP 2025-11-25 suggested -32002, which origin_not_allowed holds here).
+  resource_not_found: { code: -32602, httpStatus: 200, message: 'Resource not found' },
+  registry_unavailable: { code: -32015, httpStatus: 503, message: 'Registry unavailable' },
   internal_error: { code: -32603, httpStatus: 500, message: 'Internal error' },
 };
 

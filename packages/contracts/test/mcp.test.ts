@@ -83,7 +83,7 @@ describe('mcp-edge.md: Namespace', () => {
 });
 
 describe('decisions.md: Memory scopes and mcp-edge.md: Authentication', () => {
-  it('has exactly the eight pkgreg scopes', () => {
+  it('has exactly the nine pkgreg scopes', () => {
     expect([...ALL_SCOPES].sort()).toEqual(
       [
         'pkgreg.system.read',
@@ -94,6 +94,7 @@ describe('decisions.md: Memory scopes and mcp-edge.md: Authentication', () => {
         'pkgreg.memory.ltm.read',
         'pkgreg.memory.ltm.write',
         'pkgreg.memory.ltm.delete',
+        'pkgreg.registry.read',
       ].sort(),
     );
     expect(SCOPES.systemRead).toBe('pkgreg.system.read');
@@ -118,7 +119,7 @@ describe('decisions.md: Memory scopes and mcp-edge.md: Authentication', () => {
     expect(ScopeSchema.safeParse('pkgreg.memory.promoted.read').success).toBe(false);
   });
 
-  it('tool names are the eight pkgreg.* v1 tools', () => {
+  it('tool names are the ten pkgreg.* v1 tools', () => {
     expect(Object.values(TOOL_NAMES).sort()).toEqual(
       [
         'pkgreg.memory.v1.put',
@@ -129,6 +130,8 @@ describe('decisions.md: Memory scopes and mcp-edge.md: Authentication', () => {
         'pkgreg.agents.v1.list',
         'pkgreg.agents.v1.invoke',
         'pkgreg.system.v1.info',
+        'pkgreg.registry.v1.search',
+        'pkgreg.registry.v1.get',
       ].sort(),
     );
   });
@@ -154,14 +157,15 @@ describe('mcp-edge.md: POST /mcp initialize', () => {
     expect(InitializeParamsSchema.safeParse(params).success).toBe(false);
   });
 
-  it('result carries protocolVersion, serverInfo and capabilities {tools: {listChanged: false}, tasks: {}}', () => {
+  it('result carries protocolVersion, serverInfo and capabilities {tools, resources, tasks}', () => {
+    const resources = { subscribe: false, listChanged: false };
     const result = {
       protocolVersion: MCP_PROTOCOL_VERSION,
       serverInfo: { name: 'pkgreg-mcp-edge', version: '0.1.0' },
-      capabilities: { tools: { listChanged: false }, tasks: {} },
+      capabilities: { tools: { listChanged: false }, resources, tasks: {} },
     };
     expect(InitializeResultSchema.parse(result)).toEqual(result);
-    const listChanged = { ...result, capabilities: { tools: { listChanged: true }, tasks: {} } };
+    const listChanged = { ...result, capabilities: { tools: { listChanged: true }, resources, tasks: {} } };
     expect(InitializeResultSchema.safeParse(listChanged).success).toBe(false);
     expect(InitializeResultSchema.safeParse({ ...result, serverInfo: { name: 'x' } }).success).toBe(false);
   });
