@@ -10,6 +10,8 @@ import { createBackendResolver } from './admission/backends.js';
 import { createLimiter, type Limiter } from './admission/limits.js';
 import { createOriginPolicy } from './admission/origin.js';
 import { createAuditWriter } from './audit/audit-writer.js';
+import { createCatalog } from './catalog/catalog.js';
+import { createRegistryClient } from './catalog/registry-client.js';
 import type { Env } from './env.js';
 import { createMcpHandler } from './mcp/mcp.handler.js';
 import { type OAuthUrls, oauthRoutes, oauthUrls } from './oauth/oauth.routes.js';
@@ -88,6 +90,13 @@ export function createEdge(deps: AppDeps): Edge {
     invokePerMinute: env.EDGE_INVOKE_PER_MINUTE,
     compactPerMinute: env.EDGE_COMPACT_PER_MINUTE,
   });
+  const catalog = createCatalog({
+    registry: createRegistryClient({ url: env.REGISTRY_URL, timeoutMs: env.REGISTRY_TIMEOUT_MS, logger }),
+    logger,
+    ttlMs: env.EDGE_CATALOG_TTL_MS,
+    cacheBytes: env.EDGE_CATALOG_CACHE_MB * 1024 * 1024,
+    pageSize: env.EDGE_RESOURCES_PAGE_SIZE,
+  });
   const handleMcp = createMcpHandler({
     env,
     logger,
@@ -102,6 +111,7 @@ export function createEdge(deps: AppDeps): Edge {
     }),
     limiter,
     audit,
+    catalog,
     resourceMetadataUrl: urls.resourceMetadata,
   });
 
@@ -124,7 +134,7 @@ export function createEdge(deps: AppDeps): Edge {
     async shutdown() {
       await hub.close();
       await audit.close();
-      await Promise.allSettled([development.close(), tenants.close()]);
+      await Promise.allSettled([development.close(), tenants.close(), catalog.close()]);
     },
   };
 }

@@ -130,6 +130,19 @@ export const EnvSchema = z
     EDGE_TUNNEL_TIMEOUT_MS: positiveInt(30_000),
     /** Tunnel WebSockets are pinged this often; one with no pong by the next ping is closed. */
     EDGE_TUNNEL_HEARTBEAT_MS: positiveInt(15_000),
+    /** Registry API origin the skill:// resources and registry tools read (docs/decisions.md, Skills over MCP). */
+    REGISTRY_URL: z
+      .url()
+      .default('http://127.0.0.1:4000')
+      .transform((u) => u.replace(/\/+$/, '')),
+    /** How long one registry request may take before the call is `registry_unavailable`. */
+    REGISTRY_TIMEOUT_MS: positiveInt(5_000),
+    /** How long a package's visibility is trusted before it is asked again (a delisting shows within 2×). */
+    EDGE_CATALOG_TTL_MS: positiveInt(1_000),
+    /** Memory for skill file bytes and built read results, kept by SHA-256 (versions never change). */
+    EDGE_CATALOG_CACHE_MB: z.coerce.number().int().min(0).max(65_536).default(64),
+    /** Packages per resources/list page (two resources each: SKILL.md and _manifest). */
+    EDGE_RESOURCES_PAGE_SIZE: z.coerce.number().int().min(1).max(100).default(50),
   })
   .transform((e) => ({ ...e, EDGE_ALLOW_LOCALHOST: e.EDGE_ALLOW_LOCALHOST ?? e.NODE_ENV !== 'production' }));
 export type Env = z.infer<typeof EnvSchema>;

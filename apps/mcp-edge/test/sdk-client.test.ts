@@ -47,7 +47,7 @@ describe('official MCP SDK client with ClientCredentialsProvider (@modelcontextp
 
       const { tools } = await client.listTools();
       expect(tools.map((x) => x.name)).toContain('pkgreg.memory.v1.put');
-      expect(tools).toHaveLength(8);
+      expect(tools).toHaveLength(10);
 
       const put = await client.callTool({
         name: 'pkgreg.memory.v1.put',

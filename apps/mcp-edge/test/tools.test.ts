@@ -46,7 +46,11 @@ describe('initialize and ping (mcp-edge.md, Endpoints; MCP lifecycle version neg
     expect(res.body.result).toEqual({
       protocolVersion: '2025-06-18',
       serverInfo: { name: 'pkgreg-mcp-edge', version: expect.any(String) },
-      capabilities: { tools: { listChanged: false }, tasks: {} },
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { subscribe: false, listChanged: false },
+        tasks: {},
+      },
     });
   });
 
@@ -72,7 +76,7 @@ describe('initialize and ping (mcp-edge.md, Endpoints; MCP lifecycle version neg
 });
 
 describe('tools/list (mcp-edge.md, Authentication 6)', () => {
-  it('lists all eight tools with descriptor fields for a caller holding every scope', async () => {
+  it('lists all ten tools with descriptor fields for a caller holding every scope', async () => {
     const res = await rpc(h, c.token, 'tools/list');
     const tools = res.body.result.tools;
     expect(tools.map((t: { name: string }) => t.name).sort()).toEqual(
@@ -84,6 +88,8 @@ describe('tools/list (mcp-edge.md, Authentication 6)', () => {
         'pkgreg.memory.v1.get',
         'pkgreg.memory.v1.put',
         'pkgreg.memory.v1.search',
+        'pkgreg.registry.v1.get',
+        'pkgreg.registry.v1.search',
         'pkgreg.system.v1.info',
       ].sort(),
     );
@@ -128,7 +134,7 @@ describe('tools/list (mcp-edge.md, Authentication 6)', () => {
         (x: { name: string }) => x.name,
       );
       expect(names).not.toContain('pkgreg.agents.v1.invoke');
-      expect(names).toHaveLength(7);
+      expect(names).toHaveLength(9);
       const res = await callTool(other, oc.token, 'pkgreg.agents.v1.invoke', {
         agentId: 'engineering.workflow',
         input: { type: 'text', text: 'x' },

@@ -5,6 +5,9 @@ import {
   forbiddenBindingTiers,
   InitializeParamsSchema,
   RejectError,
+  ResourcesListParamsSchema,
+  ResourcesReadParamsSchema,
+  SCOPES,
   SUPPORTED_PROTOCOL_VERSIONS,
   TaskIdParamsSchema,
   TOOL_NAMES,
@@ -75,7 +78,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     checkTransportHeaders(req);
     if (message.kind === 'invalid') throw new RejectError(message.reason, message.message);
     if (message.kind === 'notification') return undefined;
-    // 5. The method and its params: -32601, -32602. tools/call goes on through 6-9.
+    // 5. The method and its params: -32601, -32602. tools/call and resources/* go on through 6-9.
     const { method, params } = message;
     switch (method) {
       case 'initialize':
@@ -91,6 +94,19 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       case 'tasks/result':
         ex.taskId = parseParams(TaskIdParamsSchema, params, `${method} params`).taskId;
         // 9. Polling has a rate of its own per method, so it cannot be used to get around the tools'.
+        await limiter.check({ namespace: auth.namespace, tokenId: auth.tokenId, tool: method });
+        return method;
+      case 'resources/list':
+      case 'resources/templates/list':
+      case 'resources/read':
+        if (method === 'resources/read') {
+          ex.resourceUri = parseParams(ResourcesReadParamsSchema, params, `${method} params`).uri;
+        } else {
+          ex.cursor = parseParams(ResourcesListParamsSchema, params, `${method} params`).cursor;
+        }
+        // 6. skill:// resources are the registry's catalog: pkgreg.registry.read, as its tools need.
+        requireScopes(ex.caller, [SCOPES.registryRead]);
+        // 9. Each method is rated as a tool is (one bucket per method).
         await limiter.check({ namespace: auth.namespace, tokenId: auth.tokenId, tool: method });
         return method;
       default:
@@ -110,12 +126,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       unknown
     >;
     // 6. Scopes this call needs: 403 scope_insufficient, naming the missing ones.
-    const missing = spec.requiredScopes(args, caller.scopes).filter((s) => !caller.scopes.has(s));
-    if (missing.length) {
-      throw new RejectError('scope_insufficient', `missing scope ${missing.join(' ')}`, {
-        requiredScopes: missing,
-      });
-    }
+    requireScopes(caller, spec.requiredScopes(args, caller.scopes));
     // 7. The namespace the call touches must be the caller's own.
     const namespace = spec.namespaceOf(args);
     if (namespace !== undefined && namespace !== caller.namespace) {
@@ -136,6 +147,16 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   }
 
   return { admit };
+}
+
+/** Step 6: 403 scope_insufficient naming the scopes of `needed` the caller lacks. */
+function requireScopes(caller: Caller, needed: readonly string[]): void {
+  const missing = needed.filter((s) => !caller.scopes.has(s));
+  if (missing.length) {
+    throw new RejectError('scope_insufficient', `missing scope ${missing.join(' ')}`, {
+      requiredScopes: missing,
+    });
+  }
 }
 
 /** Streamable HTTP headers (MCP 2025-11-25, transports): content type, accepted types, protocol version. */

@@ -6,7 +6,16 @@ import type { AuthInfo } from '../oauth/verify-token.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
 
 /** The methods admission lets through to dispatch. */
-export type McpMethod = 'initialize' | 'ping' | 'tools/list' | 'tools/call' | 'tasks/get' | 'tasks/result';
+export type McpMethod =
+  | 'initialize'
+  | 'ping'
+  | 'tools/list'
+  | 'tools/call'
+  | 'tasks/get'
+  | 'tasks/result'
+  | 'resources/list'
+  | 'resources/templates/list'
+  | 'resources/read';
 
 /**
  * One /mcp request as it passes transport, admission and dispatch (mcp.handler.ts). Facts are added as
@@ -28,6 +37,9 @@ export interface Exchange {
   args: Record<string, unknown> | undefined;
   /** tasks/get and tasks/result. */
   taskId: string | undefined;
+  /** resources/read: the URI; resources/list and resources/templates/list: the cursor, when sent. */
+  resourceUri: string | undefined;
+  cursor: string | undefined;
   /** initialize: the version the client asked for. */
   protocolVersion: string | undefined;
 }
@@ -44,6 +56,8 @@ export function newExchange(): Exchange {
     spec: undefined,
     args: undefined,
     taskId: undefined,
+    resourceUri: undefined,
+    cursor: undefined,
     protocolVersion: undefined,
   };
 }

@@ -3,6 +3,7 @@ import { type JsonRpcId, RejectError } from '@pkgreg/contracts';
 import type { Logger } from '@pkgreg/server-kit';
 import { type AdmissionDeps, createAdmission } from '../admission/admission.js';
 import type { AuditWriter } from '../audit/audit-writer.js';
+import type { Catalog } from '../catalog/catalog.js';
 import type { Env } from '../env.js';
 import { createDispatch } from './dispatch.js';
 import { type Exchange, newExchange } from './exchange.js';
@@ -18,6 +19,8 @@ export interface McpHandlerDeps extends Omit<AdmissionDeps, 'tools'> {
   env: Env;
   logger: Logger;
   audit: AuditWriter;
+  /** The registry's catalog: skill:// resources and the registry tools. */
+  catalog: Catalog;
   resourceMetadataUrl: string;
 }
 
@@ -25,7 +28,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
   const { logger, audit, resourceMetadataUrl } = deps;
   const tools = enabledTools(deps.env);
   const admission = createAdmission({ ...deps, tools });
-  const dispatch = createDispatch(deps.env, tools);
+  const dispatch = createDispatch(deps.env, tools, deps.catalog);
 
   return async function handleMcpPost(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();

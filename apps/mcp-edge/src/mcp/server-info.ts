@@ -55,7 +55,11 @@ export function initializeResult(env: Env, requestedVersion: string) {
   return {
     protocolVersion: negotiateVersion(requestedVersion),
     serverInfo: { name: env.PKGREG_SERVER_NAME, version: SERVER_VERSION },
-    capabilities: { tools: { listChanged: false }, tasks: {} },
+    capabilities: {
+      tools: { listChanged: false },
+      resources: { subscribe: false, listChanged: false },
+      tasks: {},
+    },
   };
 }
 

@@ -15,6 +15,10 @@ import {
   MemorySearchResultSchema,
   type MemoryTier,
   memoryScope,
+  RegistryGetArgsSchema,
+  RegistryGetResultSchema,
+  RegistrySearchArgsSchema,
+  RegistrySearchResultSchema,
   readableTiers,
   SCOPES,
   SystemInfoArgsSchema,
@@ -27,7 +31,8 @@ import type { z } from 'zod';
 // The public tool surface (mcp-edge.md, Tools; decisions.md, Memory scopes): each public name maps once
 // onto the runtime. What a tool needs (scopes, namespace, quota) is declared here so admission can
 // check it before anything runs (admission/admission.ts). What a tool does: runtime/local-runtime.ts,
-// or for the tools that read no tenant state (`runtime: false`), mcp/dispatch.ts.
+// or for the tools that read no tenant state (`runtime: false`), mcp/dispatch.ts; the registry tools
+// (`registry: true`) read the catalog (catalog/catalog.ts).
 
 const TIERS: MemoryTier[] = ['stm', 'ltm'];
 
@@ -47,6 +52,8 @@ export interface ToolSpec<A = unknown> {
   quota?: 'invoke' | 'compact';
   /** Executes in the backend's runtime (forwarded in local_tunnel mode) rather than at the edge. */
   runtime: boolean;
+  /** Answered at the edge from the registry's catalog, the same in every backend. */
+  registry?: true;
 }
 
 const anyTier = (scopes: ReadonlySet<string>, action: 'read' | 'write' | 'delete') =>
@@ -157,5 +164,31 @@ export const TOOL_SPECS = [
     requiredScopes: () => [SCOPES.systemRead],
     namespaceOf: () => undefined,
     runtime: false,
+  }),
+  spec({
+    name: TOOL_NAMES.registrySearch,
+    description:
+      "Search the registry's skills by words in their scope, name and description (each word a prefix); results carry the skill:// URIs to read them by.",
+    args: RegistrySearchArgsSchema,
+    result: RegistrySearchResultSchema,
+    taskSupport: 'forbidden',
+    visibleTo: (s) => s.has(SCOPES.registryRead),
+    requiredScopes: () => [SCOPES.registryRead],
+    namespaceOf: () => undefined,
+    runtime: false,
+    registry: true,
+  }),
+  spec({
+    name: TOOL_NAMES.registryGet,
+    description:
+      "One registry package's detail by @scope/name, with the skill:// URIs of its SKILL.md and file manifest.",
+    args: RegistryGetArgsSchema,
+    result: RegistryGetResultSchema,
+    taskSupport: 'forbidden',
+    visibleTo: (s) => s.has(SCOPES.registryRead),
+    requiredScopes: () => [SCOPES.registryRead],
+    namespaceOf: () => undefined,
+    runtime: false,
+    registry: true,
   }),
 ] as ToolSpec[];

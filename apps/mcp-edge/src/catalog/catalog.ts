@@ -1,0 +1,263 @@
+import { createHash } from 'node:crypto';
+import {
+  type PackageDetail,
+  parsePackageName,
+  type RegistryGetArgs,
+  type RegistryGetResult,
+  type RegistrySearchArgs,
+  type RegistrySearchResult,
+  RejectError,
+  resolveSkillLink,
+  SKILL_MANIFEST_PATH,
+  type VersionFile,
+} from '@pkgreg/contracts';
+import type { Logger } from '@pkgreg/server-kit';
+import { LRUCache } from 'lru-cache';
+import { SerializedResult, StaticResult } from '../mcp/transport.js';
+import type { RegistryClient } from './registry-client.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  listedResources,
+  manifestOf,
+  RESOURCE_TEMPLATES,
+  resourceContents,
+} from './resources.js';
+import { parseSkillUri, type SkillRef, skillUris } from './skill-uri.js';
+
+// The registry's catalog as the edge serves it (docs/decisions.md, "Skills over MCP"). The registry stays
+// the one authority on visibility: every read asks it about the package (its detail: a delisted or removed
+// package is 404 there, a quarantined one says so), trusted for one TTL and revalidated with its ETag.
+// What never changes is kept by what names it: a version's file list by the exact version, bytes and
+// built read results by SHA-256 (a version string always names the same bytes, docs/versions.md).
+
+export interface Catalog {
+  listResources(cursor: string | undefined): Promise<object>;
+  resourceTemplates(cursor: string | undefined): StaticResult;
+  readResource(uri: string): Promise<StaticResult>;
+  search(args: RegistrySearchArgs): Promise<RegistrySearchResult>;
+  get(args: RegistryGetArgs): Promise<RegistryGetResult>;
+  close(): Promise<void>;
+}
+
+export interface CatalogOptions {
+  registry: RegistryClient;
+  logger: Logger;
+  /** A package's visibility is trusted this long, then served once more while it is asked again. */
+  ttlMs: number;
+  /** Bytes of file contents and built read results kept (0: none). */
+  cacheBytes: number;
+  /** Packages per resources/list page. */
+  pageSize: number;
+}
+
+interface PackageState {
+  detail: PackageDetail;
+  etag: string | undefined;
+  checkedAt: number;
+}
+
+/** A version's files by path, and its links (for resolving one to its target). */
+interface Manifest {
+  version: string;
+  digest: string;
+  files: Map<string, VersionFile>;
+  links: Map<string, string>;
+  result: object;
+}
+
+type Visibility = { ok: true; state: PackageState } | { ok: false; message: string };
+
+const notFound = (message: string, data: Record<string, unknown>) =>
+  new RejectError('resource_not_found', message, data);
+
+/** Concurrent loads of one key share one promise. */
+function sharedLoads<T>() {
+  const pending = new Map<string, Promise<T>>();
+  return (key: string, load: () => Promise<T>): Promise<T> => {
+    let p = pending.get(key);
+    if (!p) {
+      p = load();
+      pending.set(key, p);
+      p.finally(() => pending.delete(key)).catch(() => {});
+    }
+    return p;
+  };
+}
+
+export function createCatalog(options: CatalogOptions): Catalog {
+  const { registry, ttlMs, pageSize } = options;
+  const states = new LRUCache<string, PackageState>({ max: 10_000 });
+  const manifests = new LRUCache<string, Manifest>({ max: 2_000 });
+  const stored = new LRUCache<string, Buffer | StaticResult>({
+    maxSize: Math.max(1, options.cacheBytes),
+    sizeCalculation: (v) => (v instanceof StaticResult ? v.tail.length : v.length) || 1,
+  });
+  const cacheable = (size: number) => options.cacheBytes > 0 && size <= options.cacheBytes / 8;
+  const checking = sharedLoads<Visibility>();
+  const loadingManifest = sharedLoads<Manifest | string>();
+  const loadingBytes = sharedLoads<Buffer>();
+
+  /** Asks the registry about the package (conditionally when it was seen before). */
+  function check(scope: string, name: string, cached: PackageState | undefined): Promise<Visibility> {
+    const key = `${scope}/${name}`;
+    return checking(key, async () => {
+      const answer = await registry.detail(scope, name, cached?.etag);
+      const checkedAt = Date.now();
+      if (answer.status === 304) {
+        // Only asked with the ETag of `cached`.
+        const state = { ...(cached as PackageState), checkedAt };
+        states.set(key, state);
+        return { ok: true, state };
+      }
+      states.delete(key);
+      if (answer.status !== 200) return { ok: false, message: `@${key}: ${answer.error}` };
+      const detail = answer.body;
+      if (detail.status === 'quarantined' || detail.status === 'delisted') {
+        const why = detail.quarantineReason ? `: ${detail.quarantineReason}` : '';
+        return { ok: false, message: `@${key} is ${detail.status}${why}` };
+      }
+      const state = { detail, etag: answer.etag, checkedAt };
+      states.set(key, state);
+      return { ok: true, state };
+    });
+  }
+
+  /** The package's detail when the registry serves it; resource_not_found (with `data`) otherwise. */
+  async function visiblePackage(
+    scope: string,
+    name: string,
+    data: Record<string, unknown>,
+  ): Promise<PackageDetail> {
+    const cached = states.get(`${scope}/${name}`);
+    if (cached) {
+      const age = Date.now() - cached.checkedAt;
+      if (age < ttlMs) return cached.detail;
+      if (age < 2 * ttlMs) {
+        // Stale for less than one more TTL: served while one request asks again (as the registry's own
+        // detail cache does), so a busy package never waits on the registry.
+        check(scope, name, cached).catch(() => {});
+        return cached.detail;
+      }
+    }
+    const visibility = await check(scope, name, cached);
+    if (!visibility.ok) throw notFound(visibility.message, data);
+    return visibility.state.detail;
+  }
+
+  async function manifest(ref: SkillRef, version: string, uri: string): Promise<Manifest> {
+    const key = `${ref.scope}/${ref.name}@${version}`;
+    const hit = manifests.get(key);
+    if (hit) return hit;
+    const loaded = await loadingManifest(key, async () => {
+      const answer = await registry.version(ref.scope, ref.name, version);
+      if (answer.status !== 200)
+        return `@${key}: ${answer.status === 404 ? 'version not found' : answer.error}`;
+      const v = answer.body;
+      const m: Manifest = {
+        version: v.version,
+        digest: v.digest,
+        files: new Map(v.files.map((f) => [f.path, f])),
+        links: new Map(v.files.flatMap((f) => (f.linkTarget === null ? [] : [[f.path, f.linkTarget]]))),
+        result: manifestOf(v),
+      };
+      manifests.set(key, m);
+      return m;
+    });
+    if (typeof loaded === 'string') throw notFound(loaded, { uri });
+    return loaded;
+  }
+
+  /** A file's bytes, checked against the manifest's SHA-256 before they are kept or served. */
+  function bytesOf(ref: SkillRef, version: string, file: VersionFile, uri: string): Promise<Buffer> {
+    const key = `b:${file.sha256}`;
+    const hit = stored.get(key);
+    if (hit instanceof Buffer) return Promise.resolve(hit);
+    return loadingBytes(key, async () => {
+      const answer = await registry.file(ref.scope, ref.name, version, file.path);
+      if (answer.status !== 200)
+        throw notFound(`@${ref.scope}/${ref.name}@${version}: ${answer.error}`, { uri });
+      const sha = createHash('sha256').update(answer.body).digest('hex');
+      if (sha !== file.sha256) {
+        options.logger.error({ path: file.path, version }, 'registry file does not match its sha256');
+        throw new RejectError('registry_unavailable');
+      }
+      if (cacheable(answer.body.length)) stored.set(key, answer.body);
+      return answer.body;
+    });
+  }
+
+  /** The manifest entry `path` reads: links are followed to their target inside the folder. */
+  function fileAt(m: Manifest, path: string): VersionFile | undefined {
+    const file = m.files.get(path);
+    if (!file || file.linkTarget === null) return file;
+    const target = resolveSkillLink(path, m.links);
+    const resolved = target ? m.files.get(target) : undefined;
+    return resolved?.linkTarget === null ? resolved : undefined;
+  }
+
+  function built(key: string, build: () => object): StaticResult {
+    const hit = stored.get(key);
+    if (hit instanceof StaticResult) return hit;
+    const result = new StaticResult(new SerializedResult(JSON.stringify(build())));
+    if (cacheable(result.tail.length)) stored.set(key, result);
+    return result;
+  }
+
+  const templates = new StaticResult(new SerializedResult(JSON.stringify(RESOURCE_TEMPLATES)));
+
+  return {
+    async listResources(cursor) {
+      const at = cursor === undefined ? { p: 1, n: pageSize } : decodeCursor(cursor);
+      const page = await registry.list(at.p, at.n);
+      const more = at.p * at.n < page.total;
+      return {
+        resources: page.data.flatMap(listedResources),
+        ...(more ? { nextCursor: encodeCursor({ p: at.p + 1, n: at.n }) } : {}),
+      };
+    },
+
+    resourceTemplates(cursor) {
+      // One page only: a cursor was never issued.
+      if (cursor !== undefined) throw new RejectError('request_schema_invalid', 'invalid cursor');
+      return templates;
+    },
+
+    async readResource(uri) {
+      const ref = parseSkillUri(uri);
+      const detail = await visiblePackage(ref.scope, ref.name, { uri });
+      const version = ref.version ?? detail.version;
+      if (version === null) throw notFound(`@${ref.scope}/${ref.name} has no version yet`, { uri });
+      const m = await manifest(ref, version, uri);
+      if (ref.path === SKILL_MANIFEST_PATH) {
+        return built(`r:${uri}\n${m.digest}`, () => ({
+          contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(m.result, null, 2) }],
+        }));
+      }
+      const file = fileAt(m, ref.path);
+      if (!file) throw notFound(`@${ref.scope}/${ref.name}@${m.version} has no file ${ref.path}`, { uri });
+      const key = `r:${uri}\n${file.sha256}`;
+      const hit = stored.get(key);
+      if (hit instanceof StaticResult) return hit;
+      const bytes = await bytesOf(ref, m.version, file, uri);
+      return built(key, () => ({ contents: [resourceContents(uri, file.path, bytes)] }));
+    },
+
+    async search(args) {
+      const answer = await registry.search(args.q);
+      return {
+        results: answer.results.map((item) => ({ ...item, ...skillUris(item.scope, item.name) })),
+        total: answer.total,
+      };
+    },
+
+    async get(args) {
+      // The arguments' schema has checked the name already.
+      const { scope, name } = parsePackageName(args.package) as { scope: string; name: string };
+      const detail = await visiblePackage(scope, name, { package: args.package });
+      return { package: detail, ...skillUris(scope, name) };
+    },
+
+    close: () => registry.close(),
+  };
+}
