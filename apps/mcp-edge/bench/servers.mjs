@@ -1,5 +1,5 @@
 // Servers under test, one per child process (pinned to CPU 0 by run.mjs). Usage:
-//   node servers.mjs <edge|echo|pg|sdk> <json-config>
+//   node servers.mjs <edge|echo|pg|sdk|skillmd> <json-config>
 // Prints `READY <port>` once listening. Built code only (dist): run `pnpm build` first.
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
@@ -50,6 +50,20 @@ function echo() {
   });
 }
 
+// resources/read of a SKILL.md as a bare server would answer it: parse the JSON-RPC request, answer the
+// same bytes the edge answers (`config.text` as the one text item), built once; no admission, no catalog.
+function skillMd() {
+  const tail = Buffer.from(
+    `,"result":${JSON.stringify({ contents: [{ uri: config.uri, mimeType: 'text/markdown', text: config.text }] })}}`,
+  );
+  return createServer(async (req, res) => {
+    const msg = JSON.parse(await readBody(req));
+    const body = Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(msg.id)}`), tail]);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+    res.end(body);
+  });
+}
+
 // The same SQL memory.get runs (one row by namespace + id), with pg directly and no admission at all.
 async function barePg() {
   const pg = (await import('pg')).default;
@@ -90,7 +104,7 @@ async function sdk() {
   });
 }
 
-const factories = { edge, echo, pg: barePg, sdk };
+const factories = { edge, echo, pg: barePg, sdk, skillmd: skillMd };
 const server = await factories[kind]();
 server.keepAliveTimeout = 65_000;
 server.listen(0, '127.0.0.1', () => console.log(`READY ${server.address().port}`));
