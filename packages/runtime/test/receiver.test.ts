@@ -1,0 +1,125 @@
+import type { Db } from '@pkgreg/db';
+import { migrateToLatest } from '@pkgreg/db';
+import { createEmbeddedDb } from '@pkgreg/db/embedded';
+import { startInProcessJobs } from '@pkgreg/tasks';
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  bodySha256,
+  createDbNonceStore,
+  createLocalRuntime,
+  createTunnelReceiver,
+  type LocalRuntime,
+  signEnvelope,
+  type TunnelReceiver,
+} from '../src/index.js';
+
+// The receiving end of a tunnel on the store a local runtime uses by default: PGlite (in memory here) with
+// every migration, the edge's own local Runtime on it, and the receiver's checks (decisions.md, Tunnel
+// envelope): signature, session, body hash, expiry, subject, and each nonce once, also for a new receiver
+// on the same store (a restarted runtime).
+
+const SESSION = 'sess-recv';
+const SECRET = 'r'.repeat(43);
+const NS = `app:${'d'.repeat(64)}`;
+let db: Db;
+let runtime: LocalRuntime;
+let receiver: TunnelReceiver;
+
+const newReceiver = () =>
+  createTunnelReceiver({
+    sessionId: SESSION,
+    secret: SECRET,
+    nonces: createDbNonceStore(db),
+    runtime,
+    onError: (error) => {
+      throw error;
+    },
+  });
+
+const call = (name: string, args: Record<string, unknown>, namespace = NS) =>
+  JSON.stringify({
+    method: 'tools/call',
+    name,
+    args,
+    caller: { namespace, clientId: 'c', scopes: ['pkgreg.memory.stm.read', 'pkgreg.memory.stm.write'] },
+  });
+
+const signed = async (body: string, namespace = NS) => ({
+  envelope: await signEnvelope({ sessionId: SESSION, secret: SECRET, namespace, body }),
+  body,
+});
+
+beforeAll(async () => {
+  db = await createEmbeddedDb();
+  await migrateToLatest(db);
+  const jobs = await startInProcessJobs({ db, handlers: {} });
+  runtime = createLocalRuntime({ db, jobs: async () => jobs, syncThresholdMs: 1000, pollWindowSeconds: 300 });
+  receiver = newReceiver();
+}, 120_000);
+afterAll(async () => {
+  await runtime?.close();
+  await db?.destroy();
+});
+
+describe('a receiver on the embedded store', () => {
+  it('runs a signed call on the local runtime, once', async () => {
+    const put = await signed(
+      call('pkgreg.memory.v1.put', { namespace: NS, tier: 'stm', content: 'on pglite' }),
+    );
+    const first = await receiver.receive(put.envelope, put.body);
+    expect(first.status).toBe(200);
+    expect(first.reply).toMatchObject({ result: { entry: { content: 'on pglite', tier: 'stm' } } });
+    const search = await signed(call('pkgreg.memory.v1.search', { namespace: NS, query: 'pglite' }));
+    const found = await receiver.receive(search.envelope, search.body);
+    expect(found.reply).toMatchObject({ result: { total: 1 } });
+    expect(await receiver.receive(put.envelope, put.body)).toMatchObject({
+      status: 409,
+      reply: { error: { reason: 'tunnel_replay_detected' } },
+    });
+  });
+
+  it('a restarted receiver on the same store still refuses a consumed nonce', async () => {
+    const req = await signed(call('pkgreg.memory.v1.search', { namespace: NS, query: 'x' }));
+    expect((await receiver.receive(req.envelope, req.body)).status).toBe(200);
+    expect(await newReceiver().receive(req.envelope, req.body)).toMatchObject({
+      status: 409,
+      reply: { error: { reason: 'tunnel_replay_detected' } },
+    });
+  });
+
+  it('refuses an expired envelope, another session, a changed body and a subject other than the caller', async () => {
+    const body = call('pkgreg.memory.v1.search', { namespace: NS, query: 'x' });
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await new SignJWT({ sid: SESSION, bodySha256: bodySha256(body) })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(NS)
+      .setJti(crypto.randomUUID())
+      .setIssuedAt(now - 90)
+      .setExpirationTime(now - 30)
+      .sign(new TextEncoder().encode(SECRET));
+    const other = await signEnvelope({ sessionId: 'sess-other', secret: SECRET, namespace: NS, body });
+    const changed = await signed(body);
+    const subject = await signed(body, `app:${'e'.repeat(64)}`);
+    for (const [envelope, b] of [
+      [expired, body],
+      [other, body],
+      [changed.envelope, `${body} `],
+      [subject.envelope, body],
+      [undefined, body],
+    ] as const) {
+      expect(await receiver.receive(envelope, b)).toMatchObject({
+        status: 401,
+        reply: { error: { reason: 'tunnel_envelope_invalid' } },
+      });
+    }
+  });
+
+  it('expired nonces are swept', async () => {
+    await db
+      .insertInto('tunnel_nonces')
+      .values({ session_id: SESSION, jti: 'old', expires_at: new Date(Date.now() - 60_000) })
+      .execute();
+    expect(await createDbNonceStore(db).sweep()).toBeGreaterThanOrEqual(1);
+  });
+});
