@@ -6,6 +6,8 @@ export const EXIT = {
   notFound: 3,
   unavailable: 4,
   integrity: 5,
+  /** A quarantined package, or a high-risk version without --allow-risk (docs/risk-scan.md). */
+  refused: 7,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
@@ -16,7 +18,9 @@ export const EXIT_CODES_HELP = `Exit codes:
   3  package or version not found
   4  registry unavailable (network error, timeout, 5xx after retries, malformed response)
   5  integrity mismatch (an archive or manifest that does not match, a path escaping the skill
-     folder, a file modified locally, content differing from pkgreg-lock.json)`;
+     folder, a file modified locally, content differing from pkgreg-lock.json)
+  7  refused for risk: the package is quarantined by the registry, or the version's risk scan
+     found high-risk content and --allow-risk was not given`;
 
 /** The one error type of the CLI: a single line for stderr, an exit code, optional detail for --verbose. */
 export class CliError extends Error {

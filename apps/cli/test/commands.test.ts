@@ -17,7 +17,8 @@ const PDF: SkillFixture = {
   path: 'skills/pdf-tools',
   name: 'pdf-tools',
   description: 'Extract text and tables from PDF files',
-  allowedTools: ['Read', 'Bash'],
+  // A pattern: a bare `Bash` is an unrestricted shell, which the risk scan reports (risk.test.ts).
+  allowedTools: ['Read', 'Bash(pdftotext:*)'],
 };
 const FORMS: SkillFixture = {
   owner: 'acme',
@@ -180,7 +181,7 @@ describe('pkgreg info (registry-api.md: package detail)', () => {
     expect(result.stdout).toMatch(/Kind:\s+skill/);
     expect(result.stdout).toMatch(/Source:\s+acme\/skills \(skills\/pdf-tools, main\)/);
     expect(result.stdout).toMatch(/License:\s+MIT/);
-    expect(result.stdout).toMatch(/Allowed tools:\s+Read, Bash/);
+    expect(result.stdout).toMatch(/Allowed tools:\s+Read, Bash\(pdftotext:\*\)/);
     expect(result.stdout).toMatch(/Downloads:\s+\d+/);
     expect(result.stdout).toMatch(/Tokens:\s+[1-9]/);
     expect(result.stdout).toMatch(/Status:\s+active/);

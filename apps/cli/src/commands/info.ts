@@ -7,6 +7,13 @@ import { formatCount } from '../output.js';
 
 const InfoInputSchema = z.object({ json: z.boolean().default(false) });
 
+/** The risk line: the level and how many findings, or that the version was not scanned yet. */
+function riskText(risk: string | null, findings: number): string {
+  if (risk === null) return 'not scanned yet';
+  if (risk === 'none') return 'none (the scan found nothing)';
+  return `${risk} (${findings} ${findings === 1 ? 'finding' : 'findings'}, below)`;
+}
+
 function list(values: string[]): string {
   return values.length ? values.join(', ') : '-';
 }
@@ -22,6 +29,9 @@ export async function info(name: string, options: { json?: boolean }, command: C
     return;
   }
   if (pkg.status === 'deprecated') ctx.warn(`${ref.full} is deprecated`);
+  if (pkg.status === 'quarantined') {
+    ctx.warn(`${ref.full} is quarantined by the registry${pkg.quarantineReason ? `: ${pkg.quarantineReason}` : ''}`);
+  }
   const source = pkg.sourcePath
     ? `${pkg.sourceRepo} (${pkg.sourcePath}, ${pkg.sourceRef})`
     : `${pkg.sourceRepo} (${pkg.sourceRef})`;
@@ -42,6 +52,7 @@ export async function info(name: string, options: { json?: boolean }, command: C
       'Status',
       pkg.status === 'deprecated' ? 'deprecated (no longer maintained; avoid for new installs)' : pkg.status,
     ],
+    ['Risk', riskText(pkg.risk, pkg.findings.length)],
     ['Verified', pkg.verified ? 'yes' : 'no'],
     ['Last indexed', pkg.lastIndexedAt],
   ];
@@ -54,4 +65,13 @@ export async function info(name: string, options: { json?: boolean }, command: C
   const [first, ...rest] = pkg.warnings;
   ctx.out(`${'Warnings:'.padEnd(width)} ${first ?? '-'}`);
   for (const warning of rest) ctx.out(`${''.padEnd(width)} ${warning}`);
+  // The latest version's risk scan: every finding, with its file and line and the line's excerpt.
+  if (pkg.findings.length > 0) {
+    ctx.out('');
+    ctx.out('Findings:');
+    for (const f of pkg.findings) {
+      ctx.out(`  ${f.severity.padEnd(6)} ${f.rule}  ${f.file}${f.line === null ? '' : `:${f.line}`}  ${f.message}`);
+      ctx.out(`         ${f.excerpt}`);
+    }
+  }
 }

@@ -28,6 +28,7 @@ import { loadLock, lockedVersion, upgradedNote } from '../locked.js';
 import { absoluteDir, LOCKFILE_NAME, type LockEntry, writeLockfile } from '../lockfile.js';
 import { type PackageSpec, parsePackageArg, parsePackageSpec } from '../names.js';
 import { progressFor, silentProgress } from '../progress.js';
+import { checkVersionRisk, refuseQuarantined } from '../risk.js';
 import { inspectFolder } from '../skill-files.js';
 import { resolveVersion } from '../versions.js';
 
@@ -49,6 +50,7 @@ const InstallInputSchema = z
     global: z.boolean().default(false),
     force: z.boolean().default(false),
     frozen: z.boolean().default(false),
+    allowRisk: z.boolean().default(false),
   })
   .refine((input) => !(input.force && input.frozen), { error: '--force and --frozen cannot be combined' })
   .refine((input) => input.names.length > 0 || (input.agent.length === 0 && input.dir.length === 0), {
@@ -100,6 +102,7 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
       progress.status(`resolving ${ref.full}`);
       const pkg = await ctx.client.detail(ref.scope, ref.name);
       if (pkg.status === 'delisted') throw new CliError(EXIT.notFound, `${ref.full}: Package not found`);
+      refuseQuarantined(ref.full, pkg.status, pkg.quarantineReason);
       if (pkg.status === 'deprecated')
         progress.note(`warning: ${ref.full} is deprecated; consider an alternative`);
       const locked = lock.packages[ref.full];
@@ -138,6 +141,7 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
           spec.typed || requested === null ? spec : parsePackageSpec(`${ref.full}@${requested}`);
         version = await resolveVersion(ctx, ref, effective.spec);
       }
+      checkVersionRisk(ref.full, version, input.allowRisk, (line) => progress.note(line));
       const recordedDirs = locked?.dirs ?? old?.dirs ?? [];
       let agents: string[] = [...(locked?.agents ?? old?.entry?.agents ?? [])];
       let newDirs = wanted;

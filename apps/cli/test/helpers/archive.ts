@@ -117,6 +117,8 @@ export function manifestOf(
     sourceCommit: null,
     createdAt: '2026-11-25T12:00:00.000Z',
     warnings: [],
+    risk: null,
+    findings: [],
     yanked: false,
     yankReason: null,
     files: rows,

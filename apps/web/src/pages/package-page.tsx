@@ -24,6 +24,7 @@ import {
   StarIcon,
   VerifiedIcon,
 } from '../components/icons.js';
+import { Findings, QuarantineNotice, RiskBadge } from '../components/risk.js';
 import { Chips, type SkillDoc, SkillBody, SkillSkeleton } from '../components/skill-body.js';
 import { EmptyState, ErrorState } from '../components/states.js';
 import { VersionPicker } from '../components/version-picker.js';
@@ -192,6 +193,9 @@ function PackageView(props: {
       ? { raw: older.data, rows: null, yaml: frontmatterText(older.data), olderVersion }
       : null;
   const warnings = fromDetail ? (pkg.warnings ?? []) : (shown?.warnings ?? []);
+  // The risk scan of the version on screen: detail carries the latest's, a version record its own.
+  const risk = fromDetail ? pkg.risk : (shown?.risk ?? null);
+  const findings = fromDetail ? (pkg.findings ?? []) : (shown?.findings ?? []);
 
   const files = useMemo(() => new Set(shown?.files.map((f) => f.path) ?? []), [shown]);
   const tree = useMemo(() => (shown ? buildFileTree(shown.files) : null), [shown]);
@@ -278,6 +282,7 @@ function PackageView(props: {
               {pkg.status}
             </span>
           ) : null}
+          <RiskBadge risk={risk} />
         </div>
         <p class="package-desc">{pkg.description || 'No description.'}</p>
       </header>
@@ -293,7 +298,11 @@ function PackageView(props: {
         </div>
       ) : null}
 
+      {pkg.status === 'quarantined' ? <QuarantineNotice reason={pkg.quarantineReason ?? null} /> : null}
+
       <Warnings warnings={warnings} />
+
+      <Findings findings={findings} hrefFor={hrefFor} />
 
       <div class="package-layout">
         <div class="package-main">
