@@ -60,7 +60,7 @@ export async function scanVersion(files: ScanFile[], options: ScanOptions = {}):
       prose = parts.prose;
       raw.push(...hiddenFindings(file.path, parts.hidden, lines));
     } else {
-      code = codeSegments(lines);
+      code = DATA_FILE.test(file.path) ? [] : codeSegments(lines);
       prose = [];
       for (let n = 1; n <= lines.count; n += 1) prose.push({ text: lines.line(n), line: n });
     }

@@ -10,15 +10,33 @@ export interface Segment {
   line: number;
 }
 
-/** A line that ends in a continuation: `\` (sh, python), a backtick (PowerShell), `^` (cmd). */
-const CONTINUED = /(?<!\\)(?:\\|`|\s\^)\s*$/;
+/**
+ * Where a line's continuation mark starts: a trailing `\\` (sh, python; not `\\\\`), backtick
+ * (PowerShell) or ` ^` (cmd), trailing blanks allowed; -1 when the line does not continue. A scan from
+ * the end, not a regular expression: `\s*$` tried at every position was the scan's hottest step.
+ */
+function continuationAt(text: string): number {
+  let end = text.length;
+  while (
+    end > 0 &&
+    (text.charCodeAt(end - 1) === 32 || text.charCodeAt(end - 1) === 9 || text.charCodeAt(end - 1) === 13)
+  )
+    end -= 1;
+  if (end === 0) return -1;
+  const last = text[end - 1];
+  if (last === '`') return end - 1;
+  if (last === '\\') return text[end - 2] === '\\' ? -1 : end - 1;
+  if (last === '^' && end >= 2 && /\s/.test(text[end - 2] as string)) return end - 1;
+  return -1;
+}
 
 function joinContinuations(lines: Array<{ text: string; line: number }>): Segment[] {
   const out: Segment[] = [];
   let current: Segment | null = null;
   for (const { text, line } of lines) {
-    const continued = CONTINUED.test(text);
-    const body = continued ? text.replace(CONTINUED, ' ') : text;
+    const at = continuationAt(text);
+    const continued = at >= 0;
+    const body = continued ? `${text.slice(0, at)} ` : text;
     if (current) current.text += body;
     else current = { text: body, line };
     if (!continued) {
