@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -29,6 +30,13 @@ export const ConfigSchema = z
     PKGREG_RUNTIME_HOST: z.string().min(1).default('127.0.0.1'),
     /** A PostgreSQL of your own instead of the embedded store. */
     DATABASE_URL: unsetIfEmpty(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+    /** The schema the runtime's tables live in there; default `pkgreg_runtime_<hash of the session id>`. */
+    PKGREG_RUNTIME_DB_SCHEMA: unsetIfEmpty(
+      z
+        .string()
+        .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+        .optional(),
+    ),
     /** Where the embedded store keeps its files; default `$XDG_DATA_HOME/pkgreg/runtime/<session id>`. */
     PKGREG_RUNTIME_DATA_DIR: unsetIfEmpty(z.string().min(1).optional()),
     XDG_DATA_HOME: unsetIfEmpty(z.string().min(1).optional()),
@@ -73,7 +81,11 @@ export const ConfigSchema = z
         ? undefined
         : { port: c.PKGREG_RUNTIME_PORT, host: c.PKGREG_RUNTIME_HOST },
     store: c.DATABASE_URL
-      ? ({ kind: 'postgres', url: c.DATABASE_URL } as const)
+      ? ({
+          kind: 'postgres',
+          url: c.DATABASE_URL,
+          schema: c.PKGREG_RUNTIME_DB_SCHEMA ?? defaultSchema(c.PKGREG_TUNNEL_SESSION_ID),
+        } as const)
       : ({
           kind: 'embedded',
           dataDir:
@@ -102,6 +114,15 @@ export const ConfigSchema = z
     logLevel: c.LOG_LEVEL,
   }));
 export type Config = z.infer<typeof ConfigSchema>;
+
+/**
+ * A schema of this session's own: the runtime fails the tasks it finds unfinished at start (their runs
+ * died with the previous process), so it must never share its tables with an edge, a worker or another
+ * session, even in one database. Hashed: session ids are case-sensitive, schema names are not.
+ */
+function defaultSchema(sessionId: string): string {
+  return `pkgreg_runtime_${createHash('sha256').update(sessionId).digest('hex').slice(0, 16)}`;
+}
 
 /** Flags of `pkgreg-runtime local`, by the variable each one overrides. */
 export type ConfigFlags = Partial<Record<keyof z.input<typeof ConfigSchema>, string>>;

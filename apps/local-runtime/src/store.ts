@@ -5,8 +5,8 @@ import { createEmbeddedDb } from '@pkgreg/db/embedded';
 import type { Config } from './env.js';
 
 // Where this runtime's memory and tasks live: the embedded store (PGlite, files under the data folder)
-// by default, so a laptop needs no PostgreSQL of its own; a DATABASE_URL when given. Either way the same
-// migrations as the edge's database run first.
+// by default, so a laptop needs no PostgreSQL of its own; a DATABASE_URL when given, in a schema of the
+// session's own. Either way the same migrations as the edge's database run first.
 
 export interface Store {
   db: Db;
@@ -17,14 +17,15 @@ export interface Store {
 
 export async function openStore(store: Config['store']): Promise<Store> {
   if (store.kind === 'postgres') {
-    const db = createDb(store.url, { applicationName: 'pkgreg-runtime', max: 8 });
+    const { schema } = store;
+    const db = createDb(store.url, { applicationName: 'pkgreg-runtime', max: 8, schema });
     try {
-      await migrateToLatest(db);
+      await migrateToLatest(db, { schema });
     } catch (error) {
       await db.destroy();
       throw error;
     }
-    return { db, description: 'postgres', close: () => db.destroy() };
+    return { db, description: `postgres, schema ${schema}`, close: () => db.destroy() };
   }
   mkdirSync(store.dataDir, { recursive: true, mode: 0o700 });
   const release = lockDataDir(store.dataDir);

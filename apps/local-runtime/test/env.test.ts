@@ -25,7 +25,17 @@ describe('loadConfig', () => {
     );
     expect(config.sessionId).toBe('ts_flag');
     expect(config.listen).toEqual({ port: 0, host: '127.0.0.1' });
-    expect(config.store).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
+    expect(config.store).toMatchObject({ kind: 'postgres', url: 'postgres://u@h/db' });
+    // A schema of the session's own, so a shared database never mixes its tasks with anyone's.
+    expect((config.store as { schema: string }).schema).toMatch(/^pkgreg_runtime_[0-9a-f]{16}$/);
+    const other = loadConfig(
+      { PKGREG_TUNNEL_SESSION_ID: 'TS_FLAG', DATABASE_URL: 'postgres://u@h/db', PKGREG_EDGE_URL: 'http://e' },
+      base,
+    );
+    expect((other.store as { schema: string }).schema).not.toBe((config.store as { schema: string }).schema);
+    expect(() =>
+      loadConfig({ PKGREG_RUNTIME_DB_SCHEMA: 'Bad-Name', PKGREG_EDGE_URL: 'http://e' }, base),
+    ).toThrow(/PKGREG_RUNTIME_DB_SCHEMA/);
   });
 
   it('refuses a missing session, a short secret, neither edge nor port, naming each and never the secret', () => {
