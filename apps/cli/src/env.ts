@@ -31,6 +31,17 @@ export const EnvSchema = z.object({
   CLAUDE_CONFIG_DIR: optionalText,
   /** Where Codex keeps its settings and user skills (default ~/.codex). */
   CODEX_HOME: optionalText,
+  // Proofs for publish, deprecate and yank (docs/publishing.md). Never printed.
+  /** Set by GitHub Actions for a job with `permissions: id-token: write`: where to ask for an OIDC token. */
+  ACTIONS_ID_TOKEN_REQUEST_URL: optionalText,
+  /** The bearer token of that request. */
+  ACTIONS_ID_TOKEN_REQUEST_TOKEN: optionalText,
+  /** A GitHub user token (below --token, above `gh auth token`). */
+  GITHUB_TOKEN: optionalText,
+  /** `true` inside GitHub Actions. */
+  GITHUB_ACTIONS: optionalText,
+  /** `owner/repo` of the workflow's repository (GitHub Actions). */
+  GITHUB_REPOSITORY: optionalText,
 });
 
 export interface Env {
@@ -45,6 +56,11 @@ export interface Env {
   configDir: string;
   claudeHome: string;
   codexHome: string;
+  /** GitHub Actions' OIDC token request, when the job may ask for one. */
+  actionsIdToken: { url: string; token: string } | undefined;
+  githubToken: string | undefined;
+  inGitHubActions: boolean;
+  githubRepository: string | undefined;
 }
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
@@ -65,5 +81,12 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     configDir: join(configHome, 'pkgreg'),
     claudeHome: env.CLAUDE_CONFIG_DIR ?? join(home, '.claude'),
     codexHome: env.CODEX_HOME ?? join(home, '.codex'),
+    actionsIdToken:
+      env.ACTIONS_ID_TOKEN_REQUEST_URL && env.ACTIONS_ID_TOKEN_REQUEST_TOKEN
+        ? { url: env.ACTIONS_ID_TOKEN_REQUEST_URL, token: env.ACTIONS_ID_TOKEN_REQUEST_TOKEN }
+        : undefined,
+    githubToken: env.GITHUB_TOKEN,
+    inGitHubActions: env.GITHUB_ACTIONS === 'true',
+    githubRepository: env.GITHUB_REPOSITORY,
   };
 }

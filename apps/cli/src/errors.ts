@@ -6,6 +6,8 @@ export const EXIT = {
   notFound: 3,
   unavailable: 4,
   integrity: 5,
+  /** publish finished, but some skills were rejected (the output says why). */
+  rejected: 6,
   /** A quarantined package, or a high-risk version without --allow-risk (docs/risk-scan.md). */
   refused: 7,
 } as const;
@@ -13,12 +15,14 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 export const EXIT_CODES_HELP = `Exit codes:
   0  success
-  1  error (bad config or lockfile, refused write, the registry rejected the request)
+  1  error (bad config or lockfile, refused write, the registry rejected the request or the
+     proof of ownership, a publish run that failed)
   2  usage error (unknown command or option, invalid name, version, range or agent)
   3  package or version not found
   4  registry unavailable (network error, timeout, 5xx after retries, malformed response)
   5  integrity mismatch (an archive or manifest that does not match, a path escaping the skill
      folder, a file modified locally, content differing from pkgreg-lock.json)
+  6  publish finished, but some skills were rejected (the output says why)
   7  refused for risk: the package is quarantined by the registry, or the version's risk scan
      found high-risk content and --allow-risk was not given`;
 

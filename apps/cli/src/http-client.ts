@@ -4,6 +4,13 @@ import {
   ErrorBodySchema,
   type PackageDetail,
   PackageDetailSchema,
+  type PackageState,
+  PackageStateSchema,
+  type PublishAccepted,
+  PublishAcceptedSchema,
+  type PublishRequest,
+  type PublishRun,
+  PublishRunSchema,
   type SearchResponse,
   SearchResponseSchema,
   type TrackResponse,
@@ -12,6 +19,8 @@ import {
   VersionDetailSchema,
   type VersionListResponse,
   VersionListResponseSchema,
+  type YankState,
+  YankStateSchema,
 } from '@pkgreg/contracts';
 import type { z } from 'zod';
 import { CliError, EXIT } from './errors.js';
@@ -62,7 +71,28 @@ export interface RegistryClient {
   version(scope: string, name: string, version: string): Promise<VersionDetail>;
   /** The bytes of a version's archive.tgz. */
   archive(scope: string, name: string, version: string, options: DownloadOptions): Promise<Buffer>;
+  /** POST /api/publish with a proof (`token`, an OIDC or code-host token); answered 202. */
+  publish(token: string, request: PublishRequest): Promise<PublishAccepted>;
+  /** GET /api/publish/{runId}. */
+  publishRun(runId: string): Promise<PublishRun>;
+  /** PUT (message set) or DELETE (null) of a package's deprecation, with a proof. */
+  setDeprecation(
+    token: string,
+    scope: string,
+    name: string,
+    deprecate: { message?: string } | null,
+  ): Promise<PackageState>;
+  /** PUT (yank) or DELETE (null) of a version's yank, with a proof. */
+  setYank(
+    token: string,
+    scope: string,
+    name: string,
+    version: string,
+    yank: { reason?: string } | null,
+  ): Promise<YankState>;
 }
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 interface RawResponse {
   status: number;
@@ -75,6 +105,10 @@ interface SendOptions {
   idempotent: boolean;
   accept?: string;
   download?: DownloadOptions;
+  /** A JSON body. */
+  body?: unknown;
+  /** Sent as `Authorization: Bearer`; never printed, not even with --verbose. */
+  token?: string;
 }
 
 /** A connection not made (and, for https, secured) within this long fails with CONNECT_TIMEOUT. */
@@ -118,11 +152,12 @@ interface Exchange {
  * chunks. A failure destroys the request and the response with an error whose `name` or `code` says why.
  */
 function exchange(
-  method: 'GET' | 'POST',
+  method: Method,
   url: string,
   headers: Record<string, string>,
   timeoutMs: number,
   idle: boolean,
+  body?: Buffer,
 ): Promise<Exchange> {
   // Loaded here: https brings TLS, which a plain-http registry never needs.
   const { request } = url.startsWith('https:')
@@ -162,7 +197,7 @@ function exchange(
       if (idle) touch();
       resolve({ response: res, touch: idle ? touch : () => {}, finish });
     });
-    req.end();
+    req.end(body);
   });
 }
 
@@ -225,7 +260,7 @@ export function createRegistryClient(clientOptions: ClientOptions): RegistryClie
     return Buffer.concat(chunks);
   }
 
-  async function send(method: 'GET' | 'POST', path: string, options: SendOptions): Promise<RawResponse> {
+  async function send(method: Method, path: string, options: SendOptions): Promise<RawResponse> {
     const { idempotent, download } = options;
     const url = `${baseUrl}${path}`;
     let lastFailure = '';
@@ -237,9 +272,19 @@ export function createRegistryClient(clientOptions: ClientOptions): RegistryClie
           accept: options.accept ?? 'application/json',
           'user-agent': `pkgreg/${CLI_VERSION} node/${process.versions.node}`,
         };
-        if (method === 'POST') headers['content-length'] = '0';
+        const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
+        if (payload) headers['content-type'] = 'application/json';
+        if (method !== 'GET') headers['content-length'] = String(payload?.length ?? 0);
+        if (options.token) headers.authorization = `Bearer ${options.token}`;
         // A download may take longer than the timeout as a whole: only silence counts there.
-        const pending = await exchange(method, url, headers, clientOptions.timeoutMs, download !== undefined);
+        const pending = await exchange(
+          method,
+          url,
+          headers,
+          clientOptions.timeoutMs,
+          download !== undefined,
+          payload,
+        );
         const response = pending.response;
         const status = response.statusCode ?? 0;
         const ok = status === 200;
@@ -322,14 +367,15 @@ export function createRegistryClient(clientOptions: ClientOptions): RegistryClie
   }
 
   async function call<T>(
-    method: 'GET' | 'POST',
+    method: Method,
     path: string,
     schema: z.ZodType<T>,
     what: string,
     idempotent: boolean,
+    extra: { body?: unknown; token?: string; expect?: number } = {},
   ): Promise<T> {
-    const raw = await send(method, path, { idempotent });
-    if (raw.status !== 200) throw failure(raw, what);
+    const raw = await send(method, path, { idempotent, body: extra.body, token: extra.token });
+    if (raw.status !== (extra.expect ?? 200)) throw failure(raw, what);
     return parseBody(raw, schema, what);
   }
 
@@ -378,6 +424,34 @@ export function createRegistryClient(clientOptions: ClientOptions): RegistryClie
       if (raw.status !== 200) throw failure(raw, what);
       return raw.body;
     },
+    // Not resent after it may have arrived: a second publish would be a second run.
+    publish: (token, request) =>
+      call('POST', '/api/publish', PublishAcceptedSchema, `publish ${request.repository}`, false, {
+        body: request,
+        token,
+        expect: 202,
+      }),
+    publishRun: (runId) =>
+      call('GET', `/api/publish/${encodeURIComponent(runId)}`, PublishRunSchema, `run ${runId}`, true),
+    // PUT and DELETE set a state: sending one twice leaves what sending it once does.
+    setDeprecation: (token, scope, name, deprecate) =>
+      call(
+        deprecate ? 'PUT' : 'DELETE',
+        `/api/packages/${encodeName(scope, name)}/deprecation`,
+        PackageStateSchema,
+        `@${scope}/${name}`,
+        true,
+        { token, ...(deprecate ? { body: deprecate } : {}) },
+      ),
+    setYank: (token, scope, name, version, yank) =>
+      call(
+        yank ? 'PUT' : 'DELETE',
+        `${versionPath(scope, name, version)}/yank`,
+        YankStateSchema,
+        `@${scope}/${name}@${version}`,
+        true,
+        { token, ...(yank ? { body: yank } : {}) },
+      ),
   };
 }
 

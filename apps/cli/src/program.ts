@@ -12,6 +12,10 @@ const REGISTRY_HELP = `Registry address, first found wins:
   --registry <url>, PKGREG_REGISTRY, "registry" in $XDG_CONFIG_HOME/pkgreg/config.json
   (~/.config/pkgreg/config.json), then ${DEFAULT_REGISTRY}`;
 
+const PROOF_HELP = `Proof of ownership, first found wins:
+  --token <token>; in GitHub Actions with "permissions: id-token: write", an OIDC token for the
+  registry URL (trusted publishing, no secret to store); GITHUB_TOKEN; \`gh auth token\`.`;
+
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
@@ -122,6 +126,77 @@ export function createProgram(): Command {
     .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
       const { update } = await import('./commands/update.js');
       await update(names, options, command);
+    });
+
+  program
+    .command('publish')
+    .description(
+      'index a repository of yours into the registry now, with a proof that you control it (docs: publishing)',
+    )
+    .argument('[repository]', 'owner/repo (default: the origin of the git checkout here)')
+    .option('--ref <branch>', 'branch to index (default: the repository default branch; remembered)')
+    .option(
+      '--token <token>',
+      'a GitHub token with push access (default: OIDC in GitHub Actions, GITHUB_TOKEN, gh auth token)',
+    )
+    .option('--json', 'print the run (and the webhook set-up) as JSON')
+    .option('--no-wait', 'print the run id and return without waiting')
+    .option('--rotate-webhook-secret', 'replace the webhook secret and show the new one (a user token only)')
+    .option('--run <runId>', 'wait for (or show) an earlier run instead of publishing')
+    .addHelpText('after', `\n${PROOF_HELP}\n`)
+    .action(async (repository: string | undefined, options: Record<string, unknown>, command: Command) => {
+      const { publish } = await import('./commands/publish.js');
+      await publish(repository, options, command);
+    });
+
+  program
+    .command('deprecate')
+    .description('mark a package of yours deprecated; info, install and the web page show the message')
+    .argument('<package>', 'package name as @scope/name')
+    .option('-m, --message <text>', 'what to tell users (e.g. what to use instead)')
+    .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option('--json', 'print the package state as JSON')
+    .addHelpText('after', `\n${PROOF_HELP}\n`)
+    .action(async (name: string, options: Record<string, unknown>, command: Command) => {
+      const { setDeprecated } = await import('./commands/manage.js');
+      await setDeprecated(true, name, options, command);
+    });
+
+  program
+    .command('undeprecate')
+    .description('lift your deprecation of a package')
+    .argument('<package>', 'package name as @scope/name')
+    .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option('--json', 'print the package state as JSON')
+    .action(async (name: string, options: Record<string, unknown>, command: Command) => {
+      const { setDeprecated } = await import('./commands/manage.js');
+      await setDeprecated(false, name, options, command);
+    });
+
+  program
+    .command('yank')
+    .description(
+      'yank a version of your package: still installed by exact version (lockfiles), never chosen by a range or latest',
+    )
+    .argument('<package@version>', 'an exact version, as @scope/name@1.2.0')
+    .option('--reason <text>', 'why (shown beside the version)')
+    .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option('--json', 'print the version state as JSON')
+    .addHelpText('after', `\n${PROOF_HELP}\n`)
+    .action(async (spec: string, options: Record<string, unknown>, command: Command) => {
+      const { setYanked } = await import('./commands/manage.js');
+      await setYanked(true, spec, options, command);
+    });
+
+  program
+    .command('unyank')
+    .description('undo a yank')
+    .argument('<package@version>', 'an exact version, as @scope/name@1.2.0')
+    .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option('--json', 'print the version state as JSON')
+    .action(async (spec: string, options: Record<string, unknown>, command: Command) => {
+      const { setYanked } = await import('./commands/manage.js');
+      await setYanked(false, spec, options, command);
     });
 
   return program;

@@ -26,6 +26,11 @@ export function maxSatisfying(versions: readonly string[], range: string): strin
   return semverMaxSatisfying([...versions], range, RANGE_OPTIONS);
 }
 
+/** The versions a range or `latest` may choose: the owner's yanked ones are for exact pins only. */
+export function choosable(versions: readonly VersionSummary[]): VersionSummary[] {
+  return versions.filter((v) => !v.yanked);
+}
+
 function noMatch(ref: PackageRef, range: string, versions: readonly VersionSummary[]): CliError {
   if (versions.length === 0) {
     return new CliError(
@@ -33,9 +38,12 @@ function noMatch(ref: PackageRef, range: string, versions: readonly VersionSumma
       `${ref.full} has no versions yet (indexed before versions existed; it gets one at its next indexing run)`,
     );
   }
+  const open = choosable(versions);
+  const yanked = versions.length - open.length;
+  const note = yanked > 0 ? `; ${yanked} yanked, installable only by exact version` : '';
   return new CliError(
     EXIT.notFound,
-    `No version of ${ref.full} matches ${range} (latest is ${versions[0]?.version}; ${versions.length} version${versions.length === 1 ? '' : 's'})`,
+    `No version of ${ref.full} matches ${range} (latest is ${open[0]?.version ?? 'none'}; ${versions.length} version${versions.length === 1 ? '' : 's'}${note})`,
   );
 }
 
@@ -60,7 +68,7 @@ export async function resolveVersion(
   if (spec.kind === 'exact') return ctx.client.version(ref.scope, ref.name, spec.version);
   const versions = await listVersions(ctx, ref);
   const found = maxSatisfying(
-    versions.map((v) => v.version),
+    choosable(versions).map((v) => v.version),
     spec.range,
   );
   if (found === null) throw noMatch(ref, spec.range, versions);
@@ -80,14 +88,13 @@ export async function candidatesFor(
   ref: PackageRef,
   requested: string | null,
 ): Promise<Candidates> {
-  if (requested === null) {
-    const first = await ctx.client.versions(ref.scope, ref.name, 1, 1);
-    const latest = first.data[0]?.version ?? null;
-    return { latest, wanted: latest };
-  }
-  const versions = await listVersions(ctx, ref);
+  // Newest first: the first page almost always holds the newest version not yanked.
+  const first = await ctx.client.versions(ref.scope, ref.name, 1, PAGE_SIZE);
+  const versions = choosable(first.data.length < first.total ? await listVersions(ctx, ref) : first.data);
+  const latest = versions[0]?.version ?? null;
+  if (requested === null) return { latest, wanted: latest };
   return {
-    latest: versions[0]?.version ?? null,
+    latest,
     wanted: maxSatisfying(
       versions.map((v) => v.version),
       requested,

@@ -28,7 +28,9 @@ export async function info(name: string, options: { json?: boolean }, command: C
     ctx.out(JSON.stringify(pkg, null, 2));
     return;
   }
-  if (pkg.status === 'deprecated') ctx.warn(`${ref.full} is deprecated`);
+  if (pkg.status === 'deprecated') {
+    ctx.warn(`${ref.full} is deprecated${pkg.deprecationMessage ? `: ${pkg.deprecationMessage}` : ''}`);
+  }
   if (pkg.status === 'quarantined') {
     ctx.warn(`${ref.full} is quarantined by the registry${pkg.quarantineReason ? `: ${pkg.quarantineReason}` : ''}`);
   }
@@ -50,7 +52,11 @@ export async function info(name: string, options: { json?: boolean }, command: C
     ['Compatibility', list(pkg.compatibility)],
     [
       'Status',
-      pkg.status === 'deprecated' ? 'deprecated (no longer maintained; avoid for new installs)' : pkg.status,
+      pkg.status !== 'deprecated'
+        ? pkg.status
+        : pkg.deprecationMessage
+          ? `deprecated: ${pkg.deprecationMessage}`
+          : 'deprecated (no longer maintained; avoid for new installs)',
     ],
     ['Risk', riskText(pkg.risk, pkg.findings.length)],
     ['Verified', pkg.verified ? 'yes' : 'no'],

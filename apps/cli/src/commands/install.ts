@@ -103,8 +103,10 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
       const pkg = await ctx.client.detail(ref.scope, ref.name);
       if (pkg.status === 'delisted') throw new CliError(EXIT.notFound, `${ref.full}: Package not found`);
       refuseQuarantined(ref.full, pkg.status, pkg.quarantineReason);
-      if (pkg.status === 'deprecated')
-        progress.note(`warning: ${ref.full} is deprecated; consider an alternative`);
+      if (pkg.status === 'deprecated') {
+        const why = pkg.deprecationMessage ? `: ${pkg.deprecationMessage}` : '; consider an alternative';
+        progress.note(`warning: ${ref.full} is deprecated${why}`);
+      }
       const locked = lock.packages[ref.full];
       const old = legacy.get(ref.full);
       const wanted = [
@@ -140,6 +142,11 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
         const effective =
           spec.typed || requested === null ? spec : parsePackageSpec(`${ref.full}@${requested}`);
         version = await resolveVersion(ctx, ref, effective.spec);
+      }
+      // Only an exact version (typed, or locked) reaches a yanked one: ranges and latest skip them.
+      if (version.yanked) {
+        const why = version.yankReason ? ` (${version.yankReason})` : '';
+        progress.note(`warning: ${ref.full}@${version.version} is yanked by its owner${why}`);
       }
       checkVersionRisk(ref.full, version, input.allowRisk, (line) => progress.note(line));
       const recordedDirs = locked?.dirs ?? old?.dirs ?? [];

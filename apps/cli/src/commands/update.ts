@@ -52,7 +52,12 @@ export async function update(
       if (job) jobs.push(job);
       continue;
     }
-    if (row.pkg.status === 'deprecated') ctx.warn(`${row.name} is deprecated; consider an alternative`);
+    if (row.pkg.status === 'deprecated') {
+      const why = row.pkg.deprecationMessage
+        ? `: ${row.pkg.deprecationMessage}`
+        : '; consider an alternative';
+      ctx.warn(`${row.name} is deprecated${why}`);
+    }
     const version = await ctx.client.version(ref.scope, ref.name, row.wanted);
     const base = row.entry;
     const job = jobFor({

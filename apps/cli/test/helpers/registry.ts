@@ -24,8 +24,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts the real registry-api (`node apps/registry-api/dist/index.js`) on the test's own database. */
-export async function startRegistry(databaseUrl: string): Promise<RunningRegistry> {
+/**
+ * Starts the real registry-api (`node apps/registry-api/dist/index.js`) on the test's own database;
+ * `env` adds to (or overrides) its environment.
+ */
+export async function startRegistry(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<RunningRegistry> {
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, [REGISTRY_ENTRY], {
     env: {
@@ -38,6 +44,7 @@ export async function startRegistry(databaseUrl: string): Promise<RunningRegistr
       REGISTRY_PORT: String(port),
       // The detail micro-cache (1 s by default) would hide a re-index from the very next CLI call.
       DETAIL_CACHE_TTL_MS: '0',
+      ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
