@@ -13,7 +13,8 @@ export function VersionPicker(props: {
   onPick: (version: string) => void;
 }) {
   const { versions, selected } = props;
-  const latest = versions[0]?.version;
+  // Yanked versions stay listed (and fetchable by exact version) but are never `latest`.
+  const latest = versions.find((v) => !v.yanked)?.version;
   // A version older than the listed page (or one the API will not know) is still the one shown.
   const listed = versions.some((v) => v.version === selected);
   return (
@@ -30,7 +31,8 @@ export function VersionPicker(props: {
         {versions.map((v) => (
           <option key={v.version} value={v.version}>
             {v.version}
-            {v.version === latest ? ' (latest)' : ''} · {formatDate(v.createdAt)}
+            {v.version === latest ? ' (latest)' : ''}
+            {v.yanked ? ' (yanked)' : ''} · {formatDate(v.createdAt)}
           </option>
         ))}
       </select>

@@ -124,6 +124,13 @@ function VersionFacts(props: { version: VersionDetail }) {
       </h2>
       <dl class="facts">
         <Fact label="Published">{formatDateTime(version.createdAt)}</Fact>
+        {version.yanked ? (
+          <Fact label="Yanked">
+            <span data-testid="yanked">
+              yes{version.yankReason ? `: ${version.yankReason}` : ''}; installed only by its exact version
+            </span>
+          </Fact>
+        ) : null}
         <Fact label="Files">
           {formatFull(version.fileCount)} · {formatBytes(version.totalBytes)}
         </Fact>
@@ -168,7 +175,8 @@ function PackageView(props: {
       : props.versions.status === 'loading'
         ? props.versions.previous
         : null;
-  const latest = versions?.data[0]?.version ?? null;
+  // `latest` skips the versions their owner yanked (they stay viewable by exact version).
+  const latest = versions?.data.find((v) => !v.yanked)?.version ?? null;
   /** The exact version on screen, once known. */
   const exact = shown?.version ?? view.version;
 
@@ -294,6 +302,11 @@ function PackageView(props: {
             <strong>This package is deprecated.</strong> It still installs, but its publisher no longer
             recommends it; the command-line client warns before installing it. Look for a maintained
             alternative.
+            {pkg.deprecationMessage ? (
+              <p class="deprecation-message" data-testid="deprecation-message">
+                {pkg.deprecationMessage}
+              </p>
+            ) : null}
           </div>
         </div>
       ) : null}
