@@ -236,7 +236,7 @@ describe('calls through the tunnel (the WebSocket the local runtime dialed out)'
     try {
       expect(client.getServerVersion()?.name).toBe('pkgreg-mcp-edge');
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(8);
+      expect(tools).toHaveLength(10);
       const info = structured(await client.callTool({ name: 'pkgreg.system.v1.info', arguments: {} }));
       expect(info.server.backendMode).toBe('local_tunnel');
 
