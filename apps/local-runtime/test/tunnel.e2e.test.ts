@@ -24,7 +24,7 @@ import { freePort, type Proc, start } from './processes.js';
 const require = createRequire(import.meta.url);
 const EDGE_DIR = dirname(require.resolve('@pkgreg/mcp-edge/package.json'));
 const RUNTIME = new URL('../dist/index.js', import.meta.url).pathname;
-const TUNNEL_TIMEOUT_MS = 5000;
+const TUNNEL_TIMEOUT_MS = 10_000;
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field by the assertions.
 type Json = Record<string, any>;

@@ -17,7 +17,7 @@ import {
 // and two runtimes of one session. The well-behaved runtime (apps/local-runtime) has its end-to-end tests.
 
 const SECRET = 'k'.repeat(43);
-const TIMEOUT_MS = 1000;
+const TIMEOUT_MS = 2000;
 const TASK = { taskId: '00000000-0000-4000-8000-000000000000' };
 let h: Harness;
 let c: TestClient;
@@ -147,7 +147,7 @@ describe('calls over the connection', () => {
     const { ws } = await connect(await bearer('hub-2'), { autoPong: false });
     const started = Date.now();
     expect(await closed(ws)).toBe(1006);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(5000);
     const res = await at('two');
     expectRpcError(res, 503, 'tunnel_unavailable');
   });
