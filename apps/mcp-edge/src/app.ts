@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Db } from '@pkgreg/db';
+import { memorySettings } from '@pkgreg/memory';
 import { createLocalRuntime, type RuntimeSettings } from '@pkgreg/runtime';
 import { healthRoutes, type Logger } from '@pkgreg/server-kit';
 import { openQueueJobs } from '@pkgreg/tasks';
@@ -55,6 +56,7 @@ export function createEdge(deps: AppDeps): Edge {
   const settings: RuntimeSettings = {
     syncThresholdMs: env.EDGE_SYNC_THRESHOLD_MS,
     pollWindowSeconds: env.EDGE_MAX_TASK_POLL_WINDOW_SECONDS,
+    memory: memorySettings(env),
   };
   const queuePrefix = env.EDGE_QUEUE_PREFIX;
   const development = createLocalRuntime({

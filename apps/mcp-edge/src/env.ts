@@ -1,3 +1,4 @@
+import { memoryEnvShape } from '@pkgreg/memory';
 import { commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
@@ -143,6 +144,8 @@ export const EnvSchema = z
     EDGE_CATALOG_CACHE_MB: z.coerce.number().int().min(0).max(65_536).default(64),
     /** Packages per resources/list page (two resources each: SKILL.md and _manifest). */
     EDGE_RESOURCES_PAGE_SIZE: z.coerce.number().int().min(1).max(100).default(50),
+    // Memory search: recency half-life and weights, its bounds, and the optional embedding endpoint.
+    ...memoryEnvShape,
   })
   .transform((e) => ({ ...e, EDGE_ALLOW_LOCALHOST: e.EDGE_ALLOW_LOCALHOST ?? e.NODE_ENV !== 'production' }));
 export type Env = z.infer<typeof EnvSchema>;

@@ -1,4 +1,5 @@
 import { indexerEnvShape } from '@pkgreg/indexer';
+import { memoryEnvShape } from '@pkgreg/memory';
 import { booleanFlag, commonEnvShape, parseEnv } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
@@ -54,6 +55,8 @@ export const EnvSchema = z.object({
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).default(8000),
   // Code host settings (GitHub Enterprise: your hosts) and limits for the indexer.
   ...indexerEnvShape,
+  // Embeddings of memory entries (memory.embed jobs) and memory search's settings.
+  ...memoryEnvShape,
 });
 export type Env = z.infer<typeof EnvSchema>;
 

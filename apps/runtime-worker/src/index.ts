@@ -1,6 +1,7 @@
 import { createHttpPackageFinder } from '@pkgreg/agents';
 import { createDb } from '@pkgreg/db';
 import { indexerSettings } from '@pkgreg/indexer';
+import { memorySettings } from '@pkgreg/memory';
 import { createLogger, onShutdown } from '@pkgreg/server-kit';
 import { loadEnv } from './env.js';
 import { createWorker } from './worker.js';
@@ -48,6 +49,7 @@ const worker = createWorker({
       }
     : null,
   indexer: indexerSettings(env),
+  embedder: memorySettings(env).embedder,
 });
 
 await worker.schedule();

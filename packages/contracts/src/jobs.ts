@@ -44,6 +44,20 @@ export const MemoryCompactJobSchema = z.object({
 });
 export type MemoryCompactJob = z.infer<typeof MemoryCompactJobSchema>;
 
+/** How many entries one `memory.embed` job embeds (one request to the embedding endpoint). */
+export const MAX_EMBED_JOB_ENTRIES = 64;
+
+/**
+ * Entries whose embeddings the worker computes and stores (optional semantic search): `entryIds`, or
+ * without them the namespace's newest entries that have none (after a compaction or an agent's record).
+ * Only ids: the worker reads the content.
+ */
+export const MemoryEmbedJobSchema = z.object({
+  namespace: NamespaceSchema,
+  entryIds: z.array(z.uuid()).min(1).max(MAX_EMBED_JOB_ENTRIES).optional(),
+});
+export type MemoryEmbedJob = z.infer<typeof MemoryEmbedJobSchema>;
+
 export const RegistryIndexJobSchema = z.object({
   /** `owner/repo` for GitHub, an absolute path for a local git repository. */
   locator: z.string().min(1),
@@ -79,6 +93,12 @@ export const JOB_CATALOG = {
     schema: MemoryCompactJobSchema,
     attempts: 3,
     backoff: { type: 'exponential', delay: 500 },
+  }),
+  'memory.embed': job({
+    queue: QUEUES.runtime,
+    schema: MemoryEmbedJobSchema,
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 2_000 },
   }),
   'registry.index': job({
     queue: QUEUES.indexing,

@@ -47,6 +47,7 @@ const validPayloads: Record<JobName, unknown> = {
     strategy: 'extract_facts',
     maxEntries: 50,
   },
+  'memory.embed': { namespace: ns, entryIds: [randomUUID()] },
   'registry.index': { locator: 'anthropics/skills', kind: 'github' },
   'registry.reindex-all': {},
   'tasks.purge-expired': {},
@@ -55,6 +56,7 @@ const validPayloads: Record<JobName, unknown> = {
 const invalidPayloads: Partial<Record<JobName, unknown>> = {
   'agent.invoke': { taskId: 'x', runId: randomUUID(), namespace: ns, agentId: 'a', input: { type: 'text' } },
   'memory.compact': { taskId: randomUUID(), runId: randomUUID(), namespace: ns, sourceTier: 'ltm' },
+  'memory.embed': { namespace: ns, entryIds: [] },
   'registry.index': { locator: '', kind: 'svn' },
 };
 
@@ -88,6 +90,7 @@ describe('STYLE.md §10: job catalog', () => {
     const handlers: JobHandlers<{ label: string }> = {
       'agent.invoke': async (p) => p.agentId,
       'memory.compact': async (p) => p.strategy,
+      'memory.embed': async (p) => p.entryIds,
       'registry.index': async (p) => p.locator,
       'registry.reindex-all': async () => undefined,
       'tasks.purge-expired': async () => undefined,

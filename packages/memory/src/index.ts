@@ -17,6 +17,7 @@ export {
   EmbeddingError,
   type EmbedEntriesResult,
   embedEntries,
+  embedRecentEntries,
   readEmbeddings,
 } from './embeddings/embeddings.service.js';
 export {
@@ -38,6 +39,7 @@ export {
 } from './entries/entries.service.js';
 export { toMemoryEntry } from './entries/entry.mapper.js';
 export { extractSearchTerms, MAX_SEARCH_TERMS, MAX_TERM_LENGTH } from './entries/search-terms.js';
+export { type MemoryEnv, type MemorySettings, memoryEnvShape, memorySettings } from './env.js';
 export { canonicalJson, requestHash } from './idempotency/canonical-json.js';
 export { deleteExpiredIdempotencyRecords } from './idempotency/idempotency.repository.js';
 export {

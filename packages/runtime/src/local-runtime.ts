@@ -17,6 +17,7 @@ import {
   deleteEntry,
   type EntryReader,
   getEntry,
+  type MemorySettings,
   putEntry,
   searchEntries,
   withIdempotency,
@@ -41,6 +42,11 @@ export interface RuntimeSettings {
   /** A sync invoke or compact not done within this is answered as a task. */
   syncThresholdMs: number;
   pollWindowSeconds: number;
+  /**
+   * Memory search's ranking and, with an embedder, semantic search: each put then enqueues a
+   * `memory.embed` job. Default: the default settings, no embedder.
+   */
+  memory?: MemorySettings;
 }
 
 export interface LocalRuntimeOptions extends RuntimeSettings {
@@ -61,6 +67,7 @@ export interface LocalRuntime extends Runtime {
 /** What a tool call needs of its runtime. */
 interface Storage {
   db: Db;
+  memory: MemorySettings | undefined;
   /** memory.get lookups of this runtime, sharing one query per event-loop turn. */
   entries: EntryReader;
   /** Queue and task events, opened on first use. */
@@ -73,6 +80,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   let opened: Promise<TaskJobs> | undefined;
   const storage: Storage = {
     db,
+    memory: options.memory,
     entries: createEntryReader(db),
     async submitDeps() {
       if (!opened) {
@@ -108,10 +116,26 @@ function runTool(storage: Storage, caller: Caller, name: string, args: unknown):
   return run(storage, caller, args as never);
 }
 
-function put({ db }: Storage, caller: Caller, a: MemoryPutArgs): Promise<object> {
-  return idempotent(db, caller, TOOL_NAMES.memoryPut, a, a.idempotencyKey, () =>
-    putEntry(db, caller.namespace, a),
-  );
+function put(storage: Storage, caller: Caller, a: MemoryPutArgs): Promise<object> {
+  const { db } = storage;
+  return idempotent(db, caller, TOOL_NAMES.memoryPut, a, a.idempotencyKey, async () => {
+    const result = await putEntry(db, caller.namespace, a);
+    if (storage.memory?.embedder) void enqueueEmbedding(storage, caller.namespace, result.entry.entryId);
+    return result;
+  });
+}
+
+/**
+ * The worker embeds the new entry (semantic search). Best effort, not awaited: the entry is written, and
+ * one without an embedding is still found by text (its similarity counts as 0).
+ */
+async function enqueueEmbedding(storage: Storage, namespace: string, entryId: string): Promise<void> {
+  try {
+    const { queue } = await storage.submitDeps();
+    await queue.enqueue('memory.embed', { namespace, entryIds: [entryId] }, { jobId: `embed-${entryId}` });
+  } catch {
+    // Redis away, or a runner without the job: the entry stays without an embedding.
+  }
 }
 
 /** The read scope is tier-specific: it is checked once the entry, and so its tier, is read. */
@@ -122,8 +146,15 @@ async function get(storage: Storage, caller: Caller, a: MemoryGetArgs): Promise<
 }
 
 /** decisions.md: search without `tiers` searches the tiers the caller may read. */
-function search({ db }: Storage, caller: Caller, a: MemorySearchArgs): Promise<object> {
-  return searchEntries(db, caller.namespace, { ...a, tiers: a.tiers ?? readableTiers(caller.scopes) });
+function search({ db, memory }: Storage, caller: Caller, a: MemorySearchArgs): Promise<object> {
+  return searchEntries(
+    db,
+    caller.namespace,
+    { ...a, tiers: a.tiers ?? readableTiers(caller.scopes) },
+    memory
+      ? { settings: memory.search, embedder: memory.embedder, embedTimeoutMs: memory.queryTimeoutMs }
+      : {},
+  );
 }
 
 function remove({ db }: Storage, caller: Caller, a: MemoryDeleteArgs): Promise<object> {

@@ -1,8 +1,17 @@
 // @pkgreg/testing: local servers that speak the real protocols, for any package's tests (nothing of
 // ours is mocked against them): an OIDC issuer with its JWKS and GitHub Actions' ID-token endpoint, a
 // stand-in for GitHub's REST API (repositories, trees, blobs, tarballs, ETags, rate limits, account ids,
-// user tokens and their permissions, renames), and GitHub's webhook deliveries.
+// user tokens and their permissions, renames), GitHub's webhook deliveries, and an OpenAI-compatible
+// embeddings endpoint.
 
+export {
+  DEFAULT_CONCEPTS,
+  type EmbeddingsBehaviour,
+  type EmbeddingsServer,
+  type EmbeddingsServerOptions,
+  type SeenEmbeddingsRequest,
+  startEmbeddingsServer,
+} from './embeddings-server.js';
 export {
   type FakeFile,
   FakeGitHub,

@@ -89,7 +89,9 @@ export const TOOL_SPECS = [
   }),
   spec({
     name: TOOL_NAMES.memorySearch,
-    description: 'Search active source-local memory entries; tiers default to those the caller can read.',
+    description:
+      'Search active source-local memory entries, ranked by text match and recency (and meaning, when the ' +
+      'deployment has embeddings); each result carries its score parts. Tiers default to those the caller can read.',
     args: MemorySearchArgsSchema,
     result: MemorySearchResultSchema,
     taskSupport: 'forbidden',

@@ -2,10 +2,11 @@ import { type ModelConfig, type PackageFinder, runAgentInvoke, runMemoryCompact 
 import type { JobHandlers, MemoryCompactJob } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { type IndexerDeps, reindexAll } from '@pkgreg/indexer';
-import { deleteExpiredIdempotencyRecords } from '@pkgreg/memory';
+import { deleteExpiredIdempotencyRecords, type Embedder } from '@pkgreg/memory';
 import type { Logger } from '@pkgreg/server-kit';
 import { failOrphanedTasks, purgeExpiredTasks, type RuntimeQueue } from '@pkgreg/tasks';
 import type { Job } from 'bullmq';
+import { embedAfterWrite, runMemoryEmbed } from './memory-embed.js';
 import { runRegistryIndex } from './registry-index.js';
 
 // One handler per job of the catalog: JobHandlers<Ctx> fails typecheck if one is missing, so a job
@@ -21,6 +22,8 @@ export interface HandlerDeps {
   indexer: Omit<IndexerDeps, 'db' | 'logger'>;
   pollWindowSeconds: number;
   orphanAfterSeconds: number;
+  /** Embeddings of memory entries (optional semantic search); the API key stays here, never in job data. */
+  embedder?: Embedder | null;
 }
 
 export interface JobContext {
@@ -29,8 +32,20 @@ export interface JobContext {
 
 export function createJobHandlers(deps: HandlerDeps): JobHandlers<JobContext> {
   return {
-    'agent.invoke': (payload) => runAgentInvoke(deps, payload),
-    'memory.compact': (payload: MemoryCompactJob) => runMemoryCompact(deps, payload),
+    'agent.invoke': async (payload) => {
+      const outcome = await runAgentInvoke(deps, payload);
+      // With a write binding the run recorded itself in stm.
+      const wrote =
+        'applied' in outcome && outcome.applied === true && Boolean(payload.memory?.writeTiers.length);
+      await embedAfterWrite(deps, payload.namespace, wrote);
+      return outcome;
+    },
+    'memory.compact': async (payload: MemoryCompactJob) => {
+      const outcome = await runMemoryCompact(deps, payload);
+      await embedAfterWrite(deps, payload.namespace, 'applied' in outcome && outcome.applied === true);
+      return outcome;
+    },
+    'memory.embed': (payload) => runMemoryEmbed(deps, payload),
     'registry.index': (payload, { job }) => runRegistryIndex(deps, payload, job),
     'registry.reindex-all': async () => {
       const summaries = await reindexAll({ db: deps.db, logger: deps.logger, ...deps.indexer });

@@ -36,6 +36,27 @@ export function findUnembeddedEntries(
     .execute();
 }
 
+/** Of the namespace's newest `scan` active entries, up to `limit` without an embedding of `model`. */
+export async function findRecentUnembedded(
+  db: DbOrTx,
+  namespace: string,
+  model: string,
+  dimensions: number | undefined,
+  scan: number,
+  limit: number,
+): Promise<string[]> {
+  const sameLength = dimensions === undefined ? sql`` : sql`and m.dimensions = ${dimensions}`;
+  const { rows } = await sql<{ entry_id: string }>`
+    select r.entry_id from (
+      select entry_id from memory_entries
+      where namespace = ${namespace} and status = 'active'
+      order by created_at desc, seq desc limit ${scan}) r
+    where not exists (
+      select 1 from memory_embeddings m where m.entry_id = r.entry_id and m.model = ${model} ${sameLength})
+    limit ${limit}`.execute(db);
+  return rows.map((r) => r.entry_id);
+}
+
 /**
  * Stores embeddings; an entry's embedding of another model (the configuration changed) is replaced.
  * Rows whose entry is no longer active are skipped.

@@ -1,7 +1,13 @@
+import { MAX_EMBED_JOB_ENTRIES } from '@pkgreg/contracts';
 import { type DbOrTx, inTransaction } from '../db.js';
 import { lockNamespaceShared } from '../quarantine/quarantine.repository.js';
 import { decodeVector, type Embedder, type EmbedFailure, encodeVector } from './embedding-client.js';
-import { findEmbeddings, findUnembeddedEntries, upsertEmbeddings } from './embeddings.repository.js';
+import {
+  findEmbeddings,
+  findRecentUnembedded,
+  findUnembeddedEntries,
+  upsertEmbeddings,
+} from './embeddings.repository.js';
 
 // Embeddings of memory entries (optional semantic search): computed on write by the runtime worker's
 // `memory.embed` job, stored beside the entry in memory_embeddings, read by search for its candidates.
@@ -72,6 +78,27 @@ export async function embedEntries(
     await upsertEmbeddings(trx, rows);
   });
   return { embedded: rows.length, skipped: ids.length - rows.length };
+}
+
+/**
+ * Embeds the namespace's newest active entries that have no embedding yet (up to 64 of its newest 256):
+ * what a compaction or an agent's run record wrote, without their ids.
+ */
+export async function embedRecentEntries(
+  db: DbOrTx,
+  embedder: Embedder,
+  namespace: string,
+  scan = 256,
+): Promise<EmbedEntriesResult> {
+  const ids = await findRecentUnembedded(
+    db,
+    namespace,
+    embedder.model,
+    embedder.dimensions,
+    scan,
+    MAX_EMBED_JOB_ENTRIES,
+  );
+  return embedEntries(db, embedder, namespace, ids);
 }
 
 /** The stored embeddings of `entryIds` made by `model` with `dimensions` values. */
