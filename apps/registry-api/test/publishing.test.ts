@@ -44,7 +44,9 @@ let queue: RuntimeQueue;
 let redis: Redis;
 let app: RequestListener;
 
-const silent = createLogger('publishing-test', 'silent');
+/** Every line the registry logs, at debug level, to check that no proof ever reaches a log. */
+const logged: string[] = [];
+const logger = createLogger('publishing-test', 'debug', { write: (line: string) => void logged.push(line) });
 
 const skills = (owner: string, name: string, extra: Record<string, string> = {}): FakeRepo => ({
   owner,
@@ -83,7 +85,7 @@ beforeAll(async () => {
     GITHUB_WEB_URL: 'https://github.example',
     DETAIL_CACHE_TTL_MS: '0',
   });
-  app = createApp({ db: database.db, redis, logger: silent, env, queue });
+  app = createApp({ db: database.db, redis, logger, env, queue });
 });
 
 afterAll(async () => {
@@ -598,5 +600,29 @@ describe('owners: deprecate and yank', () => {
     await request(app).put('/api/packages/@octo/nope/deprecation').set(auth).send({}).expect(404);
     const detail = (await request(app).get(base).expect(200)).body;
     expect(detail.status).toBe('active');
+  });
+});
+
+describe('proofs are never kept', () => {
+  it('no token, OIDC or user, reaches a log line, a stored row or a job', async () => {
+    const oidc = await oidcToken('octo/skills');
+    await publish(oidc, { repository: 'octo/skills' }).expect(202);
+    await publish('ghu_octo', { repository: 'octo/skills' }).expect(202);
+    await publish('ghu_reader', { repository: 'octo/skills' }).expect(403);
+    await publish(`${oidc.slice(0, -4)}AAAA`, { repository: 'octo/skills' }).expect(401);
+    expect(logged.length).toBeGreaterThan(0);
+    const stored = JSON.stringify(
+      await Promise.all(
+        (['publish_runs', 'scope_owners', 'source_webhooks', 'indexed_sources'] as const).map((table) =>
+          database.db.selectFrom(table).selectAll().execute(),
+        ),
+      ),
+    );
+    const jobs = JSON.stringify(
+      (await queue.queue(QUEUES.indexing).getJobs(['waiting', 'delayed', 'active'])).map((job) => job.data),
+    );
+    for (const secret of [oidc.split('.')[2] ?? oidc, 'ghu_octo', 'ghu_reader', 'ghu_pusher']) {
+      for (const place of [logged.join('\n'), stored, jobs]) expect(place).not.toContain(secret);
+    }
   });
 });
