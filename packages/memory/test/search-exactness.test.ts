@@ -258,6 +258,54 @@ describe('memory search exactness (docs/decisions.md: Memory search)', () => {
     expect(result.results.map((r) => r.entry.entryId)).toEqual(every.slice(0, 10).map((r) => r.entry_id));
   });
 
+  it('two common words never together in the window: the index looks up the pair, and finds old entries holding both', async () => {
+    const pair = ns('exactness-pair');
+    const rows: Row[] = [];
+    for (let i = 0; i < 200; i++) {
+      const at = new Date(NOW.getTime() - i * 3_600_000);
+      rows.push({
+        ...randomRow(pair, at),
+        content: i % 2 ? 'redis cache notes' : 'postgres table notes',
+        status: 'active',
+      });
+    }
+    for (const days of [90, 120]) {
+      rows.push({
+        ...randomRow(pair, new Date(NOW.getTime() - days * DAY)),
+        content: 'redis in front of postgres',
+        status: 'active',
+      });
+    }
+    await t.db
+      .insertInto('memory_entries')
+      .values(rows.map((r) => ({ ...r, metadata: '{}', updated_at: r.created_at })))
+      .execute();
+    const settings = searchSettings({ windowSize: 25, olderLimit: 10, olderMaxDensity: 0.05 });
+    const terms = extractSearchTerms('redis postgres');
+    const found = await findCandidates(
+      t.db,
+      { namespace: pair, tiers: ['stm', 'ltm'], tags: [] },
+      { terms, halfLifeSeconds: 30 * 86_400, recencyWeight: 0.4, now: NOW.toISOString() },
+      settings,
+      { limit: 3, withRows: false },
+    );
+    // Each word alone is in half the namespace (over olderLimit); together, in two entries.
+    expect(found?.via).toBe('index');
+    const result = await searchEntries(
+      t.db,
+      pair,
+      { query: 'redis postgres', tiers: ['stm', 'ltm'], topK: 3 },
+      { settings, now: NOW },
+    );
+    expect(result.ranking).toMatchObject({ exact: true, totalExact: false });
+    const every = await rankEveryMatch(pair, 'redis postgres', { tiers: ['stm', 'ltm'], tags: [] }, settings);
+    expect(result.results.map((r) => r.entry.entryId)).toEqual(every.slice(0, 3).map((r) => r.entry_id));
+    expect(result.results.slice(0, 2).map((r) => r.entry.content)).toEqual([
+      'redis in front of postgres',
+      'redis in front of postgres',
+    ]);
+  });
+
   it('score parts explain the score: text share of terms (tags half), recency 2^(-age/half-life)', async () => {
     const settings = searchSettings({ halfLifeDays: 10 });
     const result = await searchEntries(

@@ -60,6 +60,8 @@ export interface WindowSummary {
   matches: number;
   /** Per term: window matches holding it (content or tag). */
   termMatches: number[];
+  /** Window matches by the set of terms they hold (bit i: term i). */
+  maskCounts: { mask: number; count: number }[];
 }
 
 const ident = (name: string) => sql.raw(name);
@@ -181,6 +183,7 @@ export async function windowCandidates(
       effective: boolean[];
       matches: number;
       term_matches: number[];
+      mask_counts: [number, number][] | null;
     }
   >`
     with ${termQueries(terms)}, ${clockCte(p)},
@@ -206,7 +209,9 @@ export async function windowCandidates(
         (select created_at::text from cut) as cut_at, (select seq from cut) as cut_seq,
         (select ${recencyOf(p, sql`cut.created_at`)} from cut, clock) as cut_recency,
         (select now::text from clock) as now, (select ${effective} from q) as effective,
-        count(*)::int as matches, ${termMatches} as term_matches
+        count(*)::int as matches, ${termMatches} as term_matches,
+        (select json_agg(json_build_array(g.mask, g.n)) from (select mask, count(*) as n from m group by mask) g)
+          as mask_counts
       from m
     )
     select summary.*, t.* from summary left join ${bestOf(best)}`.execute(db);
@@ -221,6 +226,7 @@ export async function windowCandidates(
     effective: first.effective ?? terms.map(() => false),
     matches: first.matches,
     termMatches: first.term_matches,
+    maskCounts: (first.mask_counts ?? []).map(([mask, count]) => ({ mask, count })),
   };
   return { summary, candidates: candidatesOf(rows) };
 }
@@ -258,8 +264,9 @@ function toCandidate(r: CandidateRow): Candidate {
 }
 
 /**
- * Matches older than the window's last row that hold one of `lookup` (term indexes), through the GIN
- * index on pkgreg_memory_search_keys: it decodes only this namespace's postings of those terms. Reads
+ * Matches older than the window's last row that satisfy `clauses` (an OR of ANDs of term indexes: an
+ * entry holding every term of one clause), through the GIN index on pkgreg_memory_search_keys: it
+ * decodes only this namespace's postings of those terms. Reads
  * at most `limit + 1` of them; `hits` says how many it read (more than `limit`: not all were read),
  * `matches` how many of those match (a key is a superset), and returns the best of them by rank.
  */
@@ -268,7 +275,7 @@ export async function olderCandidates(
   scope: Scope,
   p: RankParams & { now: string },
   cut: { at: string; seq: number },
-  lookup: number[],
+  clauses: number[][],
   limit: number,
   best: Best,
 ): Promise<{ hits: number; matches: number; candidates: Candidate[] }> {
@@ -280,15 +287,19 @@ export async function olderCandidates(
   const keysOf = (config: 'english' | 'simple', field: 'c' | 't', term: string) => sql`
     '(' || (select string_agg(${quoted(sql`h.p || ${field}::text || left(l, 100)`)}, ' & ')
      from unnest(tsvector_to_array(to_tsvector(${config}::regconfig, ${term}::text))) l) || ')'`;
-  // concat_ws skips a null (a term without lexemes in one of the configurations).
-  const clauses = lookup.flatMap((i) => {
+  // A term in content or tags; concat_ws skips a null (a term without lexemes in one configuration).
+  const termKeys = (i: number) => {
     const term = terms[i] as string;
-    return [keysOf('english', 'c', term), keysOf('simple', 't', term)];
-  });
+    return sql`'(' || concat_ws(' | ', ${keysOf('english', 'c', term)}, ${keysOf('simple', 't', term)}) || ')'`;
+  };
+  const formula = sql.join(
+    clauses.map((clause) => sql`'(' || ${sql.join(clause.map(termKeys), sql` || ' & ' || `)} || ')'`),
+    sql` || ' | ' || `,
+  );
   const { rows } = await sql<CandidateRow & { hits: number; matches: number }>`
     with ${termQueries(terms)}, ${clockCte(p)},
     h as (select left(md5(${scope.namespace}::text), 8) as p),
-    k as (select concat_ws(' | ', ${sql.join(clauses)})::tsquery as k from h),
+    k as (select (${formula})::tsquery as k from h),
     x as (
       select e.entry_id, e.created_at, e.seq, ${scoreColumns(p, sql`e.search_vector`, sql`e.created_at`)}
       from memory_entries e cross join q cross join clock

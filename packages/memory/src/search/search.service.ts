@@ -21,6 +21,7 @@ import {
   type RankParams,
   recentRows,
   type Scope,
+  type WindowSummary,
   windowCandidates,
 } from './search.repository.js';
 import { DEFAULT_SEARCH_SETTINGS, type SearchSettings, scoreWeights } from './search-settings.js';
@@ -48,28 +49,30 @@ const DAY_SECONDS = 86_400;
  * pkgreg.memory.v1.search over active entries (docs/decisions.md, Memory search). Terms are OR-ed
  * prefixes (extractSearchTerms; English stop words dropped); an entry's score blends `text` (the share of
  * terms it matches, tags counting half), `recency` (2^(-age / half-life)) and, with an embedder,
- * `semantic` (cosine similarity), with normalized weights (scoreWeights).
+ * `semantic` (cosine similarity), with normalized weights (scoreWeights). Ties: newest first.
  *
  * Bounded work. Every search reads the window: the newest `windowSize` active entries of the searched
- * tiers (an index-ordered scan), scoring each. Older entries are reached only through the namespace's GIN
- * keys, for the terms an older entry would need to outrank the window's k-th best (MaxScore: an older
- * entry's recency is at most the window's oldest, its text at most the share of terms it holds), and only
- * when the window shows those terms in at most `olderMaxDensity` of its entries, reading at most
- * `olderLimit` matches. k is `topK`, or `semanticCandidates` with an embedder.
+ * tiers (an index-ordered scan), scoring each. k is `topK` (`semanticCandidates` with an embedder). An
+ * older entry's recency is at most the window's oldest, and each term adds at most 1/n to its text, so
+ * (MaxScore) it can outrank the window's k-th best only if it holds at least h terms, h the fewest with
+ * which it could. The index phase then looks older entries up through the namespace's GIN keys, either
+ * by the terms not among the h - 1 commonest in the window or by every h-term combination (terms common
+ * in the window dropped from a combination that keeps another): of the two, the one fewer window matches
+ * satisfy, and only if at most `olderMaxDensity` of the window does. It reads at most `olderLimit`.
  *
  * Exact (`ranking.exact`: the results are the top `topK` of scoring every match) when
- * - the window holds every active entry of the tiers (namespaces up to `windowSize` entries), or
- * - no older entry can outrank the window's k-th best (k matches in the window, and an older entry holding
- *   every term, with the oldest window entry's recency, scores no higher): e.g. a one-term query whose
- *   term is in the content of k window entries, a two-letter prefix of nearly every entry included, or
- * - the index phase read every older match of the terms it looked up (at most `olderLimit`).
- * Otherwise (the terms an older entry would need are common in the window, or have more than
+ * - the window holds every active entry of the tiers (namespaces of up to `windowSize` entries), or
+ * - no older entry can outrank the window's k-th best (h would exceed the number of terms): e.g. a
+ *   one-term query whose term is in the content of k window entries, a two-letter prefix of nearly every
+ *   entry included, or
+ * - the index phase read every older entry its formula matches (at most `olderLimit`).
+ * Otherwise (what an older entry would need to hold is common in the window, or has more than
  * `olderLimit` older matches) the results are the top `topK` of the window's matches: bounded.
  * With semantic ranking, the k best by text and recency are re-ranked with their similarity, and the
  * results are exact only when every match was read and there are at most k of them.
  *
  * `total` counts every match when `ranking.totalExact` (the window held every entry, or the index phase
- * read every older match of every term); otherwise the matches read, a lower bound.
+ * looked up every term alone and read all it found); otherwise the matches read, a lower bound.
  */
 export async function searchEntries(
   db: DbOrTx,
@@ -243,15 +246,16 @@ export async function findCandidates(
   const lookup = byFrequency.slice(leftOut);
   if (lookup.length === 0) return found;
 
-  // Older matches are expected to be few when few window entries hold the looked-up terms.
-  const held = lookup.reduce((sum, i) => sum + (summary.termMatches[i] ?? 0), 0);
-  if (held / summary.rows > settings.olderMaxDensity) return bounded(found);
+  // What the index phase looks up: an entry that can outrank the k-th best holds a looked-up term, and
+  // holds at least leftOut + 1 terms. Of the two, the one the window's matches say fewer entries satisfy.
+  const formula = olderFormula(summary, effective, lookup, leftOut + 1, settings);
+  if (formula === null) return bounded(found);
   const older = await olderCandidates(
     db,
     scope,
     { ...p, now: summary.now },
     { at: summary.cutAt, seq: summary.cutSeq },
-    lookup,
+    formula.clauses,
     settings.olderLimit,
     best,
   );
@@ -259,8 +263,74 @@ export async function findCandidates(
   found.via = 'index';
   found.candidates = [...candidates, ...older.candidates].sort(compareCandidates).slice(0, k);
   found.matches += older.matches;
-  found.complete = lookup.length === effective.length;
+  // Every match was read when every term alone was looked up.
+  found.complete =
+    formula.clauses.length === effective.length && formula.clauses.every((c) => c.length === 1);
   return found;
+}
+
+/** Terms holding more of the window than this are left out of a combination when others remain. */
+const COMMON_TERM_SHARE = 0.05;
+/** Combinations of terms the index phase would look up at most (an OR of ANDs). */
+const MAX_CLAUSES = 64;
+
+const holds = (mask: number, term: number) => Math.floor(mask / 2 ** term) % 2 === 1;
+
+/**
+ * The index phase's formula (clauses: an OR of ANDs of terms), or null when the window shows more than
+ * `olderMaxDensity` of entries satisfying the best candidate (older matches are then expected to be too
+ * many to read). Candidates: any looked-up term; or every `need`-term combination, with terms common in
+ * the window dropped from a combination that keeps another (dropping only widens it: still a superset).
+ */
+export function olderFormula(
+  summary: WindowSummary,
+  effective: number[],
+  lookup: number[],
+  need: number,
+  settings: SearchSettings,
+): { clauses: number[][]; density: number } | null {
+  const share = (clauses: number[][]) => {
+    let n = 0;
+    for (const { mask, count } of summary.maskCounts) {
+      if (clauses.some((clause) => clause.every((t) => holds(mask, t)))) n += count;
+    }
+    return n / summary.rows;
+  };
+  const options = [lookup.map((t) => [t])];
+  if (need >= 2 && combinations(effective.length, need) <= MAX_CLAUSES) {
+    const common = (t: number) => (summary.termMatches[t] ?? 0) / summary.rows > COMMON_TERM_SHARE;
+    const clauses = new Map<string, number[]>();
+    for (const combination of subsets(effective, need)) {
+      const rare = combination.filter((t) => !common(t));
+      const clause = rare.length > 0 ? rare : combination;
+      clauses.set(clause.join(','), clause);
+    }
+    // (a) | (a & b) is (a): a clause holding another is dropped.
+    const all = [...clauses.values()];
+    options.push(
+      all.filter((c) => !all.some((o) => o !== c && o.length < c.length && o.every((t) => c.includes(t)))),
+    );
+  }
+  const best = options
+    .map((clauses) => ({ clauses, density: share(clauses) }))
+    .sort((a, b) => a.density - b.density || a.clauses.length - b.clauses.length)[0];
+  return best && best.density <= settings.olderMaxDensity ? best : null;
+}
+
+function combinations(n: number, k: number): number {
+  let c = 1;
+  for (let i = 0; i < k; i++) c = (c * (n - i)) / (i + 1);
+  return Math.round(c);
+}
+
+function* subsets(items: number[], size: number, start = 0, prefix: number[] = []): Generator<number[]> {
+  if (prefix.length === size) {
+    yield prefix;
+    return;
+  }
+  for (let i = start; i <= items.length - (size - prefix.length); i++) {
+    yield* subsets(items, size, i + 1, [...prefix, items[i] as number]);
+  }
 }
 
 /** The top `k` of the window's matches, as they are: not shown to be the top of every match. */
