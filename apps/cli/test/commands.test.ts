@@ -129,9 +129,9 @@ describe('pkgreg itself: help, version, usage errors', () => {
 
   it('an unknown command or option exits 2; no command at all shows help and exits 2', async () => {
     const cwd = await project();
-    const unknown = await cli(['publish'], cwd);
+    const unknown = await cli(['frobnicate'], cwd);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain("error: unknown command 'publish'");
+    expect(unknown.stderr).toContain("error: unknown command 'frobnicate'");
     expect((await cli(['search', 'pdf', '--colour'], cwd)).code).toBe(2);
     const bare = await runCli([], { cwd, home });
     expect(bare.code).toBe(2);
