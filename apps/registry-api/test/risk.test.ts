@@ -73,8 +73,13 @@ describe('risk and findings are shown', () => {
 
   it('list and search items carry risk', async () => {
     const list = ListResponseSchema.parse((await request(t.app).get('/api/packages').expect(200)).body);
-    expect(Object.fromEntries(list.data.map((p) => [p.name, p.risk]))).toEqual({ notes: 'none', setup: 'high' });
-    const search = SearchResponseSchema.parse((await request(t.app).get('/api/search?q=setup').expect(200)).body);
+    expect(Object.fromEntries(list.data.map((p) => [p.name, p.risk]))).toEqual({
+      notes: 'none',
+      setup: 'high',
+    });
+    const search = SearchResponseSchema.parse(
+      (await request(t.app).get('/api/search?q=setup').expect(200)).body,
+    );
     expect(Object.fromEntries(search.results.map((p) => [p.name, p.risk]))).toEqual({
       notes: 'none',
       setup: 'high',
@@ -122,12 +127,18 @@ describe('POST /api/packages/@scope/name/reports', () => {
       ['/api/packages/acme/setup/reports', { reason: 'spam' }, 400, /Invalid package path/],
     ];
     for (const [path, body, status, message] of cases) {
-      const res = await request(t.app).post(path).send(body as object).expect(status);
+      const res = await request(t.app)
+        .post(path)
+        .send(body as object)
+        .expect(status);
       expect(res.body.error).toMatch(message);
     }
     const noBody = await request(t.app).post(url).expect(400);
     expect(noBody.body.error).toMatch(/JSON object/);
-    const malformed = await request(t.app).post(url).set('Content-Type', 'application/json').send('{"reason":');
+    const malformed = await request(t.app)
+      .post(url)
+      .set('Content-Type', 'application/json')
+      .send('{"reason":');
     expect(malformed.status).toBe(400);
     expect(await count()).toBe(before);
   });
@@ -146,7 +157,9 @@ describe('POST /api/packages/@scope/name/reports', () => {
 
 describe('quarantine', () => {
   it('takes the package out of list and search; detail says quarantined with the reason', async () => {
-    expect(await quarantinePackage(t.db, { scope: 'acme', name: 'setup' }, 'reported: remote code')).toBe(true);
+    expect(await quarantinePackage(t.db, { scope: 'acme', name: 'setup' }, 'reported: remote code')).toBe(
+      true,
+    );
     await refreshDerivedTables(t.db);
     const detail = PackageDetailSchema.parse((await request(t.app).get('/api/packages/@acme/setup')).body);
     expect(detail).toMatchObject({ status: 'quarantined', quarantineReason: 'reported: remote code' });
@@ -167,7 +180,10 @@ describe('quarantine', () => {
 
 describe('rescan', () => {
   it('scans versions without a risk from the stored bytes and sets the package risk', async () => {
-    await t.db.updateTable('package_versions').set({ risk: null, findings: '[]', scanned_at: null }).execute();
+    await t.db
+      .updateTable('package_versions')
+      .set({ risk: null, findings: '[]', scanned_at: null })
+      .execute();
     await t.db.updateTable('packages').set({ risk: null }).execute();
     const unscanned = PackageDetailSchema.parse((await request(t.app).get('/api/packages/@acme/setup')).body);
     expect(unscanned).toMatchObject({ risk: null, findings: [] });
@@ -179,6 +195,8 @@ describe('rescan', () => {
     expect(detail.findings).toEqual([finding]);
     // Nothing is left to scan; --all scans everything again.
     expect((await rescanVersions(t.db)).versions).toBe(0);
-    expect((await rescanVersions(t.db, { all: true, packages: [{ scope: 'acme', name: 'notes' }] })).versions).toBe(1);
+    expect(
+      (await rescanVersions(t.db, { all: true, packages: [{ scope: 'acme', name: 'notes' }] })).versions,
+    ).toBe(1);
   });
 });

@@ -15,8 +15,7 @@ import { type Kysely, sql } from 'kysely';
 //
 // package_reports: anyone's report of a package (reason, details, the client address it came from).
 export async function up(db: Kysely<any>): Promise<void> {
-  const riskCheck = (column: string) =>
-    sql`${sql.ref(column)} in ('none', 'low', 'medium', 'high')`;
+  const riskCheck = (column: string) => sql`${sql.ref(column)} in ('none', 'low', 'medium', 'high')`;
   await db.schema
     .alterTable('package_versions')
     .addColumn('risk', 'text', (c) => c.check(riskCheck('risk')))
@@ -30,7 +29,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('quarantine_reason', 'text')
     .execute();
   // rescan's work list: versions not scanned yet.
-  await sql`create index package_versions_unscanned_idx on package_versions (seq) where risk is null`.execute(db);
+  await sql`create index package_versions_unscanned_idx on package_versions (seq) where risk is null`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('package_reports')
