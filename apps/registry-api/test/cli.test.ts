@@ -100,6 +100,53 @@ describe('registry CLI', { timeout: 60_000 }, () => {
     );
   });
 
+  it('quarantine, reports, release and rescan (docs/risk-scan.md)', async () => {
+    const missing = await cli(['quarantine', '@cli-owner/nope', '--reason', 'x']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('No package @cli-owner/nope');
+    expect((await cli(['quarantine', '@cli-owner/good'])).code).toBe(2);
+    expect((await cli(['quarantine', 'not-a-name', '--reason', 'x'])).code).toBe(2);
+
+    const held = await cli(['quarantine', '@cli-owner/good', '--reason', 'reported: exfiltrates tokens']);
+    expect(held.code).toBe(0);
+    expect(held.stdout).toContain('quarantined @cli-owner/good: reported: exfiltrates tokens');
+    const row = await t.db
+      .selectFrom('packages')
+      .select(['id', 'quarantine_reason'])
+      .where('scope', '=', 'cli-owner')
+      .where('name', '=', 'good')
+      .executeTakeFirstOrThrow();
+    expect(row.quarantine_reason).toBe('reported: exfiltrates tokens');
+
+    expect((await cli(['reports'])).stdout).toContain('No reports.');
+    await t.db
+      .insertInto('package_reports')
+      .values({
+        package_id: row.id,
+        reason: 'sends ~/.ssh away',
+        details: 'line 3',
+        client_address: '192.0.2.7',
+      })
+      .execute();
+    const reports = await cli(['reports', '@cli-owner/good']);
+    expect(reports.code).toBe(0);
+    expect(reports.stdout).toMatch(/@cli-owner\/good \(quarantined, risk none\) {2}from 192\.0\.2\.7/);
+    expect(reports.stdout).toContain('    sends ~/.ssh away');
+    expect(JSON.parse((await cli(['reports', '--json'])).stdout)).toEqual([
+      expect.objectContaining({ scope: 'cli-owner', name: 'good', reason: 'sends ~/.ssh away' }),
+    ]);
+
+    expect((await cli(['release', '@cli-owner/good'])).stdout).toContain('released @cli-owner/good');
+    const again = await cli(['release', '@cli-owner/good']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('is not quarantined');
+
+    // Every version was scanned when indexed: nothing to backfill until --all.
+    expect((await cli(['rescan'])).stdout).toMatch(/^0 versions scanned/m);
+    const all = await cli(['rescan', '--all', '@cli-owner/good', '--json']);
+    expect(JSON.parse(all.stdout)).toMatchObject({ versions: 1, byRisk: { none: 1 } });
+  });
+
   it('bad usage exits 2', async () => {
     expect((await cli(['index'])).code).toBe(2);
     expect((await cli(['no-such-command'])).code).toBe(2);
