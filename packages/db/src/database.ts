@@ -115,6 +115,20 @@ export interface PackageVersionFilesTable {
   link_target: string | null;
 }
 
+/**
+ * A dependency a version's SKILL.md declares (`metadata.dependencies`); written with its version, never
+ * updated. Names a package by scope and name: it may be indexed later.
+ */
+export interface PackageVersionDependenciesTable {
+  version_id: string;
+  /** Declared order, from 0. */
+  position: number;
+  scope: string;
+  name: string;
+  /** The declared semver range; null asks for the latest version. */
+  range: string | null;
+}
+
 /** Materialized view: each visible package's dense position in each list order (refreshed by registry-api). */
 export interface PackageListRanksTable {
   id: string;
@@ -409,6 +423,7 @@ export interface Database {
   content_blobs: ContentBlobsTable;
   package_versions: PackageVersionsTable;
   package_version_files: PackageVersionFilesTable;
+  package_version_dependencies: PackageVersionDependenciesTable;
   package_reports: PackageReportsTable;
   indexed_sources: IndexedSourcesTable;
   indexing_runs: IndexingRunsTable;

@@ -27,6 +27,7 @@ export type {
   PackageSearchDocsTable,
   PackageSearchLexemesTable,
   PackagesTable,
+  PackageVersionDependenciesTable,
   PackageVersionFilesTable,
   PackageVersionsTable,
   PackageVersionYanksTable,
