@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PackageDependencySchema } from './dependencies.js';
 import { RiskSchema, ScanFindingSchema } from './risk.js';
 
 // The registry REST API's shapes: ../shared/spec/registry-api.md and the Registry part of decisions.md.
@@ -131,6 +132,11 @@ export const PackageDetailSchema = z.object({
    * page; null when the package is not deprecated by its owner or no message was given.
    */
   deprecationMessage: z.string().nullable().default(null),
+  /**
+   * What the latest version declares it needs (`metadata.dependencies`), in declared order, each with
+   * whether it resolves now; `depCount` is their number. Added to the contract.
+   */
+  dependencies: z.array(PackageDependencySchema).default([]),
 });
 export type PackageDetail = z.infer<typeof PackageDetailSchema>;
 
@@ -184,6 +190,17 @@ export const ListResponseSchema = z.object({
   pageSize: z.number().int().min(1).max(100),
 });
 export type ListResponse = z.infer<typeof ListResponseSchema>;
+
+/** Query of GET /api/packages/@scope/name/dependants: the list's paging rules. */
+export const DependantsQuerySchema = ListQuerySchema.pick({ page: true, pageSize: true });
+export type DependantsQuery = z.infer<typeof DependantsQuerySchema>;
+
+/**
+ * GET /api/packages/@scope/name/dependants: the visible packages whose latest version depends on this
+ * one, by scope then name; `total` equals the package's `dependantCount`.
+ */
+export const DependantsResponseSchema = ListResponseSchema;
+export type DependantsResponse = z.infer<typeof DependantsResponseSchema>;
 
 export const SEARCH_MAX_QUERY_LENGTH = 256;
 export const SEARCH_MAX_RESULTS = 50;

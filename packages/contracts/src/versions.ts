@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { VersionDependencySchema } from './dependencies.js';
 import { ListQuerySchema } from './registry.js';
 import { RiskSchema, ScanFindingSchema } from './risk.js';
 
@@ -67,6 +68,8 @@ export const VersionDetailSchema = VersionSummarySchema.extend({
   files: z.array(VersionFileSchema),
   /** What the version's scan found, by file and line (docs/risk-scan.md). */
   findings: z.array(ScanFindingSchema).default([]),
+  /** What the version's SKILL.md declares it needs (`metadata.dependencies`), in declared order. */
+  dependencies: z.array(VersionDependencySchema).default([]),
 });
 export type VersionDetail = z.infer<typeof VersionDetailSchema>;
 

@@ -79,6 +79,7 @@ const detail: PackageDetail = {
   findings: [],
   quarantineReason: null,
   deprecationMessage: null,
+  dependencies: [],
 };
 
 // The 35 field names of the "Package detail" table, in the spec's order.
@@ -198,13 +199,39 @@ describe('registry-api.md: Package detail', () => {
     expect(DETAIL_FIELDS).toHaveLength(35);
     const keys = Object.keys(PackageDetailSchema.shape);
     expect(keys.sort()).toEqual(
-      [...DETAIL_FIELDS, 'warnings', 'risk', 'findings', 'quarantineReason', 'deprecationMessage'].sort(),
+      [
+        ...DETAIL_FIELDS,
+        'warnings',
+        'risk',
+        'findings',
+        'quarantineReason',
+        'deprecationMessage',
+        'dependencies',
+      ].sort(),
     );
     expect(new Set(keys).size).toBe(keys.length);
   });
 
   it('reads a detail without warnings (an older registry) as having none', () => {
     expect(PackageDetailSchema.parse(without(detail, 'warnings')).warnings).toEqual([]);
+  });
+
+  it('reads a detail without dependencies (an older registry) as having none', () => {
+    expect(PackageDetailSchema.parse(without(detail, 'dependencies')).dependencies).toEqual([]);
+  });
+
+  it('lists dependencies with their range (null: the latest) and whether they resolve', () => {
+    const dependencies = [
+      { name: '@anthropics/pdf', range: '^1.2', resolves: true },
+      { name: '@acme/csv', range: null, resolves: false },
+    ];
+    expect(PackageDetailSchema.parse({ ...detail, depCount: 2, dependencies }).dependencies).toEqual(
+      dependencies,
+    );
+    expect(
+      PackageDetailSchema.safeParse({ ...detail, dependencies: [{ name: '@acme/csv', range: null }] })
+        .success,
+    ).toBe(false);
   });
 
   it('accepts a realistic detail with every field', () => {
@@ -253,7 +280,17 @@ describe('registry-api.md: Search result item and GET /api/search response', () 
   it('accepts the spec shape with exactly its eight fields, plus the additive risk', () => {
     expect(SearchResultItemSchema.parse(searchItem)).toEqual(searchItem);
     expect(Object.keys(SearchResultItemSchema.shape).sort()).toEqual(
-      ['scope', 'name', 'description', 'kind', 'category', 'sourceRepo', 'tokenCount', 'verified', 'risk'].sort(),
+      [
+        'scope',
+        'name',
+        'description',
+        'kind',
+        'category',
+        'sourceRepo',
+        'tokenCount',
+        'verified',
+        'risk',
+      ].sort(),
     );
   });
 
