@@ -45,6 +45,14 @@ export const PackageListItemSchema = z.object({
 });
 export type PackageListItem = z.infer<typeof PackageListItemSchema>;
 
+/** Downloads per UTC day, oldest first: `counts[i]` is the day `from` + i; the last is today. */
+export const DailyDownloadsSchema = z.object({
+  /** The first day (YYYY-MM-DD, UTC). */
+  from: z.iso.date(),
+  counts: z.array(z.number().int().nonnegative()),
+});
+export type DailyDownloads = z.infer<typeof DailyDownloadsSchema>;
+
 export const PackageDetailSchema = z.object({
   /** Package UUID. */
   id: z.uuid(),
@@ -137,6 +145,12 @@ export const PackageDetailSchema = z.object({
    * whether it resolves now; `depCount` is their number. Added to the contract.
    */
   dependencies: z.array(PackageDependencySchema).default([]),
+  /** Downloads of the last 7 days (UTC): today and the 6 days before. Added to the contract. */
+  downloadsLast7Days: z.number().int().nonnegative().default(0),
+  /** Downloads of the last 30 days (UTC): today and the 29 days before. Added to the contract. */
+  downloadsLast30Days: z.number().int().nonnegative().default(0),
+  /** The same 30 days one by one (what the web page's sparkline draws); null from older registries. */
+  dailyDownloads: DailyDownloadsSchema.nullable().default(null),
 });
 export type PackageDetail = z.infer<typeof PackageDetailSchema>;
 
@@ -161,8 +175,105 @@ export const ErrorBodySchema = z.object({
 });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
-export const LIST_SORTS = ['name', 'stars', 'indexed'] as const;
+/**
+ * `downloads`: all-time downloads; `trending`: the last 7 days' downloads weighted by recency
+ * (docs/decisions.md, "Registry: discovery"). Both added to the contract's three.
+ */
+export const LIST_SORTS = ['name', 'stars', 'indexed', 'downloads', 'trending'] as const;
 export const LIST_ORDERS = ['asc', 'desc'] as const;
+
+/** Filter values `status` takes: active only, or deprecated only (absent: both). */
+export const STATUS_FILTERS = ['active', 'deprecated'] as const;
+
+/** The filters list and search take (issue 20), in the order the API documents them. */
+export const FILTER_NAMES = [
+  'kind',
+  'category',
+  'tag',
+  'agent',
+  'license',
+  'verified',
+  'status',
+  'risk',
+  'owner',
+] as const;
+export type FilterName = (typeof FILTER_NAMES)[number];
+
+/** A category, tag or agent as a filter: compared lowercased, so 1-64 characters without controls. */
+const FACET_TEXT_PATTERN = /^[^\p{Cc}]{1,64}$/u;
+const LICENSE_PATTERN = /^[^\p{Cc}]{1,128}$/u;
+
+/** Filters as values (the MCP registry tool's arguments; what the query parameters parse to). */
+export const PackageFiltersSchema = z.object({
+  /** Only packages of this kind. */
+  kind: PackageKindSchema.optional(),
+  /** Only packages of this category (case-insensitive). */
+  category: z.string().regex(FACET_TEXT_PATTERN).optional(),
+  /** Only packages with this tag (case-insensitive). */
+  tag: z.string().regex(FACET_TEXT_PATTERN).optional(),
+  /** Only packages that name this agent in `compatibility` (case-insensitive). */
+  agent: z.string().regex(FACET_TEXT_PATTERN).optional(),
+  /** Only packages with this SPDX license expression (case-insensitive, the whole expression). */
+  license: z.string().regex(LICENSE_PATTERN).optional(),
+  /** Only packages whose publisher is verified (true) or is not (false). */
+  verified: z.boolean().optional(),
+  /** `active`: deprecated packages left out; `deprecated`: only them. Absent: both. */
+  status: z.enum(STATUS_FILTERS).optional(),
+  /** At most this risk (`low` keeps `none` and `low`); packages never scanned are left out. */
+  risk: RiskSchema.optional(),
+  /** Only the packages of this scope (the repository owner, lowercased). */
+  owner: PackageSegmentSchema.optional(),
+});
+export type PackageFilters = z.infer<typeof PackageFiltersSchema>;
+
+/**
+ * One query parameter given once: Express hands a repeated one over as an array, which is a 400 naming
+ * the parameter, as is a value out of its rule.
+ */
+const once = (name: string, rule: string) =>
+  z.string({
+    error: (issue) => (Array.isArray(issue.input) ? `${name} must be given once` : `${name} must be ${rule}`),
+  });
+
+const facetTextParam = (name: string, pattern: RegExp, rule: string) =>
+  once(name, rule)
+    .transform((value) => value.trim().toLowerCase())
+    .pipe(z.string().regex(pattern, { error: `${name} must be ${rule}` }))
+    .optional();
+
+const enumParam = <const T extends readonly [string, ...string[]]>(name: string, values: T) =>
+  once(name, `one of ${values.join(', ')}`)
+    .pipe(z.enum(values, { error: `${name} must be one of ${values.join(', ')}` }))
+    .optional();
+
+/** The filters as query parameters of GET /api/packages and GET /api/search. */
+export const FilterQueryShape = {
+  kind: enumParam('kind', PackageKindSchema.options as ['skill', 'composite', 'workflow', 'app']),
+  category: facetTextParam('category', FACET_TEXT_PATTERN, '1-64 characters'),
+  tag: facetTextParam('tag', FACET_TEXT_PATTERN, '1-64 characters'),
+  agent: facetTextParam('agent', FACET_TEXT_PATTERN, '1-64 characters'),
+  license: facetTextParam('license', LICENSE_PATTERN, '1-128 characters'),
+  verified: once('verified', 'true or false')
+    .pipe(z.enum(['true', 'false'], { error: 'verified must be true or false' }))
+    .transform((value) => value === 'true')
+    .optional(),
+  status: enumParam('status', STATUS_FILTERS),
+  risk: enumParam('risk', RiskSchema.options as ['none', 'low', 'medium', 'high']),
+  owner: once('owner', 'a scope: 1-64 of a-z 0-9 -')
+    .transform((value) => value.trim().toLowerCase())
+    .pipe(z.string().regex(PACKAGE_SEGMENT_PATTERN, { error: 'owner must be a scope: 1-64 of a-z 0-9 -' }))
+    .optional(),
+};
+
+/** The filters of a parsed query (list or search), without the other parameters. */
+export function filtersOf(query: PackageFilters): PackageFilters {
+  const filters: PackageFilters = {};
+  for (const name of FILTER_NAMES) {
+    const value = query[name];
+    if (value !== undefined) (filters as Record<string, unknown>)[name] = value;
+  }
+  return filters;
+}
 
 /** Query of GET /api/packages. Messages name the parameter and its rule (decisions.md). */
 export const ListQuerySchema = z.object({
@@ -177,14 +288,17 @@ export const ListQuerySchema = z.object({
     .min(1, { error: 'pageSize must be an integer from 1 to 100' })
     .max(100, { error: 'pageSize must be an integer from 1 to 100' })
     .default(20),
-  sort: z.enum(LIST_SORTS, { error: 'sort must be one of name, stars, indexed' }).default('name'),
+  sort: z
+    .enum(LIST_SORTS, { error: 'sort must be one of name, stars, indexed, downloads, trending' })
+    .default('name'),
   order: z.enum(LIST_ORDERS, { error: 'order must be one of asc, desc' }).default('asc'),
+  ...FilterQueryShape,
 });
 export type ListQuery = z.infer<typeof ListQuerySchema>;
 
 export const ListResponseSchema = z.object({
   data: z.array(PackageListItemSchema),
-  /** Count of all visible packages. */
+  /** Count of all visible packages (with filters: of those that pass them). */
   total: z.number().int().nonnegative(),
   page: z.number().int().min(1),
   pageSize: z.number().int().min(1).max(100),
@@ -202,6 +316,72 @@ export type DependantsQuery = z.infer<typeof DependantsQuerySchema>;
 export const DependantsResponseSchema = ListResponseSchema;
 export type DependantsResponse = z.infer<typeof DependantsResponseSchema>;
 
+/** The sync feed's parameters: any of them makes GET /api/packages the feed (issue 20). */
+export const FEED_PARAMETERS = ['cursor', 'limit', 'updatedSince'] as const;
+export const FEED_DEFAULT_LIMIT = 100;
+export const FEED_MAX_LIMIT = 500;
+
+/**
+ * Query of the sync feed, GET /api/packages?cursor=…&limit=…&updatedSince=…: every package in the order
+ * of its last change, delisted, quarantined and removed ones included, for mirrors (as the MCP Registry
+ * serves `updated_since` and `cursor`). Not combined with paging, sorts or filters.
+ */
+export const FeedQuerySchema = z.object({
+  /** Where to go on: `nextCursor` of an earlier answer (opaque). */
+  cursor: once('cursor', 'the nextCursor of an earlier answer')
+    .pipe(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{1,200}$/, { error: 'cursor must be the nextCursor of an earlier answer' }),
+    )
+    .optional(),
+  limit: z.coerce
+    .number({ error: `limit must be an integer from 1 to ${FEED_MAX_LIMIT}` })
+    .int({ error: `limit must be an integer from 1 to ${FEED_MAX_LIMIT}` })
+    .min(1, { error: `limit must be an integer from 1 to ${FEED_MAX_LIMIT}` })
+    .max(FEED_MAX_LIMIT, { error: `limit must be an integer from 1 to ${FEED_MAX_LIMIT}` })
+    .default(FEED_DEFAULT_LIMIT),
+  /** Only packages changed at or after this time (ISO 8601 with an offset). */
+  updatedSince: once('updatedSince', 'an ISO 8601 date-time with an offset')
+    .pipe(
+      z.iso.datetime({ offset: true, error: 'updatedSince must be an ISO 8601 date-time with an offset' }),
+    )
+    .optional(),
+});
+export type FeedQuery = z.infer<typeof FeedQuerySchema>;
+
+/** A package's state as the feed gives it: the detail's statuses, and `removed` by the operator. */
+export const FeedStatusSchema = z.enum(['active', 'deprecated', 'delisted', 'quarantined', 'removed']);
+export type FeedStatus = z.infer<typeof FeedStatusSchema>;
+
+export const PackageFeedItemSchema = PackageListItemSchema.extend({
+  /** Package UUID (stable across renames of nothing: a package is its `@scope/name`). */
+  id: z.uuid(),
+  category: z.string().nullable(),
+  tags: z.array(z.string()),
+  compatibility: z.array(z.string()),
+  verified: z.boolean(),
+  /** The latest version not yanked; null when there is none. */
+  version: z.string().nullable(),
+  /** `removed` over `quarantined` over `delisted` over the author's status. */
+  status: FeedStatusSchema,
+  /** The package's last change (downloads excluded), ISO 8601. */
+  updatedAt: IsoTimestamp,
+});
+export type PackageFeedItem = z.infer<typeof PackageFeedItemSchema>;
+
+export const FeedResponseSchema = z.object({
+  /** Packages in the order of their last change; one changed again comes again, later. */
+  data: z.array(PackageFeedItemSchema),
+  /**
+   * Where the next request goes on, always present: a page shorter than `limit` means the feed is
+   * caught up, and asking again with this cursor later returns what changed since.
+   */
+  nextCursor: z.string(),
+  limit: z.number().int().min(1).max(FEED_MAX_LIMIT),
+});
+export type FeedResponse = z.infer<typeof FeedResponseSchema>;
+
 export const SEARCH_MAX_QUERY_LENGTH = 256;
 export const SEARCH_MAX_RESULTS = 50;
 
@@ -212,6 +392,7 @@ export const SearchQuerySchema = z.object({
     .optional()
     .transform((q) => (q ?? '').trim())
     .pipe(z.string().max(SEARCH_MAX_QUERY_LENGTH, { error: 'q must be at most 256 characters' })),
+  ...FilterQueryShape,
 });
 export type SearchQuery = z.infer<typeof SearchQuerySchema>;
 

@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
   ErrorBodySchema,
+  FeedQuerySchema,
+  FeedResponseSchema,
+  FILTER_NAMES,
   INVALID_PACKAGE_PATH_MESSAGE,
   ListQuerySchema,
   ListResponseSchema,
   type PackageDetail,
   PackageDetailSchema,
+  PackageFiltersSchema,
   PackageKindSchema,
   type PackageListItem,
   PackageListItemSchema,
@@ -80,6 +84,9 @@ const detail: PackageDetail = {
   quarantineReason: null,
   deprecationMessage: null,
   dependencies: [],
+  downloadsLast7Days: 5,
+  downloadsLast30Days: 17,
+  dailyDownloads: { from: '2026-10-22', counts: [...Array(28).fill(0), 12, 5] },
 };
 
 // The 35 field names of the "Package detail" table, in the spec's order.
@@ -207,6 +214,9 @@ describe('registry-api.md: Package detail', () => {
         'quarantineReason',
         'deprecationMessage',
         'dependencies',
+        'downloadsLast7Days',
+        'downloadsLast30Days',
+        'dailyDownloads',
       ].sort(),
     );
     expect(new Set(keys).size).toBe(keys.length);
@@ -368,7 +378,7 @@ describe('registry-api.md: GET /api/packages query (decisions.md: Registry / Lis
     [{ pageSize: '0' }, 'pageSize'],
     [{ pageSize: '101' }, 'pageSize'],
     [{ pageSize: 'ten' }, 'pageSize'],
-    [{ sort: 'downloads' }, 'sort'],
+    [{ sort: 'popular' }, 'sort'],
     [{ sort: 'NAME' }, 'sort'],
     [{ order: 'up' }, 'order'],
   ])('rejects %j with a message naming %s and its rule', (query, parameter) => {
@@ -379,7 +389,7 @@ describe('registry-api.md: GET /api/packages query (decisions.md: Registry / Lis
   it('page message states minimum 1; pageSize message states 1 to 100', () => {
     expect(messageOf({ page: '0' })).toContain('minimum 1');
     expect(messageOf({ pageSize: '101' })).toContain('1 to 100');
-    expect(messageOf({ sort: 'x' })).toContain('name, stars, indexed');
+    expect(messageOf({ sort: 'x' })).toContain('name, stars, indexed, downloads, trending');
     expect(messageOf({ order: 'x' })).toContain('asc, desc');
   });
 });
@@ -477,5 +487,118 @@ describe('decisions.md: Registry / scope and name rule (parsePackagePath, parseP
     '',
   ])('parsePackageName rejects %j', (full) => {
     expect(parsePackageName(full)).toBeNull();
+  });
+});
+
+describe('issue 20: filters, sorts and the sync feed (additions to the contract)', () => {
+  const issues = (
+    schema: typeof ListQuerySchema | typeof SearchQuerySchema,
+    query: Record<string, unknown>,
+  ) => {
+    const result = schema.safeParse(query);
+    expect(result.success).toBe(false);
+    return result.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
+  };
+
+  it('parses every filter, lowercasing the free-text ones, on both list and search', () => {
+    const query = {
+      kind: 'app',
+      category: ' Data ',
+      tag: 'PDF',
+      agent: 'Claude-Code',
+      license: 'mit',
+      verified: 'true',
+      status: 'active',
+      risk: 'low',
+      owner: 'Acme',
+    };
+    const filters = {
+      kind: 'app',
+      category: 'data',
+      tag: 'pdf',
+      agent: 'claude-code',
+      license: 'mit',
+      verified: true,
+      status: 'active',
+      risk: 'low',
+      owner: 'acme',
+    };
+    expect(ListQuerySchema.parse({ ...query, sort: 'trending' })).toEqual({
+      page: 1,
+      pageSize: 20,
+      sort: 'trending',
+      order: 'asc',
+      ...filters,
+    });
+    expect(SearchQuerySchema.parse({ q: 'pdf', ...query })).toEqual({ q: 'pdf', ...filters });
+    expect(ListQuerySchema.parse({ verified: 'false' }).verified).toBe(false);
+    expect(PackageFiltersSchema.parse(filters)).toEqual(filters);
+    expect(Object.keys(PackageFiltersSchema.shape)).toEqual([...FILTER_NAMES]);
+  });
+
+  it.each([
+    [{ kind: 'plugin' }, 'kind: kind must be one of skill, composite, workflow, app'],
+    [{ kind: ['app', 'skill'] }, 'kind: kind must be given once'],
+    [{ tag: ['a', 'b'] }, 'tag: tag must be given once'],
+    [{ tag: '' }, 'tag: tag must be 1-64 characters'],
+    [{ category: 'x'.repeat(65) }, 'category: category must be 1-64 characters'],
+    [{ agent: 'bad\u0000agent' }, 'agent: agent must be 1-64 characters'],
+    [{ license: 'l'.repeat(129) }, 'license: license must be 1-128 characters'],
+    [{ verified: 'yes' }, 'verified: verified must be true or false'],
+    [{ status: 'delisted' }, 'status: status must be one of active, deprecated'],
+    [{ risk: 'critical' }, 'risk: risk must be one of none, low, medium, high'],
+    [{ owner: 'not a scope' }, 'owner: owner must be a scope: 1-64 of a-z 0-9 -'],
+    [{ owner: ['a', 'b'] }, 'owner: owner must be given once'],
+  ])('rejects %j naming the parameter', (query, message) => {
+    expect(issues(ListQuerySchema, query)).toContain(message);
+    expect(issues(SearchQuerySchema, { q: 'x', ...query })).toContain(message);
+  });
+
+  it('feed query: limit 1-500 (default 100), an opaque cursor, updatedSince with an offset', () => {
+    expect(FeedQuerySchema.parse({})).toEqual({ limit: 100 });
+    expect(
+      FeedQuerySchema.parse({ limit: '500', cursor: 'abc_-1', updatedSince: '2026-11-20T10:00:00Z' }),
+    ).toEqual({ limit: 500, cursor: 'abc_-1', updatedSince: '2026-11-20T10:00:00Z' });
+    const messages = (query: Record<string, unknown>) =>
+      FeedQuerySchema.safeParse(query).error?.issues.map((i) => i.message) ?? [];
+    expect(messages({ limit: '0' })).toEqual(['limit must be an integer from 1 to 500']);
+    expect(messages({ limit: '501' })).toEqual(['limit must be an integer from 1 to 500']);
+    expect(messages({ cursor: 'a/b' })).toEqual(['cursor must be the nextCursor of an earlier answer']);
+    expect(messages({ cursor: ['a', 'b'] })).toEqual(['cursor must be given once']);
+    expect(messages({ updatedSince: '2026-11-20' })).toEqual([
+      'updatedSince must be an ISO 8601 date-time with an offset',
+    ]);
+  });
+
+  it('feed response: items with status (removed included), updatedAt, and a cursor always', () => {
+    const item = {
+      ...listItem,
+      id: detail.id,
+      category: 'documents',
+      tags: ['pdf'],
+      compatibility: ['claude-code'],
+      verified: true,
+      version: '1.2.0',
+      status: 'removed',
+      updatedAt: '2026-11-21T09:00:00.000Z',
+    };
+    const body = { data: [item], nextCursor: 'abc', limit: 100 };
+    expect(FeedResponseSchema.parse(body)).toEqual(body);
+    expect(FeedResponseSchema.safeParse({ data: [], limit: 100 }).success).toBe(false);
+    expect(FeedResponseSchema.safeParse({ ...body, data: [{ ...item, status: 'gone' }] }).success).toBe(
+      false,
+    );
+  });
+
+  it('reads a detail of an older registry as having no downloads of recent days', () => {
+    const older = without(
+      without(without(detail, 'dailyDownloads'), 'downloadsLast7Days'),
+      'downloadsLast30Days',
+    );
+    expect(PackageDetailSchema.parse(older)).toMatchObject({
+      downloadsLast7Days: 0,
+      downloadsLast30Days: 0,
+      dailyDownloads: null,
+    });
   });
 });
