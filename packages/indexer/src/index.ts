@@ -26,10 +26,25 @@
  * something about it changed; `downloadCount` and `firstIndexedAt` are never touched; a vanished
  * SKILL.md delists its package and a reappearing one relists it. Runs of one source are serialised
  * with a Postgres advisory lock; every run is an `indexing_runs` row.
+ *
+ * Dependencies (`metadata.dependencies`) are recorded per version; `dep_count` and `dependant_count`
+ * are kept true by every run, and by whoever else changes a latest version or a package's visibility
+ * (yanks, quarantine, removal), with `refreshDependencyState` in the same transaction.
  */
 
 export { type ContentStore, createPgContentStore, type StoredBlob } from './content-store.js';
 export { type DemoSeedResult, demoRepositories, seedDemo, writeDemoRepositories } from './demo-seed.js';
+export {
+  type DeclaredDependency,
+  MAX_DEPENDENCIES,
+  type ParsedDependencies,
+  parseDependencies,
+} from './dependencies.js';
+export {
+  type DependencyChange,
+  lockDependencyGraph,
+  refreshDependencyState,
+} from './dependencies.repository.js';
 export { type IndexerEnv, indexerEnvShape, indexerSettings } from './env.js';
 export { IndexingError, type IndexingErrorCode } from './errors.js';
 export { gitBlobSha } from './git-blob-sha.js';

@@ -1,6 +1,8 @@
 import type { Database, Db } from '@pkgreg/db';
-import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ScanResult } from '@pkgreg/scan';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { DeclaredDependency } from './dependencies.js';
+import { insertDependencies } from './dependencies.repository.js';
 import type { DerivedPackage } from './skill-md.js';
 import type { RepoMeta, SourceKind } from './types.js';
 import type { ManifestFile } from './versioning.js';
@@ -387,6 +389,8 @@ export function rowMatches(row: PackageRow, pkg: IndexedPackage): boolean {
 
 /** What a package's versions so far decide about the next one. */
 export interface VersionHistory {
+  /** The newest version's id (the one a SKILL.md with `latestDigest` belongs to). */
+  latestId: string;
   latestDigest: string;
   latestVersion: string;
   /** The newest version not yanked by its owner (what the package row names); null when all are. */
@@ -403,7 +407,7 @@ export async function versionHistories(db: Conn, packageIds: string[]): Promise<
   const rows = await db
     .selectFrom('package_versions as v')
     .leftJoin('package_version_yanks as y', 'y.version_id', 'v.id')
-    .select(['v.package_id', 'v.version', 'v.declared_version', 'v.digest', 'y.version_id as yanked'])
+    .select(['v.id', 'v.package_id', 'v.version', 'v.declared_version', 'v.digest', 'y.version_id as yanked'])
     .where('v.package_id', 'in', packageIds)
     .orderBy('v.seq', 'desc')
     .execute();
@@ -412,6 +416,7 @@ export async function versionHistories(db: Conn, packageIds: string[]): Promise<
     if (!history) {
       // Newest first: the first row of a package is its latest version.
       history = {
+        latestId: row.id,
         latestDigest: row.digest,
         latestVersion: row.version,
         latestListed: null,
@@ -440,9 +445,11 @@ export interface NewVersion {
   manifest: ManifestFile[];
   /** The version's risk scan, stored with it (and its risk on the package: the latest version's). */
   scan: ScanResult | null;
+  /** What its SKILL.md declares in `metadata.dependencies`. */
+  dependencies: readonly DeclaredDependency[];
 }
 
-/** A version row, its manifest and its scan; called inside the run's transaction. */
+/** A version row, its manifest, its scan and its dependencies; called inside the run's transaction. */
 export async function insertVersion(db: Conn, v: NewVersion, now: Date): Promise<void> {
   const row = await db
     .insertInto('package_versions')
@@ -486,6 +493,7 @@ export async function insertVersion(db: Conn, v: NewVersion, now: Date): Promise
       )
       .execute();
   }
+  await insertDependencies(db, row.id, v.dependencies);
 }
 
 export type { Db };

@@ -2,6 +2,14 @@ import type { PublishProof, SkillResult } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import type { Logger } from 'pino';
 import { type ContentStore, createPgContentStore } from './content-store.js';
+import { type DeclaredDependency, unknownDependencyWarning } from './dependencies.js';
+import {
+  insertDependencies,
+  lockDependencyGraph,
+  refreshDependencyState,
+  versionsWithoutDependencies,
+  visiblePackageKeys,
+} from './dependencies.repository.js';
 import { IndexingError, type IndexingErrorCode } from './errors.js';
 import { type PreparedSkill, prepareSkills } from './folder-versions.js';
 import { GitSource } from './git-source.js';
@@ -436,6 +444,9 @@ async function writePackages(
 ): Promise<{ counts: RunCounts; versions: NewVersionSummary[]; skills: SkillResult[] }> {
   const { prepared, rejections } = input;
   const now = new Date();
+  // First, before any package row is locked (dependencies.repository.ts says why).
+  await lockDependencyGraph(trx);
+  await warnUnknownDependencies(trx, prepared);
   const rows = await packagesOfRepo(trx, input.names);
   const byName = new Map(rows.map((r) => [`${r.scope}/${r.name}`, r]));
   const histories = await versionHistories(
@@ -448,6 +459,10 @@ async function writePackages(
   const claimedBy = new Map<string, string>();
   const kept = new Set<string>();
   const created = new Set<string>();
+  /** Relisted packages: their dependants may resolve again. */
+  const relisted = new Set<string>();
+  /** Latest versions created before dependencies were recorded, with what their SKILL.md declares. */
+  const unrecorded: Array<{ versionId: string; dependencies: DeclaredDependency[] }> = [];
   const reject = (path: string, key: string, reason: string) => {
     rejections.push({ path, reason });
     skills.push({ path, name: `@${key}`, outcome: 'rejected', version: null, warnings: [], reason });
@@ -493,8 +508,10 @@ async function writePackages(
       if (!changed && rowMatches(row, values)) counts.unchanged += 1;
       else {
         await updatePackage(trx, row.id, values, now);
-        if (row.status === 'delisted') counts.indexed += 1;
-        else counts.updated += 1;
+        if (row.status === 'delisted') {
+          counts.indexed += 1;
+          relisted.add(row.id);
+        } else counts.updated += 1;
       }
     } else {
       const id = await insertPackage(trx, values, now);
@@ -513,6 +530,9 @@ async function writePackages(
     }
     claimedBy.set(key, skill.path);
     kept.add(packageId);
+    // The same SKILL.md as its latest version: that version's dependencies, if it has none recorded yet.
+    if (!changed && history && pkg.dependencies.length > 0)
+      unrecorded.push({ versionId: history.latestId, dependencies: pkg.dependencies });
     skills.push({
       path: skill.path,
       name: `@${key}`,
@@ -538,14 +558,16 @@ async function writePackages(
           warnings: skill.warnings,
           manifest: skill.manifest,
           scan: skill.scan,
+          dependencies: pkg.dependencies,
         },
         now,
       );
       versions.push({ name: `@${key}`, version });
     }
   }
+  let gone: typeof rows = [];
   if (!input.truncated) {
-    const gone = rows.filter((r) => r.status !== 'delisted' && !kept.has(r.id));
+    gone = rows.filter((r) => r.status !== 'delisted' && !kept.has(r.id));
     await delistPackages(
       trx,
       gone.map((r) => r.id),
@@ -566,7 +588,37 @@ async function writePackages(
   // verified: what a proven run writes or confirms; a crawl's new version is not (docs/publishing.md).
   if (input.proven) await setVerified(trx, [...kept], true);
   else await setVerified(trx, [...created], false);
+  const missing = await versionsWithoutDependencies(
+    trx,
+    unrecorded.map((u) => u.versionId),
+  );
+  for (const u of unrecorded) {
+    if (missing.has(u.versionId)) await insertDependencies(trx, u.versionId, u.dependencies);
+  }
+  const goneIds = gone.map((r) => r.id);
+  await refreshDependencyState(trx, {
+    packageIds: [...kept, ...goneIds],
+    changedIds: [...created, ...relisted, ...goneIds],
+  });
   return { counts, versions, skills };
+}
+
+/**
+ * Warns, on the versions and packages of this run, about each dependency no visible package answers
+ * to (neither in the registry nor among this run's skills). The dependency is still recorded: it is
+ * counted, and resolves, once that package is indexed.
+ */
+async function warnUnknownDependencies(trx: Db, prepared: PreparedSkill[]): Promise<void> {
+  const declared = prepared.flatMap((skill) => skill.pkg.dependencies);
+  if (declared.length === 0) return;
+  const visible = await visiblePackageKeys(trx, declared);
+  for (const skill of prepared) visible.add(`${skill.pkg.scope}/${skill.pkg.name}`);
+  for (const skill of prepared) {
+    for (const dependency of skill.pkg.dependencies) {
+      if (!visible.has(`${dependency.scope}/${dependency.name}`))
+        skill.warnings.push(unknownDependencyWarning(dependency));
+    }
+  }
 }
 
 function asIndexingError(error: unknown): IndexingError {

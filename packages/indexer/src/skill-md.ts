@@ -9,6 +9,7 @@ import {
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import semver from 'semver';
 import { parse as parseYaml } from 'yaml';
+import { type DeclaredDependency, parseDependencies } from './dependencies.js';
 import { spdxFromDeclared } from './license.js';
 import type { RepoMeta } from './types.js';
 
@@ -87,6 +88,8 @@ export interface DerivedPackage {
   fileCount: number;
   progressiveDisclosure: boolean;
   status: 'active' | 'deprecated';
+  /** What `metadata.dependencies` declares (entries that cannot be read are left out, with warnings). */
+  dependencies: DeclaredDependency[];
   lastCommitSha: string;
   /** Rules agents tolerate that this SKILL.md breaks. */
   warnings: string[];
@@ -344,6 +347,8 @@ export function analyzeSkill(input: SkillInput): Analysis {
   const authorValue = field('author');
   const author = isPlainObject(authorValue) ? optionalString(authorValue.name) : optionalString(authorValue);
   const status = optionalString(metadata.status)?.toLowerCase() === 'deprecated' ? 'deprecated' : 'active';
+  const declared = parseDependencies(metadata.dependencies, { scope: input.scope, name });
+  warnings.push(...declared.warnings);
   const unknown = Object.keys(fm).filter((key) => !KNOWN_KEYS.has(key));
   if (unknown.length > 0) {
     const shown = unknown.slice(0, 10).map((key) => `"${key.slice(0, 40)}"`);
@@ -380,6 +385,7 @@ export function analyzeSkill(input: SkillInput): Analysis {
       fileCount: input.dirFiles.length,
       progressiveDisclosure: hasProgressiveDisclosure(raw, input.dirFiles),
       status,
+      dependencies: declared.dependencies,
       lastCommitSha: input.sha,
       warnings,
     },
