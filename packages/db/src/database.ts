@@ -44,7 +44,10 @@ export interface PackagesTable {
   last_commit_sha: string | null;
   /** Bumped by trigger on every update; the ETag source. */
   row_version: Generated<number>;
+  /** The last change of the package (set by trigger; the download fold is no change). */
   updated_at: Timestamp;
+  /** xid8 of the transaction of that change (pg returns it as a string): the sync feed's order. */
+  updated_xid: ColumnType<string, never, never>;
   /** Generated column; never written. */
   search_vector: ColumnType<string, never, never>;
   /** The latest version's indexing warnings (rules agents tolerate). */
@@ -167,6 +170,40 @@ export interface PackageSearchNameKeysTable {
   b: number[];
 }
 
+/**
+ * A filter key's ranking positions in one block (`stored` of package_search_facet_stats: the key, or
+ * `!key` holding the positions without it); rebuilt by registry-api.
+ */
+export interface PackageSearchFacetsTable {
+  key: string;
+  block: number;
+  ords: number[];
+}
+
+/** Packages per filter key, and under which key its positions are stored; rebuilt by registry-api. */
+export interface PackageSearchFacetStatsTable {
+  key: string;
+  docs: number;
+  stored: string;
+}
+
+/** Downloads of a package on one UTC day, added to by the download fold. */
+export interface PackageDownloadsDailyTable {
+  package_id: string;
+  day: ColumnType<string, string, string>;
+  /** bigint; parsed to number by createDb. */
+  count: number;
+}
+
+/** Materialized view: each visible package's dense position by downloads and by trending score. */
+export interface PackagePopularityRanksTable {
+  id: string;
+  downloads_asc: number;
+  downloads_desc: number;
+  trending_asc: number;
+  trending_desc: number;
+}
+
 /** Per package_search_docs row, a bit per first character of its lexemes; rebuilt by registry-api. */
 export interface PackageSearchInitialsTable {
   ord: number;
@@ -179,6 +216,9 @@ export interface PackageDerivedStateTable {
   id: Generated<boolean>;
   change_counter: number;
   refreshed_at: Timestamp;
+  /** package_download_changes and the UTC day the popularity ranks were last refreshed at. */
+  popularity_counter: number | null;
+  popularity_day: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** One group-committed batch of track calls: parallel arrays, folded into packages.download_count. */
@@ -419,7 +459,11 @@ export interface Database {
   package_search_blocks: PackageSearchBlocksTable;
   package_search_name_keys: PackageSearchNameKeysTable;
   package_search_initials: PackageSearchInitialsTable;
+  package_search_facets: PackageSearchFacetsTable;
+  package_search_facet_stats: PackageSearchFacetStatsTable;
   package_derived_state: PackageDerivedStateTable;
+  package_downloads_daily: PackageDownloadsDailyTable;
+  package_popularity_ranks: PackagePopularityRanksTable;
   content_blobs: ContentBlobsTable;
   package_versions: PackageVersionsTable;
   package_version_files: PackageVersionFilesTable;

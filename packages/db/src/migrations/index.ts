@@ -20,6 +20,7 @@ import * as publishing from './2026-11-25T1400-publishing.js';
 import * as memorySearch from './2026-11-25T1500-memory-search.js';
 import * as tunnelNonces from './2026-11-25T1600-tunnel-nonces.js';
 import * as dependencies from './2026-11-25T1610-dependencies.js';
+import * as registryDiscovery from './2026-11-25T1700-registry-discovery.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T1500-memory-search': memorySearch,
   '2026-11-25T1600-tunnel-nonces': tunnelNonces,
   '2026-11-25T1610-dependencies': dependencies,
+  '2026-11-25T1700-registry-discovery': registryDiscovery,
 };
