@@ -84,16 +84,17 @@ function termQueries(terms: string[]): RawBuilder<unknown> {
 }
 
 /**
- * The per-term scores of the vector `v` as columns f<i> and the recency, one row per input row: the
- * caller fences the subquery (offset 0) so each is evaluated once however often the outer query uses it.
+ * The per-term scores of the vector `v` as columns f<i>, one row per input row: the caller fences the
+ * subquery (offset 0) so each is evaluated once however often the outer query uses it.
  */
-function scoreColumns(p: RankParams, v: RawBuilder<unknown>, createdAt: RawBuilder<unknown>) {
-  const f = p.terms.map(
-    (_, i) =>
-      sql`case when ${v} @@ q.${ident(`e${i}`)} then 2 when ${v} @@ q.${ident(`s${i}`)} then 1 else 0 end
-        as ${ident(`f${i}`)}`,
+function scoreColumns(terms: string[], v: RawBuilder<unknown>) {
+  return sql.join(
+    terms.map(
+      (_, i) =>
+        sql`case when ${v} @@ q.${ident(`e${i}`)} then 2 when ${v} @@ q.${ident(`s${i}`)} then 1 else 0 end
+          as ${ident(`f${i}`)}`,
+    ),
   );
-  return sql`${sql.join(f)}, ${recencyOf(p, createdAt)} as recency`;
 }
 
 /** num (the sum of the term scores) and mask (bit i: term i matched) of a fenced row `x`. */
@@ -144,12 +145,20 @@ function bestOf(best: Best): RawBuilder<unknown> {
   return sql`lateral (select t.*, ${columns} from ${top} join memory_entries e on e.entry_id = t.entry_id) t on true`;
 }
 
-/** The scored rows `m` (num > 0) of the fenced rows `x`, with their rank. */
-function rankedOf(p: RankParams): RawBuilder<unknown> {
+/**
+ * `m`: the matches (num > 0) among the scored rows `x` that pass `keep`, with num, mask, recency
+ * (computed for matches only) and rank.
+ */
+function matchesOf(p: RankParams, keep: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
   const num = numOf(p.terms);
-  return sql`select x.entry_id, x.created_at, x.seq, x.recency, ${num} as num, ${maskOf(p.terms)} as mask,
-      ${num}::float8 / q.den::float8 + ${p.recencyWeight}::float8 * x.recency as rank
-    from x cross join q where ${num} > 0`;
+  return sql`m as (
+      select y.*, y.num::float8 / q.den::float8 + ${p.recencyWeight}::float8 * y.recency as rank
+      from (
+        select x.entry_id, x.created_at, x.seq, ${num} as num, ${maskOf(p.terms)} as mask,
+          ${recencyOf(p, sql`x.created_at`)} as recency
+        from x cross join clock where ${num} > 0 and ${keep}
+        offset 0) y cross join q
+    )`;
 }
 
 /**
@@ -170,6 +179,8 @@ export async function windowCandidates(
     sql` or `,
   );
   const effective = sql`array[${sql.join(terms.map((_, i) => sql`numnode(q.${ident(`e${i}`)}) > 0`))}]::bool[]`;
+  // Window rows without the tags still count in the window (its size and cut); they only cannot match.
+  const tagged = scope.tags.length > 0 ? sql`w.tags @> ${scope.tags}::text[]` : sql`true`;
   const termMatches = sql`array[${sql.join(
     terms.map((_, i) => sql`count(*) filter (where m.mask & ${sql.lit(2 ** i)}::int8 <> 0)`),
   )}]::int[]`;
@@ -187,25 +198,23 @@ export async function windowCandidates(
     }
   >`
     with ${termQueries(terms)}, ${clockCte(p)},
-    w as materialized (
-      select e.entry_id, e.created_at, e.seq, e.tags, e.search_vector
-      from memory_entries e
-      where e.namespace = ${scope.namespace} and e.status = 'active' ${tierFilter('e', scope.tiers)}
-        -- A query of stop words only reads nothing (a one-time filter).
-        and (select ${anyTerm} from q)
-      order by e.created_at desc, e.seq desc
-      limit ${windowSize}
-    ),
     x as (
-      select w.entry_id, w.created_at, w.seq, ${scoreColumns(p, sql`w.search_vector`, sql`w.created_at`)}
-      from w cross join q cross join clock
-      where true ${tagFilter('w', scope.tags)}
+      select w.entry_id, w.created_at, w.seq, ${tagged} as tagged, ${scoreColumns(terms, sql`w.search_vector`)}
+      from (
+        select e.entry_id, e.created_at, e.seq, e.tags, e.search_vector
+        from memory_entries e
+        where e.namespace = ${scope.namespace} and e.status = 'active' ${tierFilter('e', scope.tiers)}
+          -- A query of stop words only reads nothing (a one-time filter).
+          and (select ${anyTerm} from q)
+        order by e.created_at desc, e.seq desc
+        limit ${windowSize}
+      ) w cross join q
       offset 0
     ),
-    m as (${rankedOf(p)}),
-    cut as (select created_at, seq from w order by created_at, seq limit 1),
+    ${matchesOf(p, sql`x.tagged`)},
+    cut as (select created_at, seq from x order by created_at, seq limit 1),
     summary as (
-      select (select count(*) from w)::int as window_rows,
+      select (select count(*) from x)::int as window_rows,
         (select created_at::text from cut) as cut_at, (select seq from cut) as cut_seq,
         (select ${recencyOf(p, sql`cut.created_at`)} from cut, clock) as cut_recency,
         (select now::text from clock) as now, (select ${effective} from q) as effective,
@@ -301,8 +310,8 @@ export async function olderCandidates(
     h as (select left(md5(${scope.namespace}::text), 8) as p),
     k as (select (${formula})::tsquery as k from h),
     x as (
-      select e.entry_id, e.created_at, e.seq, ${scoreColumns(p, sql`e.search_vector`, sql`e.created_at`)}
-      from memory_entries e cross join q cross join clock
+      select e.entry_id, e.created_at, e.seq, ${scoreColumns(terms, sql`e.search_vector`)}
+      from memory_entries e cross join q
       where pkgreg_memory_search_keys(e.namespace, e.search_vector) @@ (select k from k)
         -- Not indexable on purpose: the keys already hold the namespace, and a bitmap of the whole
         -- namespace from a btree (planned when the keys' estimate is high) cost more than the keys.
@@ -311,7 +320,7 @@ export async function olderCandidates(
         and (e.created_at, e.seq) < (${cut.at}::timestamptz, ${cut.seq}::int8)
       limit ${limit + 1}
     ),
-    m as (${rankedOf(p)})
+    ${matchesOf(p)}
     select (select count(*) from x)::int as hits, (select count(*) from m)::int as matches,
       t.* from (select 1) one left join ${bestOf(best)}`.execute(db);
   return {
