@@ -5,6 +5,7 @@ import { healthRoutes, type Logger } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
+import { dependenciesRoutes } from './dependencies/dependencies.routes.js';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
 import { type Env, publishingSettings } from './env.js';
 import { JSON_BODY_LIMIT } from './http/body.js';
@@ -105,6 +106,7 @@ function createExpressApp(deps: AppDeps): Express {
     deps.env.CONTENT_CACHE_MAX_MB * 1024 * 1024,
   );
   app.use(versionsRoutes({ db: deps.db, content }));
+  app.use(dependenciesRoutes({ db: deps.db }));
   app.use(healthRoutes({ db: deps.db, redis: deps.redis }));
   const publishing = publishingDeps(deps);
   // GitHub's webhook reads its raw body (the signature covers the bytes), so it comes before the parser.

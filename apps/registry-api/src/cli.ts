@@ -16,6 +16,7 @@ import {
   seedDemo,
 } from '@pkgreg/indexer';
 import { Command, InvalidArgumentError } from 'commander';
+import { withDependencyRefresh } from './dependencies/dependencies.service.js';
 import { type Env, loadEnv } from './env.js';
 import { listReports, quarantinePackage, releasePackage } from './moderation/moderation.repository.js';
 import { removePackage, restorePackage } from './packages/packages.repository.js';
@@ -272,7 +273,7 @@ function configureRemoveCommands(program: Command, env: Env): void {
       const reason = options.reason.trim();
       if (reason === '') throw new InvalidArgumentError('--reason must say why');
       await withDb(env, async (db) => {
-        if (!(await removePackage(db, key, reason))) {
+        if (!(await withDependencyRefresh(db, key, (trx) => removePackage(trx, key, reason)))) {
           console.error(`No package @${key.scope}/${key.name}`);
           process.exitCode = 1;
           return;

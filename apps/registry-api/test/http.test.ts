@@ -84,6 +84,7 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
         '/api/packages/{scope}/{name}/versions/{version}/files/{path}',
         '/api/packages/{scope}/{name}/versions/{version}/archive.tgz',
         '/api/packages/{scope}/{name}/versions/{version}/yank',
+        '/api/packages/{scope}/{name}/dependants',
         '/api/publish',
         '/api/publish/{runId}',
         '/api/hooks/github',
@@ -92,8 +93,9 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
     );
     const detail = res.body.components.schemas.PackageDetail;
     // The spec's 35 fields and the additive `warnings` (docs/versions.md), `risk`, `findings` and
-    // `quarantineReason` (docs/risk-scan.md), `deprecationMessage` (docs/publishing.md).
-    expect(Object.keys(detail.properties)).toHaveLength(40);
+    // `quarantineReason` (docs/risk-scan.md), `deprecationMessage` (docs/publishing.md),
+    // `dependencies` (docs/versions.md, Dependencies) and the three recent-download fields.
+    expect(Object.keys(detail.properties)).toHaveLength(44);
     expect(detail.properties.warnings).toMatchObject({ type: 'array' });
     const version = res.body.components.schemas.VersionDetail;
     expect(version.properties.files.items.required).toEqual(

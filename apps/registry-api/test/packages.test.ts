@@ -22,8 +22,9 @@ describe('GET /api/packages/@:scope/:name (registry-api.md: package detail)', ()
     const res = await request(t.app).get('/api/packages/@acme/pdf-editor').expect(200);
     expect(Object.keys(res.body).sort()).toEqual(Object.keys(PackageDetailSchema.shape).sort());
     // The spec's 35 fields and the additive `warnings` (docs/versions.md), `risk`, `findings` and
-    // `quarantineReason` (docs/risk-scan.md), `deprecationMessage` (docs/publishing.md).
-    expect(Object.keys(res.body)).toHaveLength(40);
+    // `quarantineReason` (docs/risk-scan.md), `deprecationMessage` (docs/publishing.md),
+    // `dependencies` (docs/versions.md, Dependencies) and the three recent-download fields.
+    expect(Object.keys(res.body)).toHaveLength(44);
     expect(res.body.warnings).toEqual([]);
     const detail = PackageDetailSchema.parse(res.body);
     expect(detail).toMatchObject({

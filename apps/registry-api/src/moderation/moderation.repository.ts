@@ -1,4 +1,5 @@
 import type { Db } from '@pkgreg/db';
+import { lockDependencyGraph, refreshDependencyState } from '@pkgreg/indexer';
 import { sql } from 'kysely';
 
 // SQL of moderation (docs/risk-scan.md): reports of packages, and the operator's quarantine.
@@ -83,23 +84,34 @@ export async function quarantinePackage(
   key: { scope: string; name: string },
   reason: string,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('packages')
-    .set({ quarantined_at: sql`coalesce(quarantined_at, now())`, quarantine_reason: reason })
-    .where('scope', '=', key.scope)
-    .where('name', '=', key.name)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return db.transaction().execute(async (trx) => {
+    // A quarantined package is no longer counted as a dependant (dependants are listed as the list is).
+    await lockDependencyGraph(trx);
+    const row = await trx
+      .updateTable('packages')
+      .set({ quarantined_at: sql`coalesce(quarantined_at, now())`, quarantine_reason: reason })
+      .where('scope', '=', key.scope)
+      .where('name', '=', key.name)
+      .returning('id')
+      .executeTakeFirst();
+    if (row) await refreshDependencyState(trx, { packageIds: [row.id] });
+    return row !== undefined;
+  });
 }
 
 /** Lifts a quarantine; false when the package is not quarantined. */
 export async function releasePackage(db: Db, key: { scope: string; name: string }): Promise<boolean> {
-  const result = await db
-    .updateTable('packages')
-    .set({ quarantined_at: null, quarantine_reason: null })
-    .where('scope', '=', key.scope)
-    .where('name', '=', key.name)
-    .where('quarantined_at', 'is not', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return db.transaction().execute(async (trx) => {
+    await lockDependencyGraph(trx);
+    const row = await trx
+      .updateTable('packages')
+      .set({ quarantined_at: null, quarantine_reason: null })
+      .where('scope', '=', key.scope)
+      .where('name', '=', key.name)
+      .where('quarantined_at', 'is not', null)
+      .returning('id')
+      .executeTakeFirst();
+    if (row) await refreshDependencyState(trx, { packageIds: [row.id] });
+    return row !== undefined;
+  });
 }

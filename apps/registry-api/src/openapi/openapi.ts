@@ -1,4 +1,6 @@
 import {
+  DependantsQuerySchema,
+  DependantsResponseSchema,
   DeprecateRequestSchema,
   ErrorBodySchema,
   ListQuerySchema,
@@ -103,7 +105,7 @@ export function buildOpenApiDocument(): JsonObject {
       title: 'pkgreg registry API',
       version: '1.0.0',
       description:
-        'Listing, detail, raw SKILL.md, source redirect, search, download tracking, immutable versions with their files and archives, and publishing with a proof of control (OIDC or a code-host token), webhooks, deprecation and yanks.',
+        'Listing, detail, raw SKILL.md, source redirect, search, download tracking, immutable versions with their files and archives, dependencies and dependants, and publishing with a proof of control (OIDC or a code-host token), webhooks, deprecation and yanks.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     paths: {
@@ -164,6 +166,19 @@ export function buildOpenApiDocument(): JsonObject {
             200: { description: 'Counted', content: json('TrackResponse') },
             400: error('Invalid package path'),
             404: error('Not found'),
+          },
+        },
+      },
+      '/api/packages/{scope}/{name}/dependants': {
+        get: {
+          summary: 'Packages whose latest version depends on this one, by scope then name',
+          description:
+            "Visible packages (as the list: not delisted, not quarantined) whose latest version declares this package in `metadata.dependencies`. `total` is the package's `dependantCount`. Its own dependencies are in detail's `dependencies`.",
+          parameters: [...packagePathParameters, ...queryParameters(DependantsQuerySchema)],
+          responses: {
+            200: { description: 'A page of dependants', content: json('DependantsResponse') },
+            400: error('Invalid package path, page or pageSize'),
+            404: error('Package not found'),
           },
         },
       },
@@ -380,6 +395,7 @@ export function buildOpenApiDocument(): JsonObject {
         PublishAccepted: strip(toJsonSchema(PublishAcceptedSchema)),
         PublishRun: strip(toJsonSchema(PublishRunSchema)),
         WebhookResponse: strip(toJsonSchema(WebhookResponseSchema)),
+        DependantsResponse: strip(toJsonSchema(DependantsResponseSchema)),
         DeprecateRequest: strip(toJsonSchema(DeprecateRequestSchema, 'input')),
         PackageState: strip(toJsonSchema(PackageStateSchema)),
         YankRequest: strip(toJsonSchema(YankRequestSchema, 'input')),

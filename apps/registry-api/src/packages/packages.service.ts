@@ -2,10 +2,12 @@ import {
   type ListQuery,
   type ListResponse,
   PACKAGE_NOT_FOUND_MESSAGE,
+  type PackageDependency,
   type PackageDetail,
   type PackageListItem,
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
+import { latestDependencies } from '../dependencies/dependencies.service.js';
 import { notFound } from '../http/api-error.js';
 import type { PackageKey } from './package-path.js';
 import {
@@ -19,7 +21,7 @@ import {
 
 const iso = (value: Date) => value.toISOString();
 
-export function toPackageDetail(row: PackageDetailRow): PackageDetail {
+export function toPackageDetail(row: PackageDetailRow, dependencies: PackageDependency[]): PackageDetail {
   return {
     id: row.id,
     scope: row.scope,
@@ -62,6 +64,7 @@ export function toPackageDetail(row: PackageDetailRow): PackageDetail {
     findings: (row.findings ?? []) as PackageDetail['findings'],
     quarantineReason: row.quarantined_at ? row.quarantine_reason : null,
     deprecationMessage: row.deprecation_message,
+    dependencies,
   };
 }
 
@@ -81,7 +84,13 @@ async function requireVisible(db: Db, key: PackageKey): Promise<PackageDetailRow
 
 export async function getPackageDetail(db: Db, key: PackageKey): Promise<Versioned<PackageDetail>> {
   const row = await requireVisible(db, key);
-  return { value: toPackageDetail(row), version: `${row.id}.${row.row_version}` };
+  // Whether each resolves reads other packages: the indexer moves this row's version when they change.
+  const dependencies = await latestDependencies(db, {
+    id: row.id,
+    version: row.version,
+    depCount: row.dep_count,
+  });
+  return { value: toPackageDetail(row, dependencies), version: `${row.id}.${row.row_version}` };
 }
 
 /**

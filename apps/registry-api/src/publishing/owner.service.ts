@@ -7,7 +7,13 @@ import {
   type YankState,
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { bindScope, decideScope, sanitizeScope } from '@pkgreg/indexer';
+import {
+  bindScope,
+  decideScope,
+  lockDependencyGraph,
+  refreshDependencyState,
+  sanitizeScope,
+} from '@pkgreg/indexer';
 import semver from 'semver';
 import { z } from 'zod';
 import { badRequest, forbidden, gone, notFound } from '../http/api-error.js';
@@ -117,9 +123,13 @@ async function setYank(
   const row = await findVersionOf(deps.db, pkg.id, version);
   if (!row) throw notFound(VERSION_NOT_FOUND_MESSAGE);
   const latest = await deps.db.transaction().execute(async (trx) => {
+    // The latest version may move, and with it what the package depends on (docs/versions.md).
+    await lockDependencyGraph(trx);
     if (yank) await yankVersion(trx, row.id, yank.reason);
     else await unyankVersion(trx, row.id);
-    return refreshLatestVersion(trx, pkg.id);
+    const version = await refreshLatestVersion(trx, pkg.id);
+    await refreshDependencyState(trx, { packageIds: [pkg.id], changedIds: [pkg.id] });
+    return version;
   });
   return {
     scope: pkg.scope,

@@ -13,6 +13,7 @@ import {
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import semver from 'semver';
+import { versionDependencies } from '../dependencies/dependencies.service.js';
 import { ApiError, badRequest, gone, notFound } from '../http/api-error.js';
 import type { PackageKey } from '../packages/package-path.js';
 import type { ContentCache } from './content-cache.js';
@@ -109,7 +110,10 @@ export async function listVersions(
 
 export async function getVersion(db: Db, key: PackageKey, ref: VersionRef): Promise<VersionDetail> {
   const row = await requireVersion(db, key, ref);
-  const files = await listVersionFiles(db, row.id);
+  const [files, dependencies] = await Promise.all([
+    listVersionFiles(db, row.id),
+    versionDependencies(db, row.id),
+  ]);
   return {
     ...toSummary(row),
     findings: row.findings as VersionDetail['findings'],
@@ -123,6 +127,7 @@ export async function getVersion(db: Db, key: PackageKey, ref: VersionRef): Prom
       executable: f.executable,
       linkTarget: f.link_target,
     })),
+    dependencies,
   };
 }
 

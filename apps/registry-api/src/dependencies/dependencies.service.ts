@@ -1,0 +1,106 @@
+import {
+  type DependantsQuery,
+  type DependantsResponse,
+  PACKAGE_NOT_FOUND_MESSAGE,
+  type PackageDependency,
+  type VersionDependency,
+} from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import { lockDependencyGraph, refreshDependencyState } from '@pkgreg/indexer';
+import semver from 'semver';
+import { notFound } from '../http/api-error.js';
+import type { PackageKey } from '../packages/package-path.js';
+import { findVisiblePackageId } from '../packages/packages.repository.js';
+import { findPackageForVersions } from '../versions/versions.repository.js';
+import {
+  countDependants,
+  type DependencyRow,
+  listDependantRows,
+  listDependenciesWithVersions,
+  listVersionDependencies,
+} from './dependencies.repository.js';
+
+// Dependencies (docs/versions.md, Dependencies): both directions of a package's, as the API shows them.
+
+// Ranges include pre-releases, as the CLI resolves them: a pseudo-version of 1.2.x is the author's change.
+const RANGE_OPTIONS = { includePrerelease: true } as const;
+
+/** Whether a dependency resolves now: its package is visible and has a version the range allows. */
+function resolves(row: DependencyRow): boolean {
+  if (row.versions === null || row.versions.length === 0) return false;
+  if (row.range === null) return true;
+  return semver.maxSatisfying(row.versions, row.range, RANGE_OPTIONS) !== null;
+}
+
+/**
+ * The dependencies of a package's latest version (`version`, the newest not yanked), with whether each
+ * resolves. `depCount` says how many there are: none costs no query.
+ */
+export async function latestDependencies(
+  db: Db,
+  pkg: { id: string; version: string | null; depCount: number },
+): Promise<PackageDependency[]> {
+  if (pkg.depCount === 0 || pkg.version === null) return [];
+  const rows = await listDependenciesWithVersions(db, pkg.id, pkg.version);
+  return rows.map((row) => ({
+    name: `@${row.scope}/${row.name}`,
+    range: row.range,
+    resolves: resolves(row),
+  }));
+}
+
+/** What a version declares: facts of that version, served with it as immutable. */
+export async function versionDependencies(db: Db, versionId: string): Promise<VersionDependency[]> {
+  const rows = await listVersionDependencies(db, versionId);
+  return rows.map((row) => ({ name: `@${row.scope}/${row.name}`, range: row.range }));
+}
+
+/** A page of the packages whose latest version depends on this one; 404 as detail for an unknown one. */
+export async function listDependants(
+  db: Db,
+  key: PackageKey,
+  query: DependantsQuery,
+): Promise<DependantsResponse> {
+  if (!(await findVisiblePackageId(db, key.scope, key.name))) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
+  const offset = (query.page - 1) * query.pageSize;
+  const [rows, total] = await Promise.all([
+    listDependantRows(db, key.scope, key.name, offset, query.pageSize),
+    countDependants(db, key.scope, key.name),
+  ]);
+  return {
+    data: rows.map((row) => ({
+      scope: row.scope,
+      name: row.name,
+      description: row.description,
+      kind: row.kind,
+      sourceRepo: row.source_repo,
+      repoOwner: row.repo_owner,
+      repoStars: row.repo_stars,
+      license: row.license ?? '',
+      lastIndexedAt: row.last_indexed_at.toISOString(),
+      risk: row.risk,
+    })),
+    total,
+    page: query.page,
+    pageSize: query.pageSize,
+  };
+}
+
+/**
+ * Runs an operator's change of a package's visibility (removal) in a transaction that keeps the
+ * dependency counts true and moves its dependants' detail, whose `resolves` reads it.
+ */
+export async function withDependencyRefresh<T>(
+  db: Db,
+  key: PackageKey,
+  change: (trx: Db) => Promise<T>,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    // Before the change locks the package's row (the indexer takes it in the same order).
+    await lockDependencyGraph(trx);
+    const result = await change(trx);
+    const pkg = await findPackageForVersions(trx, key.scope, key.name);
+    if (pkg) await refreshDependencyState(trx, { packageIds: [pkg.id], changedIds: [pkg.id] });
+    return result;
+  });
+}
