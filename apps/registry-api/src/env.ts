@@ -29,6 +29,11 @@ const EnvFields = z.object({
   CONTENT_CACHE_MAX_MB: z.coerce.number().int().min(0).max(65_536).default(128),
   /** How often package changes are checked for list positions and search order (lists trail by about this). */
   DERIVED_REFRESH_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
+  /**
+   * How often the downloads and trending orders are rebuilt when downloads moved (they trail the counts
+   * by about this; a rebuild takes seconds at 1M packages).
+   */
+  POPULARITY_REFRESH_INTERVAL_MS: z.coerce.number().int().min(50).max(3_600_000).default(300_000),
   /** Reports one client address may send per hour (POST …/reports; docs/risk-scan.md). */
   REPORTS_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(10),
   // Publishing (docs/publishing.md).

@@ -6,7 +6,10 @@ import { createApp } from './app.js';
 import { startDownloadFlusher } from './downloads/download-flusher.js';
 import { createDownloadRecorder } from './downloads/download-recorder.js';
 import { loadEnv } from './env.js';
-import { startDerivedTablesRefresher } from './packages/derived-tables-refresher.js';
+import {
+  startDerivedTablesRefresher,
+  startPopularityRefresher,
+} from './packages/derived-tables-refresher.js';
 
 const env = loadEnv();
 const logger = createLogger('registry-api', env.LOG_LEVEL);
@@ -43,12 +46,13 @@ const server = await listen(
 );
 const flusher = startDownloadFlusher(db, logger, env.DOWNLOAD_FLUSH_INTERVAL_MS);
 const refresher = startDerivedTablesRefresher(db, logger, env.DERIVED_REFRESH_INTERVAL_MS);
+const popularity = startPopularityRefresher(db, logger, env.POPULARITY_REFRESH_INTERVAL_MS);
 logger.info({ url: `http://${env.REGISTRY_HOST}:${env.REGISTRY_PORT}` }, 'registry-api listening');
 
 onShutdown(logger, async () => {
   await closeServer(server);
   // Answered tracks are already committed; drain only the ones still waiting, then fold what is left.
   await recorder.drain();
-  await Promise.allSettled([flusher.stop(), refresher.stop()]);
+  await Promise.allSettled([flusher.stop(), refresher.stop(), popularity.stop()]);
   await Promise.allSettled([db.destroy(), trackPool.end(), redis.quit(), queue.close()]);
 });

@@ -106,7 +106,31 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
     ).toBeDefined();
     expect(detail.properties.status.enum).toEqual(['active', 'deprecated', 'delisted', 'quarantined']);
     const listParams = res.body.paths['/api/packages'].get.parameters.map((p: { name: string }) => p.name);
-    expect(listParams).toEqual(['page', 'pageSize', 'sort', 'order']);
+    expect(listParams).toEqual([
+      'page',
+      'pageSize',
+      'sort',
+      'order',
+      'kind',
+      'category',
+      'tag',
+      'agent',
+      'license',
+      'verified',
+      'status',
+      'risk',
+      'owner',
+      'cursor',
+      'limit',
+      'updatedSince',
+    ]);
+    const searchParams = res.body.paths['/api/search'].get.parameters.map((p: { name: string }) => p.name);
+    expect(searchParams).toEqual(['q', ...listParams.slice(4, 13)]);
+    expect(res.body.components.schemas.FeedResponse.required).toEqual(['data', 'nextCursor', 'limit']);
+    const sort = res.body.paths['/api/packages'].get.parameters.find(
+      (p: { name: string }) => p.name === 'sort',
+    );
+    expect(sort.schema.enum).toEqual(['name', 'stars', 'indexed', 'downloads', 'trending']);
     expect(res.body.paths['/api/packages/{scope}/{name}/track'].post.responses['404']).toBeDefined();
   });
 });

@@ -126,9 +126,11 @@ export async function insertDownloadBatch(
 const FOLD_LOCK_KEY = 0x706b_646c; // "pkdl"
 
 /**
- * Folds up to `limit` batch rows into packages.download_count and deletes them, in one transaction:
- * a crash before commit leaves the batches in place, after commit they are counted, never twice.
- * Returns how many batch rows were folded (-1 when another process holds the fold lock).
+ * Folds up to `limit` batch rows into packages.download_count and into package_downloads_daily (by the
+ * UTC day of each batch's commit), and deletes them, in one transaction: a crash before commit leaves
+ * the batches in place, after commit they are counted in both, never twice. A fold that folded anything
+ * bumps package_download_changes (the popularity refresher's cue). Returns how many batch rows were
+ * folded (-1 when another process holds the fold lock).
  */
 export async function foldDownloadDeltas(db: Db, limit: number): Promise<number> {
   return db.transaction().execute(async (trx) => {
@@ -140,15 +142,25 @@ export async function foldDownloadDeltas(db: Db, limit: number): Promise<number>
       with moved as (
         delete from package_download_batches
         where id in (select id from package_download_batches order by id limit ${limit} for update skip locked)
-        returning package_ids, counts
-      ), sums as (
-        select u.package_id, sum(u.n)::bigint as total
+        returning package_ids, counts, created_at
+      ), days as (
+        select u.package_id, (m.created_at at time zone 'UTC')::date as day, sum(u.n)::bigint as total
         from moved m cross join lateral unnest(m.package_ids, m.counts) as u(package_id, n)
-        group by u.package_id
+        group by 1, 2
+      ), sums as (
+        select package_id, sum(total)::bigint as total from days group by package_id
       ), updated as (
         update packages p set download_count = p.download_count + s.total from sums s where p.id = s.package_id
+        returning p.id
+      ), daily as (
+        insert into package_downloads_daily as d (package_id, day, count)
+        select days.package_id, days.day, days.total from days join updated u on u.id = days.package_id
+        order by 1, 2
+        on conflict (package_id, day) do update set count = d.count + excluded.count
       )
-      select count(*)::int as folded from moved`.execute(trx);
+      select count(*)::int as folded,
+        case when count(*) > 0 then nextval('package_download_changes') end as change
+      from moved`.execute(trx);
     return result.rows[0]?.folded ?? 0;
   });
 }

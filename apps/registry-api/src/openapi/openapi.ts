@@ -3,9 +3,13 @@ import {
   DependantsResponseSchema,
   DeprecateRequestSchema,
   ErrorBodySchema,
+  FeedQuerySchema,
+  FeedResponseSchema,
+  FILTER_NAMES,
   ListQuerySchema,
   ListResponseSchema,
   PackageDetailSchema,
+  PackageFiltersSchema,
   PackageStateSchema,
   PublishAcceptedSchema,
   PublishRequestSchema,
@@ -44,6 +48,44 @@ function queryParameters(schema: Parameters<typeof toJsonSchema>[0]): JsonObject
     schema: property,
   }));
 }
+
+const FILTER_DESCRIPTIONS: Record<(typeof FILTER_NAMES)[number], string> = {
+  kind: 'Only packages of this kind',
+  category: 'Only packages of this category (case-insensitive)',
+  tag: 'Only packages with this tag (case-insensitive)',
+  agent: 'Only packages that name this agent in `compatibility` (case-insensitive)',
+  license: 'Only packages with this SPDX license expression (case-insensitive, the whole expression)',
+  verified: 'Only packages whose publisher is verified (`true`) or is not (`false`)',
+  status: '`active`: deprecated packages left out; `deprecated`: only them',
+  risk: 'At most this risk (`low` keeps `none` and `low`); packages never scanned are left out',
+  owner: 'Only the packages of this scope',
+};
+
+/**
+ * The list's and search's query parameters, the filters described by their values' schemas (the query
+ * schemas' input side only says "a string": each is parsed from one).
+ */
+function withFilters(parameters: JsonObject[]): JsonObject[] {
+  const values = (toJsonSchema(PackageFiltersSchema) as { properties: Record<string, JsonObject> })
+    .properties;
+  return parameters.map((parameter) => {
+    const name = parameter.name as (typeof FILTER_NAMES)[number];
+    if (!(FILTER_NAMES as readonly string[]).includes(name)) return parameter;
+    const schema = name === 'verified' ? { type: 'string', enum: ['true', 'false'] } : values[name];
+    return { ...parameter, description: `${FILTER_DESCRIPTIONS[name]}. Given at most once.`, schema };
+  });
+}
+
+const feedParameters = (): JsonObject[] =>
+  queryParameters(FeedQuerySchema).map((parameter) => ({
+    ...parameter,
+    description: {
+      cursor: 'The sync feed: go on after this `nextCursor` of an earlier answer (opaque)',
+      limit: 'The sync feed: packages per page',
+      updatedSince: 'The sync feed: start at the packages changed at or after this time',
+    }[parameter.name as 'cursor' | 'limit' | 'updatedSince'],
+    ...(parameter.name === 'updatedSince' ? { schema: { type: 'string', format: 'date-time' } } : {}),
+  }));
 
 const packagePathParameters = [
   {
@@ -105,17 +147,26 @@ export function buildOpenApiDocument(): JsonObject {
       title: 'pkgreg registry API',
       version: '1.0.0',
       description:
-        'Listing, detail, raw SKILL.md, source redirect, search, download tracking, immutable versions with their files and archives, dependencies and dependants, and publishing with a proof of control (OIDC or a code-host token), webhooks, deprecation and yanks.',
+        'Listing with filters and popularity sorts, a sync feed for mirrors, detail, raw SKILL.md, source redirect, filtered search, download tracking with downloads per day, immutable versions with their files and archives, dependencies and dependants, and publishing with a proof of control (OIDC or a code-host token), webhooks, deprecation and yanks.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     paths: {
       '/api/packages': {
         get: {
-          summary: 'List packages',
-          parameters: queryParameters(ListQuerySchema),
+          summary: 'List packages, or follow the sync feed',
+          description:
+            'Without `cursor`, `limit` or `updatedSince`: a page of an order (name, stars, indexed, downloads, trending), of every visible package or of those that pass the filters; `total` counts them. With any of the three: the sync feed, every package in the order of its last change (delisted, quarantined and removed ones with their status), not combined with paging, sorts or filters; follow `nextCursor` to stay exact (docs/decisions.md, "Registry: discovery").',
+          parameters: [...withFilters(queryParameters(ListQuerySchema)), ...feedParameters()],
           responses: {
-            200: { description: 'A page', content: json('ListResponse') },
-            400: error('Bad parameter'),
+            200: {
+              description: 'A page of the list, or of the feed',
+              content: {
+                'application/json': { schema: { oneOf: [ref('ListResponse'), ref('FeedResponse')] } },
+              },
+            },
+            400: error(
+              'A parameter out of its rule, given twice, or a list parameter combined with the feed (the message names it)',
+            ),
           },
         },
       },
@@ -364,7 +415,12 @@ export function buildOpenApiDocument(): JsonObject {
             404: error('Package not found'),
             429: {
               ...error('Too many reports from this address'),
-              headers: { 'Retry-After': { description: 'Seconds until a report is accepted again', schema: { type: 'integer' } } },
+              headers: {
+                'Retry-After': {
+                  description: 'Seconds until a report is accepted again',
+                  schema: { type: 'integer' },
+                },
+              },
             },
           },
         },
@@ -372,10 +428,10 @@ export function buildOpenApiDocument(): JsonObject {
       '/api/search': {
         get: {
           summary: 'Full-text search',
-          parameters: queryParameters(SearchQuerySchema),
+          parameters: withFilters(queryParameters(SearchQuerySchema)),
           responses: {
             200: { description: 'Results', content: json('SearchResponse') },
-            400: error('q too long'),
+            400: error('q too long, or a filter out of its rule or given twice (the message names it)'),
           },
         },
       },
@@ -383,6 +439,7 @@ export function buildOpenApiDocument(): JsonObject {
     components: {
       schemas: {
         ListResponse: strip(toJsonSchema(ListResponseSchema)),
+        FeedResponse: strip(toJsonSchema(FeedResponseSchema)),
         PackageDetail: strip(toJsonSchema(PackageDetailSchema)),
         SearchResponse: strip(toJsonSchema(SearchResponseSchema)),
         TrackResponse: strip(toJsonSchema(TrackResponseSchema)),

@@ -3,16 +3,8 @@ import { type Selectable, sql } from 'kysely';
 
 export type PackageRow = Omit<
   Selectable<PackagesTable>,
-  'search_vector' | 'updated_at' | 'removed_at' | 'removal_reason' | 'deprecated_at'
+  'search_vector' | 'updated_at' | 'updated_xid' | 'removed_at' | 'removal_reason' | 'deprecated_at'
 >;
-
-export type ListRankColumn =
-  | 'name_asc'
-  | 'name_desc'
-  | 'stars_asc'
-  | 'stars_desc'
-  | 'indexed_asc'
-  | 'indexed_desc';
 
 const DETAIL_COLUMNS = [
   'id',
@@ -58,21 +50,21 @@ const DETAIL_COLUMNS = [
   'row_version',
 ] as const;
 
-const LIST_COLUMNS = [
-  'p.scope',
-  'p.name',
-  'p.description',
-  'p.kind',
-  'p.source_repo',
-  'p.repo_owner',
-  'p.repo_stars',
-  'p.license',
-  'p.last_indexed_at',
-  'p.risk',
-] as const;
-
 /** A package's detail columns and its latest version's findings (one index probe more, same statement). */
-export type PackageDetailRow = PackageRow & { findings: Array<Record<string, unknown>> | null };
+export type PackageDetailRow = PackageRow & {
+  findings: Array<Record<string, unknown>> | null;
+  /** Downloads of the last 30 UTC days, oldest first: `daily_from`, then each day up to today. */
+  daily_downloads: number[];
+  /** The first of those days (YYYY-MM-DD). */
+  daily_from: string;
+  /** Today (UTC) in days since 1970-01-01: the recent downloads move with it, so the ETag does. */
+  epoch_day: number;
+};
+
+/** Today's UTC day. */
+const TODAY = sql`(now() at time zone 'UTC')::date`;
+/** Today's UTC day as days since 1970-01-01. */
+const EPOCH_DAY = sql<number>`(${TODAY} - date '1970-01-01')`;
 
 /** A visible (not delisted) package by scope and name, every detail column; undefined when absent. */
 export async function findVisiblePackage(
@@ -80,22 +72,32 @@ export async function findVisiblePackage(
   scope: string,
   name: string,
 ): Promise<PackageDetailRow | undefined> {
-  return db
-    .selectFrom('packages')
-    .select(DETAIL_COLUMNS)
-    .select((eb) =>
-      eb
-        .selectFrom('package_versions as v')
-        .select('v.findings')
-        .whereRef('v.package_id', '=', 'packages.id')
-        .orderBy('v.seq', 'desc')
-        .limit(1)
-        .as('findings'),
-    )
-    .where('scope', '=', scope)
-    .where('name', '=', name)
-    .where('status', '<>', 'delisted')
-    .executeTakeFirst();
+  return (
+    db
+      .selectFrom('packages')
+      .select(DETAIL_COLUMNS)
+      .select((eb) =>
+        eb
+          .selectFrom('package_versions as v')
+          .select('v.findings')
+          .whereRef('v.package_id', '=', 'packages.id')
+          .orderBy('v.seq', 'desc')
+          .limit(1)
+          .as('findings'),
+      )
+      // One index range of package_downloads_daily (at most 30 rows), days without downloads as 0.
+      .select(
+        sql<number[]>`array(select coalesce(d.count, 0)::int4 from generate_series(0, 29) g(i)
+        left join package_downloads_daily d on d.package_id = packages.id and d.day = ${TODAY} - 29 + g.i
+        order by g.i)`.as('daily_downloads'),
+      )
+      .select(sql<string>`to_char(${TODAY} - 29, 'YYYY-MM-DD')`.as('daily_from'))
+      .select(EPOCH_DAY.as('epoch_day'))
+      .where('scope', '=', scope)
+      .where('name', '=', name)
+      .where('status', '<>', 'delisted')
+      .executeTakeFirst()
+  );
 }
 
 /** Only what the source redirect needs. */
@@ -114,7 +116,7 @@ export async function findVisibleSource(
 }
 
 /**
- * Current versions (`id.row_version`, what ETags come from) of the visible packages among `keys`, in
+ * Current versions (`id.row_version.day`, what ETags come from) of the visible packages among `keys`, in
  * ONE query: the detail cache revalidates its expired entries with this instead of reloading them.
  */
 export async function findVisibleVersions(
@@ -122,7 +124,7 @@ export async function findVisibleVersions(
   keys: Array<{ scope: string; name: string }>,
 ): Promise<Map<string, string>> {
   const result = await sql<{ scope: string; name: string; version: string }>`
-    select p.scope, p.name, p.id || '.' || p.row_version as version
+    select p.scope, p.name, p.id || '.' || p.row_version || '.' || ${EPOCH_DAY} as version
     from unnest(${keys.map((k) => k.scope)}::text[], ${keys.map((k) => k.name)}::text[]) as k(scope, name)
     join packages p on p.scope = k.scope and p.name = k.name and p.status <> 'delisted'`.execute(db);
   return new Map(result.rows.map((r) => [`${r.scope}/${r.name}`, r.version]));
@@ -139,36 +141,48 @@ export async function findVisiblePackageId(db: Db, scope: string, name: string):
   return row?.id;
 }
 
-/**
- * One list page by dense position (see the list-ranks migration): `ord between from and to` is an
- * index range, so page 50 000 costs what page 1 costs. A package delisted since the last refresh is
- * filtered here; its page is then one short until the refresh, but never overlaps the next page.
- */
-export async function listPageByRank(db: Db, rank: ListRankColumn, from: number, to: number) {
-  return db
-    .selectFrom('package_list_ranks as r')
-    .innerJoin('packages as p', 'p.id', 'r.id')
-    .select(LIST_COLUMNS)
-    .where(`r.${rank}`, '>=', from)
-    .where(`r.${rank}`, '<=', to)
-    .where('p.status', '<>', 'delisted')
-    .where('p.quarantined_at', 'is', null)
-    .orderBy(`r.${rank}`)
-    .execute();
-}
-
-/** Visible packages as of the last rank refresh: the highest position is the count (an index probe). */
-export async function countRanked(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom('package_list_ranks')
-    .select((eb) => eb.fn.max('name_asc').as('total'))
-    .executeTakeFirst();
-  return Number(row?.total ?? 0);
-}
-
 /** Rebuilds the positions; CONCURRENTLY so list readers never wait on it. */
 export async function refreshListRanks(db: Db): Promise<void> {
   await sql`refresh materialized view concurrently package_list_ranks`.execute(db);
+}
+
+/** What the popularity positions were built from: the fold counter and the UTC day (trending's today). */
+export interface PopularityState {
+  counter: number;
+  day: string;
+}
+
+/** The download-fold counter now, and today's UTC day, as the database sees them. */
+export async function readPopularityInputs(db: Db): Promise<PopularityState> {
+  const result = await sql<{ last_value: number; is_called: boolean; day: string }>`
+    select last_value, is_called, to_char((now() at time zone 'UTC')::date, 'YYYY-MM-DD') as day
+    from package_download_changes`.execute(db);
+  const row = result.rows[0];
+  return { counter: row?.is_called ? Number(row.last_value) : 0, day: row?.day ?? '' };
+}
+
+/** What the popularity positions were last refreshed from (undefined before the first refresh). */
+export async function readPopularityState(db: Db): Promise<PopularityState | undefined> {
+  const row = await db
+    .selectFrom('package_derived_state')
+    .select(['popularity_counter', sql<string | null>`to_char(popularity_day, 'YYYY-MM-DD')`.as('day')])
+    .executeTakeFirst();
+  if (row?.popularity_counter === null || row?.popularity_counter === undefined || !row.day) return undefined;
+  return { counter: Number(row.popularity_counter), day: row.day };
+}
+
+/**
+ * Rebuilds the positions by downloads and trending score (CONCURRENTLY: readers never wait) and stores
+ * the inputs they were built from, read before the refresh (a fold racing it leaves the state behind).
+ */
+export async function refreshPopularityRanks(db: Db, inputs: PopularityState): Promise<void> {
+  await sql`refresh materialized view concurrently package_popularity_ranks`.execute(db);
+  const values = { popularity_counter: inputs.counter, popularity_day: inputs.day };
+  await db
+    .insertInto('package_derived_state')
+    .values({ id: true, change_counter: -1, ...values })
+    .onConflict((oc) => oc.column('id').doUpdateSet(values))
+    .execute();
 }
 
 /** The change counter the list-ranks trigger bumps (non-transactional, so it never blocks writers). */

@@ -1,23 +1,9 @@
-import {
-  type ListQuery,
-  type ListResponse,
-  PACKAGE_NOT_FOUND_MESSAGE,
-  type PackageDependency,
-  type PackageDetail,
-  type PackageListItem,
-} from '@pkgreg/contracts';
+import { PACKAGE_NOT_FOUND_MESSAGE, type PackageDependency, type PackageDetail } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { latestDependencies } from '../dependencies/dependencies.service.js';
 import { notFound } from '../http/api-error.js';
 import type { PackageKey } from './package-path.js';
-import {
-  countRanked,
-  findVisiblePackage,
-  findVisibleSource,
-  type ListRankColumn,
-  listPageByRank,
-  type PackageDetailRow,
-} from './packages.repository.js';
+import { findVisiblePackage, findVisibleSource, type PackageDetailRow } from './packages.repository.js';
 
 const iso = (value: Date) => value.toISOString();
 
@@ -65,13 +51,30 @@ export function toPackageDetail(row: PackageDetailRow, dependencies: PackageDepe
     quarantineReason: row.quarantined_at ? row.quarantine_reason : null,
     deprecationMessage: row.deprecation_message,
     dependencies,
+    ...recentDownloads(row),
+  };
+}
+
+/** Detail's downloads of the last 7 and 30 UTC days, and the 30 days one by one (the sparkline). */
+function recentDownloads(
+  row: PackageDetailRow,
+): Pick<PackageDetail, 'downloadsLast7Days' | 'downloadsLast30Days' | 'dailyDownloads'> {
+  const counts = row.daily_downloads.map(Number);
+  const sum = (values: number[]) => values.reduce((total, n) => total + n, 0);
+  return {
+    downloadsLast7Days: sum(counts.slice(-7)),
+    downloadsLast30Days: sum(counts),
+    dailyDownloads: { from: row.daily_from, counts },
   };
 }
 
 /** A representation of one package plus the validator its ETag is built from. */
 export interface Versioned<T> {
   value: T;
-  /** `<id>.<row_version>`: row_version is bumped by trigger on every update, so it follows the row. */
+  /**
+   * `<id>.<row_version>.<day>`: row_version is bumped by trigger on every update, so it follows the row;
+   * the UTC day, because the downloads of the last days move with it.
+   */
   version: string;
 }
 
@@ -90,7 +93,10 @@ export async function getPackageDetail(db: Db, key: PackageKey): Promise<Version
     version: row.version,
     depCount: row.dep_count,
   });
-  return { value: toPackageDetail(row, dependencies), version: `${row.id}.${row.row_version}` };
+  return {
+    value: toPackageDetail(row, dependencies),
+    version: `${row.id}.${row.row_version}.${row.epoch_day}`,
+  };
 }
 
 /**
@@ -111,35 +117,4 @@ export async function getSourceUrl(db: Db, key: PackageKey, codeHostWebUrl: stri
   const sourcePath = encode(row.source_path);
   if (!sourcePath) return `${base}/${repo}`;
   return `${base}/${repo}/tree/${encode(row.source_ref)}/${sourcePath}`;
-}
-
-const RANK_COLUMNS: Record<ListQuery['sort'], Record<ListQuery['order'], ListRankColumn>> = {
-  name: { asc: 'name_asc', desc: 'name_desc' },
-  stars: { asc: 'stars_asc', desc: 'stars_desc' },
-  indexed: { asc: 'indexed_asc', desc: 'indexed_desc' },
-};
-
-/** List positions are int4: a page starting past the last one holds nothing (and Postgres refuses the bound). */
-const MAX_RANK = 2_147_483_647;
-
-export async function listPackages(db: Db, query: ListQuery): Promise<ListResponse> {
-  const from = (query.page - 1) * query.pageSize + 1;
-  const to = Math.min(from + query.pageSize - 1, MAX_RANK);
-  const [rows, total] = await Promise.all([
-    from > MAX_RANK ? [] : listPageByRank(db, RANK_COLUMNS[query.sort][query.order], from, to),
-    countRanked(db),
-  ]);
-  const data: PackageListItem[] = rows.map((row) => ({
-    scope: row.scope,
-    name: row.name,
-    description: row.description,
-    kind: row.kind,
-    sourceRepo: row.source_repo,
-    repoOwner: row.repo_owner,
-    repoStars: row.repo_stars,
-    license: row.license ?? '',
-    lastIndexedAt: iso(row.last_indexed_at),
-    risk: row.risk,
-  }));
-  return { data, total, page: query.page, pageSize: query.pageSize };
 }

@@ -1,5 +1,7 @@
 import type { Db } from '@pkgreg/db';
 import { type RawBuilder, sql } from 'kysely';
+import { blockPositions, type FacetOperand, facetSteps } from './facets.repository.js';
+import { type ChainStep, chain } from './list-chain.js';
 import { runNamed } from './named-statements.js';
 import { type RankedMatch, rankedMatches, tierFrom } from './search-ranking.js';
 import { RESULT_COLUMNS, recheckQueries, type SearchRow } from './search-sql.js';
@@ -15,18 +17,15 @@ export interface TermKeys {
 }
 
 /**
- * The positions holding every term in a posting table: per term the union of its keys' lists, then their
- * intersection, rarest term first, as a chain of laterals (`joins`, then read `value`) that stops reading
- * lists once it is empty, since every intarray operation copies its operands. `where` narrows the
- * table's rows (`s`) to a block.
+ * Chain steps for the positions holding every term in a posting table: per term the union of its keys'
+ * lists, rarest term first. `where` narrows the table's rows (`s`) to a block.
  */
-function intersection(
+function termSteps(
   table: 'package_search_name_keys' | 'package_search_blocks',
   column: 'ords' | 'a' | 'ab',
-  terms: string[][],
+  terms: Array<{ keys: string[]; cost: number }>,
   where: RawBuilder<unknown>,
-  alias: string,
-): { joins: RawBuilder<unknown>; value: RawBuilder<unknown> } {
+): ChainStep[] {
   // Most name keys never occur in a scope: `a` as it is then, without a union's copy.
   const value =
     column === 'ab' ? sql`(case when s.b = '{}' then s.a else s.a | s.b end)` : sql.ref(`s.${column}`);
@@ -38,14 +37,31 @@ function intersection(
       : keys.length <= 4
         ? sql`(${sql.join(keys.map(list), sql` | `)})`
         : sql`coalesce((select pkgreg_int_union(${value}) from ${sql.table(table)} s where s.key = any((select ${keys}::text[])::text[]) ${where}), '{}')`;
-  const step = (i: number) => sql.ref(`${alias}${i}.a`);
-  const joins = terms.map((keys, i) =>
-    i === 0
-      ? sql`cross join lateral (select ${union(keys)} as a offset 0) ${sql.id(`${alias}${i}`)}`
-      : sql`cross join lateral (select case when cardinality(${step(i - 1)}) = 0 then ${step(i - 1)}
-          else ${step(i - 1)} & ${union(keys)} end as a offset 0) ${sql.id(`${alias}${i}`)}`,
+  return terms.map((term) => ({ list: union(term.keys), op: '&' as const, cost: term.cost }));
+}
+
+/**
+ * The positions holding every term in a posting table: the chain of termSteps, as laterals (`joins`,
+ * then read `value`) that stop reading lists once empty, since every intarray operation copies its
+ * operands.
+ */
+function intersection(
+  table: 'package_search_name_keys' | 'package_search_blocks',
+  column: 'ords' | 'a' | 'ab',
+  terms: string[][],
+  where: RawBuilder<unknown>,
+  alias: string,
+): { joins: RawBuilder<unknown>; value: RawBuilder<unknown> } {
+  return chain(
+    null,
+    termSteps(
+      table,
+      column,
+      terms.map((keys, i) => ({ keys, cost: i })),
+      where,
+    ),
+    alias,
   );
-  return { joins: sql.join(joins, sql` `), value: step(terms.length - 1) };
 }
 
 export interface RankedChunk<S> {
@@ -115,16 +131,19 @@ async function rankCandidates<S extends object>(
 /**
  * Name phase of the posting plan: the positions whose name + scope hold every term
  * (package_search_name_keys: a superset of ranking tiers 0 and 1, wherever they rank), and `count` of
- * them from the `from`-th (1-based, in ranking order) re-checked and ranked. `candidates`: how many
- * positions the intersection holds.
+ * them from the `from`-th (1-based, in ranking order) re-checked and ranked, those that pass the
+ * filters' `facets` only (each block of the chunk against the facets' lists of that block).
+ * `candidates`: how many positions the intersection holds, filters not applied.
  */
 export async function nameMatches(
   db: Db,
   lexemes: string[],
   terms: TermKeys[],
+  facets: FacetOperand[],
   from: number,
   count: number,
   limit: number,
+  blockShift: number,
 ): Promise<RankedChunk<{ candidates: number }>> {
   const names = intersection(
     'package_search_name_keys',
@@ -133,6 +152,10 @@ export async function nameMatches(
     sql``,
     'p',
   );
+  const filtered =
+    facets.length === 0
+      ? sql`c as materialized (select o.ord from n, unnest(n.chunk) o(ord))`
+      : facetFiltered(sql`n`, sql`n.chunk`, facets, blockShift);
   // `offset 0` keeps the intersection one value that both outputs read (no copy of a long list).
   return rankCandidates<{ candidates: number }>(
     db,
@@ -140,10 +163,33 @@ export async function nameMatches(
     sql`n as materialized (
         select icount(x.ords) as candidates, subarray(x.ords, ${from}::int4, ${count}::int4) as chunk
         from (select ${names.value} as ords from (select 1) one ${names.joins} offset 0) x),
-      c as materialized (select o.ord from n, unnest(n.chunk) o(ord))`,
+      ${filtered}`,
     sql`(select n.candidates from n) as candidates`,
     limit,
   );
+}
+
+/**
+ * CTE `c(ord)`: the positions of the sorted `list` (a column of the one-row `source`) that pass the
+ * facets, block by block: each block's run of the list (a subarray: it is sorted) goes through the chain
+ * of that block's facet lists.
+ */
+function facetFiltered(
+  source: RawBuilder<unknown>,
+  list: RawBuilder<unknown>,
+  facets: FacetOperand[],
+  blockShift: number,
+): RawBuilder<unknown> {
+  const filter = chain(sql`r.a`, facetSteps(facets, sql`and s.block = g.block`), 'f');
+  return sql`c as materialized (
+      select o.ord from (
+        select u.o >> ${sql.lit(blockShift)} as block, min(u.i)::int4 as first,
+          (max(u.i) - min(u.i) + 1)::int4 as count
+        from ${source}, unnest(${list}) with ordinality u(o, i) group by 1
+      ) g
+      cross join lateral (select subarray(${list}, g.first, g.count) as a from ${source} offset 0) r
+      ${filter.joins}
+      cross join lateral unnest(${filter.value}) o(ord))`;
 }
 
 /**
@@ -217,23 +263,39 @@ export interface BlockRange {
 
 /**
  * Block phase of the posting plan: the blocks of `range` in package_search_blocks, each intersected over
- * the terms, and the positions `range` says re-checked and ranked. `block_sizes`: each block's
- * intersection size, in block order; `checked`: the positions re-checked; `last_ord`: the last of them.
+ * the terms and the filters' facets (package_search_facets), and the positions `range` says re-checked
+ * and ranked. `block_sizes`: each block's intersection size, in block order; `checked`: the positions
+ * re-checked; `last_ord`: the last of them. With no term with blocks (the filter plan), the facets alone.
  */
 export async function blockMatches(
   db: Db,
   lexemes: string[],
   terms: TermKeys[],
+  facets: FacetOperand[],
   { first, through, skip, count }: BlockRange,
   limit: number,
+  blockShift: number,
 ): Promise<RankedChunk<{ block_sizes: number[]; checked: number; last_ord: number | null }>> {
-  const perBlock = intersection(
-    'package_search_blocks',
-    'ords',
-    terms.filter((t) => t.block.length > 0).map((t) => t.block),
-    sql`and s.block = g.block`,
-    'p',
-  );
+  const where = sql`and s.block = g.block`;
+  const steps = [
+    ...termSteps(
+      'package_search_blocks',
+      'ords',
+      terms.filter((t) => t.block.length > 0).map((t) => ({ keys: t.block, cost: t.postings })),
+      where,
+    ),
+    ...facetSteps(facets, where),
+  ];
+  // Rarest first (the intersections stop reading once empty); differences last.
+  const ordered = [
+    ...steps.filter((x) => x.op === '&').sort((a, b) => a.cost - b.cost),
+    ...steps.filter((x) => x.op !== '&'),
+  ];
+  const base =
+    ordered[0]?.op === '&'
+      ? null
+      : blockPositions(sql`g.block`, blockShift, sql`(select max(ord) from package_search_docs)`);
+  const perBlock = chain(base, ordered, 'p');
   return rankCandidates<{ block_sizes: number[]; checked: number; last_ord: number | null }>(
     db,
     lexemes,

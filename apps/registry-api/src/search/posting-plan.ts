@@ -1,5 +1,6 @@
 import { SEARCH_MAX_RESULTS } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
+import type { FacetOperand } from './facets.repository.js';
 import { PostingCursor } from './posting-cursor.js';
 import { blockMatches, nameMatches, nameTiers, type TermKeys } from './posting-plan.repository.js';
 import type { SearchPlanOptions } from './search-planner.js';
@@ -35,32 +36,50 @@ class RunningNames {
   }
 }
 
-/** Starts the name phase's next statement: the tiers as sets when the name keys are exact, else a chunk. */
-function startNames(db: Db, lexemes: string[], terms: TermKeys[], cursor: PostingCursor): Promise<void> {
+/**
+ * Starts the name phase's next statement: the tiers as sets when the name keys are exact and no filter
+ * applies, else a chunk.
+ */
+function startNames(
+  db: Db,
+  lexemes: string[],
+  terms: TermKeys[],
+  facets: FacetOperand[],
+  plan: SearchPlanOptions,
+  cursor: PostingCursor,
+): Promise<void> {
   if (cursor.namesExact) {
     return nameTiers(db, terms, SEARCH_MAX_RESULTS).then((tiers) => cursor.takeNameTiers(tiers));
   }
   const range = cursor.nextNameRange();
-  return nameMatches(db, lexemes, terms, range.from, range.count, SEARCH_MAX_RESULTS).then((chunk) =>
-    cursor.takeNameChunk(range, chunk),
-  );
+  return nameMatches(
+    db,
+    lexemes,
+    terms,
+    facets,
+    range.from,
+    range.count,
+    SEARCH_MAX_RESULTS,
+    plan.blockShift,
+  ).then((chunk) => cursor.takeNameChunk(range, chunk));
 }
 
 /**
  * Posting plan: exact ranking from the posting tables, at a cost that follows the page. The name phase
  * (positions whose name + scope hold every term) and the block phase (every term's positions, block by
  * block) both read in ranking order, on two connections at once, until the cursor says the page is
- * known.
+ * known. Filters (`facets`) narrow both phases' positions before the re-check.
  */
 export async function postingPlan(
   db: Db,
   lexemes: string[],
   terms: TermKeys[],
+  facets: FacetOperand[],
   plan: SearchPlanOptions,
   docs: number,
   expectedMatches: number,
 ): Promise<SearchPage> {
-  const cursor = new PostingCursor(terms, plan, docs, expectedMatches);
+  const cursor = new PostingCursor(terms, facets.length > 0, plan, docs, expectedMatches);
   const names = new RunningNames();
   for (;;) {
     const namesOpen = cursor.namesOpen(names.running);
@@ -71,12 +90,12 @@ export async function postingPlan(
       names.throwIfFailed();
       continue;
     }
-    if (namesOpen) names.start(startNames(db, lexemes, terms, cursor));
+    if (namesOpen) names.start(startNames(db, lexemes, terms, facets, plan, cursor));
     let blocks: Promise<void> | undefined;
     if (blocksOpen) {
       const range = cursor.nextBlockRange();
-      blocks = blockMatches(db, lexemes, terms, range, SEARCH_MAX_RESULTS).then((chunk) =>
-        cursor.takeBlockChunk(range, chunk),
+      blocks = blockMatches(db, lexemes, terms, facets, range, SEARCH_MAX_RESULTS, plan.blockShift).then(
+        (chunk) => cursor.takeBlockChunk(range, chunk),
       );
     }
     // The block chunk when there is one (a name statement started with it goes on), else the names.
@@ -84,4 +103,28 @@ export async function postingPlan(
     names.throwIfFailed();
   }
   return cursor.answer();
+}
+
+/**
+ * Filter plan: the filters' facet lists, block by block over the whole table, are the candidates; each
+ * is re-checked against every term and ranked. Exact, total included; its cost follows the packages the
+ * filters leave, so it answers when they are few (a scope, a rare tag).
+ */
+export async function filterPlan(
+  db: Db,
+  lexemes: string[],
+  facets: FacetOperand[],
+  plan: SearchPlanOptions,
+  docs: number,
+): Promise<SearchPage> {
+  const chunk = await blockMatches(
+    db,
+    lexemes,
+    [],
+    facets,
+    { first: 0, through: docs >> plan.blockShift, skip: 0, count: Math.max(docs, 1) },
+    SEARCH_MAX_RESULTS,
+    plan.blockShift,
+  );
+  return { rows: chunk.top.flatMap((m) => m.row ?? []), total: chunk.matches };
 }

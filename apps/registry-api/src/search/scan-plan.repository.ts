@@ -1,5 +1,7 @@
 import type { Db } from '@pkgreg/db';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
+import { type FacetOperand, facetSteps } from './facets.repository.js';
+import { chain } from './list-chain.js';
 import { type RankedMatch, rankedMatches, tierOf } from './search-ranking.js';
 import { anywhereQuery, RESULT_COLUMNS, type SearchRow } from './search-sql.js';
 
@@ -27,12 +29,32 @@ export async function matchesInSlice(
    * package_search_initials, and only the rows with every such bit are tested.
    */
   initials: bigint | null = null,
+  /** The filters' facets: only the slice's positions in their lists are tested (none: every row). */
+  facets: FacetOperand[] = [],
+  blockShift = 16,
 ): Promise<SliceMatches> {
-  const rows =
-    initials === null
-      ? sql`package_search_docs d where d.ord between ${from} and ${to}`
-      : sql`package_search_initials i join package_search_docs d on d.ord = i.ord
-        where i.ord between ${from} and ${to} and (i.initials & ${String(initials)}::int8) = ${String(initials)}::int8`;
+  const mask = sql`(i.initials & ${String(initials)}::int8) = ${String(initials)}::int8`;
+  let rows: RawBuilder<unknown>;
+  if (facets.length > 0) {
+    // Each block the slice touches: its positions in the slice, through the chain of the block's facets.
+    const shift = sql.lit(blockShift);
+    const filter = chain(sql`r.a`, facetSteps(facets, sql`and s.block = g.block`), 'f');
+    const kept = sql`(select o.ord from generate_series(${from}::int4 >> ${shift}, ${to}::int4 >> ${shift}) g(block)
+        cross join lateral (select array(select generate_series(greatest(${from}::int4, g.block << ${shift}),
+          least(${to}::int4, ((g.block + 1) << ${shift}) - 1)))::int4[] as a offset 0) r
+        ${filter.joins} cross join lateral unnest(${filter.value}) o(ord)) k`;
+    rows =
+      initials === null
+        ? sql`${kept} join package_search_docs d on d.ord = k.ord where true`
+        : sql`${kept} join package_search_initials i on i.ord = k.ord join package_search_docs d on d.ord = k.ord
+          where ${mask}`;
+  } else {
+    rows =
+      initials === null
+        ? sql`package_search_docs d where d.ord between ${from} and ${to}`
+        : sql`package_search_initials i join package_search_docs d on d.ord = i.ord
+          where i.ord between ${from} and ${to} and ${mask}`;
+  }
   const result = await sql<
     Partial<SearchRow> & {
       ord: number;

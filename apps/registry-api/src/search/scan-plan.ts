@@ -1,5 +1,6 @@
 import { SEARCH_MAX_RESULTS } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
+import type { FacetOperand } from './facets.repository.js';
 import { matchesInSlice, type SliceMatches } from './scan-plan.repository.js';
 import type { SearchPlanOptions } from './search-planner.js';
 import { byRank, type RankedMatch } from './search-ranking.js';
@@ -50,10 +51,11 @@ async function readRound(
   after: number,
   through: number,
   initials: bigint | null,
+  facets: FacetOperand[],
 ): Promise<SliceMatches[]> {
   return Promise.all(
     chunks(after, through, plan.parallel, plan.minChunk).map(([from, to]) =>
-      matchesInSlice(db, lexemes, from + 1, to, SEARCH_MAX_RESULTS, initials),
+      matchesInSlice(db, lexemes, from + 1, to, SEARCH_MAX_RESULTS, initials, facets, plan.blockShift),
     ),
   );
 }
@@ -71,6 +73,8 @@ export async function scanPlan(
   docs: number,
   expectedMatches: number,
   exactFallback: boolean,
+  /** The filters' facets: rows outside their lists are not read (expectedMatches counts them in). */
+  facets: FacetOperand[] = [],
 ): Promise<ScanPage> {
   const top: RankedMatch[] = [];
   let matches = 0;
@@ -82,7 +86,7 @@ export async function scanPlan(
   const last = ends.at(-1) ?? 0;
   let through = first;
   while (through > scanned) {
-    for (const slice of await readRound(db, lexemes, plan, scanned, through, initials)) {
+    for (const slice of await readRound(db, lexemes, plan, scanned, through, initials, facets)) {
       top.push(...slice.top);
       matches += slice.matches;
       nameMatches += slice.nameMatches;

@@ -1,3 +1,4 @@
+import { type FacetOperand, facetSelectivity } from './facets.repository.js';
 import type { TermKeys } from './posting-plan.repository.js';
 import type { PrefixStats } from './search-statistics.repository.js';
 import { SEARCH_BLOCK_SHIFT, SEARCH_KEY_LENGTH } from './search-tables.repository.js';
@@ -51,6 +52,11 @@ export interface SearchPlanOptions {
    * scan's test of a row when most rows pass.
    */
   initialsMaxDensity: number;
+  /**
+   * Most packages the filters may be expected to leave for the filter plan, which re-checks each of
+   * them (a position of package_search_docs) against the terms.
+   */
+  filterMaxDocs: number;
 }
 
 export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
@@ -72,6 +78,7 @@ export const DEFAULT_SEARCH_PLAN: SearchPlanOptions = {
   selectiveMaxDocsBesidePostings: 1000,
   postingPlan: true,
   initialsMaxDensity: 0.1,
+  filterMaxDocs: 3000,
 };
 
 /** The selective plan's index query, and whether its candidates need the re-check. */
@@ -83,6 +90,7 @@ export interface IndexQuery {
 /** The plan a query takes, with what that plan needs from planning. */
 export type PlanChoice =
   | ({ plan: 'selective' } & IndexQuery)
+  | { plan: 'filter' }
   | { plan: 'posting'; terms: TermKeys[]; expectedMatches: number }
   | {
       plan: 'scan';
@@ -92,15 +100,18 @@ export type PlanChoice =
     };
 
 /**
- * Selective when the index query is expected to leave few candidates, unless the posting plan can
- * answer and the GIN scan's postings or the candidates cost more than its blocks; else posting when
- * every term has keys with blocks; else the scan.
+ * With filters, the filter plan when they are expected to leave few packages (fewer than the selective
+ * plan's candidates, when it would answer). Otherwise selective when the index query is expected to
+ * leave few candidates, unless the posting plan can answer and the GIN scan's postings or the
+ * candidates cost more than its blocks; else posting when every term has keys with blocks; else the
+ * scan. Filters narrow what the posting plan and the scan read, and their expected matches.
  */
 export function choosePlan(
   lexemes: string[],
   stats: PrefixStats[],
   docs: number,
   plan: SearchPlanOptions,
+  facets: FacetOperand[] = [],
 ): PlanChoice {
   const { indexQuery, candidates, complete, exactCandidates, matches, postings } = planIndexQuery(
     lexemes,
@@ -114,9 +125,15 @@ export function choosePlan(
     indexQuery &&
     candidates <= plan.selectiveMaxDocs &&
     (!terms || (postings <= plan.selectiveMaxPostings && candidates <= plan.selectiveMaxDocsBesidePostings));
+  const share = facetSelectivity(facets, docs);
+  const filtered = docs * share;
+  if (facets.length > 0 && filtered <= plan.filterMaxDocs && !(selective && candidates < filtered)) {
+    return { plan: 'filter' };
+  }
   if (selective) return { plan: 'selective', ...index };
-  if (terms) return { plan: 'posting', terms, expectedMatches: matches };
-  return { plan: 'scan', expectedMatches: matches, exactFallback: indexQuery && complete ? index : null };
+  const expectedMatches = matches * share;
+  if (terms) return { plan: 'posting', terms, expectedMatches };
+  return { plan: 'scan', expectedMatches, exactFallback: indexQuery && complete ? index : null };
 }
 
 /**

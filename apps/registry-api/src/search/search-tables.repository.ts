@@ -27,13 +27,19 @@ const SEARCH_TABLES = [
   'package_search_blocks',
   'package_search_name_keys',
   'package_search_initials',
+  'package_search_facets',
+  'package_search_facet_stats',
 ];
+
+/** Every filter key's positions, before complements replace the common ones (dropped once used). */
+const FACET_POSITIONS = 'package_search_facet_positions_next';
 
 /** Drops what an interrupted rebuild left. */
 export async function dropNextTables(db: Db): Promise<void> {
   for (const table of SEARCH_TABLES) {
     await sql`drop table if exists ${sql.table(`${table}_next`)}`.execute(db);
   }
+  await sql`drop table if exists ${sql.table(FACET_POSITIONS)}`.execute(db);
 }
 
 /** Creates `<table>_next` as `select`, with `key` as its primary key. */
@@ -123,6 +129,48 @@ export async function createNextNameKeys(db: Db): Promise<void> {
     cross join lateral (select key from ${keysOf(sql`l.lexeme`)} x(key) union select left(l.lexeme, 1)) k(key)
     group by 1`;
   await createNextTable(db, 'package_search_name_keys', select, 'key');
+}
+
+/**
+ * The filters' tables (migration 2026-11-25T1700-registry-discovery): each filter key's positions by
+ * block (package_search_facets), from pkgreg_facet_keys of each ranked package; its count, and the key
+ * its positions are stored under (package_search_facet_stats). A key held by more than half of the
+ * packages is stored as `!key`, the positions without it, block by block.
+ */
+export async function createNextFacets(db: Db, { blockShift }: SearchTablesOptions): Promise<void> {
+  const shift = sql.lit(blockShift);
+  await sql`create table ${sql.table(FACET_POSITIONS)} as
+    select k.key, (d.ord >> ${shift})::int4 as block, sort(array_agg(d.ord)) as ords
+    from package_search_docs_next d join packages p on p.id = d.id
+    cross join lateral unnest(pkgreg_facet_keys(p.kind, p.category, p.tags, p.compatibility, p.license,
+      p.verified, p.status, p.risk, p.scope)) k(key)
+    group by 1, 2`.execute(db);
+  const last = sql`(select coalesce(max(ord), 0) from package_search_docs_next)`;
+  await createNextTable(
+    db,
+    'package_search_facet_stats',
+    sql`select key, sum(icount(ords))::int4 as docs,
+        case when sum(icount(ords)) * 2 > ${last} then '!' || key else key end as stored
+      from ${sql.table(FACET_POSITIONS)} group by key`,
+    'key',
+  );
+  await createNextTable(
+    db,
+    'package_search_facets',
+    sql`select f.key, f.block, f.ords from ${sql.table(FACET_POSITIONS)} f
+        join package_search_facet_stats_next st on st.key = f.key and st.stored = st.key
+      union all
+      select c.stored, c.block, c.ords from (
+        select st.stored, g.block, array(select generate_series(greatest(g.block << ${shift}, 1),
+            least(((g.block + 1) << ${shift}) - 1, ${last})))::int4[] - coalesce(f.ords, '{}') as ords
+        from package_search_facet_stats_next st
+        cross join generate_series(0, ${last} >> ${shift}) g(block)
+        left join ${sql.table(FACET_POSITIONS)} f on f.key = st.key and f.block = g.block
+        where st.stored <> st.key
+      ) c where cardinality(c.ords) > 0`,
+    'key, block',
+  );
+  await sql`drop table ${sql.table(FACET_POSITIONS)}`.execute(db);
 }
 
 /** Swaps every `_next` table in at once: the lock is held only for the drops and renames. */

@@ -1,8 +1,10 @@
 // Search's two entry points: searchPackages for a request, rebuildSearchTables for the refresher. The
 // design (the derived tables, the plan choice and the three plans) is in docs/search.md.
-import { SEARCH_MAX_RESULTS, type SearchResponse } from '@pkgreg/contracts';
+import { type PackageFilters, SEARCH_MAX_RESULTS, type SearchResponse } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { postingPlan } from './posting-plan.js';
+import { type FacetOperand, facetOperands } from './facets.repository.js';
+import { filterKeys } from './filters.js';
+import { filterPlan, postingPlan } from './posting-plan.js';
 import { scanPlan } from './scan-plan.js';
 import {
   choosePlan,
@@ -15,6 +17,7 @@ import { countSearchDocs, prefixStats } from './search-statistics.repository.js'
 import {
   createNextBlocks,
   createNextDocs,
+  createNextFacets,
   createNextInitials,
   createNextLexemes,
   createNextNameKeys,
@@ -41,21 +44,33 @@ function toResult(row: SearchRow) {
   };
 }
 
-/** registry-api.md: Search rules 1-4. `q` arrives trimmed. */
+/**
+ * registry-api.md: Search rules 1-4, with the filters of issue 20 (every one must hold). `q` arrives
+ * trimmed; an empty `q` answers nothing, filters or not (rule 3: the list answers filters alone).
+ */
 export async function searchPackages(
   db: Db,
   q: string,
   plan: SearchPlanOptions = DEFAULT_SEARCH_PLAN,
+  filters: PackageFilters = {},
 ): Promise<SearchResponse> {
   const lexemes = searchLexemes(q);
   // Empty, or nothing but punctuation: nothing can match, and no query is sent.
   if (lexemes.length === 0) return { results: [], total: 0 };
-  const [stats, docs] = await Promise.all([
+  const [stats, docs, facets] = await Promise.all([
     prefixStats(db, lexemes, plan.maxExpansions),
     countSearchDocs(db),
+    facetOperands(db, filterKeys(filters)),
   ]);
-  const answer = await runPlan(db, lexemes, choosePlan(lexemes, stats, docs, plan), plan, docs);
+  const choice = choosePlan(lexemes, stats, docs, plan, facets);
+  const answer = await runPlan(db, lexemes, choice, plan, docs, { filters, facets });
   return { results: answer.rows.map(toResult), total: answer.total };
+}
+
+/** A search's filters: as given (the selective plan's predicates) and as facet lists (the other plans). */
+interface Filtering {
+  filters: PackageFilters;
+  facets: FacetOperand[];
 }
 
 async function runPlan(
@@ -64,20 +79,38 @@ async function runPlan(
   choice: PlanChoice,
   plan: SearchPlanOptions,
   docs: number,
+  { filters, facets }: Filtering,
 ): Promise<SearchPage> {
   switch (choice.plan) {
     case 'selective':
-      return selectivePlan(db, lexemes, choice.indexQuery, SEARCH_MAX_RESULTS, choice.recheck);
+      return selectivePlan(db, lexemes, choice.indexQuery, SEARCH_MAX_RESULTS, choice.recheck, filters);
+    case 'filter':
+      return filterPlan(db, lexemes, facets, plan, docs);
     case 'posting':
-      return postingPlan(db, lexemes, choice.terms, plan, docs, choice.expectedMatches);
+      return postingPlan(db, lexemes, choice.terms, facets, plan, docs, choice.expectedMatches);
     case 'scan': {
       const { exactFallback } = choice;
-      const scan = await scanPlan(db, lexemes, plan, docs, choice.expectedMatches, exactFallback !== null);
+      const scan = await scanPlan(
+        db,
+        lexemes,
+        plan,
+        docs,
+        choice.expectedMatches,
+        exactFallback !== null,
+        facets,
+      );
       // Fewer matches than a page although the statistics promised more: the terms are rarer together
       // than apart, and the index query finds the rest wherever they rank. Counted in matches, not rows,
       // so that a page one short for a delisting does not send a common term to the index.
       if (scan.exact || scan.matches >= SEARCH_MAX_RESULTS || !exactFallback) return scan;
-      return selectivePlan(db, lexemes, exactFallback.indexQuery, SEARCH_MAX_RESULTS, exactFallback.recheck);
+      return selectivePlan(
+        db,
+        lexemes,
+        exactFallback.indexQuery,
+        SEARCH_MAX_RESULTS,
+        exactFallback.recheck,
+        filters,
+      );
     }
   }
 }
@@ -97,5 +130,6 @@ export async function rebuildSearchTables(
   await createNextPrefixes(db);
   await createNextBlocks(db, options);
   await createNextNameKeys(db);
+  await createNextFacets(db, options);
   await swapInNextTables(db);
 }

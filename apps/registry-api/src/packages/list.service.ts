@@ -1,0 +1,131 @@
+import {
+  filtersOf,
+  type ListQuery,
+  type ListResponse,
+  type PackageFilters,
+  type PackageListItem,
+} from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import { countFacets, facetOperands } from '../search/facets.repository.js';
+import { filterKeys } from '../search/filters.js';
+import { countSearchDocs } from '../search/search-statistics.repository.js';
+import { SEARCH_BLOCK_SHIFT } from '../search/search-tables.repository.js';
+import {
+  countRanked,
+  type ListRow,
+  listFilteredByFacets,
+  listFilteredByWalk,
+  listPageByRank,
+  type RankOrder,
+} from './list.repository.js';
+
+// GET /api/packages without the feed's parameters: a page of an order, all visible packages or those
+// that pass the filters (docs/decisions.md, "Registry: discovery").
+
+const ORDERS: Record<ListQuery['sort'], Record<ListQuery['order'], RankOrder>> = {
+  name: {
+    asc: { table: 'package_list_ranks', column: 'name_asc' },
+    desc: { table: 'package_list_ranks', column: 'name_desc' },
+  },
+  stars: {
+    asc: { table: 'package_list_ranks', column: 'stars_asc' },
+    desc: { table: 'package_list_ranks', column: 'stars_desc' },
+  },
+  indexed: {
+    asc: { table: 'package_list_ranks', column: 'indexed_asc' },
+    desc: { table: 'package_list_ranks', column: 'indexed_desc' },
+  },
+  downloads: {
+    asc: { table: 'package_popularity_ranks', column: 'downloads_asc' },
+    desc: { table: 'package_popularity_ranks', column: 'downloads_desc' },
+  },
+  trending: {
+    asc: { table: 'package_popularity_ranks', column: 'trending_asc' },
+    desc: { table: 'package_popularity_ranks', column: 'trending_desc' },
+  },
+};
+
+/** List positions are int4: a page starting past the last one holds nothing (and Postgres refuses the bound). */
+const MAX_RANK = 2_147_483_647;
+
+/**
+ * Filters leaving at most this many packages are paged from their facet lists (each a position probe);
+ * more, and the order is walked with each row tested (about pageSize / share rows for page 1).
+ */
+export const LIST_FACETS_MAX = 5000;
+
+const iso = (value: Date) => value.toISOString();
+
+function toListItem(row: ListRow): PackageListItem {
+  return {
+    scope: row.scope,
+    name: row.name,
+    description: row.description,
+    kind: row.kind,
+    sourceRepo: row.source_repo,
+    repoOwner: row.repo_owner,
+    repoStars: row.repo_stars,
+    license: row.license ?? '',
+    lastIndexedAt: iso(row.last_indexed_at),
+    risk: row.risk,
+  };
+}
+
+/** How filtered pages are read; tests move the bounds to reach both ways at small sizes. */
+export interface ListOptions {
+  /** Filters leaving at most this many packages are paged from their facet lists. */
+  facetsMax: number;
+  /** Positions per block of the facet lists as log2: what the search tables were rebuilt with. */
+  blockShift: number;
+}
+
+export const DEFAULT_LIST_OPTIONS: ListOptions = {
+  facetsMax: LIST_FACETS_MAX,
+  blockShift: SEARCH_BLOCK_SHIFT,
+};
+
+export async function listPackages(
+  db: Db,
+  query: ListQuery,
+  options: ListOptions = DEFAULT_LIST_OPTIONS,
+): Promise<ListResponse> {
+  const order = ORDERS[query.sort][query.order];
+  const filters = filtersOf(query);
+  const { rows, total } =
+    filterKeys(filters).length === 0
+      ? await unfilteredPage(db, order, query)
+      : await filteredPage(db, order, filters, query, options);
+  return { data: rows.map(toListItem), total, page: query.page, pageSize: query.pageSize };
+}
+
+async function unfilteredPage(db: Db, order: RankOrder, query: ListQuery) {
+  const from = (query.page - 1) * query.pageSize + 1;
+  const to = Math.min(from + query.pageSize - 1, MAX_RANK);
+  const [rows, total] = await Promise.all([
+    from > MAX_RANK ? [] : listPageByRank(db, order, from, to),
+    countRanked(db),
+  ]);
+  return { rows, total };
+}
+
+/**
+ * `total` counts the packages that pass every filter from the facet lists (as of the last rebuild, as
+ * the list positions are); a page past it reads nothing.
+ */
+async function filteredPage(
+  db: Db,
+  order: RankOrder,
+  filters: PackageFilters,
+  query: ListQuery,
+  { facetsMax, blockShift }: ListOptions,
+) {
+  const [facets, docs] = await Promise.all([facetOperands(db, filterKeys(filters)), countSearchDocs(db)]);
+  const total = await countFacets(db, facets, docs, blockShift);
+  const offset = (query.page - 1) * query.pageSize;
+  if (offset >= total) return { rows: [], total };
+  const rows =
+    total <= facetsMax
+      ? await listFilteredByFacets(db, order, filters, facets, offset, query.pageSize, blockShift)
+      : await listFilteredByWalk(db, order, filters, offset, query.pageSize);
+  return { rows, total };
+}
