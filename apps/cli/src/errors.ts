@@ -16,7 +16,8 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 export const EXIT_CODES_HELP = `Exit codes:
   0  success
   1  error (bad config or lockfile, refused write, the registry rejected the request or the
-     proof of ownership, a publish run that failed)
+     proof of ownership, a publish run that failed, a dependency conflict or cycle, removing
+     a package another installed one needs)
   2  usage error (unknown command or option, invalid name, version, range or agent)
   3  package or version not found
   4  registry unavailable (network error, timeout, 5xx after retries, malformed response)

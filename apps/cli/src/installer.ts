@@ -18,12 +18,14 @@ import { CliError, EXIT, usageError } from './errors.js';
 import {
   absoluteDir,
   FILE_MODES,
+  isDirect,
   LOCKFILE_NAME,
   type LockEntry,
   type LockEntryV1,
   type LockedFile,
   type Lockfile,
   lockDirOf,
+  lockedDependenciesOf,
   lockedFilesOf,
   upgradedAgents,
   upgradeV1Entry,
@@ -188,6 +190,8 @@ export function jobFor(args: {
   /** The lockfile's entry (v2, or upgraded from v1), when the package is locked. */
   locked: LockEntry | undefined;
   legacy: LegacyEntry | undefined;
+  /** Named by you; false when installed only as a dependency (default: as locked, else true). */
+  direct?: boolean;
 }): InstallJob {
   const { ref, version, locked, legacy } = args;
   return {
@@ -204,6 +208,8 @@ export function jobFor(args: {
       agents: [...new Set(args.agents)],
       dirs: [...new Set(args.dirs)],
       files: lockedFilesOf(version),
+      dependencies: lockedDependenciesOf(version),
+      direct: (args.direct ?? (locked ? isDirect(locked) : true)) ? undefined : false,
     },
     previous: locked?.files ?? (legacy ? legacyBaseline(legacy.v1) : undefined),
     stale: legacy?.stale,

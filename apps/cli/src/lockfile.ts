@@ -47,6 +47,23 @@ export const LockEntrySchema = z.object({
   dirs: z.array(z.string()).min(1),
   /** Every file of the version by path. */
   files: z.record(z.string(), LockedFileSchema),
+  /**
+   * What the locked version declares it needs (`@scope/name` -> range, null for the latest); every one
+   * is locked too. Absent: none (and in lockfiles written before dependencies existed).
+   */
+  dependencies: z
+    .record(
+      z.string().regex(SCOPED_NAME, { error: 'must be @scope/name' }),
+      z
+        .string()
+        .refine((value) => validRange(value) !== null, { error: 'must be a semver range' })
+        .nullable(),
+    )
+    .optional(),
+  /** The locked packages whose `dependencies` name this one (kept by pkgreg from them). Absent: none. */
+  dependencyOf: z.array(z.string()).optional(),
+  /** False when it was installed only as a dependency (not named by you). Absent: true. */
+  direct: z.boolean().optional(),
 });
 export type LockEntry = z.infer<typeof LockEntrySchema>;
 
@@ -268,9 +285,64 @@ export function serializeLockfile(lock: Lockfile | LockfileV1): string {
       agents: [...new Set(entry.agents)].sort(byCodePoint),
       dirs: [...new Set(entry.dirs)].sort(byCodePoint),
       files,
+      // Written only when they say something, so lockfiles without dependencies stay as they were.
+      ...dependencyFields(entry),
     };
   }
   return `${JSON.stringify({ lockfileVersion: lock.lockfileVersion, packages }, null, 2)}\n`;
+}
+
+function dependencyFields(entry: LockEntry): Partial<LockEntry> {
+  const fields: Partial<LockEntry> = {};
+  const names = Object.keys(entry.dependencies ?? {}).sort(byCodePoint);
+  if (names.length > 0)
+    fields.dependencies = Object.fromEntries(names.map((name) => [name, entry.dependencies?.[name] ?? null]));
+  const of = [...new Set(entry.dependencyOf ?? [])].sort(byCodePoint);
+  if (of.length > 0) fields.dependencyOf = of;
+  if (entry.direct === false) fields.direct = false;
+  return fields;
+}
+
+/** Whether you named the package (true for entries written before dependencies existed). */
+export function isDirect(entry: { direct?: boolean }): boolean {
+  return entry.direct !== false;
+}
+
+/**
+ * Sets every entry's `dependencyOf` from the others' `dependencies`: the graph has one source, and
+ * these lists (for remove, list and whoever reads the file) are derived from it on every write.
+ */
+export function linkDependants(lock: Lockfile): void {
+  const of = new Map<string, Set<string>>();
+  for (const entry of Object.values(lock.packages)) {
+    for (const name of Object.keys(entry.dependencies ?? {})) {
+      if (!of.has(name)) of.set(name, new Set());
+      of.get(name)?.add(entry.name);
+    }
+  }
+  for (const entry of Object.values(lock.packages)) {
+    const names = [...(of.get(entry.name) ?? [])].sort(byCodePoint);
+    if (names.length > 0) entry.dependencyOf = names;
+    else delete entry.dependencyOf;
+  }
+}
+
+/**
+ * The first dependency a locked entry declares that the lockfile does not lock at a version its range
+ * allows, or undefined: a restore must never leave a skill without what it needs.
+ */
+export function unlockedDependency(
+  lock: Lockfile,
+  satisfies: (version: string, range: string) => boolean,
+): { entry: LockEntry; name: string; range: string | null; locked: string | null } | undefined {
+  for (const entry of Object.values(lock.packages).sort((a, b) => byCodePoint(a.name, b.name))) {
+    for (const [name, range] of Object.entries(entry.dependencies ?? {})) {
+      const locked = lock.packages[name];
+      if (!locked || (range !== null && !satisfies(locked.version, range)))
+        return { entry, name, range, locked: locked?.version ?? null };
+    }
+  }
+  return undefined;
 }
 
 export async function writeLockfile(path: string, lock: Lockfile | LockfileV1): Promise<void> {
@@ -279,6 +351,12 @@ export async function writeLockfile(path: string, lock: Lockfile | LockfileV1): 
   const temporary = `${path}.${process.pid}.tmp`;
   await writeFile(temporary, serializeLockfile(lock));
   await rename(temporary, path);
+}
+
+/** A version's dependencies as the lockfile records them; undefined when it declares none. */
+export function lockedDependenciesOf(version: VersionDetail): Record<string, string | null> | undefined {
+  if (version.dependencies.length === 0) return undefined;
+  return Object.fromEntries(version.dependencies.map((d) => [d.name, d.range]));
 }
 
 /** A version's files as the lockfile records them. */
@@ -373,6 +451,11 @@ export interface InstalledPackage {
   agents: string[];
   dirs: string[];
   files: Record<string, LockedFile>;
+  /** What the locked version needs (names), and who needs it. */
+  dependencies: string[];
+  dependencyOf: string[];
+  /** Named by you (false: installed only as a dependency). */
+  direct: boolean;
 }
 
 export function installedPackages(read: ReadLockfile): InstalledPackage[] {
@@ -385,6 +468,9 @@ export function installedPackages(read: ReadLockfile): InstalledPackage[] {
           agents: entry.agents,
           dirs: entry.dirs,
           files: entry.files,
+          dependencies: Object.keys(entry.dependencies ?? {}).sort(byCodePoint),
+          dependencyOf: [...(entry.dependencyOf ?? [])],
+          direct: isDirect(entry),
         }))
       : Object.values(read.lock.packages).map((entry) => ({
           name: entry.name,
@@ -393,6 +479,9 @@ export function installedPackages(read: ReadLockfile): InstalledPackage[] {
           agents: upgradedAgents(entry),
           dirs: v1Dirs(entry),
           files: { 'SKILL.md': { mode: FILE_MODES.file, sha256: entry.sha256 } },
+          dependencies: [],
+          dependencyOf: [],
+          direct: true,
         }));
   return rows.sort((a, b) => byCodePoint(a.name, b.name));
 }

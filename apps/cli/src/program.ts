@@ -44,9 +44,9 @@ export function createProgram(): Command {
 
   program
     .command('info')
-    .description('show the details of a package')
+    .description('show the details of a package and the tree of what it depends on')
     .argument('<package>', 'package name as @scope/name')
-    .option('--json', 'print the registry response as JSON')
+    .option('--json', 'print the registry response, with the dependency tree, as JSON')
     .action(async (name: string, options: { json?: boolean }, command: Command) => {
       const { info } = await import('./commands/info.js');
       await info(name, options, command);
@@ -55,7 +55,7 @@ export function createProgram(): Command {
   program
     .command('install')
     .description(
-      `install skills and record them in ${LOCKFILE_NAME}; with no names, install exactly what the lockfile lists`,
+      `install skills and the skills they depend on, and record them in ${LOCKFILE_NAME}; with no names, install exactly what the lockfile lists`,
     )
     .argument('[packages...]', 'package names as @scope/name, @scope/name@1.2.0 or @scope/name@^1.2')
     .option(
@@ -94,7 +94,9 @@ export function createProgram(): Command {
   program
     .command('remove')
     .alias('rm')
-    .description(`delete installed skills and their ${LOCKFILE_NAME} entries`)
+    .description(
+      `delete installed skills (with the dependencies nothing else needs) and their ${LOCKFILE_NAME} entries`,
+    )
     .argument('<packages...>', 'package names as @scope/name')
     .option('-g, --global', 'remove global installs')
     .option('-f, --force', 'remove skills even when their files were modified locally')

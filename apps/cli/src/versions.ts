@@ -1,4 +1,5 @@
 import type { VersionDetail, VersionSummary } from '@pkgreg/contracts';
+import semverSatisfies from 'semver/functions/satisfies.js';
 import semverMaxSatisfying from 'semver/ranges/max-satisfying.js';
 import type { Context } from './context.js';
 import { CliError, EXIT } from './errors.js';
@@ -82,24 +83,25 @@ export interface Candidates {
   wanted: string | null;
 }
 
-/** What a locked package could move to, for outdated and update. */
+/**
+ * What a locked package could move to, for outdated and update. `needed` are the ranges the locked
+ * packages that depend on it declare: `wanted` stays within them too (README: Dependencies).
+ */
 export async function candidatesFor(
   ctx: Context,
   ref: PackageRef,
   requested: string | null,
+  needed: readonly string[] = [],
 ): Promise<Candidates> {
   // Newest first: the first page almost always holds the newest version not yanked.
   const first = await ctx.client.versions(ref.scope, ref.name, 1, PAGE_SIZE);
   const versions = choosable(first.data.length < first.total ? await listVersions(ctx, ref) : first.data);
   const latest = versions[0]?.version ?? null;
-  if (requested === null) return { latest, wanted: latest };
-  return {
-    latest,
-    wanted: maxSatisfying(
-      versions.map((v) => v.version),
-      requested,
-    ),
-  };
+  if (requested === null && needed.length === 0) return { latest, wanted: latest };
+  const allowed = versions
+    .map((v) => v.version)
+    .filter((v) => needed.every((range) => semverSatisfies(v, range, RANGE_OPTIONS)));
+  return { latest, wanted: maxSatisfying(allowed, requested ?? '*') };
 }
 
 /**

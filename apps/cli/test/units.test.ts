@@ -191,6 +191,9 @@ describe('lockfile version 1 (pkgreg 0.1): read and upgraded', () => {
         agents: ['claude-code', 'codex'],
         dirs: ['.claude/skills/pdf', '.codex/skills/pdf'],
         files: { 'SKILL.md': { mode: '100644', sha256: entry.sha256 } },
+        dependencies: [],
+        dependencyOf: [],
+        direct: true,
       },
     ]);
     const hostile = { ...entry, paths: ['../../.bashrc'] };

@@ -185,6 +185,9 @@ describe('install: the whole folder, identical to the source', () => {
         state: 'modified',
         modified: ['.claude/skills/report-kit/SKILL.md'],
         missing: ['.agents/skills/report-kit/references/style.md'],
+        direct: true,
+        dependencies: [],
+        dependencyOf: [],
       },
     ]);
     const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');

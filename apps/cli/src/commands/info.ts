@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { createContext, parseOptions } from '../context.js';
+import { dependencyTree, treeLines } from '../dependency-tree.js';
 import { CliError, EXIT } from '../errors.js';
 import { parsePackageArg } from '../names.js';
 import { formatCount } from '../output.js';
@@ -24,8 +25,10 @@ export async function info(name: string, options: { json?: boolean }, command: C
   const ctx = await createContext(command);
   const pkg = await ctx.client.detail(ref.scope, ref.name);
   if (pkg.status === 'delisted') throw new CliError(EXIT.notFound, `${ref.full}: Package not found`);
+  // Each range resolved as install would (one request or two per package version, each made once).
+  const tree = await dependencyTree(ctx, ref.full, pkg.dependencies);
   if (input.json) {
-    ctx.out(JSON.stringify(pkg, null, 2));
+    ctx.out(JSON.stringify({ ...pkg, dependencyTree: tree }, null, 2));
     return;
   }
   if (pkg.status === 'deprecated') {
@@ -71,6 +74,13 @@ export async function info(name: string, options: { json?: boolean }, command: C
   const [first, ...rest] = pkg.warnings;
   ctx.out(`${'Warnings:'.padEnd(width)} ${first ?? '-'}`);
   for (const warning of rest) ctx.out(`${''.padEnd(width)} ${warning}`);
+  // What the latest version needs, and what that needs (README: Dependencies).
+  ctx.out(`${'Dependencies:'.padEnd(width)} ${tree.length === 0 ? '-' : ''}`.trimEnd());
+  for (const line of treeLines(tree)) ctx.out(line);
+  if (pkg.dependantCount > 0)
+    ctx.out(
+      `${'Dependants:'.padEnd(width)} ${formatCount(pkg.dependantCount)} (packages whose latest version needs it)`,
+    );
   // The latest version's risk scan: every finding, with its file and line and the line's excerpt.
   if (pkg.findings.length > 0) {
     ctx.out('');

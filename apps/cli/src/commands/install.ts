@@ -4,6 +4,7 @@ import satisfies from 'semver/functions/satisfies.js';
 import { z } from 'zod';
 import type { Agent } from '../agents.js';
 import { type Context, createContext, parseOptions } from '../context.js';
+import { dependencyFolders, fits, type GraphNode, resolveDependencies } from '../dependencies.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import {
   agentDir,
@@ -25,7 +26,16 @@ import {
   unmatchedError,
 } from '../installer.js';
 import { loadLock, lockedVersion, upgradedNote } from '../locked.js';
-import { absoluteDir, LOCKFILE_NAME, type LockEntry, writeLockfile } from '../lockfile.js';
+import {
+  absoluteDir,
+  isDirect,
+  LOCKFILE_NAME,
+  type LockEntry,
+  type Lockfile,
+  linkDependants,
+  unlockedDependency,
+  writeLockfile,
+} from '../lockfile.js';
 import { type PackageSpec, parsePackageArg, parsePackageSpec } from '../names.js';
 import { progressFor, silentProgress } from '../progress.js';
 import { checkVersionRisk, refuseQuarantined } from '../risk.js';
@@ -62,19 +72,41 @@ function resultLines(
   target: InstallTarget,
   results: readonly JobResult[],
   shown: Map<InstallJob, string[]>,
+  notes: Map<InstallJob, string>,
 ): string[] {
   const lines: string[] = [];
   for (const { job, written } of results) {
     const label = labelOf(job.ref, job.version.version);
+    const note = notes.get(job) ?? '';
     const dirs = shown.get(job) ?? written;
     if (job.quietWhenIntact && written.length === 0) {
-      lines.push(`up to date ${label}`);
+      lines.push(`up to date ${label}${note}`);
       continue;
     }
     for (const dir of job.quietWhenIntact ? written : dirs)
-      lines.push(`installed ${label} -> ${displayDir(target, dir)}`);
+      lines.push(`installed ${label} -> ${displayDir(target, dir)}${note}`);
   }
   return lines;
+}
+
+/** What a root needs beyond its node: how it is recorded. */
+interface RootPlan {
+  node: GraphNode;
+  requested: string | null;
+  agents: string[];
+  dirs: string[];
+  /** Folders to name in the output (the new ones, else all). */
+  shown: string[];
+}
+
+/** Says which dependencies no package needs any more (kept: remove them by name). */
+function warnOrphans(lock: Lockfile, warn: (line: string) => void): void {
+  for (const entry of Object.values(lock.packages)) {
+    if (isDirect(entry) || (entry.dependencyOf?.length ?? 0) > 0) continue;
+    warn(
+      `${entry.name} was installed as a dependency and nothing needs it now; "pkgreg remove ${entry.name}" removes it`,
+    );
+  }
 }
 
 async function installNamed(ctx: Context, target: InstallTarget, input: InstallInput): Promise<void> {
@@ -87,7 +119,7 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
   }
   const named = agentsFromOption(input.agent);
   const custom = input.dir.map((dir) => customSkillsDir(target, dir));
-  const progress = progressFor(specs.size);
+  let progress = progressFor(specs.size);
   try {
     const loaded = await loadLock(ctx, target, progress, input.frozen);
     if (!loaded.existed && input.frozen) {
@@ -95,8 +127,7 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
     }
     const { lock, legacy } = loaded;
     let detected: Agent[] | undefined;
-    const jobs: InstallJob[] = [];
-    const shown = new Map<InstallJob, string[]>();
+    const roots: RootPlan[] = [];
     for (const spec of specs.values()) {
       const { ref } = spec;
       progress.status(`resolving ${ref.full}`);
@@ -162,16 +193,58 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
       // A package keeps one version for all its copies, so a new version rewrites every recorded folder.
       const dirs = [...new Set([...recordedDirs, ...newDirs])];
       checkDirOwners(lock, ref, dirs, target);
-      const job = jobFor({ ref, version, source: pkg, requested, agents, dirs, locked, legacy: old });
+      roots.push({
+        node: { ref, version, source: pkg, root: true, requiredBy: [] },
+        requested,
+        agents: [...new Set(agents)],
+        dirs,
+        shown: newDirs.length ? newDirs : dirs,
+      });
+    }
+    // What the named packages need, breadth-first, one version each (README: Dependencies).
+    const nodes = await resolveDependencies(
+      ctx,
+      roots.map((root) => root.node),
+      { lock, frozen: input.frozen, allowRisk: input.allowRisk, progress },
+    );
+    const rootFolders = new Map(roots.map((root) => [root.node.ref.full, root]));
+    const folders = dependencyFolders(nodes, lock, rootFolders, input.frozen);
+    const jobs: InstallJob[] = [];
+    const shown = new Map<InstallJob, string[]>();
+    const notes = new Map<InstallJob, string>();
+    for (const node of nodes) {
+      const root = rootFolders.get(node.ref.full);
+      const locked = lock.packages[node.ref.full];
+      const place = folders.get(node.ref.full) as { dirs: string[]; agents: string[] };
+      if (!root) checkDirOwners(lock, node.ref, place.dirs, target);
+      const job = jobFor({
+        ref: node.ref,
+        version: node.version,
+        source: node.source,
+        requested: root ? root.requested : (locked?.requested ?? null),
+        agents: place.agents,
+        dirs: place.dirs,
+        locked,
+        legacy: root ? legacy.get(node.ref.full) : undefined,
+        // A dependency you named before stays yours; one met only as a dependency is not.
+        direct: root ? true : locked ? isDirect(locked) : false,
+      });
+      if (!root) {
+        job.quietWhenIntact = true;
+        notes.set(job, ` (dependency of ${node.requiredBy.join(', ')})`);
+      } else shown.set(job, root.shown);
       jobs.push(job);
-      shown.set(job, newDirs.length ? newDirs : dirs);
     }
     // A v1 lockfile is upgraded whole: the other packages are restored as the versions holding their SKILL.md.
     for (const entry of legacy.values()) {
-      if (specs.has(entry.ref.full)) continue;
+      if (specs.has(entry.ref.full) || jobs.some((job) => job.ref.full === entry.ref.full)) continue;
       const job = legacyJob(entry);
       if (!job) throw unmatchedError(entry);
       jobs.push(job);
+    }
+    if (jobs.length !== specs.size) {
+      progress.done();
+      progress = progressFor(jobs.length);
     }
     const results = await runJobs(ctx, target, jobs, {
       force: input.force,
@@ -179,11 +252,13 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
       progress,
     });
     progress.done();
-    for (const line of resultLines(target, results, shown)) ctx.out(line);
+    for (const line of resultLines(target, results, shown, notes)) ctx.out(line);
     if (!input.frozen) {
       for (const job of jobs) lock.packages[job.ref.full] = job.entry;
+      linkDependants(lock);
       await writeLockfile(target.lockPath, lock);
       upgradedNote(ctx, loaded);
+      warnOrphans(lock, (line) => ctx.warn(line));
     }
   } finally {
     progress.done();
@@ -200,6 +275,17 @@ async function installFromLock(ctx: Context, target: InstallTarget, input: Insta
   }
   const { lock, legacy } = loaded;
   for (const entry of legacy.values()) if (!entry.entry) throw unmatchedError(entry);
+  // Restoring exactly what is locked must never leave a skill without what it needs.
+  const missing = unlockedDependency(lock, (version, range) => fits(version, range));
+  if (missing) {
+    const what = missing.locked
+      ? `locks ${missing.name} at ${missing.locked}, outside ${missing.range}`
+      : `does not lock ${missing.name}`;
+    throw new CliError(
+      EXIT.error,
+      `${LOCKFILE_NAME} ${what}, which ${missing.entry.name}@${missing.entry.version} needs${missing.range ? ` (${missing.range})` : ''}; run "pkgreg install ${missing.entry.name}" to install it`,
+    );
+  }
   const entries = Object.values(lock.packages).sort((a, b) => (a.name < b.name ? -1 : 1));
   if (entries.length === 0) {
     ctx.out(`Nothing to install: ${LOCKFILE_NAME} lists no packages.`);

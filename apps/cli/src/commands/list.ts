@@ -65,6 +65,9 @@ export async function list(options: Record<string, unknown>, command: Command): 
       state: row.state,
       modified: row.modified,
       missing: row.missing,
+      direct: row.pkg.direct,
+      dependencies: row.pkg.dependencies,
+      dependencyOf: row.pkg.dependencyOf,
     }));
     ctx.out(JSON.stringify(json, null, 2));
     return;
@@ -89,6 +92,8 @@ export async function list(options: Record<string, unknown>, command: Command): 
   );
   for (const line of lines) ctx.out(line);
   for (const row of rows) {
+    if (!row.pkg.direct)
+      ctx.out(`  ${row.pkg.name} is a dependency of: ${row.pkg.dependencyOf.join(', ') || '-'}`);
     for (const path of row.modified) ctx.out(`  modified: ${path}`);
     for (const path of row.missing) ctx.out(`  missing: ${path}`);
   }

@@ -79,7 +79,11 @@ export async function compareWithRegistry(
       });
       continue;
     }
-    const { wanted, latest } = await candidatesFor(ctx, ref, requested);
+    // The ranges of the locked packages that need it: an update never breaks one of them.
+    const needed = Object.values(loaded.lock.packages)
+      .map((other) => other.dependencies?.[name])
+      .filter((range): range is string => typeof range === 'string');
+    const { wanted, latest } = await candidatesFor(ctx, ref, requested, needed);
     const state: OutdatedState = wanted !== null && wanted !== current ? 'outdated' : 'current';
     rows.push({ name, entry, legacy, current, requested, wanted, latest, pkg, state });
   }

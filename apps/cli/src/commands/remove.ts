@@ -3,7 +3,14 @@ import { z } from 'zod';
 import { createContext, parseOptions } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import { displayDir, installTarget } from '../installer.js';
-import { absoluteDir, installedPackages, LOCKFILE_NAME, readLockfile, writeLockfile } from '../lockfile.js';
+import {
+  absoluteDir,
+  installedPackages,
+  LOCKFILE_NAME,
+  linkDependants,
+  readLockfile,
+  writeLockfile,
+} from '../lockfile.js';
 import { parsePackageArg } from '../names.js';
 import { removeFolder } from '../staging.js';
 import { inspectInstalled } from './list.js';
@@ -35,8 +42,38 @@ export async function remove(
     if (!installed.has(name))
       throw new CliError(EXIT.notFound, `${name} is not installed (not in ${LOCKFILE_NAME})`);
   }
+  // A package another one needs stays, unless that one goes too (README: Dependencies).
+  const neededBy = new Map<string, string[]>();
+  for (const pkg of installed.values()) {
+    for (const dependency of pkg.dependencies) {
+      neededBy.set(dependency, [...(neededBy.get(dependency) ?? []), pkg.name]);
+    }
+  }
+  const removing = new Set(chosen);
+  for (const name of chosen) {
+    const others = (neededBy.get(name) ?? []).filter((other) => !removing.has(other));
+    if (others.length > 0) {
+      throw new CliError(
+        EXIT.error,
+        `${name} is needed by ${others.join(', ')}; remove ${others.length === 1 ? 'that' : 'those'} too ("pkgreg remove ${[...chosen, ...others].join(' ')}")`,
+      );
+    }
+  }
+  // Dependencies nothing else needs go with what needed them (yours stay: you named them).
+  const orphans = new Map<string, string[]>();
+  for (let found = true; found; ) {
+    found = false;
+    for (const pkg of installed.values()) {
+      const by = neededBy.get(pkg.name) ?? [];
+      if (pkg.direct || removing.has(pkg.name) || by.length === 0 || !by.every((n) => removing.has(n)))
+        continue;
+      removing.add(pkg.name);
+      orphans.set(pkg.name, by);
+      found = true;
+    }
+  }
   // Every package is checked before any folder is deleted: a refusal removes nothing.
-  const packages = chosen.map((name) => installed.get(name)).filter((pkg) => pkg !== undefined);
+  const packages = [...removing].map((name) => installed.get(name)).filter((pkg) => pkg !== undefined);
   const rows = await Promise.all(packages.map((pkg) => inspectInstalled(target, pkg)));
   const modified = rows.filter((row) => row.modified.length);
   if (modified.length && !input.force) {
@@ -52,12 +89,14 @@ export async function remove(
     for (const row of rows) {
       for (const dir of row.pkg.dirs) await removeFolder(absoluteDir(target.base, dir), target.base);
       delete read.lock.packages[row.pkg.name];
+      const of = orphans.get(row.pkg.name);
       lines.push(
-        `removed ${row.pkg.name} (${row.pkg.dirs.map((dir) => displayDir(target, dir)).join(', ')})`,
+        `removed ${row.pkg.name} (${row.pkg.dirs.map((dir) => displayDir(target, dir)).join(', ')})${of ? `: a dependency of ${of.join(', ')} that nothing else needs` : ''}`,
       );
     }
   } finally {
     // What was deleted leaves the lockfile even when a later folder could not be.
+    if (read.version === 2) linkDependants(read.lock);
     await writeLockfile(target.lockPath, read.lock);
     for (const line of lines) ctx.out(line);
   }

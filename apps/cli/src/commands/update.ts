@@ -1,11 +1,28 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { createContext, parseOptions } from '../context.js';
+import { type Context, createContext, parseOptions } from '../context.js';
+import { dependencyFolders, type GraphNode, resolveDependencies } from '../dependencies.js';
 import { CliError, EXIT, usageError } from '../errors.js';
-import { type InstallJob, installTarget, jobFor, legacyJob, runJobs, unmatchedError } from '../installer.js';
-import { LOCKFILE_NAME, upgradedAgents, writeLockfile } from '../lockfile.js';
+import {
+  displayDir,
+  type InstallJob,
+  installTarget,
+  jobFor,
+  labelOf,
+  legacyJob,
+  runJobs,
+  unmatchedError,
+} from '../installer.js';
+import {
+  isDirect,
+  LOCKFILE_NAME,
+  type Lockfile,
+  linkDependants,
+  upgradedAgents,
+  writeLockfile,
+} from '../lockfile.js';
 import { parsePackageArg } from '../names.js';
-import { progressFor } from '../progress.js';
+import { progressFor, silentProgress } from '../progress.js';
 import { compareWithRegistry, lockedNames, requireLock } from './outdated.js';
 
 const UpdateInputSchema = z.object({
@@ -13,6 +30,64 @@ const UpdateInputSchema = z.object({
   global: z.boolean().default(false),
   force: z.boolean().default(false),
 });
+
+/**
+ * Jobs for the dependencies the updated versions need and the lockfile does not hold at a version their
+ * ranges allow: resolved as install resolves them, the updated versions fixed.
+ */
+async function dependencyJobs(
+  ctx: Context,
+  lock: Lockfile,
+  updated: readonly InstallJob[],
+): Promise<Map<InstallJob, string>> {
+  const jobs = new Map<InstallJob, string>();
+  if (!updated.some((job) => job.version.dependencies.length > 0)) return jobs;
+  const roots: GraphNode[] = updated.map((job) => ({
+    ref: job.ref,
+    version: job.version,
+    source: { sourceRepo: job.entry.sourceRepo, sourcePath: job.entry.sourcePath },
+    root: true,
+    requiredBy: [],
+  }));
+  const nodes = await resolveDependencies(ctx, roots, {
+    lock,
+    frozen: false,
+    allowRisk: false,
+    progress: silentProgress(),
+  });
+  const folders = dependencyFolders(
+    nodes,
+    lock,
+    new Map(updated.map((job) => [job.ref.full, { dirs: job.entry.dirs, agents: job.entry.agents }])),
+    false,
+  );
+  for (const node of nodes) {
+    if (node.root) continue;
+    const locked = lock.packages[node.ref.full];
+    const place = folders.get(node.ref.full) as { dirs: string[]; agents: string[] };
+    const job = jobFor({
+      ref: node.ref,
+      version: node.version,
+      source: node.source,
+      requested: locked?.requested ?? null,
+      agents: place.agents,
+      dirs: place.dirs,
+      locked,
+      legacy: undefined,
+      direct: locked ? isDirect(locked) : false,
+    });
+    // Already in place at that version: nothing to write, nothing to say.
+    if (
+      locked &&
+      locked.version === node.version.version &&
+      place.dirs.every((dir) => locked.dirs.includes(dir))
+    )
+      continue;
+    job.quietWhenIntact = true;
+    jobs.set(job, `(dependency of ${node.requiredBy.join(', ')})`);
+  }
+  return jobs;
+}
 
 export async function update(
   names: string[],
@@ -81,6 +156,9 @@ export async function update(
     const job = legacyJob(legacy);
     if (job) jobs.push(job);
   }
+  // A new version may need what is not installed yet, or other versions of it (README: Dependencies).
+  const needed = await dependencyJobs(ctx, loaded.lock, [...changes.keys()]);
+  jobs.push(...needed.keys());
   const progress = progressFor(jobs.length);
   try {
     const results = await runJobs(ctx, target, jobs, {
@@ -89,15 +167,19 @@ export async function update(
       progress,
     });
     progress.done();
-    for (const { job } of results) {
+    for (const { job, written } of results) {
       const line = changes.get(job);
       if (line) ctx.out(line);
+      const note = needed.get(job);
+      for (const dir of note ? written : [])
+        ctx.out(`installed ${labelOf(job.ref, job.version.version)} -> ${displayDir(target, dir)} ${note}`);
     }
   } finally {
     progress.done();
   }
   if (jobs.length) {
     for (const job of jobs) loaded.lock.packages[job.ref.full] = job.entry;
+    linkDependants(loaded.lock);
     await writeLockfile(target.lockPath, loaded.lock);
     if (loaded.legacy.size)
       ctx.warn(`${LOCKFILE_NAME} upgraded to lockfileVersion 2 (every file of each version)`);

@@ -122,6 +122,7 @@ export function manifestOf(
     yanked: false,
     yankReason: null,
     files: rows,
+    dependencies: [],
   };
 }
 

@@ -28,6 +28,8 @@ export interface SkillFixture {
   removedFiles?: string[];
   /** A `version:` line in the frontmatter. */
   version?: string;
+  /** `metadata.dependencies` in the frontmatter: `@scope/name[@range], …`. */
+  dependencies?: string;
 }
 
 export interface ExtraFile {
@@ -42,7 +44,11 @@ export function skillMarkdown(skill: SkillFixture): string {
     ? `allowed-tools:\n${skill.allowedTools.map((t) => `  - ${t}\n`).join('')}`
     : '';
   const version = skill.version ? `version: ${skill.version}\n` : '';
-  return `---\nname: ${skill.name}\ndescription: ${skill.description}\nlicense: MIT\n${version}${tools}---\n\n# ${skill.name}\n\n${skill.body ?? 'Use this skill well.'}\n`;
+  const dependencies =
+    skill.dependencies === undefined
+      ? ''
+      : `metadata:\n  dependencies: ${JSON.stringify(skill.dependencies)}\n`;
+  return `---\nname: ${skill.name}\ndescription: ${skill.description}\nlicense: MIT\n${version}${tools}${dependencies}---\n\n# ${skill.name}\n\n${skill.body ?? 'Use this skill well.'}\n`;
 }
 
 let root: string | undefined;
