@@ -35,6 +35,8 @@ const RIGHT = skill('app', 'right', '1.0.0', '@deps/base@^2');
 const NEEDS_MISSING = skill('app', 'lost', '1.0.0', '@deps/nowhere@^1');
 const CYCLE_A = skill('loop', 'ping', '1.0.0', '@cyc/pong', 'cyc');
 const CYCLE_B = skill('loop', 'pong', '1.0.0', '@cyc/ping@^1', 'cyc');
+const UP_APP = skill('tools', 'app', '1.0.0', undefined, 'up');
+const UP_LIB = skill('tools', 'lib', '1.0.0', undefined, 'up');
 
 const { database, registry } = useSeededRegistry([
   BASE,
@@ -45,6 +47,8 @@ const { database, registry } = useSeededRegistry([
   NEEDS_MISSING,
   CYCLE_A,
   CYCLE_B,
+  UP_APP,
+  UP_LIB,
 ]);
 let home: string;
 
@@ -301,5 +305,34 @@ describe('info shows the dependency tree', () => {
         dependencies: [],
       },
     ]);
+  });
+});
+
+describe('update and outdated keep to what needs a package', () => {
+  it('update installs what a new version needs; outdated keeps a dependency within its requirers’ ranges', async () => {
+    const cwd = await tempDir('deps-update');
+    expect((await cli(['install', '@up/app'], cwd)).code).toBe(0);
+    await updateSkill(database, { ...UP_APP, version: '1.1.0', dependencies: '@up/lib@^1' });
+    const updated = await cli(['update'], cwd);
+    expect(updated.code).toBe(0);
+    expect(updated.stdout.split('\n').filter(Boolean)).toEqual([
+      'updated @up/app 1.0.0 -> 1.1.0',
+      'installed @up/lib@1.0.0 -> .agents/skills/lib (dependency of @up/app)',
+    ]);
+    expect((await lockOf(cwd)).packages['@up/lib']).toMatchObject({
+      version: '1.0.0',
+      direct: false,
+      dependencyOf: ['@up/app'],
+    });
+
+    await updateSkill(database, { ...UP_LIB, version: '2.0.0' });
+    const outdated = await cli(['outdated', '--json'], cwd);
+    expect(outdated.code).toBe(0);
+    expect(JSON.parse(outdated.stdout)).toContainEqual(
+      expect.objectContaining({ name: '@up/lib', current: '1.0.0', wanted: '1.0.0', latest: '2.0.0' }),
+    );
+    const again = await cli(['update'], cwd);
+    expect(again.stdout).toContain('All packages are up to date.');
+    expect((await lockOf(cwd)).packages['@up/lib']?.version).toBe('1.0.0');
   });
 });
