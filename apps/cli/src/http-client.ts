@@ -2,8 +2,13 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ErrorBodySchema,
+  FILTER_NAMES,
+  type ListQuery,
+  type ListResponse,
+  ListResponseSchema,
   type PackageDetail,
   PackageDetailSchema,
+  type PackageFilters,
   type PackageState,
   PackageStateSchema,
   type PublishAccepted,
@@ -25,6 +30,14 @@ import {
 import type { z } from 'zod';
 import { CliError, EXIT } from './errors.js';
 import { CLI_VERSION } from './version.js';
+
+/** The filters as query parameters, with the API's names (FILTER_NAMES' order). */
+function filterParams(filters: PackageFilters): Array<[string, string]> {
+  return FILTER_NAMES.flatMap((name) => {
+    const value = filters[name];
+    return value === undefined ? [] : [[name, String(value)] as [string, string]];
+  });
+}
 
 export interface RetryPolicy {
   /** Attempts in total, the first included. */
@@ -62,7 +75,9 @@ export interface DownloadOptions {
 
 export interface RegistryClient {
   readonly baseUrl: string;
-  search(query: string): Promise<SearchResponse>;
+  search(query: string, filters?: PackageFilters): Promise<SearchResponse>;
+  /** A page of GET /api/packages: an order, optionally filtered. */
+  list(query: ListQuery): Promise<ListResponse>;
   detail(scope: string, name: string): Promise<PackageDetail>;
   track(scope: string, name: string): Promise<TrackResponse>;
   /** One page of a package's versions, newest first. */
@@ -384,8 +399,24 @@ export function createRegistryClient(clientOptions: ClientOptions): RegistryClie
 
   return {
     baseUrl,
-    search: (query) =>
-      call('GET', `/api/search?q=${encodeURIComponent(query)}`, SearchResponseSchema, 'search', true),
+    search: (query, filters = {}) =>
+      call(
+        'GET',
+        `/api/search?${new URLSearchParams([['q', query], ...filterParams(filters)])}`,
+        SearchResponseSchema,
+        'search',
+        true,
+      ),
+    list: (query) => {
+      const params = new URLSearchParams({
+        page: String(query.page),
+        pageSize: String(query.pageSize),
+        sort: query.sort,
+        order: query.order,
+      });
+      for (const [name, value] of filterParams(query)) params.set(name, value);
+      return call('GET', `/api/packages?${params}`, ListResponseSchema, 'list', true);
+    },
     detail: (scope, name) =>
       call('GET', `/api/packages/${encodeName(scope, name)}`, PackageDetailSchema, `@${scope}/${name}`, true),
     // Track counts every accepted call (decisions.md: Registry / Track), so it is resent only when the

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { AGENT_NAMES } from './agents.js';
+import type { SearchOptions } from './commands/search.js';
 import { DEFAULT_REGISTRY, LOCKFILE_NAME } from './constants.js';
 import { EXIT_CODES_HELP } from './errors.js';
 import { CLI_VERSION } from './version.js';
@@ -34,10 +35,21 @@ export function createProgram(): Command {
 
   program
     .command('search')
-    .description('search the registry by scope, name and description')
-    .argument('<terms...>', 'search terms (each matches as a word prefix)')
+    .description('search the registry by scope, name and description, or list it by a sort')
+    .argument('[terms...]', 'search terms (each matches as a word prefix)')
+    .option('--kind <kind>', 'only this kind: skill, composite, workflow, app')
+    .option('--category <category>', 'only this category')
+    .option('--tag <tag>', 'only packages with this tag')
+    .option('--agent <agent>', 'only packages compatible with this agent (e.g. claude-code)')
+    .option('--license <spdx>', 'only this license (the whole SPDX expression)')
+    .option('--verified', 'only verified publishers')
+    .option('--status <status>', 'active (deprecated left out) or deprecated')
+    .option('--risk <level>', 'at most this risk: none, low, medium, high')
+    .option('--owner <scope>', "only this scope's packages")
+    .option('--sort <sort>', 'list instead of search: name, stars, indexed, downloads, trending')
+    .option('--order <order>', 'with --sort: asc or desc (default: name asc, the others desc)')
     .option('--json', 'print the registry response as JSON')
-    .action(async (terms: string[], options: { json?: boolean }, command: Command) => {
+    .action(async (terms: string[], options: SearchOptions, command: Command) => {
       const { search } = await import('./commands/search.js');
       await search(terms, options, command);
     });
@@ -71,7 +83,7 @@ export function createProgram(): Command {
     .option('-g, --global', "install into the user's home folder instead of the project")
     .option('-f, --force', 'overwrite skills that were modified locally')
     .option('--frozen', 'never modify the lockfile; fail on any difference from it (for CI)')
-    .option('--allow-risk', "install a version whose risk scan found high-risk content (exit 7 without it)")
+    .option('--allow-risk', 'install a version whose risk scan found high-risk content (exit 7 without it)')
     .addHelpText('after', `\nAgents (ids and aliases): ${AGENT_NAMES.join(', ')}`)
     .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
       const { install } = await import('./commands/install.js');

@@ -1,7 +1,12 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PackageDetailSchema, SearchResponseSchema, VersionListResponseSchema } from '@pkgreg/contracts';
+import {
+  ListResponseSchema,
+  PackageDetailSchema,
+  SearchResponseSchema,
+  VersionListResponseSchema,
+} from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { gitBlobSha } from '@pkgreg/indexer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -170,6 +175,48 @@ describe('pkgreg search (registry-api.md: GET /api/search)', () => {
   it('without terms is a usage error (exit 2)', async () => {
     const result = await cli(['search'], await project());
     expect(result.code).toBe(2);
+  });
+
+  it('filters the search with the API filters (issue 20)', async () => {
+    const cwd = await project();
+    const verified = await cli(['search', 'pdf', '--verified', '--json'], cwd);
+    expect(verified.code).toBe(0);
+    expect(SearchResponseSchema.parse(JSON.parse(verified.stdout)).results.map((r) => r.name)).toEqual([
+      'pdf-tools',
+    ]);
+    const elsewhere = await cli(['search', 'pdf', '--owner', 'globex'], cwd);
+    expect(elsewhere).toMatchObject({ code: 0, stdout: 'No packages found for "pdf".\n' });
+    const active = await cli(['search', 'notes', '--status', 'active'], cwd);
+    expect(active.stdout).toBe('No packages found for "notes".\n');
+  });
+
+  it('--sort lists the registry by that order, filters applied', async () => {
+    const cwd = await project();
+    // Lists and their filters trail the seeding by the registry's first refresh.
+    let names: string[] = [];
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      const result = await cli(['search', '--sort', 'stars', '--status', 'active', '--json'], cwd);
+      expect(result.code).toBe(0);
+      names = ListResponseSchema.parse(JSON.parse(result.stdout)).data.map((item) => item.name);
+      if (names.length === 3) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(names.sort()).toEqual(['code-review', 'pdf-forms', 'pdf-tools']);
+    const table = await cli(['search', '--sort', 'name', '--kind', 'skill'], cwd);
+    expect(table.code).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+KIND\s+DESCRIPTION\s+STARS$/);
+  });
+
+  it.each([
+    [['search', 'pdf', '--sort', 'stars'], '--sort lists packages and takes no search terms'],
+    [['search', 'pdf', '--kind', 'plugin'], 'kind must be one of skill, composite, workflow, app'],
+    [['search', '--sort', 'popular'], '--sort must be one of name, stars, indexed, downloads, trending'],
+    [['search', 'pdf', '--order', 'asc'], '--order goes with --sort'],
+    [['search', 'pdf', '--risk', 'critical'], 'risk must be one of none, low, medium, high'],
+  ])('%j is a usage error naming the option (exit 2)', async (args, message) => {
+    const result = await cli(args, await project());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
   });
 });
 
