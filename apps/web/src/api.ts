@@ -1,4 +1,5 @@
 import type {
+  DependantsResponse,
   ErrorBody,
   ListQuery,
   ListResponse,
@@ -106,6 +107,18 @@ export function listVersions(
   signal?: AbortSignal,
 ): Promise<VersionListResponse> {
   return request<VersionListResponse>(`${packagePath(scope, name)}/versions?pageSize=100`, { signal });
+}
+
+/** A page of the packages whose latest version depends on this one (docs/versions.md, Dependencies). */
+export function listDependants(
+  scope: string,
+  name: string,
+  page: number,
+  pageSize: number,
+  signal?: AbortSignal,
+): Promise<DependantsResponse> {
+  const params = new URLSearchParams({ page: String(page), pageSize: String(pageSize) });
+  return request<DependantsResponse>(`${packagePath(scope, name)}/dependants?${params}`, { signal });
 }
 
 /** `version`: an exact version, or `latest`. */

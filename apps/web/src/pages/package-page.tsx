@@ -24,6 +24,7 @@ import {
   StarIcon,
   VerifiedIcon,
 } from '../components/icons.js';
+import { DependenciesCard } from '../components/dependencies.js';
 import { Findings, QuarantineNotice, RiskBadge } from '../components/risk.js';
 import { Chips, type SkillDoc, SkillBody, SkillSkeleton } from '../components/skill-body.js';
 import { EmptyState, ErrorState } from '../components/states.js';
@@ -204,6 +205,8 @@ function PackageView(props: {
   // The risk scan of the version on screen: detail carries the latest's, a version record its own.
   const risk = fromDetail ? pkg.risk : (shown?.risk ?? null);
   const findings = fromDetail ? (pkg.findings ?? []) : (shown?.findings ?? []);
+  // Dependencies of the version on screen: detail's say whether each resolves now, a version's do not.
+  const dependencies = fromDetail ? (pkg.dependencies ?? []) : (shown?.dependencies ?? null);
 
   const files = useMemo(() => new Set(shown?.files.map((f) => f.path) ?? []), [shown]);
   const tree = useMemo(() => (shown ? buildFileTree(shown.files) : null), [shown]);
@@ -524,6 +527,13 @@ function PackageView(props: {
             <h2 class="card-title card-title-spaced">Allowed tools</h2>
             <Chips items={pkg.allowedTools} code empty="No tool restrictions declared" />
           </section>
+          <DependenciesCard
+            scope={scope}
+            name={name}
+            dependencies={dependencies}
+            olderVersion={fromDetail ? null : (shown?.version ?? null)}
+            dependantCount={pkg.dependantCount}
+          />
         </aside>
       </div>
     </article>
