@@ -243,19 +243,27 @@ describe('memory search exactness (docs/decisions.md: Memory search)', () => {
     }
   });
 
-  it('a rare word is exact through the index phase, and total counts every match', async () => {
+  it('a rare word is exact through the index phase: newest slices first, stopping once the rest cannot win', async () => {
     const settings = searchSettings({ windowSize: 25, olderLimit: 100, olderMaxDensity: 0.5 });
-    const result = await searchEntries(
-      t.db,
-      namespace,
-      { query: 'feldspar', tiers: ['stm', 'ltm'] },
-      { settings, now: NOW },
-    );
     const every = await rankEveryMatch(namespace, 'feldspar', { tiers: ['stm', 'ltm'], tags: [] }, settings);
-    expect(every.length).toBeGreaterThan(0);
-    expect(result.ranking).toMatchObject({ exact: true, totalExact: true });
-    expect(result.total).toBe(every.length);
-    expect(result.results.map((r) => r.entry.entryId)).toEqual(every.slice(0, 10).map((r) => r.entry_id));
+    expect(every.length).toBeGreaterThan(10);
+    const search = (topK: number) =>
+      searchEntries(
+        t.db,
+        namespace,
+        { query: 'feldspar', tiers: ['stm', 'ltm'], topK },
+        { settings, now: NOW },
+      );
+    // Fewer matches than topK: every slice is read, so total counts every match.
+    const all = await search(50);
+    expect(all.ranking).toMatchObject({ exact: true, totalExact: true });
+    expect(all.total).toBe(every.length);
+    expect(all.results.map((r) => r.entry.entryId)).toEqual(every.map((r) => r.entry_id));
+    // Three of them: the newest slices hold three content matches, and nothing older can outrank them.
+    const three = await search(3);
+    expect(three.ranking).toMatchObject({ exact: true, totalExact: false });
+    expect(three.total).toBeLessThan(every.length);
+    expect(three.results.map((r) => r.entry.entryId)).toEqual(every.slice(0, 3).map((r) => r.entry_id));
   });
 
   it('two common words never together in the window: the index looks up the pair, and finds old entries holding both', async () => {

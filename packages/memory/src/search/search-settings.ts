@@ -14,11 +14,11 @@ export interface SearchSettings {
   semanticWeight: number;
   /** The window: newest active entries (of the searched tiers) every search reads and scores. */
   windowSize: number;
-  /** Older matches the index phase may read; past this many, the search is bounded to the window. */
+  /** Older matches the index phase may read in all; past this many, the search is bounded to the window. */
   olderLimit: number;
   /**
-   * The index phase runs when at most this share of the window matches the terms it would look up,
-   * i.e. when older matches are expected to be few (it decodes their postings and reads their rows).
+   * The index phase runs when at most this share of the window satisfies what it would look up (it
+   * decodes those postings for each slice of time it reads).
    */
   olderMaxDensity: number;
   /** Candidates (best by text and recency) re-ranked with semantic similarity. */
@@ -30,8 +30,8 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   recencyWeight: 0.4,
   semanticWeight: 1,
   windowSize: 2000,
-  olderLimit: 1000,
-  olderMaxDensity: 0.01,
+  olderLimit: 500,
+  olderMaxDensity: 0.05,
   semanticCandidates: 100,
 };
 

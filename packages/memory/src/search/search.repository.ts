@@ -53,6 +53,8 @@ export interface WindowSummary {
   cutAt: string | null;
   cutSeq: number | null;
   cutRecency: number | null;
+  /** Seconds between the window's newest and oldest rows. */
+  spanSeconds: number;
   now: string;
   /** Which terms are terms (not English stop words). */
   effective: boolean[];
@@ -190,6 +192,7 @@ export async function windowCandidates(
       cut_at: string | null;
       cut_seq: number | null;
       cut_recency: number | null;
+      span_seconds: number | null;
       now: string;
       effective: boolean[];
       matches: number;
@@ -217,6 +220,7 @@ export async function windowCandidates(
       select (select count(*) from x)::int as window_rows,
         (select created_at::text from cut) as cut_at, (select seq from cut) as cut_seq,
         (select ${recencyOf(p, sql`cut.created_at`)} from cut, clock) as cut_recency,
+        (select date_part('epoch', max(x.created_at) - min(x.created_at)) from x) as span_seconds,
         (select now::text from clock) as now, (select ${effective} from q) as effective,
         count(*)::int as matches, ${termMatches} as term_matches,
         (select json_agg(json_build_array(g.mask, g.n)) from (select mask, count(*) as n from m group by mask) g)
@@ -231,6 +235,7 @@ export async function windowCandidates(
     cutAt: first.cut_at,
     cutSeq: first.cut_seq,
     cutRecency: first.cut_recency,
+    spanSeconds: first.span_seconds ?? 0,
     now: first.now,
     effective: first.effective ?? terms.map(() => false),
     matches: first.matches,
@@ -272,22 +277,35 @@ function toCandidate(r: CandidateRow): Candidate {
   return candidate;
 }
 
+/** A slice of time older than the window: before `before` (created_at, seq), back `seconds` or to the start. */
+export interface Slice {
+  before: { at: string; seq: number };
+  /** Null: every older entry. */
+  seconds: number | null;
+}
+
 /**
- * Matches older than the window's last row that satisfy `clauses` (an OR of ANDs of term indexes: an
- * entry holding every term of one clause), through the GIN index on pkgreg_memory_search_keys: it
- * decodes only this namespace's postings of those terms. Reads
- * at most `limit + 1` of them; `hits` says how many it read (more than `limit`: not all were read),
- * `matches` how many of those match (a key is a superset), and returns the best of them by rank.
+ * Matches in `slice` that satisfy `clauses` (an OR of ANDs of term indexes: an entry holding every term
+ * of one clause), through the GIN index on pkgreg_memory_search_keys: it decodes only this namespace's
+ * postings of those terms; a bounded slice is intersected with memory_entries_recent_idx's range first,
+ * so only its rows are read. Reads at most `limit + 1` of them; `hits` says how many it read (more than
+ * `limit`: not all were read), `matches` how many of those match (a key is a superset), `start` where
+ * the slice starts (and its recency); returns the best of them by rank.
  */
 export async function olderCandidates(
   db: DbOrTx,
   scope: Scope,
   p: RankParams & { now: string },
-  cut: { at: string; seq: number },
+  slice: Slice,
   clauses: number[][],
   limit: number,
   best: Best,
-): Promise<{ hits: number; matches: number; candidates: Candidate[] }> {
+): Promise<{
+  hits: number;
+  matches: number;
+  start: { at: string; recency: number } | null;
+  candidates: Candidate[];
+}> {
   const { terms } = p;
   // A term's keys: the namespace's 8 hex characters, `c` + its English lexemes (content) or `t` + its
   // simple lexemes (tags); a term with several lexemes needs all of them (a superset of its match).
@@ -305,7 +323,21 @@ export async function olderCandidates(
     clauses.map((clause) => sql`'(' || ${sql.join(clause.map(termKeys), sql` || ' & ' || `)} || ')'`),
     sql` || ' | ' || `,
   );
-  const { rows } = await sql<CandidateRow & { hits: number; matches: number }>`
+  const before = sql`(${slice.before.at}::timestamptz, ${slice.before.seq}::int8)`;
+  const start =
+    slice.seconds === null
+      ? null
+      : sql`(${slice.before.at}::timestamptz - make_interval(secs => ${slice.seconds}::float8))`;
+  // A bounded slice: the namespace and time range from the btree, AND-ed with the keys. The rest of the
+  // namespace: not indexable on purpose, since a bitmap of the whole namespace from the btree (planned
+  // when the keys' estimate is high) cost more than the keys alone.
+  const range =
+    start === null
+      ? sql`e.namespace || '' = ${scope.namespace}`
+      : sql`e.namespace = ${scope.namespace} and e.created_at >= ${start}`;
+  const { rows } = await sql<
+    CandidateRow & { hits: number; matches: number; start_at: string | null; start_recency: number | null }
+  >`
     with ${termQueries(terms)}, ${clockCte(p)},
     h as (select left(md5(${scope.namespace}::text), 8) as p),
     k as (select (${formula})::tsquery as k from h),
@@ -313,19 +345,24 @@ export async function olderCandidates(
       select e.entry_id, e.created_at, e.seq, ${scoreColumns(terms, sql`e.search_vector`)}
       from memory_entries e cross join q
       where pkgreg_memory_search_keys(e.namespace, e.search_vector) @@ (select k from k)
-        -- Not indexable on purpose: the keys already hold the namespace, and a bitmap of the whole
-        -- namespace from a btree (planned when the keys' estimate is high) cost more than the keys.
-        and e.namespace || '' = ${scope.namespace}
+        and ${range}
         and e.status = 'active' ${tierFilter('e', scope.tiers)} ${tagFilter('e', scope.tags)}
-        and (e.created_at, e.seq) < (${cut.at}::timestamptz, ${cut.seq}::int8)
+        and (e.created_at, e.seq) < ${before}
       limit ${limit + 1}
     ),
     ${matchesOf(p)}
     select (select count(*) from x)::int as hits, (select count(*) from m)::int as matches,
+      ${start === null ? sql`null::text` : sql`${start}::text`} as start_at,
+      ${start === null ? sql`null::float8` : sql`(select ${recencyOf(p, start)} from clock)`} as start_recency,
       t.* from (select 1) one left join ${bestOf(best)}`.execute(db);
+  const first = rows[0];
   return {
-    hits: rows[0]?.hits ?? 0,
-    matches: rows[0]?.matches ?? 0,
+    hits: first?.hits ?? 0,
+    matches: first?.matches ?? 0,
+    start:
+      first?.start_at != null && first.start_recency != null
+        ? { at: first.start_at, recency: first.start_recency }
+        : null,
     candidates: candidatesOf(rows),
   };
 }

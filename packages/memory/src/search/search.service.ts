@@ -58,21 +58,25 @@ const DAY_SECONDS = 86_400;
  * which it could. The index phase then looks older entries up through the namespace's GIN keys, either
  * by the terms not among the h - 1 commonest in the window or by every h-term combination (terms common
  * in the window dropped from a combination that keeps another): of the two, the one fewer window matches
- * satisfy, and only if at most `olderMaxDensity` of the window does. It reads at most `olderLimit`.
+ * satisfy, and only if at most `olderMaxDensity` of the window does. It reads newest first (a slice of
+ * four windows' time, then the rest), stops once nothing older can outrank the k-th best, and reads at
+ * most `olderLimit` entries in all.
  *
  * Exact (`ranking.exact`: the results are the top `topK` of scoring every match) when
  * - the window holds every active entry of the tiers (namespaces of up to `windowSize` entries), or
  * - no older entry can outrank the window's k-th best (h would exceed the number of terms): e.g. a
  *   one-term query whose term is in the content of k window entries, a two-letter prefix of nearly every
  *   entry included, or
- * - the index phase read every older entry its formula matches (at most `olderLimit`).
+ * - the index phase read every older entry its formula matches, or all of them down to a time before
+ *   which nothing can outrank the k-th best (at most `olderLimit` entries).
  * Otherwise (what an older entry would need to hold is common in the window, or has more than
  * `olderLimit` older matches) the results are the top `topK` of the window's matches: bounded.
  * With semantic ranking, the k best by text and recency are re-ranked with their similarity, and the
  * results are exact only when every match was read and there are at most k of them.
  *
  * `total` counts every match when `ranking.totalExact` (the window held every entry, or the index phase
- * looked up every term alone and read all it found); otherwise the matches read, a lower bound.
+ * looked up every term alone and read all it found, to the first entry); otherwise the matches read, a
+ * lower bound.
  */
 export async function searchEntries(
   db: DbOrTx,
@@ -234,15 +238,17 @@ export async function findCandidates(
   // An older entry ranks at most (its terms, each at most 2 of den) + recencyWeight * the cut's recency,
   // and loses ties (it is older). Terms most often matched in the window are left out first while an
   // entry holding only them could not outrank the k-th best; the rest must be looked up.
-  const kth = candidates.length >= k ? (candidates[k - 1] as Candidate).rank : Number.NEGATIVE_INFINITY;
   const cutRecency = summary.cutRecency ?? 1;
   const byFrequency = [...effective].sort(
     (a, b) => (summary.termMatches[b] ?? 0) - (summary.termMatches[a] ?? 0) || a - b,
   );
-  let leftOut = 0;
-  while (leftOut < byFrequency.length && (2 * (leftOut + 1)) / den + p.recencyWeight * cutRecency <= kth) {
-    leftOut++;
-  }
+  // How many of the commonest terms an older entry could hold, recency r, and still not outrank the k-th best.
+  const harmless = (kth: number, r: number) => {
+    let j = 0;
+    while (j < byFrequency.length && (2 * (j + 1)) / den + p.recencyWeight * r <= kth) j++;
+    return j;
+  };
+  const leftOut = harmless(kthOf(candidates, k), cutRecency);
   const lookup = byFrequency.slice(leftOut);
   if (lookup.length === 0) return found;
 
@@ -250,23 +256,54 @@ export async function findCandidates(
   // holds at least leftOut + 1 terms. Of the two, the one the window's matches say fewer entries satisfy.
   const formula = olderFormula(summary, effective, lookup, leftOut + 1, settings);
   if (formula === null) return bounded(found);
-  const older = await olderCandidates(
-    db,
-    scope,
-    { ...p, now: summary.now },
-    { at: summary.cutAt, seq: summary.cutSeq },
-    formula.clauses,
-    settings.olderLimit,
-    best,
-  );
-  if (older.hits > settings.olderLimit) return bounded(found);
+
+  // Newest first: a slice as long as 4 windows, then the rest at once (more slices cost a statement each).
+  // It stops after the slice when no entry older than it can outrank the k-th best, which takes k matches
+  // holding every term: a rare single word usually ends there. When the window holds too few entries
+  // with every term for the slice to hold k, the rest is read at once without it.
+  const allTerms = effective.reduce((mask, t) => mask + 2 ** t, 0);
+  const full = summary.maskCounts.reduce((n, c) => (c.mask === allTerms ? n + c.count : n), 0);
+  let ranked = candidates;
+  let before = { at: summary.cutAt, seq: summary.cutSeq };
+  let seconds: number | null = 4 * full >= k ? 4 * Math.max(summary.spanSeconds, MIN_SLICE_SECONDS) : null;
+  let reads = 0;
+  let matches = 0;
+  for (;;) {
+    const older = await olderCandidates(
+      db,
+      scope,
+      { ...p, now: summary.now },
+      { before, seconds },
+      formula.clauses,
+      settings.olderLimit - reads,
+      best,
+    );
+    reads += older.hits;
+    if (reads > settings.olderLimit) return bounded(found);
+    ranked = [...ranked, ...older.candidates].sort(compareCandidates).slice(0, k);
+    matches += older.matches;
+    if (older.start === null) break;
+    // Entries before the slice's start are no more recent than it.
+    if (harmless(kthOf(ranked, k), older.start.recency) >= effective.length) break;
+    before = { at: older.start.at, seq: 0 };
+    seconds = null;
+  }
   found.via = 'index';
-  found.candidates = [...candidates, ...older.candidates].sort(compareCandidates).slice(0, k);
-  found.matches += older.matches;
-  // Every match was read when every term alone was looked up.
+  found.candidates = ranked;
+  found.matches += matches;
+  // Every match was read when every term alone was looked up down to the first entry.
   found.complete =
-    formula.clauses.length === effective.length && formula.clauses.every((c) => c.length === 1);
+    seconds === null &&
+    formula.clauses.length === effective.length &&
+    formula.clauses.every((c) => c.length === 1);
   return found;
+}
+
+/** The window's span taken as at least this, for the first slice (a window written in one burst). */
+const MIN_SLICE_SECONDS = 60;
+
+function kthOf(candidates: Candidate[], k: number): number {
+  return candidates.length >= k ? (candidates[k - 1] as Candidate).rank : Number.NEGATIVE_INFINITY;
 }
 
 /** Terms holding more of the window than this are left out of a combination when others remain. */
