@@ -134,4 +134,17 @@ describe('dependencies on the package page', () => {
     await page.waitForURL(/\/@graph\/base$/);
     await page.close();
   });
+
+  it('never scrolls sideways at phone width (375 px)', async () => {
+    const page = await browser.context.newPage();
+    await page.setViewportSize({ width: 375, height: 812 });
+    for (const url of ['/@graph/base', '/@graph/report', '/@graph/report?version=1.0.0']) {
+      await page.goto(`${registry.baseUrl}${url}`);
+      await page.waitForSelector('[data-testid="dependencies"]');
+      await page.waitForSelector('[data-testid="file-tree"]');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow, url).toBeLessThanOrEqual(0);
+    }
+    await page.close();
+  });
 });
