@@ -1,9 +1,8 @@
 import type { PackageFilters } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { sql } from 'kysely';
-import { blockPositions, type FacetOperand, facetSteps } from '../search/facets.repository.js';
+import { type FacetOperand, wholeFacetChain } from '../search/facets.repository.js';
 import { filterPredicate } from '../search/filters.js';
-import { chain } from '../search/list-chain.js';
 
 /** A list order: the materialized view holding its dense positions, and the column. */
 export interface RankOrder {
@@ -79,9 +78,9 @@ export async function listFilteredByWalk(
 }
 
 /**
- * A filtered page when the filters leave few packages: their positions from the facet lists (as of the
- * last rebuild), ordered by the order's positions, the page's rows read live (a package that stopped
- * passing since is left out: its page is one short until the next rebuild).
+ * A filtered page when the filters leave few packages: their positions from the facets' whole lists (as
+ * of the last rebuild), ordered by the order's positions, the page's rows read live (a package that
+ * stopped passing since is left out: its page is one short until the next rebuild).
  */
 export async function listFilteredByFacets(
   db: Db,
@@ -90,20 +89,12 @@ export async function listFilteredByFacets(
   facets: FacetOperand[],
   offset: number,
   limit: number,
-  blockShift: number,
 ): Promise<ListRow[]> {
   const rank = sql.ref(`r.${order.column}`);
-  const where = sql`and s.block = g.block`;
-  const steps = facetSteps(facets, where);
-  const base =
-    steps[0]?.op === '&'
-      ? null
-      : blockPositions(sql`g.block`, blockShift, sql`(select max(ord) from package_search_docs)`);
-  const kept = chain(base, steps, 'f');
+  const kept = wholeFacetChain(facets, 'f');
   const result = await sql<ListRow>`
     with s as materialized (
-      select o.ord from generate_series(0, (select coalesce(max(ord), 0) from package_search_docs) >> ${sql.lit(blockShift)}) g(block)
-      ${kept.joins} cross join lateral unnest(${kept.value}) o(ord)
+      select o.ord from (select 1) one ${kept.joins} cross join lateral unnest(${kept.value}) o(ord)
     ), t as (
       select d.id, ${rank} as rank from s join package_search_docs d on d.ord = s.ord
       join ${sql.table(order.table)} r on r.id = d.id

@@ -9,7 +9,6 @@ import type { Db } from '@pkgreg/db';
 import { countFacets, facetOperands } from '../search/facets.repository.js';
 import { filterKeys } from '../search/filters.js';
 import { countSearchDocs } from '../search/search-statistics.repository.js';
-import { SEARCH_BLOCK_SHIFT } from '../search/search-tables.repository.js';
 import {
   countRanked,
   type ListRow,
@@ -49,10 +48,11 @@ const ORDERS: Record<ListQuery['sort'], Record<ListQuery['order'], RankOrder>> =
 const MAX_RANK = 2_147_483_647;
 
 /**
- * Filters leaving at most this many packages are paged from their facet lists (each a position probe);
- * more, and the order is walked with each row tested (about pageSize / share rows for page 1).
+ * A filtered page is read from the facet lists (a position probe per package that passes) when that
+ * costs fewer rows than walking the order to the page's end (about (offset + pageSize) / share rows),
+ * weighing a probe as this many walked rows.
  */
-export const LIST_FACETS_MAX = 5000;
+export const PROBE_COST = 2;
 
 const iso = (value: Date) => value.toISOString();
 
@@ -71,18 +71,13 @@ function toListItem(row: ListRow): PackageListItem {
   };
 }
 
-/** How filtered pages are read; tests move the bounds to reach both ways at small sizes. */
+/** How filtered pages are read; tests force either way at small sizes. */
 export interface ListOptions {
-  /** Filters leaving at most this many packages are paged from their facet lists. */
-  facetsMax: number;
-  /** Positions per block of the facet lists as log2: what the search tables were rebuilt with. */
-  blockShift: number;
+  /** `facets` or `walk` always; `cost` chooses by PROBE_COST. */
+  filteredBy: 'cost' | 'facets' | 'walk';
 }
 
-export const DEFAULT_LIST_OPTIONS: ListOptions = {
-  facetsMax: LIST_FACETS_MAX,
-  blockShift: SEARCH_BLOCK_SHIFT,
-};
+export const DEFAULT_LIST_OPTIONS: ListOptions = { filteredBy: 'cost' };
 
 export async function listPackages(
   db: Db,
@@ -117,15 +112,16 @@ async function filteredPage(
   order: RankOrder,
   filters: PackageFilters,
   query: ListQuery,
-  { facetsMax, blockShift }: ListOptions,
+  { filteredBy }: ListOptions,
 ) {
   const [facets, docs] = await Promise.all([facetOperands(db, filterKeys(filters)), countSearchDocs(db)]);
-  const total = await countFacets(db, facets, docs, blockShift);
+  const total = await countFacets(db, facets, docs);
   const offset = (query.page - 1) * query.pageSize;
   if (offset >= total) return { rows: [], total };
-  const rows =
-    total <= facetsMax
-      ? await listFilteredByFacets(db, order, filters, facets, offset, query.pageSize, blockShift)
-      : await listFilteredByWalk(db, order, filters, offset, query.pageSize);
+  const walked = ((offset + query.pageSize) * docs) / Math.max(total, 1);
+  const byFacets = filteredBy === 'facets' || (filteredBy === 'cost' && PROBE_COST * total <= walked);
+  const rows = byFacets
+    ? await listFilteredByFacets(db, order, filters, facets, offset, query.pageSize)
+    : await listFilteredByWalk(db, order, filters, offset, query.pageSize);
   return { rows, total };
 }

@@ -4,9 +4,15 @@ import { type ChainStep, chain } from './list-chain.js';
 import { runNamed } from './named-statements.js';
 
 // Filter keys' ranking positions (package_search_facets, rebuilt with the other search tables): each key
-// by block of package_search_docs positions, like package_search_blocks. A key held by more than half
-// of the packages is stored as its complement (`!key`: the positions without it), so no stored list is
-// longer than half the table and "every package but a few" costs a difference with a short list.
+// by block of package_search_docs positions, like package_search_blocks, and whole (block -1) for the
+// statements that want every position at once (the name phase's sets, the filter plan, list counts):
+// building a whole list from its blocks at query time costs tens of milliseconds for a common key. A key
+// held by more than half of the packages is stored as its complement (`!key`: the positions without
+// it), so no stored list is longer than half the table and "every package but a few" costs a difference
+// with a short list.
+
+/** The block number of a key's whole list. */
+export const WHOLE_FACET = -1;
 
 /** A filter key as the facet tables hold it, with its count as of the last rebuild. */
 export interface FacetOperand {
@@ -70,30 +76,42 @@ export function blockPositions(
     least(((${block} + 1) << ${sql.lit(shift)}) - 1, ${last}))::int4)`;
 }
 
+/** Chain steps over the operands' whole lists (facetSteps' order). */
+export function wholeFacetSteps(operands: FacetOperand[]): ChainStep[] {
+  return facetSteps(operands, sql`and s.block = ${sql.lit(WHOLE_FACET)}`);
+}
+
 /**
- * How many of the `docs` ranked packages pass every operand (as of the last rebuild): per block the
- * chain of facetSteps, summed. Without a positive operand it is `docs` minus the union of the
- * complements, which never materialises the block.
+ * The positions passing every operand, from their whole lists: the chain, or every position minus the
+ * complements when no operand is positive (only then is the table's range materialised).
  */
-export async function countFacets(
-  db: Db,
+export function wholeFacetChain(
   operands: FacetOperand[],
-  docs: number,
-  shift: number,
-): Promise<number> {
+  alias: string,
+): { joins: RawBuilder<unknown>; value: RawBuilder<unknown> } {
+  const steps = wholeFacetSteps(operands);
+  const base =
+    steps[0]?.op === '&'
+      ? null
+      : sql`array(select generate_series(1, (select coalesce(max(ord), 0) from package_search_docs)))::int4[]`;
+  return chain(base, steps, alias);
+}
+
+/**
+ * How many of the `docs` ranked packages pass every operand (as of the last rebuild), from the whole
+ * lists. Without a positive operand it is `docs` minus the union of the complements, which never
+ * materialises the table's range.
+ */
+export async function countFacets(db: Db, operands: FacetOperand[], docs: number): Promise<number> {
   if (operands.length === 0) return docs;
-  const lastBlock = sql`(select ${docs}::int4 >> ${sql.lit(shift)})`;
-  const where = sql`and s.block = g.block`;
   const positive = operands.some((o) => !o.negated);
   const steps = positive
-    ? facetSteps(operands, where)
-    : facetSteps(operands, where).map((step) => ({ ...step, op: '|' as const }));
+    ? wholeFacetSteps(operands)
+    : wholeFacetSteps(operands).map((step) => ({ ...step, op: '|' as const }));
   const { joins, value } = chain(null, steps, 'f');
   const rows = await runNamed(
     db,
-    sql<{ n: number }>`
-      select coalesce(sum(icount(${value})), 0)::int8 as n
-      from generate_series(0, ${lastBlock}) g(block) ${joins}`,
+    sql<{ n: number }>`select icount(${value}) as n from (select 1) one ${joins}`,
   );
   const n = Number(rows[0]?.n ?? 0);
   return positive ? n : docs - n;

@@ -44,8 +44,6 @@ export class PostingCursor {
 
   constructor(
     private readonly terms: TermKeys[],
-    /** Filters apply: the name phase re-checks chunks (the sets of name tiers know no filter). */
-    private readonly filtered: boolean,
     private readonly plan: SearchPlanOptions,
     private readonly docs: number,
     private readonly expectedMatches: number,
@@ -94,9 +92,9 @@ export class PostingCursor {
     return !this.settled && this.placesLeft > 0 && (this.blockCount === 0 || this.namesDone || namesRunning);
   }
 
-  /** Every term's name keys are exact and no filter applies: tiers 0 and 1 come as sets in one statement. */
+  /** Every term's name keys are exact: tiers 0 and 1 come as sets in one statement. */
   get namesExact(): boolean {
-    return !this.filtered && this.terms.every((term) => term.nameExact);
+    return this.terms.every((term) => term.nameExact);
   }
 
   takeNameTiers(tiers: { top: RankedMatch[]; tier0: number; tier01: number }): void {

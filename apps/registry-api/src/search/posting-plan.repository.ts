@@ -1,6 +1,12 @@
 import type { Db } from '@pkgreg/db';
 import { type RawBuilder, sql } from 'kysely';
-import { blockPositions, type FacetOperand, facetSteps } from './facets.repository.js';
+import {
+  blockPositions,
+  type FacetOperand,
+  facetSteps,
+  wholeFacetChain,
+  wholeFacetSteps,
+} from './facets.repository.js';
 import { type ChainStep, chain } from './list-chain.js';
 import { runNamed } from './named-statements.js';
 import { type RankedMatch, rankedMatches, tierFrom } from './search-ranking.js';
@@ -38,30 +44,6 @@ function termSteps(
         ? sql`(${sql.join(keys.map(list), sql` | `)})`
         : sql`coalesce((select pkgreg_int_union(${value}) from ${sql.table(table)} s where s.key = any((select ${keys}::text[])::text[]) ${where}), '{}')`;
   return terms.map((term) => ({ list: union(term.keys), op: '&' as const, cost: term.cost }));
-}
-
-/**
- * The positions holding every term in a posting table: the chain of termSteps, as laterals (`joins`,
- * then read `value`) that stop reading lists once empty, since every intarray operation copies its
- * operands.
- */
-function intersection(
-  table: 'package_search_name_keys' | 'package_search_blocks',
-  column: 'ords' | 'a' | 'ab',
-  terms: string[][],
-  where: RawBuilder<unknown>,
-  alias: string,
-): { joins: RawBuilder<unknown>; value: RawBuilder<unknown> } {
-  return chain(
-    null,
-    termSteps(
-      table,
-      column,
-      terms.map((keys, i) => ({ keys, cost: i })),
-      where,
-    ),
-    alias,
-  );
 }
 
 export interface RankedChunk<S> {
@@ -129,11 +111,40 @@ async function rankCandidates<S extends object>(
 }
 
 /**
+ * The positions whose name (`a`) or name + scope (`ab`) hold every term, and that pass the filters'
+ * facets (their whole lists): one chain, rarest list first, differences last.
+ */
+function nameIntersection(
+  column: 'a' | 'ab',
+  terms: TermKeys[],
+  facets: FacetOperand[],
+  alias: string,
+): { joins: RawBuilder<unknown>; value: RawBuilder<unknown> } {
+  const steps = [
+    ...termSteps(
+      'package_search_name_keys',
+      column,
+      terms.map((t) => ({ keys: t.name, cost: t.postings })),
+      sql``,
+    ),
+    ...wholeFacetSteps(facets),
+  ];
+  return chain(null, rarestFirst(steps), alias);
+}
+
+/** Intersections rarest first (they stop reading once empty), differences after them. */
+function rarestFirst(steps: ChainStep[]): ChainStep[] {
+  return [
+    ...steps.filter((x) => x.op === '&').sort((a, b) => a.cost - b.cost),
+    ...steps.filter((x) => x.op !== '&'),
+  ];
+}
+
+/**
  * Name phase of the posting plan: the positions whose name + scope hold every term
- * (package_search_name_keys: a superset of ranking tiers 0 and 1, wherever they rank), and `count` of
- * them from the `from`-th (1-based, in ranking order) re-checked and ranked, those that pass the
- * filters' `facets` only (each block of the chunk against the facets' lists of that block).
- * `candidates`: how many positions the intersection holds, filters not applied.
+ * (package_search_name_keys: a superset of ranking tiers 0 and 1, wherever they rank) and pass the
+ * filters, and `count` of them from the `from`-th (1-based, in ranking order) re-checked and ranked.
+ * `candidates`: how many positions the intersection holds.
  */
 export async function nameMatches(
   db: Db,
@@ -143,19 +154,8 @@ export async function nameMatches(
   from: number,
   count: number,
   limit: number,
-  blockShift: number,
 ): Promise<RankedChunk<{ candidates: number }>> {
-  const names = intersection(
-    'package_search_name_keys',
-    'ab',
-    terms.map((t) => t.name),
-    sql``,
-    'p',
-  );
-  const filtered =
-    facets.length === 0
-      ? sql`c as materialized (select o.ord from n, unnest(n.chunk) o(ord))`
-      : facetFiltered(sql`n`, sql`n.chunk`, facets, blockShift);
+  const names = nameIntersection('ab', terms, facets, 'p');
   // `offset 0` keeps the intersection one value that both outputs read (no copy of a long list).
   return rankCandidates<{ candidates: number }>(
     db,
@@ -163,48 +163,48 @@ export async function nameMatches(
     sql`n as materialized (
         select icount(x.ords) as candidates, subarray(x.ords, ${from}::int4, ${count}::int4) as chunk
         from (select ${names.value} as ords from (select 1) one ${names.joins} offset 0) x),
-      ${filtered}`,
+      c as materialized (select o.ord from n, unnest(n.chunk) o(ord))`,
     sql`(select n.candidates from n) as candidates`,
     limit,
   );
 }
 
 /**
- * CTE `c(ord)`: the positions of the sorted `list` (a column of the one-row `source`) that pass the
- * facets, block by block: each block's run of the list (a subarray: it is sorted) goes through the chain
- * of that block's facet lists.
+ * Filter plan: the positions passing every filter (the facets' whole lists) re-checked against every
+ * term and ranked, all at once. `matches` is then exact.
  */
-function facetFiltered(
-  source: RawBuilder<unknown>,
-  list: RawBuilder<unknown>,
+export async function filterMatches(
+  db: Db,
+  lexemes: string[],
   facets: FacetOperand[],
-  blockShift: number,
-): RawBuilder<unknown> {
-  const filter = chain(sql`r.a`, facetSteps(facets, sql`and s.block = g.block`), 'f');
-  return sql`c as materialized (
-      select o.ord from (
-        select u.o >> ${sql.lit(blockShift)} as block, min(u.i)::int4 as first,
-          (max(u.i) - min(u.i) + 1)::int4 as count
-        from ${source}, unnest(${list}) with ordinality u(o, i) group by 1
-      ) g
-      cross join lateral (select subarray(${list}, g.first, g.count) as a from ${source} offset 0) r
-      ${filter.joins}
-      cross join lateral unnest(${filter.value}) o(ord))`;
+  limit: number,
+): Promise<RankedChunk<object>> {
+  const kept = wholeFacetChain(facets, 'f');
+  return rankCandidates<object>(
+    db,
+    lexemes,
+    sql`k as materialized (select ${kept.value} as ords from (select 1) one ${kept.joins} offset 0),
+      c as materialized (select o.ord from k, unnest(k.ords) o(ord))`,
+    sql`1 as one`,
+    limit,
+  );
 }
 
 /**
  * Name phase of the posting plan when every term's name keys are exact: ranking tiers 0 (every term
- * in the name) and 1 (in name + scope) as set operations over package_search_name_keys, wherever they
- * rank, with no row read but the page's. `tier0`, `tier01`: how many packages each holds.
+ * in the name) and 1 (in name + scope) as set operations over package_search_name_keys and the filters'
+ * whole lists, wherever they rank, with no row read but the page's. `tier0`, `tier01`: how many
+ * packages each holds.
  */
 export async function nameTiers(
   db: Db,
   terms: TermKeys[],
+  facets: FacetOperand[],
   limit: number,
 ): Promise<{ top: RankedMatch[]; tier0: number; tier01: number }> {
   const names = terms.map((t) => t.name);
-  const inName = intersection('package_search_name_keys', 'a', names, sql``, 'a');
-  const inNameOrScope = intersection('package_search_name_keys', 'ab', names, sql``, 'b');
+  const inName = nameIntersection('a', terms, facets, 'a');
+  const inNameOrScope = nameIntersection('ab', terms, facets, 'b');
   const rows = await runNamed(
     db,
     sql<
@@ -286,11 +286,7 @@ export async function blockMatches(
     ),
     ...facetSteps(facets, where),
   ];
-  // Rarest first (the intersections stop reading once empty); differences last.
-  const ordered = [
-    ...steps.filter((x) => x.op === '&').sort((a, b) => a.cost - b.cost),
-    ...steps.filter((x) => x.op !== '&'),
-  ];
+  const ordered = rarestFirst(steps);
   const base =
     ordered[0]?.op === '&'
       ? null

@@ -2,7 +2,13 @@ import { SEARCH_MAX_RESULTS } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import type { FacetOperand } from './facets.repository.js';
 import { PostingCursor } from './posting-cursor.js';
-import { blockMatches, nameMatches, nameTiers, type TermKeys } from './posting-plan.repository.js';
+import {
+  blockMatches,
+  filterMatches,
+  nameMatches,
+  nameTiers,
+  type TermKeys,
+} from './posting-plan.repository.js';
 import type { SearchPlanOptions } from './search-planner.js';
 import type { SearchPage } from './search-sql.js';
 
@@ -36,32 +42,21 @@ class RunningNames {
   }
 }
 
-/**
- * Starts the name phase's next statement: the tiers as sets when the name keys are exact and no filter
- * applies, else a chunk.
- */
+/** Starts the name phase's next statement: the tiers as sets when the name keys are exact, else a chunk. */
 function startNames(
   db: Db,
   lexemes: string[],
   terms: TermKeys[],
   facets: FacetOperand[],
-  plan: SearchPlanOptions,
   cursor: PostingCursor,
 ): Promise<void> {
   if (cursor.namesExact) {
-    return nameTiers(db, terms, SEARCH_MAX_RESULTS).then((tiers) => cursor.takeNameTiers(tiers));
+    return nameTiers(db, terms, facets, SEARCH_MAX_RESULTS).then((tiers) => cursor.takeNameTiers(tiers));
   }
   const range = cursor.nextNameRange();
-  return nameMatches(
-    db,
-    lexemes,
-    terms,
-    facets,
-    range.from,
-    range.count,
-    SEARCH_MAX_RESULTS,
-    plan.blockShift,
-  ).then((chunk) => cursor.takeNameChunk(range, chunk));
+  return nameMatches(db, lexemes, terms, facets, range.from, range.count, SEARCH_MAX_RESULTS).then((chunk) =>
+    cursor.takeNameChunk(range, chunk),
+  );
 }
 
 /**
@@ -79,7 +74,7 @@ export async function postingPlan(
   docs: number,
   expectedMatches: number,
 ): Promise<SearchPage> {
-  const cursor = new PostingCursor(terms, facets.length > 0, plan, docs, expectedMatches);
+  const cursor = new PostingCursor(terms, plan, docs, expectedMatches);
   const names = new RunningNames();
   for (;;) {
     const namesOpen = cursor.namesOpen(names.running);
@@ -90,7 +85,7 @@ export async function postingPlan(
       names.throwIfFailed();
       continue;
     }
-    if (namesOpen) names.start(startNames(db, lexemes, terms, facets, plan, cursor));
+    if (namesOpen) names.start(startNames(db, lexemes, terms, facets, cursor));
     let blocks: Promise<void> | undefined;
     if (blocksOpen) {
       const range = cursor.nextBlockRange();
@@ -106,25 +101,11 @@ export async function postingPlan(
 }
 
 /**
- * Filter plan: the filters' facet lists, block by block over the whole table, are the candidates; each
- * is re-checked against every term and ranked. Exact, total included; its cost follows the packages the
+ * Filter plan: the packages passing every filter (the facets' whole lists) are the candidates; each is
+ * re-checked against every term and ranked. Exact, total included; its cost follows the packages the
  * filters leave, so it answers when they are few (a scope, a rare tag).
  */
-export async function filterPlan(
-  db: Db,
-  lexemes: string[],
-  facets: FacetOperand[],
-  plan: SearchPlanOptions,
-  docs: number,
-): Promise<SearchPage> {
-  const chunk = await blockMatches(
-    db,
-    lexemes,
-    [],
-    facets,
-    { first: 0, through: docs >> plan.blockShift, skip: 0, count: Math.max(docs, 1) },
-    SEARCH_MAX_RESULTS,
-    plan.blockShift,
-  );
+export async function filterPlan(db: Db, lexemes: string[], facets: FacetOperand[]): Promise<SearchPage> {
+  const chunk = await filterMatches(db, lexemes, facets, SEARCH_MAX_RESULTS);
   return { rows: chunk.top.flatMap((m) => m.row ?? []), total: chunk.matches };
 }

@@ -133,9 +133,9 @@ export async function createNextNameKeys(db: Db): Promise<void> {
 
 /**
  * The filters' tables (migration 2026-11-25T1700-registry-discovery): each filter key's positions by
- * block (package_search_facets), from pkgreg_facet_keys of each ranked package; its count, and the key
- * its positions are stored under (package_search_facet_stats). A key held by more than half of the
- * packages is stored as `!key`, the positions without it, block by block.
+ * block (package_search_facets), from pkgreg_facet_keys of each ranked package, and whole (block -1); its
+ * count, and the key its positions are stored under (package_search_facet_stats). A key held by more
+ * than half of the packages is stored as `!key`, the positions without it.
  */
 export async function createNextFacets(db: Db, { blockShift }: SearchTablesOptions): Promise<void> {
   const shift = sql.lit(blockShift);
@@ -154,20 +154,26 @@ export async function createNextFacets(db: Db, { blockShift }: SearchTablesOptio
       from ${sql.table(FACET_POSITIONS)} group by key`,
     'key',
   );
+  // Blocks first (the complements computed per block), then each key's whole list from its blocks.
+  const blocks = sql`
+    select f.key, f.block, f.ords from ${sql.table(FACET_POSITIONS)} f
+      join package_search_facet_stats_next st on st.key = f.key and st.stored = st.key
+    union all
+    select c.stored, c.block, c.ords from (
+      select st.stored, g.block, array(select generate_series(greatest(g.block << ${shift}, 1),
+          least(((g.block + 1) << ${shift}) - 1, ${last})))::int4[] - coalesce(f.ords, '{}') as ords
+      from package_search_facet_stats_next st
+      cross join generate_series(0, ${last} >> ${shift}) g(block)
+      left join ${sql.table(FACET_POSITIONS)} f on f.key = st.key and f.block = g.block
+      where st.stored <> st.key
+    ) c where cardinality(c.ords) > 0`;
   await createNextTable(
     db,
     'package_search_facets',
-    sql`select f.key, f.block, f.ords from ${sql.table(FACET_POSITIONS)} f
-        join package_search_facet_stats_next st on st.key = f.key and st.stored = st.key
+    sql`with b as materialized (${blocks})
+      select key, block, ords from b
       union all
-      select c.stored, c.block, c.ords from (
-        select st.stored, g.block, array(select generate_series(greatest(g.block << ${shift}, 1),
-            least(((g.block + 1) << ${shift}) - 1, ${last})))::int4[] - coalesce(f.ords, '{}') as ords
-        from package_search_facet_stats_next st
-        cross join generate_series(0, ${last} >> ${shift}) g(block)
-        left join ${sql.table(FACET_POSITIONS)} f on f.key = st.key and f.block = g.block
-        where st.stored <> st.key
-      ) c where cardinality(c.ords) > 0`,
+      select key, ${sql.lit(-1)}, pkgreg_int_union(ords order by block) from b group by key`,
     'key, block',
   );
   await sql`drop table ${sql.table(FACET_POSITIONS)}`.execute(db);

@@ -85,7 +85,7 @@ async function runPlan(
     case 'selective':
       return selectivePlan(db, lexemes, choice.indexQuery, SEARCH_MAX_RESULTS, choice.recheck, filters);
     case 'filter':
-      return filterPlan(db, lexemes, facets, plan, docs);
+      return filterPlan(db, lexemes, facets);
     case 'posting':
       return postingPlan(db, lexemes, choice.terms, facets, plan, docs, choice.expectedMatches);
     case 'scan': {
