@@ -29,7 +29,7 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   halfLifeDays: 30,
   recencyWeight: 0.4,
   semanticWeight: 1,
-  windowSize: 2000,
+  windowSize: 1000,
   olderLimit: 500,
   olderMaxDensity: 0.05,
   semanticCandidates: 100,
