@@ -195,7 +195,7 @@ export interface PackageDownloadsDailyTable {
   count: number;
 }
 
-/** Materialized view: each visible package's dense position by downloads and by trending score. */
+/** Each visible package's dense position by downloads and by trending score; rebuilt by registry-api. */
 export interface PackagePopularityRanksTable {
   id: string;
   downloads_asc: number;
