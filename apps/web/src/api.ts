@@ -4,11 +4,14 @@ import type {
   ListQuery,
   ListResponse,
   PackageDetail,
+  PackageFilters,
   SearchResponse,
   TrackResponse,
   VersionDetail,
   VersionListResponse,
 } from '@pkgreg/contracts';
+
+import { filterParams } from './list-query.js';
 
 // The public REST API only (registry-api.md), same origin: proxied by the dev server, served alongside
 // by registry-api in production. Types come from @pkgreg/contracts; its zod schemas stay out of the bundle.
@@ -80,11 +83,18 @@ export function listPackages(query: ListQuery, signal?: AbortSignal): Promise<Li
     sort: query.sort,
     order: query.order,
   });
+  for (const [name, value] of filterParams(query)) params.set(name, value);
   return request<ListResponse>(`/api/packages?${params}`, { signal });
 }
 
-export function searchPackages(q: string, signal?: AbortSignal): Promise<SearchResponse> {
-  return request<SearchResponse>(`/api/search?${new URLSearchParams({ q })}`, { signal });
+export function searchPackages(
+  q: string,
+  filters: PackageFilters = {},
+  signal?: AbortSignal,
+): Promise<SearchResponse> {
+  return request<SearchResponse>(`/api/search?${new URLSearchParams([['q', q], ...filterParams(filters)])}`, {
+    signal,
+  });
 }
 
 export function getPackage(scope: string, name: string, signal?: AbortSignal): Promise<PackageDetail> {

@@ -2,6 +2,7 @@ import type { ListResponse, PackageListItem } from '@pkgreg/contracts';
 import { listPackages } from '../api.js';
 import { formatCount, formatDate, formatRelative } from '../format.js';
 import {
+  hasFilters,
   LIST_SORT_OPTIONS,
   type ListState,
   listStateToSearch,
@@ -85,7 +86,7 @@ function SortControls(props: { state: ListState }) {
             key={option.sort}
             class={option.sort === state.sort ? 'segment is-current' : 'segment'}
             aria-current={option.sort === state.sort ? 'true' : undefined}
-            href={href({ sort: option.sort, order: NATURAL_ORDER[option.sort], page: 1 })}
+            href={href({ ...state, sort: option.sort, order: NATURAL_ORDER[option.sort], page: 1 })}
             data-testid={`sort-${option.sort}`}
           >
             {option.label}
@@ -106,10 +107,14 @@ function SortControls(props: { state: ListState }) {
 
 export function PackageList(props: { state: ListState }) {
   const { state } = props;
-  const key = `${state.page}|${state.sort}|${state.order}`;
+  const key = `${state.page}|${state.sort}|${state.order}|${listStateToSearch(state)}`;
   const [resource, retry] = useResource<ListResponse>(key, (signal) =>
-    listPackages({ page: state.page, pageSize: PAGE_SIZE, sort: state.sort, order: state.order }, signal),
+    listPackages(
+      { page: state.page, pageSize: PAGE_SIZE, sort: state.sort, order: state.order, ...state.filters },
+      signal,
+    ),
   );
+  const filtered = hasFilters(state.filters);
   const data =
     resource.status === 'ok' ? resource.data : resource.status === 'loading' ? resource.previous : null;
 
@@ -117,7 +122,7 @@ export function PackageList(props: { state: ListState }) {
     <section class="package-list" aria-labelledby="list-heading" data-testid="package-list">
       <div class="section-head">
         <h2 id="list-heading">
-          All packages
+          {filtered ? 'Matching packages' : 'All packages'}
           {data ? <span class="count">{formatCount(data.total)}</span> : null}
         </h2>
         <SortControls state={state} />
@@ -126,6 +131,12 @@ export function PackageList(props: { state: ListState }) {
         <ErrorState error={resource.error} context="the package list" onRetry={retry} />
       ) : !data ? (
         <SkeletonList label="Loading packages" />
+      ) : data.total === 0 && filtered ? (
+        <EmptyState title="No packages match these filters" testId="no-filter-results">
+          <p>
+            Remove a filter, or <a href={href({ ...state, filters: {}, page: 1 })}>clear them all</a>.
+          </p>
+        </EmptyState>
       ) : data.total === 0 ? (
         <EmptyState title="No packages yet">
           <p>The registry has not indexed any package. Index a repository and its skills show up here.</p>

@@ -1,7 +1,8 @@
-import type { SearchResponse, SearchResultItem } from '@pkgreg/contracts';
+import type { PackageFilters, SearchResponse, SearchResultItem } from '@pkgreg/contracts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { searchPackages } from '../api.js';
 import { formatCount } from '../format.js';
+import { filterParams } from '../list-query.js';
 import { navigate } from '../router.js';
 import { SearchIcon, VerifiedIcon } from './icons.js';
 import { EmptyState, ErrorState } from './states.js';
@@ -26,8 +27,16 @@ function packageHref(item: Pick<SearchResultItem, 'scope' | 'name'>): string {
   return `/@${item.scope}/${item.name}`;
 }
 
-export function SearchBox(props: { query: string; onQueryChange: (q: string) => void }) {
+export function SearchBox(props: {
+  query: string;
+  onQueryChange: (q: string) => void;
+  /** The filter chips' filters: results pass them all (issue 20). */
+  filters?: PackageFilters;
+}) {
   const { query, onQueryChange } = props;
+  const filters = props.filters ?? {};
+  // The effect below re-runs when the filters change, compared by value (a new object each render).
+  const filtersKey = new URLSearchParams(filterParams(filters)).toString();
   const [state, setState] = useState<SearchState>({ status: 'idle' });
   const [active, setActive] = useState(-1);
   const [attempt, setAttempt] = useState(0);
@@ -47,7 +56,7 @@ export function SearchBox(props: { query: string; onQueryChange: (q: string) => 
       previous: s.status === 'ok' ? s.data : s.status === 'loading' ? s.previous : null,
     }));
     const timer = setTimeout(() => {
-      searchPackages(trimmed, controller.signal).then(
+      searchPackages(trimmed, filters, controller.signal).then(
         (data) => {
           if (!controller.signal.aborted) setState({ status: 'ok', data, q: trimmed });
         },
@@ -60,7 +69,7 @@ export function SearchBox(props: { query: string; onQueryChange: (q: string) => 
       clearTimeout(timer);
       controller.abort();
     };
-  }, [trimmed, attempt]);
+  }, [trimmed, attempt, filtersKey]);
 
   const shown: SearchResponse | null =
     state.status === 'ok' ? state.data : state.status === 'loading' ? state.previous : null;

@@ -6,13 +6,20 @@ import { useMarkdownHtml } from '../use-markdown.js';
 // SKILL.md of the shown version: its frontmatter (a table from the API's parsed object for the latest
 // version; the YAML as written for an older one) and its body rendered and sanitized.
 
-export function Chips(props: { items: string[]; code?: boolean; empty?: string }) {
+export function Chips(props: {
+  items: string[];
+  code?: boolean;
+  empty?: string;
+  /** Each item as a link (the list filtered by it), when given. */
+  hrefOf?: (item: string) => string;
+}) {
   if (!props.items.length) return <span class="muted">{props.empty ?? 'None'}</span>;
+  const { hrefOf } = props;
   return (
     <ul class="chips">
       {props.items.map((item) => (
         <li key={item} class={props.code ? 'chip chip-code' : 'chip'}>
-          {item}
+          {hrefOf ? <a href={hrefOf(item)}>{item}</a> : item}
         </li>
       ))}
     </ul>

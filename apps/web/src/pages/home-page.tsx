@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { FilterChips } from '../components/filter-chips.js';
 import { PackageList } from '../components/package-list.js';
 import { SearchBox } from '../components/search-box.js';
 import { parseListState } from '../list-query.js';
@@ -52,7 +53,8 @@ export function HomePage(props: { search: string; visit: number }) {
         <p class="hero-lead">
           Search and install agent skills, workflows and apps indexed from their source repositories.
         </p>
-        <SearchBox query={query} onQueryChange={onQueryChange} />
+        <SearchBox query={query} onQueryChange={onQueryChange} filters={listState.filters} />
+        <FilterChips state={listState} q={query} />
       </section>
       {searching ? null : <PackageList state={listState} />}
     </>

@@ -26,7 +26,8 @@ import {
 } from '../components/icons.js';
 import { DependenciesCard } from '../components/dependencies.js';
 import { Findings, QuarantineNotice, RiskBadge } from '../components/risk.js';
-import { Chips, type SkillDoc, SkillBody, SkillSkeleton } from '../components/skill-body.js';
+import { Chips, SkillBody, type SkillDoc, SkillSkeleton } from '../components/skill-body.js';
+import { DownloadsSparkline } from '../components/sparkline.js';
 import { EmptyState, ErrorState } from '../components/states.js';
 import { VersionPicker } from '../components/version-picker.js';
 import { buildFileTree } from '../file-tree.js';
@@ -52,6 +53,11 @@ function downloadText(filename: string, text: string): void {
   anchor.remove();
   // Give the browser a moment to start the download before the URL dies.
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** The package list filtered by one value (a tag, an agent), from a chip of the package page. */
+function filterHref(name: 'tag' | 'agent', value: string): string {
+  return `/?${new URLSearchParams({ [name]: value.trim().toLowerCase() })}`;
 }
 
 function Fact(props: { label: string; children: ComponentChildren; testId?: string }) {
@@ -465,6 +471,16 @@ function PackageView(props: {
         </div>
 
         <aside class="package-side" aria-label="Package details">
+          {pkg.dailyDownloads ? (
+            <section class="card">
+              <h2 class="card-title">Downloads</h2>
+              <DownloadsSparkline
+                daily={pkg.dailyDownloads}
+                last7={pkg.downloadsLast7Days}
+                last30={pkg.downloadsLast30Days}
+              />
+            </section>
+          ) : null}
           <section class="card">
             <h2 class="card-title">Details</h2>
             <dl class="facts">
@@ -521,9 +537,13 @@ function PackageView(props: {
           {shown ? <VersionFacts version={shown} /> : null}
           <section class="card">
             <h2 class="card-title">Compatibility</h2>
-            <Chips items={pkg.compatibility} empty="Not stated" />
+            <Chips
+              items={pkg.compatibility}
+              empty="Not stated"
+              hrefOf={(agent) => filterHref('agent', agent)}
+            />
             <h2 class="card-title card-title-spaced">Tags</h2>
-            <Chips items={pkg.tags} empty="No tags" />
+            <Chips items={pkg.tags} empty="No tags" hrefOf={(tag) => filterHref('tag', tag)} />
             <h2 class="card-title card-title-spaced">Allowed tools</h2>
             <Chips items={pkg.allowedTools} code empty="No tool restrictions declared" />
           </section>
