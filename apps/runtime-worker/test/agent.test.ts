@@ -40,7 +40,9 @@ let events: TaskEvents;
 beforeAll(async () => {
   await seedPackages(tdb.db, REGISTRY_FIXTURE);
   registry = await startRegistryApi(tdb.url);
-  worker = createTestWorker(tdb.db, prefix, { finder: createHttpPackageFinder(registry.url) });
+  // A step whose search fails gets no packages (the agent goes on without them), so the test's finder
+  // waits longer than the 3 s default: a loaded CI machine answered a cold search later than that.
+  worker = createTestWorker(tdb.db, prefix, { finder: createHttpPackageFinder(registry.url, 20_000) });
   queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix });
   events = await createTaskEvents({ connection: TEST_REDIS_URL, prefix });
 });
