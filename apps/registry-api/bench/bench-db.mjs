@@ -1,7 +1,7 @@
 import { createDb, ensureDatabase, migrateToLatest } from '@pkgreg/db';
 import { sql } from 'kysely';
 import { refreshDerivedTables } from '../dist/packages/derived-tables-refresher.js';
-import { generatorFunctions, generatorInsert } from './generate.mjs';
+import { generatorDownloads, generatorFunctions, generatorInsert } from './generate.mjs';
 
 export const BENCH_DATABASE = 'pkgreg_bench';
 
@@ -36,6 +36,7 @@ export async function prepareBenchDatabase(adminUrl, size, { fresh = false, log 
     const started = Date.now();
     await db.connection().execute(async (conn) => {
       await sql`truncate packages cascade`.execute(conn);
+      await sql`truncate package_downloads_daily`.execute(conn);
       for (const statement of generatorFunctions()) await sql.raw(statement).execute(conn);
       // Maintaining the GIN index row by row is most of a bulk load: drop it, load, build it once.
       await sql`set maintenance_work_mem = '256MB'`.execute(conn);
@@ -47,6 +48,7 @@ export async function prepareBenchDatabase(adminUrl, size, { fresh = false, log 
       await sql`
         create index packages_search_keys_idx on packages
         using gin (pkgreg_search_keys(search_vector)) with (fastupdate = off)`.execute(conn);
+      await sql.raw(generatorDownloads()).execute(conn);
     });
     log(`generated ${size} packages in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const t2 = Date.now();
@@ -54,6 +56,7 @@ export async function prepareBenchDatabase(adminUrl, size, { fresh = false, log 
     await refreshDerivedTables(db);
     await sql`vacuum analyze package_list_ranks`.execute(db);
     await sql`vacuum analyze package_search_docs`.execute(db);
+    await sql`vacuum analyze package_downloads_daily`.execute(db);
     log(`vacuum, analyze, list positions and search tables in ${((Date.now() - t2) / 1000).toFixed(1)} s`);
     return url;
   } finally {
