@@ -53,8 +53,8 @@ const DETAIL_COLUMNS = [
 /** A package's detail columns and its latest version's findings (one index probe more, same statement). */
 export type PackageDetailRow = PackageRow & {
   findings: Array<Record<string, unknown>> | null;
-  /** Downloads of the last 30 UTC days, oldest first: `daily_from`, then each day up to today. */
-  daily_downloads: number[];
+  /** Downloads of the last 30 UTC days with any: [days after `daily_from`, count]; null when none. */
+  daily_downloads: Array<[number, number]> | null;
   /** The first of those days (YYYY-MM-DD). */
   daily_from: string;
   /** Today (UTC) in days since 1970-01-01: the recent downloads move with it, so the ETag does. */
@@ -85,11 +85,16 @@ export async function findVisiblePackage(
           .limit(1)
           .as('findings'),
       )
-      // One index range of package_downloads_daily (at most 30 rows), days without downloads as 0.
+      // One index range of package_downloads_daily (at most 30 rows): [day index, count] pairs, the
+      // days without downloads left for the service to fill with 0.
       .select(
-        sql<number[]>`array(select coalesce(d.count, 0)::int4 from generate_series(0, 29) g(i)
-        left join package_downloads_daily d on d.package_id = packages.id and d.day = ${TODAY} - 29 + g.i
-        order by g.i)`.as('daily_downloads'),
+        sql<Array<
+          [number, number]
+        > | null>`(select json_agg(json_build_array(d.day - (${TODAY} - 29), d.count))
+          from package_downloads_daily d
+          where d.package_id = packages.id and d.day > ${TODAY} - 30 and d.day <= ${TODAY})`.as(
+          'daily_downloads',
+        ),
       )
       .select(sql<string>`to_char(${TODAY} - 29, 'YYYY-MM-DD')`.as('daily_from'))
       .select(EPOCH_DAY.as('epoch_day'))

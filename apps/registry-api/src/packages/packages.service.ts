@@ -59,7 +59,8 @@ export function toPackageDetail(row: PackageDetailRow, dependencies: PackageDepe
 function recentDownloads(
   row: PackageDetailRow,
 ): Pick<PackageDetail, 'downloadsLast7Days' | 'downloadsLast30Days' | 'dailyDownloads'> {
-  const counts = row.daily_downloads.map(Number);
+  const counts = new Array<number>(30).fill(0);
+  for (const [day, count] of row.daily_downloads ?? []) counts[day] = Number(count);
   const sum = (values: number[]) => values.reduce((total, n) => total + n, 0);
   return {
     downloadsLast7Days: sum(counts.slice(-7)),
