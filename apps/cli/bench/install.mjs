@@ -4,19 +4,18 @@
 // each command as a fresh process into a fresh folder, interleaved, median of --rounds (15).
 // --cli <path> (repeatable) measures other builds of dist/index.js side by side, e.g. a copy of an
 // earlier build placed where it finds the same node_modules.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from '@pkgreg/db/testing';
 import { indexSource } from '@pkgreg/indexer';
 import { createRepo, skillMd } from '@pkgreg/indexer/testing';
+import { startRegistry, timeMs } from './bench-registry.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const registryEntry = path.resolve(here, '../../registry-api/dist/index.js');
 
 if (!process.env.PKGREG_BENCH_LOCKED) {
   const r = spawnSync('flock', ['/tmp/pkgreg-bench.lock', process.execPath, ...process.argv.slice(1)], {
@@ -35,15 +34,6 @@ const clis = process.argv.flatMap((value, i) =>
   process.argv[i - 1] === '--cli' ? [path.resolve(value)] : [],
 );
 if (clis.length === 0) clis.push(path.resolve(here, '../dist/index.js'));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort() {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address();
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** 80 files, ~1 MB: text the way skills hold it (scripts, references) and incompressible assets. */
 function fixtureFiles() {
@@ -61,12 +51,6 @@ function fixtureFiles() {
   return files;
 }
 
-const timeMs = (command, args, options) => {
-  const started = performance.now();
-  execFileSync(command, args, { stdio: 'ignore', ...options });
-  return performance.now() - started;
-};
-
 const root = mkdtempSync(path.join(os.tmpdir(), 'pkgreg-install-bench-'));
 const t = await createTestDatabase();
 let registry;
@@ -75,25 +59,8 @@ try {
   const summary = await indexSource({ db: t.db }, { kind: 'git', locator: repo });
   const version = summary.versions[0]?.version;
   if (!version) throw new Error(`indexing made no version: ${JSON.stringify(summary)}`);
-  const port = await freePort();
-  registry = spawn(process.execPath, [registryEntry], {
-    env: {
-      ...process.env,
-      DATABASE_URL: t.url,
-      REGISTRY_PORT: String(port),
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-    },
-    stdio: 'ignore',
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i += 1) {
-    try {
-      if ((await fetch(`${base}/readyz`)).ok) break;
-    } catch {}
-    if (i > 200) throw new Error('registry-api did not come up');
-    await sleep(100);
-  }
+  registry = await startRegistry(t.url);
+  const base = registry.base;
   const archive = Buffer.from(
     await (await fetch(`${base}/api/packages/@bench/big/versions/${version}/archive.tgz`)).arrayBuffer(),
   );
@@ -138,7 +105,7 @@ try {
       installs.map((install, i) => `  ${ratio(install)}${names[i]}`).join('\n'),
   );
 } finally {
-  registry?.kill('SIGTERM');
+  registry?.stop();
   await t.destroy();
   rmSync(root, { recursive: true, force: true });
 }

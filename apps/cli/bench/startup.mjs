@@ -5,18 +5,17 @@
 //
 // --cli <path> (repeatable) measures other builds of dist/index.js side by side, e.g. a copy of an
 // earlier build placed where it finds the same node_modules.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from '@pkgreg/db/testing';
 import { indexSource } from '@pkgreg/indexer';
 import { createRepo, skillMd } from '@pkgreg/indexer/testing';
+import { startRegistry, timeMs } from './bench-registry.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const registryEntry = path.resolve(here, '../../registry-api/dist/index.js');
 
 if (!process.env.PKGREG_BENCH_LOCKED) {
   const r = spawnSync('flock', ['/tmp/pkgreg-bench.lock', process.execPath, ...process.argv.slice(1)], {
@@ -34,21 +33,6 @@ const arg = (name, fallback) => {
 const clis = args.flatMap((value, i) => (args[i - 1] === '--cli' ? [path.resolve(value)] : []));
 if (clis.length === 0) clis.push(path.resolve(here, '../dist/index.js'));
 const rounds = Number(arg('rounds', '30'));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort() {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address();
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-const timeMs = (command, commandArgs, options) => {
-  const started = performance.now();
-  execFileSync(command, commandArgs, { stdio: 'ignore', ...options });
-  return performance.now() - started;
-};
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'pkgreg-startup-bench-'));
 const t = await createTestDatabase();
@@ -60,25 +44,8 @@ try {
   }
   const repo = createRepo(root, 'bench', 'skills', files);
   await indexSource({ db: t.db }, { kind: 'git', locator: repo });
-  const port = await freePort();
-  registry = spawn(process.execPath, [registryEntry], {
-    env: {
-      ...process.env,
-      DATABASE_URL: t.url,
-      REGISTRY_PORT: String(port),
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-    },
-    stdio: 'ignore',
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i += 1) {
-    try {
-      if ((await fetch(`${base}/readyz`)).ok) break;
-    } catch {}
-    if (i > 200) throw new Error('registry-api did not come up');
-    await sleep(100);
-  }
+  registry = await startRegistry(t.url);
+  const base = registry.base;
   const env = { ...process.env, HOME: root, PKGREG_REGISTRY: base };
   const commands = [{ label: "node -e ''", args: ['-e', ''] }];
   for (const cli of clis) {
@@ -103,7 +70,7 @@ try {
     console.log(`  ${command.label.padEnd(width)}  ${ms.toFixed(0).padStart(5)} ms (median)${ratio}`);
   }
 } finally {
-  registry?.kill('SIGTERM');
+  registry?.stop();
   await t.destroy();
   rmSync(root, { recursive: true, force: true });
 }

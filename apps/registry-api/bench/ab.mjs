@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { benchDatabaseUrl } from './bench-db.mjs';
+import { benchServerEnv } from './server-env.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -45,14 +46,7 @@ function load(base, paths, { connections, method = 'GET' }) {
 
 async function startServer(dist, port) {
   const child = spawn('taskset', ['-c', '0', process.execPath, path.join(dist, 'index.js')], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      REGISTRY_PORT: String(port),
-      REGISTRY_HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-    },
+    env: { ...process.env, ...benchServerEnv(url, port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;

@@ -12,6 +12,7 @@ import { createDb } from '@pkgreg/db';
 import pg from 'pg';
 import { readPopularityInputs, refreshPopularityRanks } from '../dist/packages/packages.repository.js';
 import { prepareBenchDatabase } from './bench-db.mjs';
+import { benchServerEnv } from './server-env.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const appDir = path.resolve(here, '..');
@@ -161,17 +162,10 @@ for (const size of sizes) {
   const load1 = os.loadavg()[0];
 
   const server = startProcess(process.execPath, [serverEntry], {
-    DATABASE_URL: url,
-    REGISTRY_PORT: String(PORT),
-    REGISTRY_HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
+    ...benchServerEnv(url, PORT),
     // No popularity rebuild in the middle of the rounds (the folds of the track runs would ask for one);
     // its cost is measured on its own below.
     POPULARITY_REFRESH_INTERVAL_MS: '3600000',
-    // Production requires publishing's settings (docs/publishing.md); the bench publishes nothing.
-    REGISTRY_PUBLIC_URL: `http://127.0.0.1:${PORT}`,
-    WEBHOOK_SECRET_KEY: 'bench-only-webhook-key-never-used-for-a-real-publish',
   });
   const base = `http://127.0.0.1:${PORT}`;
   try {

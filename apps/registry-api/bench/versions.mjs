@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from '@pkgreg/db/testing';
 import { indexSource } from '@pkgreg/indexer';
+import { benchServerEnv } from './server-env.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const appDir = path.resolve(here, '..');
@@ -107,11 +108,7 @@ try {
   const urlPath = `/api/packages/@bench/big/versions/${version}/archive.tgz`;
 
   const server = startPinned([path.join(appDir, 'dist/index.js')], {
-    DATABASE_URL: t.url,
-    REGISTRY_PORT: String(PORT),
-    REGISTRY_HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
+    ...benchServerEnv(t.url, PORT),
   });
   children.push(server);
   const base = `http://127.0.0.1:${PORT}`;
