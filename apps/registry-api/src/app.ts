@@ -11,6 +11,7 @@ import { type Env, publishingSettings } from './env.js';
 import { JSON_BODY_LIMIT } from './http/body.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
+import { createRegistryMetrics, type RegistryMetrics } from './metrics.js';
 import { moderationRoutes } from './moderation/moderation.routes.js';
 import { createReportLimiter } from './moderation/report-limiter.js';
 import { openApiRoutes } from './openapi/openapi.routes.js';
@@ -39,6 +40,8 @@ export interface AppDeps {
    * REDIS_URL / QUEUE_PREFIX at the first publish; whoever passes one closes it.
    */
   queue?: RuntimeQueue;
+  /** Prometheus metrics (index.ts serves them on METRICS_PORT); a registry of its own when not given. */
+  metrics?: RegistryMetrics;
 }
 
 /**
@@ -56,6 +59,7 @@ export interface Registry {
   express: Express;
   cache: PackageCache;
   recorder: DownloadRecorder;
+  metrics: RegistryMetrics;
 }
 
 export function createRegistry(deps: AppDeps): Registry {
@@ -67,8 +71,13 @@ export function createRegistry(deps: AppDeps): Registry {
       holdMs: deps.env.TRACK_HOLD_MS,
     });
   const express = createExpressApp(deps);
-  const handler = createPackageEndpoints({ app: express, cache, recorder, logger: deps.logger });
-  return { handler, express, cache, recorder };
+  const metrics = deps.metrics ?? createRegistryMetrics();
+  metrics.watchConnections(deps.db, deps.redis);
+  metrics.watchDownloads(recorder, deps.db, deps.logger);
+  const handler = metrics.http.instrument(
+    createPackageEndpoints({ app: express, cache, recorder, logger: deps.logger }),
+  );
+  return { handler, express, cache, recorder, metrics };
 }
 
 /** Publishing's dependencies: the two proofs (OIDC, code-host token) and the job queue. */

@@ -1,5 +1,6 @@
 import { indexerEnvShape } from '@pkgreg/indexer';
 import { commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
+import { metricsEnvShape } from '@pkgreg/server-kit';
 import { DEFAULT_QUEUE_PREFIX } from '@pkgreg/tasks';
 import { z } from 'zod';
 
@@ -11,6 +12,8 @@ const EnvFields = z.object({
   ...indexerEnvShape,
   REGISTRY_HOST: z.string().default('127.0.0.1'),
   REGISTRY_PORT: port(4000),
+  /** Operator listener for Prometheus (`GET /metrics`): a port, `0` for any free one, or `off`. */
+  ...metricsEnvShape(9464),
   /** `registry seed-demo`: where the demo git repositories go (relative: from the repository root). */
   DEMO_REPOS_DIR: z.string().min(1).default('.data/demo-repos'),
   /** Set by pnpm to the directory a script was started from: `registry index ./path` resolves against it. */
@@ -61,6 +64,9 @@ const EnvFields = z.object({
 
 /** Publishing needs the public URL (the OIDC audience) and a real webhook key in production. */
 export const EnvSchema = EnvFields.superRefine((env, ctx) => {
+  if (env.METRICS_PORT !== 0 && env.METRICS_PORT === env.REGISTRY_PORT) {
+    ctx.addIssue({ code: 'custom', path: ['METRICS_PORT'], message: 'must differ from REGISTRY_PORT' });
+  }
   if (env.NODE_ENV !== 'production') return;
   for (const name of ['REGISTRY_PUBLIC_URL', 'WEBHOOK_SECRET_KEY'] as const) {
     if (env[name] === undefined)

@@ -1,11 +1,13 @@
 import { createDb, createPool } from '@pkgreg/db';
 import { closeServer, createLogger, listen, onShutdown } from '@pkgreg/server-kit';
+import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
 import { createRuntimeQueue } from '@pkgreg/tasks';
 import { Redis } from 'ioredis';
 import { createApp } from './app.js';
 import { startDownloadFlusher } from './downloads/download-flusher.js';
 import { createDownloadRecorder } from './downloads/download-recorder.js';
 import { loadEnv } from './env.js';
+import { createRegistryMetrics } from './metrics.js';
 import {
   startDerivedTablesRefresher,
   startPopularityRefresher,
@@ -39,8 +41,10 @@ const recorder = createDownloadRecorder(db, {
 });
 // Publishes enqueue indexing jobs for the runtime workers (same Redis, same QUEUE_PREFIX).
 const queue = createRuntimeQueue({ connection: env.REDIS_URL, prefix: env.QUEUE_PREFIX });
+const metrics = createRegistryMetrics(createMetricsRegistry({ processMetrics: true }));
+metrics.pools.watch('track', trackPool);
 const server = await listen(
-  createApp({ db, redis, logger, env, recorder, queue }),
+  createApp({ db, redis, logger, env, recorder, queue, metrics }),
   env.REGISTRY_PORT,
   env.REGISTRY_HOST,
 );
@@ -48,9 +52,16 @@ const flusher = startDownloadFlusher(db, logger, env.DOWNLOAD_FLUSH_INTERVAL_MS)
 const refresher = startDerivedTablesRefresher(db, logger, env.DERIVED_REFRESH_INTERVAL_MS);
 const popularity = startPopularityRefresher(db, logger, env.POPULARITY_REFRESH_INTERVAL_MS);
 logger.info({ url: `http://${env.REGISTRY_HOST}:${env.REGISTRY_PORT}` }, 'registry-api listening');
+// Prometheus scrapes the operator port, never the public one (README, METRICS_PORT).
+const metricsServer = await startMetricsServer({
+  registry: metrics.registry,
+  port: env.METRICS_PORT,
+  host: env.METRICS_HOST,
+  logger,
+});
 
 onShutdown(logger, async () => {
-  await closeServer(server);
+  await Promise.all([closeServer(server), metricsServer.close()]);
   // Answered tracks are already committed; drain only the ones still waiting, then fold what is left.
   await recorder.drain();
   await Promise.allSettled([flusher.stop(), refresher.stop(), popularity.stop()]);

@@ -10,10 +10,11 @@ import express, { type Router } from 'express';
 /** apps/web/dist, found from this file's place (src/ under vitest, dist/ when built). */
 export const DEFAULT_WEB_DIST_DIR = fileURLToPath(new URL('../../web/dist', import.meta.url));
 
-/** Paths the SPA never answers: the API, health checks, and anything that looks like a file. */
+/** Paths the SPA never answers: the API, health checks, metrics, and anything that looks like a file. */
 function isSpaRoute(urlPath: string): boolean {
   if (urlPath === '/api' || urlPath.startsWith('/api/')) return false;
-  if (urlPath === '/healthz' || urlPath === '/readyz') return false;
+  // `/metrics` is served on the operator port only (METRICS_PORT): here it is the API's 404.
+  if (urlPath === '/healthz' || urlPath === '/readyz' || urlPath === '/metrics') return false;
   return !path.posix.basename(urlPath).includes('.') || urlPath.startsWith('/@');
 }
 

@@ -4,3 +4,25 @@ export { closeServer, listen } from './listen.js';
 export { createLogger, type Logger } from './logger.js';
 export { type PeriodicTask, startPeriodic } from './periodic.js';
 export { onShutdown } from './shutdown.js';
+export {
+  Counter,
+  createHttpMetrics,
+  createMetricsRegistry,
+  createPoolMetrics,
+  createQueueMetrics,
+  createRedisMetrics,
+  Gauge,
+  type HttpMetrics,
+  Histogram,
+  JOB_BUCKETS,
+  LATENCY_BUCKETS,
+  type MetricsServer,
+  metricsEnvShape,
+  type PoolMetrics,
+  type QueueLike,
+  type RedisMetrics,
+  Registry,
+  setRejectReason,
+  setRouteTemplate,
+  startMetricsServer,
+} from './metrics.js';

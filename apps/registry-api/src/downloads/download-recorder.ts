@@ -15,6 +15,8 @@ export interface DownloadRecorder {
   record(scope: string, name: string): Promise<boolean>;
   /** Waits for every pending batch. */
   drain(): Promise<void>;
+  /** Calls waiting for a batch and batches being committed (metrics read it on every scrape). */
+  backlog?(): { waiting: number; inFlight: number };
 }
 
 export interface DownloadRecorderOptions {
@@ -149,6 +151,9 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
         pending.push({ key: `${scope}/${name}`, resolve, reject });
         schedulePump();
       });
+    },
+    backlog() {
+      return { waiting: pending.length, inFlight: inFlight.size };
     },
     async drain() {
       while (inFlight.size > 0 || pending.length > 0) {

@@ -174,3 +174,11 @@ export async function foldDownloadDeltas(db: Db, limit: number): Promise<number>
 export async function vacuumDownloadBatches(db: Db): Promise<void> {
   await sql`vacuum (skip_locked) package_download_batches`.execute(db);
 }
+
+/** Seconds since the oldest batch not yet folded was committed (0 when every batch is folded). */
+export async function oldestUnfoldedBatchAgeSeconds(db: Db): Promise<number> {
+  const { rows } = await sql<{ age: number }>`
+    select extract(epoch from now() - created_at)::float8 as age
+    from package_download_batches order by id limit 1`.execute(db);
+  return Math.max(0, rows[0]?.age ?? 0);
+}

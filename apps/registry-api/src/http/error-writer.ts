@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '@pkgreg/server-kit';
+import { setRejectReason } from '@pkgreg/server-kit';
 import { ApiError } from './api-error.js';
 import { JSON_CONTENT_TYPE } from './etag.js';
 
@@ -58,6 +59,7 @@ export function writeError(res: ServerResponse, error: unknown, context: ErrorCo
     res.destroy();
     return;
   }
+  setRejectReason(res, apiError.code);
   const body = Buffer.from(JSON.stringify({ error: apiError.message }));
   res.writeHead(apiError.status, {
     ...apiError.headers,

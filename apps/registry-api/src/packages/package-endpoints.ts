@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { INVALID_PACKAGE_PATH_MESSAGE, parsePackagePath, TRACK_NOT_FOUND_MESSAGE } from '@pkgreg/contracts';
-import type { Logger } from '@pkgreg/server-kit';
+import { type Logger, setRouteTemplate } from '@pkgreg/server-kit';
 import express from 'express';
 import type { DownloadRecorder } from '../downloads/download-recorder.js';
 import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
@@ -27,6 +27,13 @@ import type { PackageKey } from './package-path.js';
 const PACKAGE_PATH_PREFIX = '/api/packages/';
 
 type Endpoint = 'detail' | 'skill-md' | 'track';
+
+/** Each endpoint's route as Express would name it, for the request metrics (never the path itself). */
+const ROUTE_TEMPLATES: Record<Endpoint, string> = {
+  detail: '/api/packages/:scope/:name',
+  'skill-md': '/api/packages/:scope/:name/skill-md',
+  track: '/api/packages/:scope/:name/track',
+};
 
 interface Target {
   endpoint: Endpoint;
@@ -135,6 +142,7 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
   return (req, res) => {
     const target = targetOf(req.url ?? '', req.method);
     if (!target) return app(req, res);
+    setRouteTemplate(req, ROUTE_TEMPLATES[target.endpoint]);
     const id = requestIdFor(req.headers['x-request-id']);
     let key: PackageKey;
     try {
