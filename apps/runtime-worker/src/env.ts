@@ -42,6 +42,12 @@ export const EnvSchema = z.object({
   STALLED_INTERVAL_MS: z.coerce.number().int().min(200).default(30_000),
   /** How many times a job may stall (its worker died) before it fails. */
   MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(10).default(2),
+  /** Port of `/healthz` and `/readyz` for an orchestrator's probes; unset serves none. */
+  WORKER_HEALTH_PORT: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().int().min(1).max(65535).optional(),
+  ),
+  WORKER_HEALTH_HOST: z.string().default('127.0.0.1'),
   /** Longest wait on SIGTERM for running jobs to finish before they are left to stalled recovery. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
   /** Registry API origin the planner searches (GET /api/search). */

@@ -4,6 +4,7 @@ import { indexerSettings } from '@pkgreg/indexer';
 import { memorySettings } from '@pkgreg/memory';
 import { createLogger, onShutdown } from '@pkgreg/server-kit';
 import { loadEnv } from './env.js';
+import { startHealthServer } from './health-server.js';
 import { createWorker } from './worker.js';
 
 const env = loadEnv();
@@ -53,12 +54,23 @@ const worker = createWorker({
 });
 
 await worker.schedule();
+const health =
+  env.WORKER_HEALTH_PORT === undefined
+    ? undefined
+    : await startHealthServer({
+        port: env.WORKER_HEALTH_PORT,
+        host: env.WORKER_HEALTH_HOST,
+        db,
+        redisUrl: env.REDIS_URL,
+        workers: worker.workers,
+      });
 logger.info(
   {
     worker: worker.name,
     concurrency: env.WORKER_CONCURRENCY,
     indexing: env.INDEXING_ENABLED,
     prefix: env.QUEUE_PREFIX,
+    healthPort: env.WORKER_HEALTH_PORT,
   },
   'runtime-worker started',
 );
@@ -67,6 +79,7 @@ onShutdown(
   logger,
   async () => {
     await worker.close(env.SHUTDOWN_GRACE_MS);
+    await health?.close();
     await db.destroy();
   },
   env.SHUTDOWN_GRACE_MS + 5_000,
