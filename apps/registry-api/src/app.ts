@@ -9,12 +9,14 @@ import { dependenciesRoutes } from './dependencies/dependencies.routes.js';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
 import { type Env, publishingSettings } from './env.js';
 import { JSON_BODY_LIMIT } from './http/body.js';
+import { cachePolicy, NO_STORE } from './http/cache-policy.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
 import { createRegistryMetrics, type RegistryMetrics } from './metrics.js';
 import { moderationRoutes } from './moderation/moderation.routes.js';
 import { createReportLimiter } from './moderation/report-limiter.js';
 import { openApiRoutes } from './openapi/openapi.routes.js';
+import { createCatalogValidator } from './packages/catalog-validator.js';
 import { createPackageCache, type PackageCache } from './packages/package-cache.js';
 import { createPackageEndpoints } from './packages/package-endpoints.js';
 import { packagesRoutes } from './packages/packages.routes.js';
@@ -30,6 +32,11 @@ import { webStatic } from './web-static.js';
 
 export interface AppDeps {
   db: Db;
+  /**
+   * Where list, search, the feed, detail, skill-md, dependants and versions are read (DATABASE_READ_URL,
+   * a replica; openReadDb in env.ts); `db` when not given. Writes and read-your-writes stay on `db`.
+   */
+  readDb?: Db;
   redis: Redis;
   logger: Logger;
   env: Env;
@@ -63,7 +70,7 @@ export interface Registry {
 }
 
 export function createRegistry(deps: AppDeps): Registry {
-  const cache = createPackageCache(deps.db, { ttlMs: deps.env.DETAIL_CACHE_TTL_MS });
+  const cache = createPackageCache(deps.readDb ?? deps.db, { ttlMs: deps.env.DETAIL_CACHE_TTL_MS });
   const recorder =
     deps.recorder ??
     createDownloadRecorder(deps.db, {
@@ -75,7 +82,13 @@ export function createRegistry(deps: AppDeps): Registry {
   metrics.watchConnections(deps.db, deps.redis);
   metrics.watchDownloads(recorder, deps.db, deps.logger);
   const handler = metrics.http.instrument(
-    createPackageEndpoints({ app: express, cache, recorder, logger: deps.logger }),
+    createPackageEndpoints({
+      app: express,
+      cache,
+      recorder,
+      logger: deps.logger,
+      caching: cachePolicy(deps.env),
+    }),
   );
   return { handler, express, cache, recorder, metrics };
 }
@@ -106,16 +119,25 @@ function createExpressApp(deps: AppDeps): Express {
   // ETags come from row_version (packages.routes.ts), never from hashing the body.
   app.set('etag', false);
   app.set('trust proxy', 'loopback');
+  // Nothing is cacheable unless its route says so (docs/caching.md): health, publishing, owner actions,
+  // reports and anything unknown answer no-store.
+  app.use((_req, res, next) => {
+    res.setHeader('Cache-Control', NO_STORE);
+    next();
+  });
   app.use(requestId());
+  const reads = deps.readDb ?? deps.db;
+  const caching = cachePolicy(deps.env);
+  const catalog = createCatalogValidator(reads, { ttlMs: deps.env.CATALOG_VALIDATOR_TTL_MS });
   // The package routes (list, source) come first, so a request does not walk the health, body-parser
   // and openapi layers before reaching them. They read no body: a GET's body has no meaning (RFC 9110).
-  app.use(packagesRoutes({ db: deps.db, codeHostWebUrl: deps.env.GITHUB_WEB_URL }));
+  app.use(packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching }));
   const content = createContentCache(
-    createPgContentStore(deps.db),
+    createPgContentStore(reads),
     deps.env.CONTENT_CACHE_MAX_MB * 1024 * 1024,
   );
-  app.use(versionsRoutes({ db: deps.db, content }));
-  app.use(dependenciesRoutes({ db: deps.db }));
+  app.use(versionsRoutes({ db: reads, content, caching }));
+  app.use(dependenciesRoutes({ db: reads, catalog, caching }));
   app.use(healthRoutes({ db: deps.db, redis: deps.redis }));
   const publishing = publishingDeps(deps);
   // GitHub's webhook reads its raw body (the signature covers the bytes), so it comes before the parser.
@@ -129,8 +151,8 @@ function createExpressApp(deps: AppDeps): Express {
       limiter: createReportLimiter(deps.redis, { perWindow: deps.env.REPORTS_PER_HOUR, windowMs: 3_600_000 }),
     }),
   );
-  app.use(openApiRoutes());
-  app.use(searchRoutes({ db: deps.db }));
+  app.use(openApiRoutes({ caching }));
+  app.use(searchRoutes({ db: reads, catalog, caching }));
   // The built web UI (apps/web/dist) and its SPA fallback, after every API route (web-static.ts).
   app.use(webStatic());
   app.use(notFoundHandler());

@@ -28,6 +28,17 @@ const EnvFields = z.object({
   TRACK_HOLD_MS: z.coerce.number().min(0).max(10).default(0.3),
   /** Detail/skill-md micro-cache lifetime per process, ms (0 = off); changes show within this much more. */
   DETAIL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /**
+   * Read-only PostgreSQL URL (a replica) for list, search, the feed, detail, skill-md, dependants and
+   * versions; unset: they read DATABASE_URL. Writes, publishing, track and moderation always use DATABASE_URL.
+   */
+  DATABASE_READ_URL: z.url().optional(),
+  /** max-age (s) of moving answers: lists, search, skill-md, `latest`, version metadata (docs/caching.md). */
+  HTTP_CACHE_MAX_AGE_S: z.coerce.number().int().min(0).max(86_400).default(60),
+  /** s-maxage (s) of exact-version files and archives: a removal or quarantine reaches CDNs within it. */
+  HTTP_CACHE_CDN_MAX_AGE_S: z.coerce.number().int().min(0).max(86_400).default(300),
+  /** How long (ms) a process reuses the catalog's change mark for list/search ETags (0 = read per request). */
+  CATALOG_VALIDATOR_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   /** Memory for version files and archives kept in each API process (content-addressed, never stale). */
   CONTENT_CACHE_MAX_MB: z.coerce.number().int().min(0).max(65_536).default(128),
   /** How often package changes are checked for list positions and search order (lists trail by about this). */

@@ -8,6 +8,7 @@ import { createApp, createRegistry } from '../src/app.js';
 import { foldAllDownloadDeltas } from '../src/downloads/download-flusher.js';
 import { createDownloadRecorder, type DownloadRecorder } from '../src/downloads/download-recorder.js';
 import { loadEnv } from '../src/env.js';
+import { cachePolicy } from '../src/http/cache-policy.js';
 import { createPackageEndpoints } from '../src/packages/package-endpoints.js';
 import { insertPackages, packageRow, silentLogger, useTestRegistry } from './fixtures.js';
 
@@ -99,6 +100,7 @@ describe('what the endpoints answer and what goes to Express (src/packages/packa
       cache: parts.cache,
       recorder: parts.recorder,
       logger: silentLogger,
+      caching: cachePolicy(loadEnv({})),
     });
     await request(endpoints).get('/api/packages/@acme/lane-skill').expect(200); // a miss, read here
     await request(endpoints).get('/api/packages/@acme/lane-skill').expect(200);

@@ -1,24 +1,30 @@
 import { DependantsQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { Router } from 'express';
+import type { CachePolicy } from '../http/cache-policy.js';
+import { answerIfNotModified } from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
+import type { CatalogValidator } from '../packages/catalog-validator.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
 import { listDependants } from './dependencies.service.js';
 
 export interface DependenciesRoutesDeps {
   db: Db;
+  catalog: CatalogValidator;
+  caching: CachePolicy;
 }
 
 // A package's dependencies are in its detail (and each version's); its dependants are paged here.
 export function dependenciesRoutes(deps: DependenciesRoutesDeps): Router {
-  const { db } = deps;
+  const { db, catalog, caching } = deps;
   const router = Router();
 
   router.get('/api/packages/:scope/:name/dependants', async (req, res) => {
     const key = packageKeyFromParams(req.params);
     const query = parseQuery(DependantsQuerySchema, req.query);
-    // dependantCount moves with other packages' indexing runs, as detail's counters do.
-    res.set('Cache-Control', 'public, max-age=0, must-revalidate');
+    // The page moves with other packages' indexing runs: the catalog's mark covers them all.
+    const etag = await catalog.etag(`dependants ${key.scope}/${key.name} ${JSON.stringify(query)}`);
+    if (answerIfNotModified(req, res, { etag, cacheControl: caching.moving })) return;
     res.json(await listDependants(db, key, query));
   });
 

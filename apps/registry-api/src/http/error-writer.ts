@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from '@pkgreg/server-kit';
 import { setRejectReason } from '@pkgreg/server-kit';
 import { ApiError } from './api-error.js';
+import { NO_STORE } from './cache-policy.js';
 import { JSON_CONTENT_TYPE } from './etag.js';
 
 // The registry's one error writer: every failure, from Express's error middleware or from the package
@@ -61,7 +62,12 @@ export function writeError(res: ServerResponse, error: unknown, context: ErrorCo
   }
   setRejectReason(res, apiError.code);
   const body = Buffer.from(JSON.stringify({ error: apiError.message }));
+  // No cache keeps an error (a 404 of a package published a moment later, a 503 of an outage); the
+  // validators a route set before failing describe the answer it did not send.
+  res.removeHeader('ETag');
+  res.removeHeader('Last-Modified');
   res.writeHead(apiError.status, {
+    'Cache-Control': NO_STORE,
     ...apiError.headers,
     'Content-Type': JSON_CONTENT_TYPE,
     'Content-Length': body.length,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** One representation, encoded once: the hot path writes these bytes and headers as they are. */
@@ -18,17 +19,59 @@ export function etagFor(version: string, variant: string): string {
   return `"${version}.${variant}"`;
 }
 
+/** A weak ETag over `parts`: for answers read after their validator, equivalent rather than byte-identical. */
+export function weakEtagOf(...parts: string[]): string {
+  const hash = createHash('sha1');
+  for (const part of parts) hash.update(part).update('\0');
+  return `W/"${hash.digest('base64url').slice(0, 22)}"`;
+}
+
+/** A strong ETag over the exact bytes sent (small JSON answers whose queries are cheaper than a validator). */
+export function strongEtagOf(bytes: Buffer | string): string {
+  return `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`;
+}
+
 /** RFC 9110 If-None-Match uses the weak comparison: `W/` prefixes are ignored; `*` matches anything. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  return header.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === etag);
+  const wanted = etag.startsWith('W/') ? etag.slice(2) : etag;
+  return header.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === wanted);
+}
+
+/**
+ * RFC 9110 13.2.2: If-None-Match decides when present; If-Modified-Since is read only without it, only
+ * for GET and HEAD, and only when the answer has a Last-Modified (HTTP dates have whole seconds).
+ */
+export function isNotModified(req: IncomingMessage, etag: string, lastModified?: Date): boolean {
+  const ifNoneMatch = req.headers['if-none-match'];
+  if (ifNoneMatch !== undefined) return matchesIfNoneMatch(ifNoneMatch, etag);
+  const since = req.headers['if-modified-since'];
+  if (!lastModified || !since || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+  const sinceMs = Date.parse(since);
+  return !Number.isNaN(sinceMs) && Math.floor(lastModified.getTime() / 1000) * 1000 <= sinceMs;
+}
+
+/**
+ * Sets the validators and Cache-Control of a GET answer and, when the client holds it, answers 304
+ * (true: nothing more to send). Called before the answer is read, so a 304 costs no query for it.
+ */
+export function answerIfNotModified(
+  req: IncomingMessage,
+  res: ServerResponse,
+  validators: { etag: string; cacheControl: string; lastModified?: Date },
+): boolean {
+  res.setHeader('ETag', validators.etag);
+  res.setHeader('Cache-Control', validators.cacheControl);
+  if (validators.lastModified) res.setHeader('Last-Modified', validators.lastModified.toUTCString());
+  if (!isNotModified(req, validators.etag, validators.lastModified)) return false;
+  res.statusCode = 304;
+  res.end();
+  return true;
 }
 
 // Detail carries downloadCount, which moves every flush: clients revalidate each time (a cheap 304).
 export const DETAIL_CACHE_CONTROL = 'public, max-age=0, must-revalidate';
-// SKILL.md changes only on re-indexing: a minute of caching is harmless and saves the round trip.
-export const SKILL_MD_CACHE_CONTROL = 'public, max-age=60, must-revalidate';
 /** Detail's and track's JSON bodies. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 export const SKILL_MD_CONTENT_TYPE = 'text/markdown; charset=utf-8';

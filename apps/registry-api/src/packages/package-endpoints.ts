@@ -6,12 +6,12 @@ import type { DownloadRecorder } from '../downloads/download-recorder.js';
 import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
 import { badRequest, notFound } from '../http/api-error.js';
 import { JSON_BODY_LIMIT } from '../http/body.js';
+import { type CachePolicy, NO_STORE } from '../http/cache-policy.js';
 import { writeError } from '../http/error-writer.js';
 import {
   DETAIL_CACHE_CONTROL,
   type EncodedBody,
   JSON_CONTENT_TYPE,
-  SKILL_MD_CACHE_CONTROL,
   SKILL_MD_CONTENT_TYPE,
   sendEncoded,
 } from '../http/etag.js';
@@ -89,10 +89,13 @@ export interface PackageEndpointsDeps {
   cache: PackageCache;
   recorder: DownloadRecorder;
   logger: Logger;
+  /** skill-md is a moving answer (docs/caching.md); detail always revalidates. */
+  caching: CachePolicy;
 }
 
 export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListener {
   const { app, cache, recorder, logger } = deps;
+  const skillMdCacheControl = deps.caching.moving;
   const parseJson = express.json({ limit: JSON_BODY_LIMIT });
 
   const fail = (req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown) => {
@@ -104,7 +107,7 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
   const send = (req: IncomingMessage, res: ServerResponse, endpoint: Endpoint, pkg: CachedPackage) => {
     const body: EncodedBody = endpoint === 'detail' ? pkg.detail : pkg.skillMd;
     if (endpoint === 'detail') sendEncoded(req, res, body, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
-    else sendEncoded(req, res, body, SKILL_MD_CONTENT_TYPE, SKILL_MD_CACHE_CONTROL);
+    else sendEncoded(req, res, body, SKILL_MD_CONTENT_TYPE, skillMdCacheControl);
   };
 
   const read = (
@@ -130,6 +133,7 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
         if (!counted) return fail(req, res, id, notFound(TRACK_NOT_FOUND_MESSAGE));
         res.writeHead(200, {
           'X-Request-Id': id,
+          'Cache-Control': NO_STORE,
           'Content-Type': JSON_CONTENT_TYPE,
           'Content-Length': TRACK_OK_LENGTH,
         });

@@ -279,3 +279,19 @@ export async function restorePackage(db: Db, key: { scope: string; name: string 
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/**
+ * The catalog's change mark: everything list, search, the feed and dependants are read from, as one
+ * string that moves when any of it may have changed (src/packages/catalog-validator.ts says why each
+ * part). Two index probes and one row; it reads no package.
+ */
+export async function readCatalogMark(db: Db): Promise<string> {
+  const result = await sql<{ mark: string }>`
+    with last as (select max(updated_xid) as xid from packages),
+    snapshot as (select pg_current_snapshot() as s)
+    select concat_ws('|', last.xid::text,
+      (select string_agg(x::text, ',' order by x) from pg_snapshot_xip(snapshot.s) x where x < last.xid),
+      d.change_counter, d.refreshed_at, d.popularity_counter, d.popularity_day) as mark
+    from last cross join snapshot left join package_derived_state d on true`.execute(db);
+  return result.rows[0]?.mark ?? '';
+}

@@ -2,7 +2,10 @@ import { FEED_PARAMETERS, FeedQuerySchema, FILTER_NAMES, ListQuerySchema } from 
 import type { Db } from '@pkgreg/db';
 import { Router } from 'express';
 import { badRequest } from '../http/api-error.js';
+import type { CachePolicy } from '../http/cache-policy.js';
+import { answerIfNotModified } from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
+import type { CatalogValidator } from './catalog-validator.js';
 import { readPackageFeed } from './feed.service.js';
 import { listPackages } from './list.service.js';
 import { packageKeyFromParams } from './package-path.js';
@@ -12,30 +15,40 @@ export interface PackagesRoutesDeps {
   db: Db;
   /** Web base URL of the code host, for the source redirect. */
   codeHostWebUrl: string;
+  catalog: CatalogValidator;
+  caching: CachePolicy;
 }
 
 /** Parameters of the paged list that the feed refuses. */
 const LIST_ONLY = ['page', 'pageSize', 'sort', 'order', ...FILTER_NAMES] as const;
 
 export function packagesRoutes(deps: PackagesRoutesDeps): Router {
-  const { db } = deps;
+  const { db, catalog, caching } = deps;
   const router = Router();
 
   router.get('/api/packages', async (req, res) => {
+    const notModified = async (parts: string) =>
+      answerIfNotModified(req, res, { etag: await catalog.etag(parts), cacheControl: caching.moving });
     const given = Object.keys(req.query as Record<string, unknown>);
     if (given.some((name) => (FEED_PARAMETERS as readonly string[]).includes(name))) {
       // The sync feed: every package in the order of its last change, its own paging, no sort or filter.
       const conflict = given.find((name) => (LIST_ONLY as readonly string[]).includes(name));
       if (conflict) throw badRequest(`${conflict} cannot be combined with cursor, limit or updatedSince`);
-      res.json(await readPackageFeed(db, parseQuery(FeedQuerySchema, req.query)));
+      const feed = parseQuery(FeedQuerySchema, req.query);
+      if (await notModified(`feed ${JSON.stringify(feed)}`)) return;
+      res.json(await readPackageFeed(db, feed));
       return;
     }
-    res.json(await listPackages(db, parseQuery(ListQuerySchema, req.query)));
+    const list = parseQuery(ListQuerySchema, req.query);
+    if (await notModified(`list ${JSON.stringify(list)}`)) return;
+    res.json(await listPackages(db, list));
   });
 
   // Detail, skill-md and track are answered before Express, by package-endpoints.ts.
 
   router.get('/api/packages/:scope/:name/source', async (req, res) => {
+    // The target moves only with re-indexing; a delisting turns it into a 404 within max-age.
+    res.set('Cache-Control', caching.moving);
     res.redirect(302, await getSourceUrl(db, packageKeyFromParams(req.params), deps.codeHostWebUrl));
   });
 

@@ -8,6 +8,8 @@ export interface VersionedPackageRow {
   status: 'active' | 'deprecated' | 'delisted';
   removed_at: Date | null;
   removal_reason: string | null;
+  /** Under an operator's quarantine: its versions stay readable for review, never kept by a cache. */
+  quarantined_at: Date | null;
 }
 
 /** The package whatever its status (exact versions of a delisted package stay fetchable). */
@@ -18,7 +20,7 @@ export async function findPackageForVersions(
 ): Promise<VersionedPackageRow | undefined> {
   return db
     .selectFrom('packages')
-    .select(['id', 'status', 'removed_at', 'removal_reason'])
+    .select(['id', 'status', 'removed_at', 'removal_reason', 'quarantined_at'])
     .where('scope', '=', scope)
     .where('name', '=', name)
     .executeTakeFirst();

@@ -2,7 +2,8 @@ import { VersionListQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { type Request, type Response, Router } from 'express';
 import mime from 'mime-types';
-import { JSON_CONTENT_TYPE, matchesIfNoneMatch } from '../http/etag.js';
+import { type CachePolicy, NO_STORE } from '../http/cache-policy.js';
+import { answerIfNotModified, JSON_CONTENT_TYPE, strongEtagOf } from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
 import type { ContentCache } from './content-cache.js';
@@ -11,6 +12,7 @@ import {
   getVersionArchive,
   getVersionFile,
   listVersions,
+  type Moderated,
   parseFilePath,
   parseVersionParam,
   type VersionContent,
@@ -20,11 +22,8 @@ import {
 export interface VersionsRoutesDeps {
   db: Db;
   content: ContentCache;
+  caching: CachePolicy;
 }
-
-/** An exact version never changes; `latest` moves with the next indexing run. */
-const IMMUTABLE = 'public, max-age=31536000, immutable';
-const LATEST = 'public, max-age=60, must-revalidate';
 
 // A skill's HTML or SVG must never run as the registry's origin: no scripts, no plugins, no sniffing.
 const FILE_SECURITY_HEADERS = {
@@ -32,23 +31,41 @@ const FILE_SECURITY_HEADERS = {
   'Content-Security-Policy': "sandbox; default-src 'none'",
 };
 
-function cacheControl(ref: VersionRef): string {
-  return ref.exact === null ? LATEST : IMMUTABLE;
+/**
+ * An exact version's bytes never change; `latest` moves with the next indexing run. A quarantined
+ * package's versions stay readable for review but no cache keeps them (docs/caching.md).
+ */
+function bytesCacheControl(caching: CachePolicy, ref: VersionRef, content: VersionContent): string {
+  if (content.moderated) return NO_STORE;
+  return ref.exact === null ? caching.moving : caching.immutable;
 }
 
 function sendContent(
   req: Request,
   res: Response,
   content: VersionContent,
+  cacheControl: string,
   headers: Record<string, string>,
+  exact: boolean,
 ): void {
-  res.set({ ETag: content.etag, ...headers });
-  if (matchesIfNoneMatch(req.headers['if-none-match'], content.etag)) {
-    res.status(304).end();
-    return;
-  }
+  // An exact version's bytes date from its creation; `latest` has no such date (it moves).
+  const lastModified = exact ? content.createdAt : undefined;
+  if (answerIfNotModified(req, res, { etag: content.etag, cacheControl, lastModified })) return;
+  res.set(headers);
   res.set('Content-Length', String(content.bytes.length));
   res.status(200).end(content.bytes);
+}
+
+/**
+ * Version metadata carries `yanked` and `risk`, which move, so even an exact version's is revalidated;
+ * its ETag is its bytes' hash (the queries behind it are a few index probes).
+ */
+function sendJson(req: Request, res: Response, caching: CachePolicy, answer: Moderated<unknown>): void {
+  const body = JSON.stringify(answer.value);
+  const cacheControl = answer.moderated ? NO_STORE : caching.moving;
+  if (answerIfNotModified(req, res, { etag: strongEtagOf(body), cacheControl })) return;
+  res.set('Content-Type', JSON_CONTENT_TYPE);
+  res.send(body);
 }
 
 function fileContentType(path: string, isLink: boolean): string {
@@ -58,31 +75,29 @@ function fileContentType(path: string, isLink: boolean): string {
 }
 
 export function versionsRoutes(deps: VersionsRoutesDeps): Router {
-  const { db, content } = deps;
+  const { db, content, caching } = deps;
   const router = Router();
   const base = '/api/packages/:scope/:name/versions';
 
   router.get(base, async (req, res) => {
     const query = parseQuery(VersionListQuerySchema, req.query);
-    res.json(await listVersions(db, packageKeyFromParams(req.params), query));
+    sendJson(req, res, caching, await listVersions(db, packageKeyFromParams(req.params), query));
   });
 
   router.get(`${base}/:version`, async (req, res) => {
     const ref = parseVersionParam(req.params.version);
-    const detail = await getVersion(db, packageKeyFromParams(req.params), ref);
-    res.set({ 'Cache-Control': cacheControl(ref), 'Content-Type': JSON_CONTENT_TYPE });
-    res.send(JSON.stringify(detail));
+    sendJson(req, res, caching, await getVersion(db, packageKeyFromParams(req.params), ref));
   });
 
   router.get(`${base}/:version/archive.tgz`, async (req, res) => {
     const key = packageKeyFromParams(req.params);
     const ref = parseVersionParam(req.params.version);
     const archive = await getVersionArchive(db, content, key, ref);
-    sendContent(req, res, archive, {
-      'Cache-Control': cacheControl(ref),
+    const headers = {
       'Content-Type': 'application/gzip',
       'Content-Disposition': `attachment; filename="${key.scope}-${key.name}-${archive.version}.tgz"`,
-    });
+    };
+    sendContent(req, res, archive, bytesCacheControl(caching, ref, archive), headers, ref.exact !== null);
   });
 
   router.get(`${base}/:version/files/*path`, async (req, res) => {
@@ -90,11 +105,11 @@ export function versionsRoutes(deps: VersionsRoutesDeps): Router {
     const ref = parseVersionParam(req.params.version);
     const path = parseFilePath(req.params.path);
     const file = await getVersionFile(db, content, key, ref, path);
-    sendContent(req, res, file, {
-      'Cache-Control': cacheControl(ref),
+    const headers = {
       'Content-Type': fileContentType(file.path, file.linkTarget !== null),
       ...FILE_SECURITY_HEADERS,
-    });
+    };
+    sendContent(req, res, file, bytesCacheControl(caching, ref, file), headers, ref.exact !== null);
   });
 
   return router;

@@ -66,6 +66,12 @@ async function requirePackage(db: Db, key: PackageKey, exactOnly: boolean): Prom
   return row;
 }
 
+/** An answer with what its caching needs: a quarantined package's versions are never kept by a cache. */
+export interface Moderated<T> {
+  value: T;
+  moderated: boolean;
+}
+
 function toSummary(row: VersionRow): VersionSummary {
   return {
     version: row.version,
@@ -82,7 +88,11 @@ function toSummary(row: VersionRow): VersionSummary {
   };
 }
 
-async function requireVersion(db: Db, key: PackageKey, ref: VersionRef): Promise<VersionRow> {
+async function requireVersion(
+  db: Db,
+  key: PackageKey,
+  ref: VersionRef,
+): Promise<VersionRow & { moderated: boolean }> {
   const pkg = await requirePackage(db, key, ref.exact !== null);
   const row = await findVersionRow(db, pkg.id, ref.exact);
   if (!row) {
@@ -91,30 +101,37 @@ async function requireVersion(db: Db, key: PackageKey, ref: VersionRef): Promise
       throw notFound(`${VERSION_NOT_FOUND_MESSAGE}: every version of @${key.scope}/${key.name} is yanked`);
     throw notFound(VERSION_NOT_FOUND_MESSAGE);
   }
-  return row;
+  return { ...row, moderated: pkg.quarantined_at !== null };
 }
 
 export async function listVersions(
   db: Db,
   key: PackageKey,
   query: VersionListQuery,
-): Promise<VersionListResponse> {
+): Promise<Moderated<VersionListResponse>> {
   const pkg = await requirePackage(db, key, false);
   const offset = (query.page - 1) * query.pageSize;
   const [rows, total] = await Promise.all([
     listVersionRows(db, pkg.id, offset, query.pageSize),
     countVersions(db, pkg.id),
   ]);
-  return { data: rows.map(toSummary), total, page: query.page, pageSize: query.pageSize };
+  return {
+    value: { data: rows.map(toSummary), total, page: query.page, pageSize: query.pageSize },
+    moderated: pkg.quarantined_at !== null,
+  };
 }
 
-export async function getVersion(db: Db, key: PackageKey, ref: VersionRef): Promise<VersionDetail> {
+export async function getVersion(
+  db: Db,
+  key: PackageKey,
+  ref: VersionRef,
+): Promise<Moderated<VersionDetail>> {
   const row = await requireVersion(db, key, ref);
   const [files, dependencies] = await Promise.all([
     listVersionFiles(db, row.id),
     versionDependencies(db, row.id),
   ]);
-  return {
+  const value: VersionDetail = {
     ...toSummary(row),
     findings: row.findings as VersionDetail['findings'],
     scope: key.scope,
@@ -129,6 +146,7 @@ export async function getVersion(db: Db, key: PackageKey, ref: VersionRef): Prom
     })),
     dependencies,
   };
+  return { value, moderated: row.moderated };
 }
 
 /** Bytes of one version with what their headers need. */
@@ -137,6 +155,9 @@ export interface VersionContent {
   bytes: Buffer;
   /** The strong validator: the file's sha256, or the archive's integrity. */
   etag: string;
+  /** When the version was created: its bytes never changed since (Last-Modified of an exact version). */
+  createdAt: Date;
+  moderated: boolean;
 }
 
 async function bytesOf(cache: ContentCache, sha256: string): Promise<Buffer> {
@@ -162,6 +183,8 @@ export async function getVersionFile(
     linkTarget: file.link_target,
     bytes: await bytesOf(cache, file.sha256),
     etag: `"${file.sha256}"`,
+    createdAt: row.created_at,
+    moderated: row.moderated,
   };
 }
 
@@ -176,5 +199,7 @@ export async function getVersionArchive(
     version: row.version,
     bytes: await bytesOf(cache, row.archive_sha256),
     etag: `"${row.integrity}"`,
+    createdAt: row.created_at,
+    moderated: row.moderated,
   };
 }
