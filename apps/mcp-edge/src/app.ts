@@ -14,6 +14,7 @@ import { createAuditWriter } from './audit/audit-writer.js';
 import { createCatalog } from './catalog/catalog.js';
 import { createRegistryClient } from './catalog/registry-client.js';
 import type { Env } from './env.js';
+import { createEdgeMetrics, type EdgeMetrics } from './metrics.js';
 import { createMcpHandler } from './mcp/mcp.handler.js';
 import { type OAuthUrls, oauthRoutes, oauthUrls } from './oauth/oauth.routes.js';
 import { createKeyStore, type KeyStore } from './oauth/signing-keys.service.js';
@@ -27,6 +28,8 @@ export interface AppDeps {
   redis: Redis;
   logger: Logger;
   env: Env;
+  /** Prometheus metrics (index.ts serves them on METRICS_PORT); a registry of its own when not given. */
+  metrics?: EdgeMetrics;
 }
 
 export interface Edge {
@@ -39,6 +42,8 @@ export interface Edge {
   /** Node `upgrade` listener: tunnel sessions' local runtimes dial in here (tunnel-hub.ts). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   keyStore: KeyStore;
+  /** The edge's metrics; index.ts wraps `handler` with `metrics.http.instrument`. */
+  metrics: EdgeMetrics;
   /** Closes the tunnels' connections: upgraded sockets would otherwise hold the server's close open. */
   closeTunnels(): Promise<void>;
   /**
@@ -51,6 +56,8 @@ export interface Edge {
 /** Builds the edge; never listens (tests drive `app` with supertest). */
 export function createEdge(deps: AppDeps): Edge {
   const { env, db, logger } = deps;
+  const metrics = deps.metrics ?? createEdgeMetrics();
+  metrics.watchConnections(db, deps.redis);
   const urls = oauthUrls(env.PKGREG_PUBLIC_BASE_URL);
   const keyStore = createKeyStore(db);
   const settings: RuntimeSettings = {
@@ -110,11 +117,13 @@ export function createEdge(deps: AppDeps): Edge {
       resource: urls.resource,
       trustedIssuers: env.EDGE_TRUSTED_ISSUERS_JSON,
       cacheSize: env.EDGE_TOKEN_CACHE_SIZE,
+      onCacheLookup: metrics.tokenCacheLookup,
     }),
     limiter,
     audit,
     catalog,
     resourceMetadataUrl: urls.resourceMetadata,
+    metrics,
   });
 
   const app = createExpressApp({ deps, keyStore, urls, limiter, handleMcp });
@@ -132,6 +141,7 @@ export function createEdge(deps: AppDeps): Edge {
       }
     },
     keyStore,
+    metrics,
     closeTunnels: () => hub.close(),
     async shutdown() {
       await hub.close();

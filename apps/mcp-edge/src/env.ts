@@ -1,5 +1,6 @@
 import { memoryEnvShape } from '@pkgreg/memory';
 import { commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
+import { metricsEnvShape } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
 // The only place mcp-edge reads process.env: parsed once at start, so a bad setting fails loudly there.
@@ -76,6 +77,8 @@ export const EnvSchema = z
     ...commonEnvShape,
     EDGE_HOST: z.string().default('127.0.0.1'),
     EDGE_PORT: port(4100),
+    /** Operator listener for Prometheus (`GET /metrics`): a port, `0` for any free one, or `off`. */
+    ...metricsEnvShape(9465),
     /** Base URL used by the OAuth discovery documents; the issuer is `{base}/mcp`. */
     PKGREG_PUBLIC_BASE_URL: z
       .url()

@@ -1,9 +1,11 @@
 import { createServer } from 'node:http';
 import { createDb } from '@pkgreg/db';
 import { closeServer, createLogger, onShutdown } from '@pkgreg/server-kit';
+import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { createEdge } from './app.js';
 import { loadEnv } from './env.js';
+import { createEdgeMetrics } from './metrics.js';
 import { ensureActiveKey } from './oauth/signing-keys.service.js';
 
 const env = loadEnv();
@@ -15,7 +17,8 @@ const redis = new Redis(env.REDIS_URL, { lazyConnect: false, enableAutoPipelinin
 redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
 
 await ensureActiveKey(db);
-const edge = createEdge({ db, redis, logger, env });
+const metrics = createEdgeMetrics(createMetricsRegistry({ processMetrics: true }));
+const edge = createEdge({ db, redis, logger, env, metrics });
 const server = createServer(edge.handler);
 server.on('upgrade', edge.upgrade);
 server.keepAliveTimeout = 65_000;
@@ -24,9 +27,17 @@ await new Promise<void>((resolve, reject) => {
   server.listen(env.EDGE_PORT, env.EDGE_HOST, resolve);
 });
 logger.info({ url: `http://${env.EDGE_HOST}:${env.EDGE_PORT}` }, 'mcp-edge listening');
+metrics.http.observe(server);
+// Prometheus scrapes the operator port, never the public one (README, METRICS_PORT).
+const metricsServer = await startMetricsServer({
+  registry: metrics.registry,
+  port: env.METRICS_PORT,
+  host: env.METRICS_HOST,
+  logger,
+});
 
 onShutdown(logger, async () => {
-  await Promise.all([closeServer(server), edge.closeTunnels()]);
+  await Promise.all([closeServer(server), edge.closeTunnels(), metricsServer.close()]);
   await edge.shutdown();
   await Promise.allSettled([db.destroy(), redis.quit()]);
 });

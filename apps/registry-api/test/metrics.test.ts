@@ -92,7 +92,14 @@ describe('registry metrics', () => {
     await request(publicUrl).get('/api/packages').query({ q: SECRET }).expect(200);
     await request(publicUrl).get('/api/no-such-route').set('Authorization', `Bearer ${SECRET}`).expect(404);
 
-    const after = await scrape();
+    // HTTP observations are made when each response closes, just after the client has read it.
+    const total = (x: Awaited<ReturnType<typeof scrape>>) =>
+      [...x.text.matchAll(/^pkgreg_http_request_duration_seconds_count\{.*\} (\d+)$/gm)].reduce(
+        (sum, m) => sum + Number(m[1]),
+        0,
+      );
+    let after = await scrape();
+    while (total(after) < total(before) + 6) after = await scrape();
     const delta = (series: string) => (after.value(series) ?? 0) - (before.value(series) ?? 0);
     expect(delta(detailOk)).toBe(1);
     expect(

@@ -2,6 +2,7 @@ import {
   createServer,
   type IncomingMessage,
   type RequestListener,
+  type Server,
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -140,6 +141,8 @@ export interface HttpMetrics {
   readonly rejects: Counter<'route' | 'reason'>;
   /** Wraps a request listener: each response is observed when it closes, under its route template. */
   instrument(handler: RequestListener): RequestListener;
+  /** The same for every request `server` receives (its listener left as it is). */
+  observe(server: Server): void;
 }
 
 /** The route a request matched: set by setRouteTemplate, else Express's matched route, else `unmatched`. */
@@ -194,15 +197,21 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
     if (reason !== undefined) rejects.inc({ route, reason });
   }
 
+  const start = (_req: IncomingMessage, res: ServerResponse) => {
+    (res as Marked)[kStart] = performance.now();
+    res.on('close', onClose);
+  };
   return {
     duration,
     rejects,
     instrument(handler) {
       return (req, res) => {
-        (res as Marked)[kStart] = performance.now();
-        res.on('close', onClose);
+        start(req, res);
         handler(req, res);
       };
+    },
+    observe(server) {
+      server.prependListener('request', start);
     },
   };
 }

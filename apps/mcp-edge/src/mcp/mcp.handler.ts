@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type JsonRpcId, RejectError } from '@pkgreg/contracts';
 import type { Logger } from '@pkgreg/server-kit';
+import { setRouteTemplate } from '@pkgreg/server-kit';
 import { type AdmissionDeps, createAdmission } from '../admission/admission.js';
 import type { AuditWriter } from '../audit/audit-writer.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Env } from '../env.js';
+import { createEdgeMetrics, type EdgeMetrics } from '../metrics.js';
 import { createDispatch } from './dispatch.js';
 import { type Exchange, newExchange } from './exchange.js';
 import { toRejectError, writeRpcError } from './rpc-error.js';
@@ -22,16 +24,19 @@ export interface McpHandlerDeps extends Omit<AdmissionDeps, 'tools'> {
   /** The registry's catalog: skill:// resources and the registry tools. */
   catalog: Catalog;
   resourceMetadataUrl: string;
+  metrics?: EdgeMetrics;
 }
 
 export function createMcpHandler(deps: McpHandlerDeps) {
   const { logger, audit, resourceMetadataUrl } = deps;
+  const metrics = deps.metrics ?? createEdgeMetrics();
   const tools = enabledTools(deps.env);
   const admission = createAdmission({ ...deps, tools });
   const dispatch = createDispatch(deps.env, tools, deps.catalog);
 
   return async function handleMcpPost(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
+    setRouteTemplate(req, '/mcp');
     const ex = newExchange();
     let status = 200;
     let reason: string | null = null;
@@ -50,6 +55,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       reason = reject.reason;
       status = writeRpcError(res, { id: ex.id, requestId: ex.requestId, resourceMetadataUrl }, reject);
     }
+    metrics.observeMcp(ex.method, ex.tool, reason, (performance.now() - started) / 1000);
     audit.record({
       at: new Date(),
       request_id: ex.requestId,

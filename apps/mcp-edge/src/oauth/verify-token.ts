@@ -83,6 +83,8 @@ export function createTokenVerifier(options: {
   resource: string;
   trustedIssuers: TrustedIssuer[];
   cacheSize: number;
+  /** Told whether each lookup hit the cache (metrics). */
+  onCacheLookup?: (hit: boolean) => void;
 }): TokenVerifier {
   const own: IssuerConfig = {
     issuer: options.issuer,
@@ -149,6 +151,7 @@ export function createTokenVerifier(options: {
   return {
     async verifyAccessToken(token) {
       const hit = cache.get(token);
+      options.onCacheLookup?.(hit !== undefined);
       if (hit) return hit;
       const info = await verify(token);
       cache.set(token, info);
