@@ -212,7 +212,10 @@ describe('after a change the validators move', () => {
     const first = await request(app).get('/api/search?q=notes').expect(200);
     await t.db.updateTable('packages').set({ repo_stars: 7 }).where('name', '=', 'notes').execute();
     await sleep(250);
-    await request(app).get('/api/search?q=notes').set('If-None-Match', first.headers.etag).expect(200);
+    await request(app)
+      .get('/api/search?q=notes')
+      .set('If-None-Match', first.headers.etag as string)
+      .expect(200);
   });
 });
 
@@ -330,7 +333,7 @@ describe('nothing private and no error is kept by a cache', () => {
     for (const path of [
       '/api/nope',
       '/api/packages?page=0',
-      '/api/search?q=' + 'x'.repeat(300),
+      `/api/search?q=${'x'.repeat(300)}`,
       '/api/packages/@acme/missing',
       '/api/packages/@acme/missing/skill-md',
       '/api/packages/@acme/missing/dependants',
