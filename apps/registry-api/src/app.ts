@@ -34,7 +34,7 @@ export interface AppDeps {
   db: Db;
   /**
    * Where list, search, the feed, detail, skill-md, dependants and versions are read (DATABASE_READ_URL,
-   * a replica; openReadDb in env.ts); `db` when not given. Writes and read-your-writes stay on `db`.
+   * a replica; read-db.ts); `db` when not given. Writes and read-your-writes stay on `db`.
    */
   readDb?: Db;
   redis: Redis;

@@ -12,6 +12,7 @@ import {
   startDerivedTablesRefresher,
   startPopularityRefresher,
 } from './packages/derived-tables-refresher.js';
+import { openReadDb } from './read-db.js';
 
 const env = loadEnv();
 const logger = createLogger('registry-api', env.LOG_LEVEL);
@@ -39,12 +40,14 @@ const recorder = createDownloadRecorder(db, {
   pool: trackPool,
   holdMs: env.TRACK_HOLD_MS,
 });
+// List, search, detail and versions read from a replica when DATABASE_READ_URL is set (read-db.ts).
+const readDb = openReadDb(env);
 // Publishes enqueue indexing jobs for the runtime workers (same Redis, same QUEUE_PREFIX).
 const queue = createRuntimeQueue({ connection: env.REDIS_URL, prefix: env.QUEUE_PREFIX });
 const metrics = createRegistryMetrics(createMetricsRegistry({ processMetrics: true }));
 metrics.pools.watch('track', trackPool);
 const server = await listen(
-  createApp({ db, redis, logger, env, recorder, queue, metrics }),
+  createApp({ db, readDb, redis, logger, env, recorder, queue, metrics }),
   env.REGISTRY_PORT,
   env.REGISTRY_HOST,
 );
@@ -65,5 +68,5 @@ onShutdown(logger, async () => {
   // Answered tracks are already committed; drain only the ones still waiting, then fold what is left.
   await recorder.drain();
   await Promise.allSettled([flusher.stop(), refresher.stop(), popularity.stop()]);
-  await Promise.allSettled([db.destroy(), trackPool.end(), redis.quit(), queue.close()]);
+  await Promise.allSettled([db.destroy(), readDb?.destroy(), trackPool.end(), redis.quit(), queue.close()]);
 });
