@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { dependenciesRoutes } from './dependencies/dependencies.routes.js';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
 import { type Env, publishingSettings } from './env.js';
-import { JSON_BODY_LIMIT } from './http/body.js';
+import { JSON_BODY_LIMIT, oversizedBody } from './http/body.js';
 import { cachePolicy, NO_STORE } from './http/cache-policy.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
@@ -143,6 +143,7 @@ function createExpressApp(deps: AppDeps): Express {
   // GitHub's webhook reads its raw body (the signature covers the bytes), so it comes before the parser.
   app.use(webhookRoutes(publishing));
   // Publishing and owner actions take JSON bodies; elsewhere a malformed one must still be a 400, never a 5xx.
+  app.use((req, res, next) => next(oversizedBody(req, res)));
   app.use(express.json({ limit: JSON_BODY_LIMIT }));
   app.use(publishingRoutes(publishing));
   app.use(

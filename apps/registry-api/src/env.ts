@@ -1,5 +1,5 @@
 import { indexerEnvShape } from '@pkgreg/indexer';
-import { commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
+import { commonEnvShape, httpServerEnvShape, parseEnv, port } from '@pkgreg/server-kit';
 import { metricsEnvShape } from '@pkgreg/server-kit';
 import { DEFAULT_QUEUE_PREFIX } from '@pkgreg/tasks';
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import { z } from 'zod';
 // stops the process before it serves a request.
 const EnvFields = z.object({
   ...commonEnvShape,
+  ...httpServerEnvShape,
   // The code host (also the source redirect's base) and indexing limits, as the indexer declares them.
   ...indexerEnvShape,
   REGISTRY_HOST: z.string().default('127.0.0.1'),

@@ -1,5 +1,5 @@
 import { createDb, createPool } from '@pkgreg/db';
-import { closeServer, createLogger, listen, onShutdown } from '@pkgreg/server-kit';
+import { closeServer, createLogger, listen, onShutdown, serverTimeouts } from '@pkgreg/server-kit';
 import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
 import { createRuntimeQueue } from '@pkgreg/tasks';
 import { Redis } from 'ioredis';
@@ -50,6 +50,7 @@ const server = await listen(
   createApp({ db, readDb, redis, logger, env, recorder, queue, metrics }),
   env.REGISTRY_PORT,
   env.REGISTRY_HOST,
+  serverTimeouts(env),
 );
 const flusher = startDownloadFlusher(db, logger, env.DOWNLOAD_FLUSH_INTERVAL_MS);
 const refresher = startDerivedTablesRefresher(db, logger, env.DERIVED_REFRESH_INTERVAL_MS);

@@ -2,7 +2,8 @@ import type { RequestListener } from 'node:http';
 import type { Db, PackagesTable } from '@pkgreg/db';
 import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { type FileDatabase, useTestDatabase } from '@pkgreg/db/vitest';
-import { createLogger } from '@pkgreg/server-kit';
+import { createLogger, type Logger } from '@pkgreg/server-kit';
+import type { RuntimeQueue } from '@pkgreg/tasks';
 import { Redis } from 'ioredis';
 import type { Insertable } from 'kysely';
 import { afterAll, beforeAll } from 'vitest';
@@ -81,12 +82,23 @@ export interface FileRegistry extends FileDatabase {
   readonly app: RequestListener;
 }
 
+/** What a test may give the app instead of the defaults (a silent logger, a queue opened at first publish). */
+export interface TestRegistryOptions {
+  logger?: Logger;
+  /** Read in beforeAll, after the file's earlier hooks (which may start the queue). */
+  queue?: () => RuntimeQueue;
+}
+
 /**
  * Registers the hooks that create this file's database (useTestDatabase), a Redis client under a key
  * prefix of its own and the registry app built on them with `env`, and close them after the file's
  * tests. Read the fields from tests and hooks (not at module load); call it before the file's own hooks.
+ * `env` may be a function, read in beforeAll: settings that earlier hooks learn (a local server's URL).
  */
-export function useTestRegistry(env: Record<string, string> = {}): FileRegistry {
+export function useTestRegistry(
+  env: Record<string, string> | (() => Record<string, string>) = {},
+  options: TestRegistryOptions = {},
+): FileRegistry {
   const database = useTestDatabase();
   let current: { redis: Redis; app: RequestListener } | undefined;
   beforeAll(() => {
@@ -94,7 +106,13 @@ export function useTestRegistry(env: Record<string, string> = {}): FileRegistry 
       lazyConnect: true,
       keyPrefix: `${testKeyPrefix('registry')}:`,
     });
-    current = { redis, app: createApp({ db: database.db, redis, logger: silentLogger, env: loadEnv(env) }) };
+    const settings = loadEnv(typeof env === 'function' ? env() : env);
+    const logger = options.logger ?? silentLogger;
+    const queue = options.queue?.();
+    current = {
+      redis,
+      app: createApp({ db: database.db, redis, logger, env: settings, ...(queue ? { queue } : {}) }),
+    };
   });
   afterAll(() => {
     current?.redis.disconnect();

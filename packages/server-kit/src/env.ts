@@ -24,6 +24,16 @@ export const commonEnvShape = {
   REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
 };
 
+/** Bounds on slow clients, for apps that serve HTTP (listen.ts, `serverTimeouts(env)`). */
+export const httpServerEnvShape = {
+  /** Request line and headers must arrive within this (slowloris). */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** The whole request, body included, must arrive within this; responses may take longer. */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** Idle keep-alive sockets are closed after this; above a load balancer's idle timeout (often 60 s). */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(65_000),
+};
+
 /** Parses `source` with `schema`; on failure throws one message naming every bad variable (values never shown). */
 export function parseEnv<S extends z.ZodType>(
   schema: S,

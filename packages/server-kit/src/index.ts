@@ -1,6 +1,14 @@
-export { booleanFlag, commonEnvShape, parseEnv, port } from './env.js';
+export { booleanFlag, commonEnvShape, httpServerEnvShape, parseEnv, port } from './env.js';
 export { checkReadiness, healthRoutes, type ReadinessDeps } from './health.js';
-export { closeServer, listen } from './listen.js';
+export {
+  type ClientErrorBody,
+  closeServer,
+  DEFAULT_SERVER_TIMEOUTS,
+  errorMessageBody,
+  listen,
+  type ServerTimeouts,
+  serverTimeouts,
+} from './listen.js';
 export { createLogger, type Logger } from './logger.js';
 export { type PeriodicTask, startPeriodic } from './periodic.js';
 export { onShutdown } from './shutdown.js';

@@ -1,13 +1,94 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, type RequestListener, STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/**
+ * How long a client may take to send a request. Slow clients (slowloris: headers or a body dribbled a
+ * byte at a time) would otherwise hold a socket and its memory for Node's defaults of minutes.
+ */
+export interface ServerTimeouts {
+  /** The request line and every header must arrive within this, or the socket is closed (408). */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this (the response may take longer). */
+  requestTimeoutMs: number;
+  /** An idle keep-alive socket is closed after this (longer than a load balancer's idle timeout). */
+  keepAliveTimeoutMs: number;
+}
+
+export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 65_000,
+};
+
+/** The timeouts of an app's env (httpServerEnvShape in env.ts). */
+export function serverTimeouts(env: {
+  HTTP_HEADERS_TIMEOUT_MS: number;
+  HTTP_REQUEST_TIMEOUT_MS: number;
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: number;
+}): ServerTimeouts {
+  return {
+    headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  };
+}
+
+/** The body of a refusal Node's HTTP parser makes before any handler runs, in the app's error shape. */
+export type ClientErrorBody = (status: number, message: string) => string;
+
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request header fields too large'],
+  HPE_URI_TOO_LONG: [414, 'URI too long'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout'],
+};
+
+/** `{error}`: the registry's error body (and the OAuth endpoints'). */
+export const errorMessageBody: ClientErrorBody = (_status, message) => JSON.stringify({ error: message });
+
+/**
+ * Answers what Node's parser refuses (a malformed request line or header, headers over the size limit,
+ * a request that took too long) with the app's error shape instead of Node's empty response, then
+ * closes the connection: after a parse error nothing more on it can be read.
+ */
+function onClientError(body: ClientErrorBody) {
+  return (error: Error & { code?: string }, socket: Duplex) => {
+    if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
+      socket.destroy();
+      return;
+    }
+    const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'Bad request'];
+    const text = body(status, message);
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nX-Request-Id: ${randomUUID()}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
+  };
+}
 
 /**
  * Serves `handler` (an Express app or any node request listener) and resolves once bound;
  * `closeServer()` stops accepting and drains keep-alive sockets.
  */
-export function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
+export function listen(
+  handler: RequestListener,
+  port: number,
+  host: string,
+  timeouts: ServerTimeouts = DEFAULT_SERVER_TIMEOUTS,
+  clientErrorBody: ClientErrorBody = errorMessageBody,
+): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = createServer(handler);
-    server.keepAliveTimeout = 65_000;
+    const server = createServer(
+      {
+        headersTimeout: Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs),
+        requestTimeout: timeouts.requestTimeoutMs,
+        keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+        // Node checks both timeouts only this often (30 s by default), which would let a slow client
+        // stay that much longer than its bound.
+        connectionsCheckingInterval: Math.max(50, Math.min(1_000, timeouts.headersTimeoutMs / 4)),
+      },
+      handler,
+    );
+    server.on('clientError', onClientError(clientErrorBody));
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);

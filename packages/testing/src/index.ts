@@ -13,6 +13,25 @@ export {
   startEmbeddingsServer,
 } from './embeddings-server.js';
 export {
+  captureLogs,
+  deepArray,
+  faultsMode,
+  fromSchema,
+  fuzzAgent,
+  fuzzRuns,
+  HOSTILE_STRINGS,
+  headerSafe,
+  hostileJson,
+  hostileString,
+  type JsonSchema,
+  type LogCapture,
+  type RawRequest,
+  type RawResponse,
+  type SchemaOptions,
+  sendRaw,
+  validish,
+} from './fuzz.js';
+export {
   type FakeFile,
   FakeGitHub,
   type FakeRepo,

@@ -5,7 +5,7 @@ import express from 'express';
 import type { DownloadRecorder } from '../downloads/download-recorder.js';
 import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
 import { badRequest, notFound } from '../http/api-error.js';
-import { JSON_BODY_LIMIT } from '../http/body.js';
+import { JSON_BODY_LIMIT, oversizedBody } from '../http/body.js';
 import { type CachePolicy, NO_STORE } from '../http/cache-policy.js';
 import { writeError } from '../http/error-writer.js';
 import {
@@ -160,6 +160,8 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
     }
     // Track's answer carries the id in writeHead with its other headers.
     if (hasNoBody(req)) return track(req, res, key, id);
+    const oversized = oversizedBody(req, res);
+    if (oversized) return fail(req, res, id, oversized);
     parseJson(req as express.Request, res as express.Response, (error?: unknown) =>
       error ? fail(req, res, id, error) : track(req, res, key, id),
     );

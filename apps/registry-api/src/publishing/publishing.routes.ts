@@ -1,4 +1,5 @@
 import express, { Router } from 'express';
+import { oversizedBody } from '../http/body.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
 import { deprecate, undeprecate, unyank, yank } from './owner.service.js';
 import { bearerToken } from './proof.js';
@@ -15,14 +16,15 @@ import {
 // whose signature covers the raw bytes.
 
 /** Largest webhook delivery read (GitHub caps payloads at 25 MB; pushes the registry reads are far smaller). */
-const WEBHOOK_BODY_LIMIT = '2mb';
+const WEBHOOK_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
 
 /** POST /api/hooks/github, mounted before the JSON parser: the HMAC is over the bytes as sent. */
 export function webhookRoutes(deps: PublishingDeps): Router {
   const router = Router();
   router.post(
     WEBHOOK_PATH,
-    express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT }),
+    (req, res, next) => next(oversizedBody(req, res, WEBHOOK_BODY_LIMIT_BYTES)),
+    express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT_BYTES }),
     async (req, res) => {
       const header = (name: string) => {
         const value = req.headers[name];
