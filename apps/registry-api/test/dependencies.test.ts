@@ -264,7 +264,7 @@ describe('OpenAPI', () => {
   it('documents the dependants page and the dependencies of detail and versions', async () => {
     const doc = (await request(app).get('/api/openapi.json').expect(200)).body;
     const path = doc.paths['/api/packages/{scope}/{name}/dependants'];
-    expect(Object.keys(path.get.responses).sort()).toEqual(['200', '400', '404']);
+    expect(Object.keys(path.get.responses).sort()).toEqual(['200', '304', '400', '404']);
     expect(path.get.parameters.map((p: { name: string }) => p.name)).toEqual([
       'scope',
       'name',

@@ -114,11 +114,26 @@ const versionErrors = {
 
 const contentHeaders = {
   ETag: { schema: { type: 'string' } },
+  'Last-Modified': {
+    description: "An exact version's creation (If-Modified-Since is answered)",
+    schema: { type: 'string' },
+  },
   'Cache-Control': {
-    description: '`immutable` for an exact version, `max-age=60, must-revalidate` for `latest`',
+    description:
+      '`public, max-age=31536000, s-maxage=<HTTP_CACHE_CDN_MAX_AGE_S>, immutable` for an exact version, `public, max-age=<HTTP_CACHE_MAX_AGE_S>, must-revalidate` for `latest`, `no-store` while the package is quarantined (docs/caching.md)',
     schema: { type: 'string' },
   },
 };
+
+/** A moving answer: revalidated after HTTP_CACHE_MAX_AGE_S with its ETag (docs/caching.md). */
+const movingHeaders = {
+  ETag: { schema: { type: 'string' } },
+  'Cache-Control': {
+    description: '`public, max-age=<HTTP_CACHE_MAX_AGE_S>, must-revalidate` (docs/caching.md)',
+    schema: { type: 'string' },
+  },
+};
+const notModified = { 304: { description: 'Not modified (If-None-Match matched)' } };
 
 const jsonBody = (name: string, required = true) => ({ required, content: json(name) });
 
@@ -160,10 +175,12 @@ export function buildOpenApiDocument(): JsonObject {
           responses: {
             200: {
               description: 'A page of the list, or of the feed',
+              headers: movingHeaders,
               content: {
                 'application/json': { schema: { oneOf: [ref('ListResponse'), ref('FeedResponse')] } },
               },
             },
+            ...notModified,
             400: error(
               'A parameter out of its rule, given twice, or a list parameter combined with the feed (the message names it)',
             ),
@@ -227,7 +244,12 @@ export function buildOpenApiDocument(): JsonObject {
             "Visible packages (as the list: not delisted, not quarantined) whose latest version declares this package in `metadata.dependencies`. `total` is the package's `dependantCount`. Its own dependencies are in detail's `dependencies`.",
           parameters: [...packagePathParameters, ...queryParameters(DependantsQuerySchema)],
           responses: {
-            200: { description: 'A page of dependants', content: json('DependantsResponse') },
+            200: {
+              description: 'A page of dependants',
+              headers: movingHeaders,
+              content: json('DependantsResponse'),
+            },
+            ...notModified,
             400: error('Invalid package path, page or pageSize'),
             404: error('Package not found'),
           },
@@ -238,7 +260,12 @@ export function buildOpenApiDocument(): JsonObject {
           summary: 'Versions of a package, newest first',
           parameters: [...packagePathParameters, ...queryParameters(VersionListQuerySchema)],
           responses: {
-            200: { description: 'A page of versions', content: json('VersionListResponse') },
+            200: {
+              description: 'A page of versions',
+              headers: movingHeaders,
+              content: json('VersionListResponse'),
+            },
+            ...notModified,
             ...versionErrors,
           },
         },
@@ -248,7 +275,8 @@ export function buildOpenApiDocument(): JsonObject {
           summary: "A version's record and its files (manifest)",
           parameters: [...packagePathParameters, versionParameter],
           responses: {
-            200: { description: 'The version', content: json('VersionDetail') },
+            200: { description: 'The version', headers: movingHeaders, content: json('VersionDetail') },
+            ...notModified,
             ...versionErrors,
           },
         },
@@ -430,7 +458,8 @@ export function buildOpenApiDocument(): JsonObject {
           summary: 'Full-text search',
           parameters: withFilters(queryParameters(SearchQuerySchema)),
           responses: {
-            200: { description: 'Results', content: json('SearchResponse') },
+            200: { description: 'Results', headers: movingHeaders, content: json('SearchResponse') },
+            ...notModified,
             400: error('q too long, or a filter out of its rule or given twice (the message names it)'),
           },
         },
