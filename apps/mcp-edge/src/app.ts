@@ -4,6 +4,7 @@ import type { Db } from '@pkgreg/db';
 import { memorySettings } from '@pkgreg/memory';
 import { createLocalRuntime, type RuntimeSettings } from '@pkgreg/runtime';
 import { healthRoutes, type Logger } from '@pkgreg/server-kit';
+import { traceRequests, tracingEnabled } from '@pkgreg/server-kit';
 import { openQueueJobs } from '@pkgreg/tasks';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Redis } from 'ioredis';
@@ -127,12 +128,16 @@ export function createEdge(deps: AppDeps): Edge {
   });
 
   const app = createExpressApp({ deps, keyStore, urls, limiter, handleMcp });
+  // The fast path's server span (tracing.ts); `handleMcp` itself stays untouched when tracing is off.
+  const tracedMcp = traceRequests(
+    (req: IncomingMessage, res: ServerResponse) => void handleMcp(req, res),
+    '/mcp',
+  );
 
   return {
     app,
     handler(req, res) {
-      if (req.method === 'POST' && (req.url === '/mcp' || req.url?.startsWith('/mcp?')))
-        void handleMcp(req, res);
+      if (req.method === 'POST' && (req.url === '/mcp' || req.url?.startsWith('/mcp?'))) tracedMcp(req, res);
       else app(req, res);
     },
     upgrade(req, socket, head) {
@@ -168,6 +173,8 @@ function createExpressApp(parts: {
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('trust proxy', 'loopback');
+  // One server span per request when tracing is on (the POST /mcp fast path has its own in createEdge).
+  if (tracingEnabled()) app.use(traceRequests((_req: unknown, _res: unknown, next: () => void) => next()));
   app.post('/mcp', (req, res) => void handleMcp(req, res));
   // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).
   app.all('/mcp', (_req, res) => {

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import { createDb } from '@pkgreg/db';
 import { closeServer, createLogger, onShutdown } from '@pkgreg/server-kit';
 import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
+import { startTracing, tracingSettings } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { createEdge } from './app.js';
 import { loadEnv } from './env.js';
@@ -10,6 +11,9 @@ import { ensureActiveKey } from './oauth/signing-keys.service.js';
 
 const env = loadEnv();
 const logger = createLogger('mcp-edge', env.LOG_LEVEL);
+// Traces are off unless an OTLP endpoint is configured (README, Traces); started before the app is
+// built, which decides then whether to wrap requests in spans.
+const tracing = await startTracing(tracingSettings(env, 'pkgreg-mcp-edge'));
 const db = createDb(env.DATABASE_URL, { applicationName: 'pkgreg-mcp-edge' });
 // Auto-pipelining sends the rate-limit scripts of concurrent requests in one write (one round trip
 // each still, far fewer syscalls).
@@ -40,4 +44,5 @@ onShutdown(logger, async () => {
   await Promise.all([closeServer(server), edge.closeTunnels(), metricsServer.close()]);
   await edge.shutdown();
   await Promise.allSettled([db.destroy(), redis.quit()]);
+  await tracing.shutdown();
 });

@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import type { Db } from '@pkgreg/db';
 import { createPgContentStore } from '@pkgreg/indexer';
 import { healthRoutes, type Logger } from '@pkgreg/server-kit';
+import { traceRequests } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
@@ -57,7 +58,8 @@ export interface AppDeps {
  * listens (tests drive it with supertest, so every test goes through the same listener as production).
  */
 export function createApp(deps: AppDeps): RequestListener {
-  return createRegistry(deps).handler;
+  // Each request in a server span when tracing is on (tracing.ts); the listener itself otherwise.
+  return traceRequests(createRegistry(deps).handler);
 }
 
 /** The listener and its parts: the Express app behind the endpoints, the detail cache, the track recorder. */

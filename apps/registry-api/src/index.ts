@@ -2,6 +2,7 @@ import { createDb, createPool } from '@pkgreg/db';
 import { closeServer, createLogger, listen, onShutdown, serverTimeouts } from '@pkgreg/server-kit';
 import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
 import { createRuntimeQueue } from '@pkgreg/tasks';
+import { startTracing, tracingSettings } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { createApp } from './app.js';
 import { startDownloadFlusher } from './downloads/download-flusher.js';
@@ -16,6 +17,9 @@ import { openReadDb } from './read-db.js';
 
 const env = loadEnv();
 const logger = createLogger('registry-api', env.LOG_LEVEL);
+// Traces are off unless an OTLP endpoint is configured (README, Traces); started before the app is
+// built, which decides then whether to wrap requests in spans.
+const tracing = await startTracing(tracingSettings(env, 'pkgreg-registry-api'));
 // JIT off: a search whose row estimate runs high (a long OR of a rare word's lexemes) passes
 // jit_above_cost and spends longer compiling the query than running it. No request here runs long
 // enough to earn compilation back.
@@ -70,4 +74,5 @@ onShutdown(logger, async () => {
   await recorder.drain();
   await Promise.allSettled([flusher.stop(), refresher.stop(), popularity.stop()]);
   await Promise.allSettled([db.destroy(), readDb?.destroy(), trackPool.end(), redis.quit(), queue.close()]);
+  await tracing.shutdown();
 });

@@ -2,6 +2,7 @@ import { createHttpPackageFinder } from '@pkgreg/agents';
 import { createDb } from '@pkgreg/db';
 import { indexerSettings } from '@pkgreg/indexer';
 import { memorySettings } from '@pkgreg/memory';
+import { startTracing, tracingSettings } from '@pkgreg/server-kit';
 import { createLogger, onShutdown } from '@pkgreg/server-kit';
 import { loadEnv } from './env.js';
 import { startHealthServer } from './health-server.js';
@@ -9,6 +10,8 @@ import { createWorker } from './worker.js';
 
 const env = loadEnv();
 const logger = createLogger('runtime-worker', env.LOG_LEVEL);
+// Traces are off unless an OTLP endpoint is configured (README, Traces).
+const tracing = await startTracing(tracingSettings(env, 'pkgreg-runtime-worker'));
 // bullmq, going to production: an unexpected error must be logged, not lost. After an uncaught exception
 // the process state is unknown, so it exits; its running jobs come back through stalled recovery.
 process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
@@ -81,6 +84,7 @@ onShutdown(
     await worker.close(env.SHUTDOWN_GRACE_MS);
     await health?.close();
     await db.destroy();
+    await tracing.shutdown();
   },
   env.SHUTDOWN_GRACE_MS + 5_000,
 );

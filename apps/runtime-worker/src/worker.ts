@@ -15,6 +15,7 @@ import {
   type RuntimeQueue,
   toTaskError,
 } from '@pkgreg/tasks';
+import { inJobSpan } from '@pkgreg/server-kit';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { isPermanent } from './jobs/job-errors.js';
 import { createJobHandlers, type HandlerDeps, type JobContext } from './jobs/job-handlers.js';
@@ -100,7 +101,17 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
   };
 
   const build = (queueName: QueueName, concurrency: number) => {
-    const worker = new Worker(queueName, processor, {
+    // Each run is a span in the trace of the request that enqueued the job, when tracing is on (tracing.ts).
+    const traced: typeof processor = (job, ...rest) =>
+      inJobSpan(
+        { name: job.name, queue: queueName, id: job.id, attempt: job.attemptsMade + 1 },
+        (job.data as { traceContext?: unknown } | null)?.traceContext,
+        () => {
+          logger.debug({ jobId: job.id, job: job.name }, 'job started');
+          return processor(job, ...rest);
+        },
+      );
+    const worker = new Worker(queueName, traced, {
       name,
       // Blocking commands must wait for Redis, not throw after 20 retries (bullmq: going to production).
       connection: connectionOptions(deps.connection, { maxRetriesPerRequest: null }),

@@ -6,8 +6,6 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '@pkgreg/db';
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
-import { createLogger } from '@pkgreg/server-kit';
-import { createWorker, type RuntimeWorker, type WorkerDeps } from '../src/worker.js';
 
 // Test plumbing: real child processes (registry-api, the built worker) and local HTTP servers for the
 // services we cannot reach (an OpenAI-compatible model endpoint).
@@ -16,29 +14,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const WORKER_ENTRY = resolve(here, '../dist/index.js');
 export const REGISTRY_ENTRY = resolve(here, '../../registry-api/dist/index.js');
 
-export const silentLogger = createLogger('runtime-worker-test', 'silent');
-
-/**
- * A worker in this process on the test database and the file's queue prefix, with what the tests share:
- * 4 runtime jobs at once, no indexing queue, no registry to search, no model. `overrides` sets the rest.
- */
-export function createTestWorker(db: Db, prefix: string, overrides: Partial<WorkerDeps> = {}): RuntimeWorker {
-  return createWorker({
-    db,
-    logger: silentLogger,
-    connection: TEST_REDIS_URL,
-    prefix,
-    concurrency: 4,
-    indexingConcurrency: 1,
-    indexing: false,
-    finder: { search: async () => [] },
-    model: null,
-    indexer: {},
-    pollWindowSeconds: 300,
-    orphanAfterSeconds: 600,
-    ...overrides,
-  });
-}
+export { createTestWorker, silentLogger } from '../src/testing.js';
 
 export async function freePort(): Promise<number> {
   const server = createServer();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tracingEnvShape } from './tracing.js';
 
 // Shared pieces of each app's env.ts, so common settings read the same in every app; each app still
 // parses its own schema once at start.
@@ -22,6 +23,8 @@ export const commonEnvShape = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/pkgreg'),
   REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+  // OpenTelemetry traces: the standard OTEL_* variables, off unless an OTLP endpoint is set (tracing.ts).
+  ...tracingEnvShape,
 };
 
 /** Bounds on slow clients, for apps that serve HTTP (listen.ts, `serverTimeouts(env)`). */

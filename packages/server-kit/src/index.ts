@@ -13,6 +13,22 @@ export { createLogger, type Logger } from './logger.js';
 export { type PeriodicTask, startPeriodic } from './periodic.js';
 export { onShutdown } from './shutdown.js';
 export {
+  annotateSpan,
+  extractTraceContext,
+  inJobSpan,
+  injectTraceContext,
+  inSpan,
+  startTracing,
+  type TraceCarrier,
+  type Tracing,
+  type TracingSettings,
+  traceLogFields,
+  traceRequests,
+  tracingEnabled,
+  tracingEnvShape,
+  tracingSettings,
+} from './tracing.js';
+export {
   Counter,
   createHttpMetrics,
   createMetricsRegistry,

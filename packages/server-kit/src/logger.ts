@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
+import { traceLogFields } from './tracing.js';
 
 export type { Logger };
 
@@ -26,8 +27,11 @@ const REDACT = [
   '*.clientSecret',
 ];
 
-/** `destination` defaults to stdout; tests pass a stream to read what would be logged. */
+/**
+ * `destination` defaults to stdout; tests pass a stream to read what would be logged. A line logged
+ * inside a traced request or job carries its trace_id and span_id (tracing.ts).
+ */
 export function createLogger(name: string, level: string, destination?: DestinationStream): Logger {
-  const options = { name, level, redact: { paths: REDACT, censor: '[redacted]' } };
+  const options = { name, level, redact: { paths: REDACT, censor: '[redacted]' }, mixin: traceLogFields };
   return destination ? pino(options, destination) : pino(options);
 }

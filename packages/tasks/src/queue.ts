@@ -1,10 +1,13 @@
 import { JOB_CATALOG, type JobName, type JobPayload, QUEUES, type QueueName } from '@pkgreg/contracts';
+import { injectTraceContext } from '@pkgreg/server-kit';
 import { type ConnectionOptions, type Job, Queue, QueueEvents } from 'bullmq';
 import { parseJobPayload } from './job-payload.js';
 import { createTaskWaiters } from './task-waiters.js';
 
 // Producer side of the job catalog. Job data carries ids and validated arguments
 // only, never a token or secret; the task id is the job id so a duplicate enqueue adds nothing.
+// When tracing is on it also carries the enqueuing request's W3C trace context (`traceContext`), so the
+// worker's run joins that request's trace; the catalog schemas drop it before a handler sees the payload.
 
 /** A Redis URL, or ioredis-style options (host, port, password, db, tls…). */
 export type RedisConnection = string | Exclude<ConnectionOptions, { connect: unknown }>;
@@ -90,7 +93,8 @@ export function createRuntimeQueue(options: RuntimeQueueOptions): RuntimeQueue {
       const definition = JOB_CATALOG[name];
       const data = parseJobPayload(name, payload) as Record<string, unknown>;
       const jobId = enqueueOptions.jobId ?? (typeof data.taskId === 'string' ? data.taskId : undefined);
-      return get(definition.queue).add(name, data, {
+      const traceContext = injectTraceContext();
+      return get(definition.queue).add(name, traceContext ? { ...data, traceContext } : data, {
         ...(jobId ? { jobId } : {}),
         ...(enqueueOptions.delay ? { delay: enqueueOptions.delay } : {}),
         attempts: definition.attempts,

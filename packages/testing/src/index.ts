@@ -1,8 +1,8 @@
 // @pkgreg/testing: local servers that speak the real protocols, for any package's tests (nothing of
 // ours is mocked against them): an OIDC issuer with its JWKS and GitHub Actions' ID-token endpoint, a
 // stand-in for GitHub's REST API (repositories, trees, blobs, tarballs, ETags, rate limits, account ids,
-// user tokens and their permissions, renames), GitHub's webhook deliveries, and an OpenAI-compatible
-// embeddings endpoint.
+// user tokens and their permissions, renames), GitHub's webhook deliveries, an OpenAI-compatible
+// embeddings endpoint, and an OTLP/HTTP receiver that collects traces.
 
 export {
   DEFAULT_CONCEPTS,
@@ -57,3 +57,9 @@ export {
   type SeenTokenRequest,
   startOidcIssuer,
 } from './oidc-issuer.js';
+export {
+  type AttributeValue,
+  type OtlpReceiver,
+  type ReceivedSpan,
+  startOtlpReceiver,
+} from './otlp-receiver.js';

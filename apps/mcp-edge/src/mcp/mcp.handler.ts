@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type JsonRpcId, RejectError } from '@pkgreg/contracts';
 import type { Logger } from '@pkgreg/server-kit';
 import { setRouteTemplate } from '@pkgreg/server-kit';
+import { annotateSpan, inSpan, tracingEnabled } from '@pkgreg/server-kit';
 import { type AdmissionDeps, createAdmission } from '../admission/admission.js';
 import type { AuditWriter } from '../audit/audit-writer.js';
 import type { Catalog } from '../catalog/catalog.js';
@@ -44,7 +45,8 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       // The body is read first so that every error, whatever stage refuses, can echo the request's id.
       const message = parseMessage(await readBody(req));
       noteMessage(ex, message);
-      const method = await admission.admit(req, ex, message);
+      // Admission is a child span of the request's (tracing.ts), so its checks' time shows apart.
+      const method = await inSpan('mcp admission', () => admission.admit(req, ex, message));
       if (method === undefined) status = writeAccepted(res, ex.requestId);
       else writeResult(res, ex.requestId, ex.id as JsonRpcId, await dispatch(ex, method));
     } catch (error) {
@@ -56,6 +58,14 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       status = writeRpcError(res, { id: ex.id, requestId: ex.requestId, resourceMetadataUrl }, reject);
     }
     metrics.observeMcp(ex.method, ex.tool, reason, (performance.now() - started) / 1000);
+    if (tracingEnabled()) {
+      annotateSpan({
+        'mcp.method.name': ex.method ?? undefined,
+        'gen_ai.tool.name': ex.tool ?? undefined,
+        'pkgreg.reject_reason': reason ?? undefined,
+        'pkgreg.backend': ex.backend?.mode,
+      });
+    }
     audit.record({
       at: new Date(),
       request_id: ex.requestId,
