@@ -3,7 +3,12 @@ import type { Duplex } from 'node:stream';
 import type { Db } from '@pkgreg/db';
 import { memorySettings } from '@pkgreg/memory';
 import { createLocalRuntime, type RuntimeSettings } from '@pkgreg/runtime';
-import { healthRoutes, type Logger } from '@pkgreg/server-kit';
+import {
+  healthRoutes,
+  type Logger,
+  OUTAGE_RETRY_AFTER_SECONDS,
+  outageMonitorOf,
+} from '@pkgreg/server-kit';
 import { traceRequests, tracingEnabled } from '@pkgreg/server-kit';
 import { openQueueJobs } from '@pkgreg/tasks';
 import express, { type ErrorRequestHandler, type Express } from 'express';
@@ -190,6 +195,14 @@ function createExpressApp(parts: {
   const onError: ErrorRequestHandler = (error, _req, res, _next) => {
     // Body parser refusals (malformed or oversized form bodies at /mcp/token) are the client's: 4xx.
     const status = typeof error?.status === 'number' && error.status < 500 ? error.status : 500;
+    // PostgreSQL or Redis down (the token endpoint reads clients and keys): a retryable 503, logged
+    // once by the process's monitor. RFC 6749's code for it is temporarily_unavailable.
+    if (status === 500 && outageMonitorOf(logger).failed(error)) {
+      if (res.headersSent) return;
+      res.setHeader('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
+      res.status(503).json({ error: 'temporarily_unavailable' });
+      return;
+    }
     if (status === 500) logger.error({ err: error }, 'request failed');
     if (res.headersSent) return;
     if (status === 500) res.status(500).json({ error: 'server_error' });

@@ -1,6 +1,12 @@
 import { createServer } from 'node:http';
-import { createDb } from '@pkgreg/db';
-import { closeServer, createLogger, onShutdown } from '@pkgreg/server-kit';
+import { createDb, poolOf } from '@pkgreg/db';
+import {
+  closeServer,
+  createLogger,
+  onShutdown,
+  outageMonitorOf,
+  requestRedisOptions,
+} from '@pkgreg/server-kit';
 import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
 import { startTracing, tracingSettings } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
@@ -14,11 +20,22 @@ const logger = createLogger('mcp-edge', env.LOG_LEVEL);
 // Traces are off unless an OTLP endpoint is configured (README, Traces); started before the app is
 // built, which decides then whether to wrap requests in spans.
 const tracing = await startTracing(tracingSettings(env, 'pkgreg-mcp-edge'));
-const db = createDb(env.DATABASE_URL, { applicationName: 'pkgreg-mcp-edge' });
+// A PostgreSQL or Redis outage is logged once when it starts and once when it ends (server-kit outage.ts).
+const outages = outageMonitorOf(logger);
+const db = createDb(env.DATABASE_URL, {
+  applicationName: 'pkgreg-mcp-edge',
+  onIdleError: (error) => outages.failed(error, 'postgres'),
+});
+const pool = poolOf(db);
+if (pool) outages.watchPostgres(pool);
 // Auto-pipelining sends the rate-limit scripts of concurrent requests in one write (one round trip
 // each still, far fewer syscalls).
-const redis = new Redis(env.REDIS_URL, { lazyConnect: false, enableAutoPipelining: true });
-redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
+const redis = new Redis(env.REDIS_URL, {
+  lazyConnect: false,
+  enableAutoPipelining: true,
+  ...requestRedisOptions(),
+});
+outages.watchRedis(redis);
 
 await ensureActiveKey(db);
 const metrics = createEdgeMetrics(createMetricsRegistry({ processMetrics: true }));

@@ -1,5 +1,13 @@
-import { createDb, createPool } from '@pkgreg/db';
-import { closeServer, createLogger, listen, onShutdown, serverTimeouts } from '@pkgreg/server-kit';
+import { createDb, createPool, poolOf } from '@pkgreg/db';
+import {
+  closeServer,
+  createLogger,
+  listen,
+  onShutdown,
+  outageMonitorOf,
+  requestRedisOptions,
+  serverTimeouts,
+} from '@pkgreg/server-kit';
 import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
 import { createRuntimeQueue } from '@pkgreg/tasks';
 import { startTracing, tracingSettings } from '@pkgreg/server-kit';
@@ -20,6 +28,9 @@ const logger = createLogger('registry-api', env.LOG_LEVEL);
 // Traces are off unless an OTLP endpoint is configured (README, Traces); started before the app is
 // built, which decides then whether to wrap requests in spans.
 const tracing = await startTracing(tracingSettings(env, 'pkgreg-registry-api'));
+// A PostgreSQL or Redis outage is logged once when it starts and once when it ends (server-kit outage.ts).
+const outages = outageMonitorOf(logger);
+const onIdleError = (error: Error) => outages.failed(error, 'postgres');
 // JIT off: a search whose row estimate runs high (a long OR of a rare word's lexemes) passes
 // jit_above_cost and spends longer compiling the query than running it. No request here runs long
 // enough to earn compilation back.
@@ -27,9 +38,10 @@ const db = createDb(env.DATABASE_URL, {
   max: env.REGISTRY_DB_POOL_SIZE,
   applicationName: 'pkgreg-registry-api',
   settings: { jit: 'off' },
+  onIdleError,
 });
-const redis = new Redis(env.REDIS_URL, { lazyConnect: false });
-redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
+const redis = new Redis(env.REDIS_URL, { lazyConnect: false, ...requestRedisOptions() });
+outages.watchRedis(redis);
 
 // Track batches get connections of their own: a batch never waits behind a slow list or search query.
 // The batch statement is prepared once per connection; a generic plan skips re-planning its join on
@@ -38,7 +50,9 @@ const trackPool = createPool(env.DATABASE_URL, {
   max: env.TRACK_MAX_IN_FLIGHT,
   applicationName: 'pkgreg-registry-api-track',
   settings: { plan_cache_mode: 'force_generic_plan' },
+  onIdleError,
 });
+for (const pool of [poolOf(db), trackPool]) if (pool) outages.watchPostgres(pool);
 const recorder = createDownloadRecorder(db, {
   maxInFlight: env.TRACK_MAX_IN_FLIGHT,
   pool: trackPool,

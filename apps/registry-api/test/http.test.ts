@@ -33,21 +33,23 @@ describe('errors (registry-api.md: Errors: every error body is {error})', () => 
     expect(res.body).toEqual({ error: 'Request body too large' });
   });
 
-  it('a database failure is a 500 {error} without a stack, logged with the request id', async () => {
+  it('a database outage is a 503 {error} with Retry-After, without a stack, logged once for all requests', async () => {
     const lines: string[] = [];
-    // Nothing listens on port 1: every query fails like a database outage would.
+    // Nothing listens on port 1: every query fails as during a PostgreSQL outage.
     const broken = createDb('postgres://postgres@127.0.0.1:1/none', { max: 1 });
     const capturing = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
     const failing = createApp({ db: broken, redis: t.redis, logger: capturing, env: loadEnv({}) });
-    const res = await request(failing)
-      .get('/api/packages/@acme/x')
-      .set('X-Request-Id', 'req-123')
-      .expect(500);
-    expect(res.body).toEqual({ error: 'Internal server error' });
-    expect(res.headers['x-request-id']).toBe('req-123');
-    expect(JSON.stringify(res.body)).not.toMatch(/at |Error:/);
-    const logged = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request failed');
-    expect(logged).toMatchObject({ requestId: 'req-123', status: 500 });
+    for (const id of ['req-123', 'req-124', 'req-125']) {
+      const res = await request(failing).get('/api/packages/@acme/x').set('X-Request-Id', id).expect(503);
+      expect(res.body).toEqual({ error: 'Service temporarily unavailable, try again shortly' });
+      expect(res.headers['retry-after']).toBe('1');
+      expect(res.headers['x-request-id']).toBe(id);
+    }
+    const logged = lines.map((l) => JSON.parse(l));
+    expect(logged.filter((l) => l.msg === 'postgres unavailable')).toEqual([
+      expect.objectContaining({ level: 40, dependency: 'postgres', reason: 'ECONNREFUSED' }),
+    ]);
+    expect(logged.filter((l) => l.level >= 50 || 'err' in l)).toEqual([]);
     await broken.destroy();
   });
 });

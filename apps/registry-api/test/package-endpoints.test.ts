@@ -210,7 +210,7 @@ describe('track (registry-api.md: track; decisions.md: Track)', () => {
     await foldAllDownloadDeltas(t.db);
   });
 
-  it('a database failure is a 500 {error} logged with the request id, and the call is recorded once, not retried', async () => {
+  it('a database outage is a 503 {error} with Retry-After, and the call is recorded once, not retried', async () => {
     const lines: string[] = [];
     const broken = createDb('postgres://postgres@127.0.0.1:1/none', { max: 1 });
     const real = createDownloadRecorder(broken);
@@ -231,13 +231,14 @@ describe('track (registry-api.md: track; decisions.md: Track)', () => {
     });
     const res = await request(failing)
       .post('/api/packages/@acme/tracked/track')
-      .set('X-Request-Id', 'trk-500');
-    expect(res.status).toBe(500);
-    expect(res.body).toEqual({ error: 'Internal server error' });
+      .set('X-Request-Id', 'trk-503');
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body).toEqual({ error: 'Service temporarily unavailable, try again shortly' });
     expect(attempts).toBe(1);
-    expect(
-      lines.some((line) => line.includes('"requestId":"trk-500"') && line.includes('request failed')),
-    ).toBe(true);
+    // The outage is logged once, without a stack; no "request failed" per call.
+    expect(lines.filter((line) => line.includes('"msg":"postgres unavailable"'))).toHaveLength(1);
+    expect(lines.some((line) => line.includes('request failed'))).toBe(false);
     await broken.destroy();
   });
 });

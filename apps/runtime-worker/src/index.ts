@@ -1,9 +1,9 @@
 import { createHttpPackageFinder } from '@pkgreg/agents';
-import { createDb } from '@pkgreg/db';
+import { createDb, poolOf } from '@pkgreg/db';
 import { indexerSettings } from '@pkgreg/indexer';
 import { memorySettings } from '@pkgreg/memory';
 import { startTracing, tracingSettings } from '@pkgreg/server-kit';
-import { createLogger, onShutdown } from '@pkgreg/server-kit';
+import { createLogger, onShutdown, outageMonitorOf } from '@pkgreg/server-kit';
 import { loadEnv } from './env.js';
 import { startHealthServer } from './health-server.js';
 import { createWorker } from './worker.js';
@@ -24,7 +24,11 @@ const db = createDb(env.DATABASE_URL, {
   ...(env.DATABASE_SCHEMA ? { schema: env.DATABASE_SCHEMA } : {}),
   // Each concurrent job holds at most one connection at a time (reads, then its completion transaction).
   max: Math.min(env.WORKER_CONCURRENCY + env.INDEXING_CONCURRENCY + 2, 50),
+  onIdleError: (error) => outageMonitorOf(logger).failed(error, 'postgres'),
 });
+// A PostgreSQL outage is logged once when it starts and once when it ends (server-kit outage.ts).
+const pool = poolOf(db);
+if (pool) outageMonitorOf(logger).watchPostgres(pool);
 
 const worker = createWorker({
   db,

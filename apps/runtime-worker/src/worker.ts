@@ -15,8 +15,8 @@ import {
   type RuntimeQueue,
   toTaskError,
 } from '@pkgreg/tasks';
-import { inJobSpan } from '@pkgreg/server-kit';
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { dependencyOutageOf, inJobSpan, outageMonitorOf } from '@pkgreg/server-kit';
+import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { isPermanent } from './jobs/job-errors.js';
 import { createJobHandlers, type HandlerDeps, type JobContext } from './jobs/job-handlers.js';
 
@@ -53,6 +53,12 @@ export interface RuntimeWorker {
   close(graceMs?: number): Promise<void>;
 }
 
+/** BullMQ's errors for a job whose lock expired while its worker could not reach Redis. */
+const LOCK_LOST = /^(could not renew lock for job|Missing lock for job)/;
+
+/** How long a job that met a PostgreSQL or Redis outage waits before it runs again (ms). */
+const OUTAGE_RETRY_DELAY_MS = 1_000;
+
 function taskIdOf(data: unknown): string | undefined {
   const id = (data as { taskId?: unknown } | null)?.taskId;
   return typeof id === 'string' ? id : undefined;
@@ -63,11 +69,12 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
   const queue = createRuntimeQueue({ connection: deps.connection, prefix: deps.prefix });
   const handlers: JobHandlers<JobContext> = createJobHandlers({ ...deps, queue });
   const { db, logger, pollWindowSeconds } = deps;
+  const outages = outageMonitorOf(logger);
 
   const dispatch = <N extends JobName>(jobName: N, payload: JobPayload<N>, ctx: JobContext) =>
     (handlers[jobName] as (p: JobPayload<N>, c: JobContext) => Promise<unknown>)(payload, ctx);
 
-  const processor = async (job: Job) => {
+  const processor = async (job: Job, token?: string) => {
     const jobName = job.name as JobName;
     const definition = JOB_CATALOG[jobName];
     if (!definition) throw new UnrecoverableError(`unknown job ${job.name}`);
@@ -87,6 +94,12 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
     try {
       return await dispatch(jobName, parsed.data as JobPayload<typeof jobName>, { job });
     } catch (error) {
+      // A dependency outage is no fault of the job: it runs again once the outage is likely over,
+      // without using one of its attempts (handlers are idempotent), so the task still ends properly.
+      if (token && outages.failed(error)) {
+        await job.moveToDelayed(Date.now() + OUTAGE_RETRY_DELAY_MS, token);
+        throw new DelayedError();
+      }
       const permanent = isPermanent(error);
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const taskId = taskIdOf(parsed.data);
@@ -122,13 +135,25 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
       maxStalledCount: deps.maxStalledCount ?? 2,
       autorun: true,
     });
-    worker.on('error', (error) => logger.error({ err: error, queue: queueName }, 'worker error'));
+    // Redis down: every connection's every reconnect raises an error; the monitor logs the outage once.
+    worker.on('error', (error) => {
+      if (dependencyOutageOf(error)) outages.failed(error, 'redis');
+      else if (LOCK_LOST.test(error.message)) {
+        // Redis was away longer than the lock lasts: the run goes on, and stalled recovery hands the
+        // job to a worker again (handlers are idempotent). Expected after an outage, so no stack.
+        logger.warn({ queue: queueName, err: error.message }, 'job lock lost; the job will run again');
+      } else logger.error({ err: error, queue: queueName }, 'worker error');
+    });
+    worker.on('ready', () => outages.answered('redis'));
     worker.on('failed', (job, error) => {
       if (!job) return;
-      logger.warn(
-        { jobId: job.id, job: job.name, attemptsMade: job.attemptsMade, err: error.message },
-        'job failed',
-      );
+      // An outage is logged once by the monitor, not for every job it fails.
+      if (!outages.failed(error)) {
+        logger.warn(
+          { jobId: job.id, job: job.name, attemptsMade: job.attemptsMade, err: error.message },
+          'job failed',
+        );
+      }
       const taskId = taskIdOf(job.data);
       if (!taskId) return;
       // A job can also end failed without its processor noticing (stalled past maxStalledCount): make sure
@@ -140,11 +165,16 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
             ? failTask(db, taskId, { reason: 'run_failed', message: 'The run failed' }, pollWindowSeconds)
             : false,
         )
-        .catch((err: unknown) => logger.error({ err, jobId: job.id }, 'could not record failed task'));
+        .catch((err: unknown) => {
+          if (!outages.failed(err)) logger.error({ err, jobId: job.id }, 'could not record failed task');
+        });
     });
-    worker.on('completed', (job) =>
-      logger.debug({ jobId: job.id, job: job.name, worker: name }, 'job completed'),
-    );
+    worker.on('completed', (job) => {
+      // A job completed: Redis and PostgreSQL both answered.
+      outages.answered('redis');
+      outages.answered('postgres');
+      logger.debug({ jobId: job.id, job: job.name, worker: name }, 'job completed');
+    });
     worker.on('stalled', (jobId) => logger.warn({ jobId }, 'job stalled; returned to the queue'));
     return worker;
   };

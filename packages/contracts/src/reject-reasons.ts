@@ -45,6 +45,11 @@ export const EdgeErrorReasonSchema = z.enum([
   'resource_not_found',
   /** The registry did not answer (unreachable, timed out, 5xx). Retryable. */
   'registry_unavailable',
+  /**
+   * A service the edge needs (PostgreSQL, Redis) is down or restarting. Retryable: HTTP 503 with
+   * Retry-After, and `data.retryAfterSeconds`.
+   */
+  'service_unavailable',
   /** Unexpected failure; details are in the logs under the request id. */
   'internal_error',
 ]);
@@ -90,6 +95,11 @@ export const ERROR_WIRE_FORMS: Record<ErrorReason, ReasonWireForm> = {
   // -32602 as SEP-2164 has it (MCP 2025-11-25 suggested -32002, which origin_not_allowed holds here).
   resource_not_found: { code: -32602, httpStatus: 200, message: 'Resource not found' },
   registry_unavailable: { code: -32015, httpStatus: 503, message: 'Registry unavailable' },
+  service_unavailable: {
+    code: -32016,
+    httpStatus: 503,
+    message: 'Service temporarily unavailable, try again shortly',
+  },
   internal_error: { code: -32603, httpStatus: 500, message: 'Internal error' },
 };
 

@@ -18,6 +18,11 @@ export interface CreateDbOptions {
    * connection itself; without a listener the pool's 'error' event would crash the process.
    */
   onIdleError?: (error: Error) => void;
+  /**
+   * How long a query waits for a connection (a new one, or a free one of a busy pool) before it fails;
+   * defaults to 10 s. Without it a query waits for good on a server that does not answer.
+   */
+  connectionTimeoutMs?: number;
 }
 
 export type Db = Kysely<Database>;
@@ -30,9 +35,17 @@ export function createPool(url: string, options: CreateDbOptions = {}): pg.Pool 
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'pkgreg',
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+    // A peer that vanished without closing (a dropped network) is noticed by TCP keepalive.
+    keepAlive: true,
     ...startupOptions(options),
   });
-  pool.on('error', options.onIdleError ?? (() => {}));
+  const onError = options.onIdleError ?? (() => {});
+  pool.on('error', onError);
+  // A connection checked out between two queries (a transaction, a COPY) has no listener of the pool's:
+  // a server shutdown there would be an unhandled 'error' and end the process. The query that uses it
+  // next fails instead, and the pool drops it on release.
+  pool.on('connect', (client) => client.on('error', onError));
   return pool;
 }
 

@@ -10,6 +10,15 @@ export {
   serverTimeouts,
 } from './listen.js';
 export { createLogger, type Logger } from './logger.js';
+export {
+  createOutageMonitor,
+  type Dependency,
+  dependencyOutageOf,
+  OUTAGE_RETRY_AFTER_SECONDS,
+  type OutageMonitor,
+  outageMonitorOf,
+  requestRedisOptions,
+} from './outage.js';
 export { type PeriodicTask, startPeriodic } from './periodic.js';
 export { onShutdown } from './shutdown.js';
 export {

@@ -1,4 +1,5 @@
 import type { Logger } from './logger.js';
+import { outageMonitorOf } from './outage.js';
 
 export interface PeriodicTask {
   /** Stops the timer and waits for a tick still running. */
@@ -7,8 +8,8 @@ export interface PeriodicTask {
 
 /**
  * Runs `tick` every `intervalMs` in the background: never two at once (a tick still running skips the
- * next one), a failure is logged with `failureMessage` and the next tick tries again, and the timer does
- * not keep the process alive.
+ * next one), a failure is logged with `failureMessage` (a dependency outage only once, by
+ * outageMonitorOf) and the next tick tries again, and the timer does not keep the process alive.
  */
 export function startPeriodic(
   tick: () => Promise<unknown>,
@@ -19,7 +20,11 @@ export function startPeriodic(
   const timer = setInterval(() => {
     if (running || stopped) return;
     running = tick()
-      .catch((error: unknown) => options.logger.warn({ err: error }, options.failureMessage))
+      .catch((error: unknown) => {
+        // A dependency outage is logged once by the process's monitor, not on every tick it lasts.
+        if (outageMonitorOf(options.logger).failed(error)) return;
+        options.logger.warn({ err: error }, options.failureMessage);
+      })
       .finally(() => {
         running = undefined;
       });

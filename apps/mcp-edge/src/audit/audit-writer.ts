@@ -1,5 +1,5 @@
 import { type Db, requirePool } from '@pkgreg/db';
-import type { Logger } from '@pkgreg/server-kit';
+import { type Logger, outageMonitorOf } from '@pkgreg/server-kit';
 import { type AuditRow, copyAuditLines, createAuditLineEncoder } from './audit.repository.js';
 
 // decisions.md, Audit: one row per /mcp request, admitted or rejected. Rows are buffered and written with
@@ -67,7 +67,10 @@ export function createAuditWriter(
           continue;
         }
         batches.putBack(batch);
-        logger.error({ err: error, rows: batches.rows, dropped: batches.dropped }, 'audit write failed');
+        // While PostgreSQL is down the monitor has said so once; dropped rows are still reported.
+        if (!outageMonitorOf(logger).failed(error) || batches.dropped > 0) {
+          logger.error({ err: error, rows: batches.rows, dropped: batches.dropped }, 'audit write failed');
+        }
         batches.dropped = 0;
         retrying = true; // one attempt per flushMs while the database is away, not one per request
         schedule();

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type JsonRpcId, RejectError } from '@pkgreg/contracts';
-import type { Logger } from '@pkgreg/server-kit';
+import { type Logger, outageMonitorOf } from '@pkgreg/server-kit';
 import { setRouteTemplate } from '@pkgreg/server-kit';
 import { annotateSpan, inSpan, tracingEnabled } from '@pkgreg/server-kit';
 import { type AdmissionDeps, createAdmission } from '../admission/admission.js';
@@ -51,7 +51,8 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       else writeResult(res, ex.requestId, ex.id as JsonRpcId, await dispatch(ex, method));
     } catch (error) {
       const reject = toRejectError(error);
-      if (!(error instanceof RejectError)) {
+      // A PostgreSQL or Redis outage is logged once by the process's monitor, not per request.
+      if (!(error instanceof RejectError) && !outageMonitorOf(logger).failed(error)) {
         logger.error({ err: error, requestId: ex.requestId }, 'mcp request failed');
       }
       reason = reject.reason;

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { ERROR_WIRE_FORMS, type JsonRpcId, RejectError } from '@pkgreg/contracts';
+import { dependencyOutageOf, OUTAGE_RETRY_AFTER_SECONDS } from '@pkgreg/server-kit';
 
 // The edge's one error writer: every refusal on /mcp, whatever raised it, leaves here as a JSON-RPC error
 // whose HTTP status, code and headers come from ERROR_WIRE_FORMS, so no two refusals can drift apart.
@@ -11,9 +12,18 @@ export interface RpcErrorContext {
   resourceMetadataUrl: string;
 }
 
-/** Turns anything thrown into a RejectError; unexpected errors become internal_error (details only in logs). */
+/**
+ * Turns anything thrown into a RejectError: PostgreSQL or Redis down becomes service_unavailable (a
+ * retryable 503), other unexpected errors internal_error (details only in logs).
+ */
 export function toRejectError(error: unknown): RejectError {
-  return error instanceof RejectError ? error : new RejectError('internal_error');
+  if (error instanceof RejectError) return error;
+  if (dependencyOutageOf(error)) {
+    return new RejectError('service_unavailable', undefined, {
+      retryAfterSeconds: OUTAGE_RETRY_AFTER_SECONDS,
+    });
+  }
+  return new RejectError('internal_error');
 }
 
 /** Writes the error and returns the HTTP status used (for the audit record). */
@@ -47,7 +57,8 @@ export function writeRpcError(res: ServerResponse, ctx: RpcErrorContext, error: 
     headers['WWW-Authenticate'] =
       `Bearer error="insufficient_scope", scope="${(requiredScopes ?? []).join(' ')}", resource_metadata="${ctx.resourceMetadataUrl}"`;
   }
-  if (status === 429) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfterSeconds ?? 1)));
+  if (status === 429 || status === 503)
+    headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfterSeconds ?? 1)));
   const data: Record<string, unknown> = { ...details, reason: error.reason, requestId: ctx.requestId };
   if (requiredScopes) data.requiredScopes = requiredScopes;
   if (retryAfterSeconds !== undefined) data.retryAfterSeconds = retryAfterSeconds;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { RejectError } from '@pkgreg/contracts';
+import { dependencyOutageOf } from '@pkgreg/server-kit';
 import { createRemoteJWKSet, decodeJwt, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { TrustedIssuer } from '../env.js';
 import { type KeyStore, SIGNING_ALG } from './signing-keys.service.js';
@@ -126,7 +127,9 @@ export function createTokenVerifier(options: {
         requiredClaims: ['exp', 'iss', 'aud'],
       }));
     } catch (error) {
-      if (error instanceof RejectError) throw error;
+      // The signing keys could not be read (PostgreSQL down): the token may well be valid, so the caller
+      // gets a retryable service_unavailable, never a 401 that would make it drop its token.
+      if (error instanceof RejectError || dependencyOutageOf(error)) throw error;
       const code = (error as { code?: string }).code;
       throw invalid(code === 'ERR_JWT_EXPIRED' ? 'token expired' : 'token verification failed');
     }

@@ -1,5 +1,10 @@
 import type { ServerResponse } from 'node:http';
-import type { Logger } from '@pkgreg/server-kit';
+import {
+  dependencyOutageOf,
+  type Logger,
+  OUTAGE_RETRY_AFTER_SECONDS,
+  outageMonitorOf,
+} from '@pkgreg/server-kit';
 import { setRejectReason } from '@pkgreg/server-kit';
 import { ApiError } from './api-error.js';
 import { NO_STORE } from './cache-policy.js';
@@ -11,6 +16,7 @@ import { JSON_CONTENT_TYPE } from './etag.js';
 
 const NOT_FOUND_MESSAGE = 'Not found';
 const INTERNAL_MESSAGE = 'Internal server error';
+const UNAVAILABLE_MESSAGE = 'Service temporarily unavailable, try again shortly';
 
 interface HttpLikeError {
   status?: number;
@@ -26,6 +32,13 @@ interface HttpLikeError {
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  // PostgreSQL or Redis down: retryable, so a 503 that says when to come back, never a 500.
+  if (dependencyOutageOf(error)) {
+    return new ApiError('unavailable', UNAVAILABLE_MESSAGE, {
+      cause: error,
+      headers: { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) },
+    });
+  }
   const e = (error ?? {}) as HttpLikeError;
   const status = e.status ?? e.statusCode;
   if (status === 413) return new ApiError('payload_too_large', 'Request body too large');
@@ -54,7 +67,9 @@ export function writeError(res: ServerResponse, error: unknown, context: ErrorCo
     path: context.path,
     status: apiError.status,
   };
-  if (apiError.status >= 500) context.logger.error({ ...fields, err: error }, 'request failed');
+  // An outage is logged once by the process's monitor (unavailable, then recovered), not per request.
+  if (outageMonitorOf(context.logger).failed(error)) context.logger.debug(fields, 'request refused: outage');
+  else if (apiError.status >= 500) context.logger.error({ ...fields, err: error }, 'request failed');
   else context.logger.info({ ...fields, code: apiError.code, message: apiError.message }, 'request rejected');
   if (res.headersSent) {
     res.destroy();
@@ -68,6 +83,8 @@ export function writeError(res: ServerResponse, error: unknown, context: ErrorCo
   res.removeHeader('Last-Modified');
   res.writeHead(apiError.status, {
     'Cache-Control': NO_STORE,
+    // Every 503 is retryable (a dependency, the queue, the code host): it says when to come back.
+    ...(apiError.status === 503 ? { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) } : {}),
     ...apiError.headers,
     'Content-Type': JSON_CONTENT_TYPE,
     'Content-Length': body.length,
