@@ -99,7 +99,18 @@ export function listen(
 
 export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.close((error) => (error ? reject(error) : resolve()));
+    // A keep-alive socket busy at close() stays open after its response, and a client may keep sending on
+    // it: the server would not close before keepAliveTimeout, past the shutdown grace. So requests that
+    // still arrive are answered with `Connection: close`, and sockets are closed as soon as they are idle.
+    server.prependListener('request', (_req, res) => {
+      if (!res.headersSent) res.setHeader('connection', 'close');
+    });
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    server.close((error) => {
+      clearInterval(sweep);
+      if (error) reject(error);
+      else resolve();
+    });
     server.closeIdleConnections();
   });
 }

@@ -84,6 +84,8 @@ function appEnv(app: AppName, services: Services, port: number): Record<string, 
     LOG_LEVEL: 'info',
     DATABASE_URL: services.databaseUrl,
     REDIS_URL: services.redisUrl,
+    // Several processes of an app on one machine: each its own free metrics port.
+    METRICS_PORT: '0',
   };
   switch (app) {
     case 'registry-api':
