@@ -1,6 +1,6 @@
 import { indexerEnvShape } from '@pkgreg/indexer';
 import { memoryEnvShape } from '@pkgreg/memory';
-import { booleanFlag, commonEnvShape, parseEnv } from '@pkgreg/server-kit';
+import { booleanFlag, commonEnvShape, metricsEnvShape, parseEnv } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
 // The only place runtime-worker reads process.env: settings are parsed once at start, so a bad value
@@ -48,6 +48,8 @@ export const EnvSchema = z.object({
     z.coerce.number().int().min(1).max(65535).optional(),
   ),
   WORKER_HEALTH_HOST: z.string().default('127.0.0.1'),
+  /** Operator listener for Prometheus (`GET /metrics`): a port, `0` for any free one, or `off`. */
+  ...metricsEnvShape(9466),
   /** Longest wait on SIGTERM for running jobs to finish before they are left to stalled recovery. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
   /** Registry API origin the planner searches (GET /api/search). */

@@ -4,8 +4,10 @@ import { indexerSettings } from '@pkgreg/indexer';
 import { memorySettings } from '@pkgreg/memory';
 import { startTracing, tracingSettings } from '@pkgreg/server-kit';
 import { createLogger, onShutdown, outageMonitorOf } from '@pkgreg/server-kit';
+import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
 import { loadEnv } from './env.js';
 import { startHealthServer } from './health-server.js';
+import { createWorkerMetrics } from './metrics.js';
 import { createWorker } from './worker.js';
 
 const env = loadEnv();
@@ -30,7 +32,9 @@ const db = createDb(env.DATABASE_URL, {
 const pool = poolOf(db);
 if (pool) outageMonitorOf(logger).watchPostgres(pool);
 
+const metrics = createWorkerMetrics(createMetricsRegistry({ processMetrics: true }));
 const worker = createWorker({
+  metrics,
   db,
   logger,
   connection: env.REDIS_URL,
@@ -61,6 +65,13 @@ const worker = createWorker({
 });
 
 await worker.schedule();
+// Prometheus scrapes the operator port (README, METRICS_PORT): queue depth and age, job runs.
+const metricsServer = await startMetricsServer({
+  registry: metrics.registry,
+  port: env.METRICS_PORT,
+  host: env.METRICS_HOST,
+  logger,
+});
 const health =
   env.WORKER_HEALTH_PORT === undefined
     ? undefined
@@ -86,7 +97,7 @@ onShutdown(
   logger,
   async () => {
     await worker.close(env.SHUTDOWN_GRACE_MS);
-    await health?.close();
+    await Promise.all([health?.close(), metricsServer.close()]);
     await db.destroy();
     await tracing.shutdown();
   },

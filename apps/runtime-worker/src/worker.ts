@@ -19,6 +19,7 @@ import { dependencyOutageOf, inJobSpan, outageMonitorOf } from '@pkgreg/server-k
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { isPermanent } from './jobs/job-errors.js';
 import { createJobHandlers, type HandlerDeps, type JobContext } from './jobs/job-handlers.js';
+import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 
 // BullMQ consumers for the job catalog, following bullmq's going-to-production rules so that a job
 // survives retries, crashes and deploys:
@@ -41,12 +42,15 @@ export interface WorkerDeps extends Omit<HandlerDeps, 'queue'> {
   schedules?: { reindexEveryMs: number; purgeEveryMs: number };
   /** Name shown in BullMQ (job.processedBy) and logs. */
   name?: string;
+  /** Prometheus metrics (index.ts serves them on METRICS_PORT); a registry of its own when not given. */
+  metrics?: WorkerMetrics;
 }
 
 export interface RuntimeWorker {
   readonly name: string;
   readonly queue: RuntimeQueue;
   readonly workers: Worker[];
+  readonly metrics: WorkerMetrics;
   /** Upserts the repeatable jobs (idempotent: every process may call it). */
   schedule(): Promise<void>;
   /** Stops taking jobs and waits up to `graceMs` for running ones; the rest go back by stalled recovery. */
@@ -181,11 +185,16 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
 
   const workers = [build(QUEUES.runtime, deps.concurrency)];
   if (deps.indexing) workers.push(build(QUEUES.indexing, deps.indexingConcurrency));
+  const metrics = deps.metrics ?? createWorkerMetrics();
+  for (const worker of workers) metrics.watchWorker(worker);
+  metrics.watchQueues(queue, logger);
+  metrics.watchPool(db);
 
   return {
     name,
     queue,
     workers,
+    metrics,
     async schedule() {
       const s = deps.schedules;
       if (!s) return;
@@ -227,4 +236,5 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
 }
 
 // What an in-process host (tests of other apps) needs besides createWorker.
+export { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 export { createHttpPackageFinder, type ModelConfig, type PackageFinder } from '@pkgreg/agents';

@@ -366,7 +366,11 @@ const QUEUE_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed', '
  * Reports each queue's jobs by state and the age of its oldest waiting job, read from Redis on every
  * scrape (several workers report the same queues: aggregate with max, not sum).
  */
-export function createQueueMetrics(registry: Registry, queues: () => QueueLike[], logger?: Logger): void {
+export function createQueueMetrics(
+  registry: Registry,
+  queues: () => QueueLike[],
+  onError?: (error: unknown) => void,
+): void {
   // Both gauges are filled by one read per queue per scrape: the first collect reads, the second reuses it.
   let reading: Promise<Array<{ name: string; counts: Record<string, number>; oldest?: number }>> | undefined;
   const read = () => {
@@ -396,7 +400,7 @@ export function createQueueMetrics(registry: Registry, queues: () => QueueLike[]
           for (const state of QUEUE_STATES) this.set({ queue: name, state }, counts[state] ?? 0);
         }
       } catch (error) {
-        logger?.warn({ err: error }, 'queue metrics unavailable');
+        onError?.(error);
       }
     },
   });
