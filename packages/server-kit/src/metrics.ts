@@ -91,7 +91,7 @@ export async function startMetricsServer(options: {
       });
     });
   } catch (error) {
-    logger.error(
+    logger.warn(
       { err: error, host: options.host, port: wanted },
       'metrics listener could not bind; serving no metrics (set METRICS_PORT)',
     );
