@@ -1,5 +1,5 @@
 // Load generator, run as its own process (pinned by run.mjs to the core the server does not use).
-// Input: one JSON argument {url, connections, duration, method, paths}; output: one JSON line.
+// Input: one JSON argument {url, connections, duration, method, paths, headers?}; output: one JSON line.
 import autocannon from 'autocannon';
 
 const spec = JSON.parse(process.argv[2]);
@@ -13,6 +13,7 @@ const instance = autocannon({
   requests: [
     {
       method: spec.method ?? 'GET',
+      headers: spec.headers ?? {},
       // A fresh random path per request (uniform over `paths`; one path = one hot key).
       setupRequest: (request) => ({ ...request, path: paths[Math.floor(Math.random() * paths.length)] }),
     },
