@@ -1,5 +1,5 @@
 import { memoryEnvShape } from '@pkgreg/memory';
-import { commonEnvShape, parseEnv, port } from '@pkgreg/server-kit';
+import { commonEnvShape, httpServerEnvShape, parseEnv, port } from '@pkgreg/server-kit';
 import { metricsEnvShape } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
@@ -75,6 +75,7 @@ export type TrustedIssuer = z.infer<typeof TrustedIssuerSchema>;
 export const EnvSchema = z
   .object({
     ...commonEnvShape,
+    ...httpServerEnvShape,
     EDGE_HOST: z.string().default('127.0.0.1'),
     EDGE_PORT: port(4100),
     /** Operator listener for Prometheus (`GET /metrics`): a port, `0` for any free one, or `off`. */

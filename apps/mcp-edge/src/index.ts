@@ -1,17 +1,19 @@
-import { createServer } from 'node:http';
 import { createDb, poolOf } from '@pkgreg/db';
 import {
   closeServer,
   createLogger,
+  listen,
   onShutdown,
   outageMonitorOf,
   requestRedisOptions,
+  serverTimeouts,
 } from '@pkgreg/server-kit';
 import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
 import { startTracing, tracingSettings } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { createEdge } from './app.js';
 import { loadEnv } from './env.js';
+import { rpcClientErrorBody } from './mcp/transport.js';
 import { createEdgeMetrics } from './metrics.js';
 import { ensureActiveKey } from './oauth/signing-keys.service.js';
 
@@ -40,13 +42,14 @@ outages.watchRedis(redis);
 await ensureActiveKey(db);
 const metrics = createEdgeMetrics(createMetricsRegistry({ processMetrics: true }));
 const edge = createEdge({ db, redis, logger, env, metrics });
-const server = createServer(edge.handler);
+const server = await listen(
+  edge.handler,
+  env.EDGE_PORT,
+  env.EDGE_HOST,
+  serverTimeouts(env),
+  rpcClientErrorBody,
+);
 server.on('upgrade', edge.upgrade);
-server.keepAliveTimeout = 65_000;
-await new Promise<void>((resolve, reject) => {
-  server.once('error', reject);
-  server.listen(env.EDGE_PORT, env.EDGE_HOST, resolve);
-});
 logger.info({ url: `http://${env.EDGE_HOST}:${env.EDGE_PORT}` }, 'mcp-edge listening');
 metrics.http.observe(server);
 // Prometheus scrapes the operator port, never the public one (README, METRICS_PORT).

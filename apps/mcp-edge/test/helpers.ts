@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ALL_SCOPES } from '@pkgreg/contracts';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
-import { createLogger } from '@pkgreg/server-kit';
+import { createLogger, type Logger } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import request from 'supertest';
@@ -31,7 +31,15 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function createHarness(overrides: Record<string, string> = {}): Promise<Harness> {
+export interface HarnessOptions {
+  /** The edge's logger (default: silent); a test reading what is logged passes its own. */
+  logger?: Logger;
+}
+
+export async function createHarness(
+  overrides: Record<string, string> = {},
+  options: HarnessOptions = {},
+): Promise<Harness> {
   const t = await createTestDatabase();
   const redisPrefix = testKeyPrefix('edge');
   const redis = new Redis(TEST_REDIS_URL, { keyPrefix: `${redisPrefix}:` });
@@ -45,7 +53,8 @@ export async function createHarness(overrides: Record<string, string> = {}): Pro
     ...overrides,
   });
   await ensureActiveKey(t.db);
-  const edge = createEdge({ db: t.db, redis, logger: createLogger('test', 'silent'), env });
+  const logger = options.logger ?? createLogger('test', 'silent');
+  const edge = createEdge({ db: t.db, redis, logger, env });
   return {
     t,
     redis,
@@ -65,10 +74,10 @@ export async function createHarness(overrides: Record<string, string> = {}): Pro
  * and close it after them. Read its fields from tests and hooks (not at module load); call it before the
  * file's own hooks.
  */
-export function useHarness(overrides: Record<string, string> = {}): Harness {
+export function useHarness(overrides: Record<string, string> = {}, options: HarnessOptions = {}): Harness {
   let current: Harness | undefined;
   beforeAll(async () => {
-    current = await createHarness(overrides);
+    current = await createHarness(overrides, options);
   });
   afterAll(async () => {
     await current?.close();

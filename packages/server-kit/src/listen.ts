@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener, STATUS_CODES, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /**
@@ -53,7 +54,8 @@ export const errorMessageBody: ClientErrorBody = (_status, message) => JSON.stri
  */
 function onClientError(body: ClientErrorBody) {
   return (error: Error & { code?: string }, socket: Duplex) => {
-    if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
+    // As Node's own answer: only on a socket nothing was written to yet (never in a response's middle).
+    if (!socket.writable || (socket as Socket).bytesWritten > 0) {
       socket.destroy();
       return;
     }

@@ -1,4 +1,7 @@
+import { once } from 'node:events';
 import { Agent, type IncomingHttpHeaders, request as httpRequest } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 
 // Shared pieces of the fault suite's fuzz tests (apps/*/test/fuzz*.test.ts): hostile values, values
@@ -372,5 +375,70 @@ export function captureLogs(): LogCapture {
       }
       return [...found];
     },
+  };
+}
+
+/** A raw TCP client: what it sent, what came back, and when the server closed the connection. */
+export interface RawSocket {
+  socket: Socket;
+  /** Everything the server has sent so far. */
+  received(): string;
+  /** Resolves when the server ends or resets the connection. */
+  closed: Promise<void>;
+  isClosed(): boolean;
+  /** Writes `text` a piece at a time, `everyMs` apart, until done or the connection is closed. */
+  dribble(pieces: readonly string[], everyMs: number): Promise<'sent' | 'cut off'>;
+}
+
+export async function openRawSocket(port: number): Promise<RawSocket> {
+  const socket = connect({ host: '127.0.0.1', port });
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  let closed = false;
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  // A reset after the server gave up on us is the expected end, not a failure of the test.
+  socket.on('error', () => {});
+  const closedPromise = new Promise<void>((resolve) =>
+    socket.once('close', () => {
+      closed = true;
+      resolve();
+    }),
+  );
+  return {
+    socket,
+    received: () => Buffer.concat(chunks).toString('utf8'),
+    closed: closedPromise,
+    isClosed: () => closed,
+    async dribble(pieces, everyMs) {
+      for (const piece of pieces) {
+        if (closed || socket.destroyed) return 'cut off';
+        socket.write(piece);
+        await sleep(everyMs);
+      }
+      return closed ? 'cut off' : 'sent';
+    },
+  };
+}
+
+/** Status and body of the first HTTP response in `raw` (what a RawSocket received). */
+export function parseRawResponse(raw: string): { status: number; headers: string; body: string } | undefined {
+  const match = /^HTTP\/1\.1 (\d{3})[^\r\n]*\r\n([\s\S]*?)\r\n\r\n([\s\S]*)$/.exec(raw);
+  if (!match) return undefined;
+  const headers = match[2] as string;
+  const length = /content-length:\s*(\d+)/i.exec(headers)?.[1];
+  let body = match[3] as string;
+  if (/transfer-encoding:\s*chunked/i.test(headers)) {
+    let rest = body;
+    body = '';
+    for (let size = Number.parseInt(rest, 16); size > 0; size = Number.parseInt(rest, 16)) {
+      const start = rest.indexOf('\r\n') + 2;
+      body += rest.slice(start, start + size);
+      rest = rest.slice(start + size + 2);
+    }
+  }
+  return {
+    status: Number(match[1]),
+    headers,
+    body: length === undefined ? body : body.slice(0, Number(length)),
   };
 }

@@ -59,6 +59,8 @@ export function writeRpcError(res: ServerResponse, ctx: RpcErrorContext, error: 
   }
   if (status === 429 || status === 503)
     headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfterSeconds ?? 1)));
+  // The rest of an oversized body is not read: closing the connection is the only way to stop it.
+  if (status === 413) headers.Connection = 'close';
   const data: Record<string, unknown> = { ...details, reason: error.reason, requestId: ctx.requestId };
   if (requiredScopes) data.requiredScopes = requiredScopes;
   if (retryAfterSeconds !== undefined) data.retryAfterSeconds = retryAfterSeconds;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type JsonRpcId, RejectError } from '@pkgreg/contracts';
+import { ERROR_WIRE_FORMS, type JsonRpcId, RejectError } from '@pkgreg/contracts';
 
 // Streamable HTTP in stateless mode with JSON responses (MCP 2025-11-25, basic/transports): the request
 // body in, the JSON-RPC message parsed, results out. Whether the request may go on is admission's call
@@ -14,6 +14,11 @@ export type Parsed =
 
 export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
+    // A declared length over the limit is refused before reading any of it (the 413 closes the connection).
+    if (Number(req.headers['content-length']) > MAX_BODY_BYTES) {
+      reject(new RejectError('invalid_request', 'request body too large', { httpStatus: 413 }));
+      return;
+    }
     // Requests almost always arrive in one chunk: keep it as is and decode once, no concat copy.
     let first: Buffer | undefined;
     let more: Buffer[] | undefined;
@@ -35,6 +40,19 @@ export function readBody(req: IncomingMessage): Promise<string> {
       resolve(more ? Buffer.concat(more).toString('utf8') : (first?.toString('utf8') ?? '')),
     );
     req.on('error', reject);
+  });
+}
+
+/**
+ * What Node's HTTP parser refuses before the edge sees a request (malformed, headers over 16 KiB, too
+ * slow) as a JSON-RPC error (server-kit listen.ts writes it), the shape of every other /mcp refusal.
+ */
+export function rpcClientErrorBody(_status: number, message: string): string {
+  const { code } = ERROR_WIRE_FORMS.invalid_request;
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code, message, data: { reason: 'invalid_request' } },
   });
 }
 

@@ -1,0 +1,459 @@
+import type { Agent, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ALL_SCOPES, ERROR_WIRE_FORMS, type ErrorReason, SCOPES } from '@pkgreg/contracts';
+import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { closeServer, createLogger, listen } from '@pkgreg/server-kit';
+import {
+  captureLogs,
+  fuzzAgent,
+  fuzzRuns,
+  hostileJson,
+  hostileString,
+  type JsonSchema,
+  type RawResponse,
+  sendRaw,
+  validish,
+} from '@pkgreg/testing';
+import fc from 'fast-check';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rpcClientErrorBody } from '../src/mcp/transport.js';
+import { TOOL_SPECS } from '../src/tools/tool-catalog.js';
+import { clientWithToken, HOST, type TestClient, useHarness } from './helpers.js';
+import { type RunningRegistry, startRegistry } from './registry.js';
+
+// The fault suite's hostile input for the edge (issue 22, "Trust it"): every JSON-RPC method, and every
+// tool tools/list shows a token holding every scope (so a new tool is fuzzed as soon as it is listed)
+// with arguments shaped by its inputSchema, broken in one place or hostile; batches, notifications,
+// wrong versions, huge ids and hostile transport headers. Properties: never a 5xx; every refusal is a
+// JSON-RPC error whose code is its reason's (ERROR_WIRE_FORMS) with data.reason and data.requestId, on
+// that reason's HTTP status; a refused call writes no row; no token, client secret or memory content in
+// the logs. PKGREG_FAULTS=full (pnpm test:faults) runs many more cases.
+
+const logs = captureLogs();
+const overrides: Record<string, string> = {
+  // Limits are exercised by their own tests: here every call should reach its checks.
+  EDGE_RATE_LIMIT_PER_MINUTE: '1000000',
+  EDGE_INVOKE_PER_MINUTE: '1000000',
+  EDGE_COMPACT_PER_MINUTE: '1000000',
+  EDGE_TOKEN_REQUESTS_PER_MINUTE: '1000000',
+  EDGE_SYNC_THRESHOLD_MS: '50',
+  EDGE_CATALOG_TTL_MS: '1',
+};
+let registryDb: TestDatabase;
+let registry: RunningRegistry;
+beforeAll(async () => {
+  registryDb = await createTestDatabase();
+  registry = await startRegistry(registryDb.url);
+  overrides.REGISTRY_URL = registry.url;
+});
+
+const h = useHarness(overrides, { logger: createLogger('edge-fuzz', 'debug', logs.destination) });
+
+/** Secrets and memory contents the run used; none may be logged. */
+const secrets = new Set<string>();
+let full: TestClient;
+let narrow: TestClient;
+let server: Server;
+let port: number;
+let agent: Agent;
+/** tools/list as a token holding every scope sees it. */
+let listed: { name: string; inputSchema: JsonSchema }[] = [];
+
+beforeAll(async () => {
+  full = await clientWithToken(h);
+  narrow = await clientWithToken(h, [SCOPES.systemRead]);
+  for (const c of [full, narrow]) secrets.add(c.token).add(c.clientSecret);
+  server = await listen(h.edge.handler, 0, '127.0.0.1', undefined, rpcClientErrorBody);
+  port = (server.address() as AddressInfo).port;
+  agent = fuzzAgent();
+  const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }), {
+    authorization: `Bearer ${full.token}`,
+  });
+  listed = (JSON.parse(res.text) as { result: { tools: typeof listed } }).result.tools;
+});
+
+afterAll(async () => {
+  agent?.destroy();
+  if (server) await closeServer(server);
+  await registry?.stop();
+  await registryDb?.destroy();
+});
+
+// --- requests ----------------------------------------------------------------------------------------
+
+const STANDARD_HEADERS = {
+  host: HOST,
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25',
+};
+
+function post(body: string, headers: Record<string, string>): Promise<RawResponse> {
+  for (const m of body.matchAll(/mem-[0-9a-f-]{36}/g)) secrets.add(m[0]);
+  for (const value of Object.values(headers)) {
+    const token = /zq-[0-9a-f-]{36}/.exec(value)?.[0];
+    if (token) secrets.add(token);
+  }
+  return sendRaw(
+    port,
+    { method: 'POST', path: '/mcp', headers: { ...STANDARD_HEADERS, ...headers }, body },
+    agent,
+  );
+}
+
+/** Memory contents and invoke texts carry a marker, so the log check can look for them. */
+const marked = fc.uuid().map((u) => `mem-${u}`);
+
+/** JSON-RPC ids: ordinary, at the edges of what JSON numbers hold, and not ids at all. */
+const rpcId = fc.oneof(
+  { weight: 4, arbitrary: fc.integer() },
+  { weight: 2, arbitrary: fc.string({ maxLength: 40 }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>(2 ** 53 + 1, -(2 ** 63), 1.5, null, true, {}, [1], 'x'.repeat(5000)),
+  },
+);
+
+/** A request's JSON text; `hugeId` puts a number JSON can carry but JavaScript cannot hold exactly. */
+function envelope(id: unknown, method: string, params: unknown, hugeId: string | null): string {
+  const text = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+  return hugeId === null ? text : text.replace(/"id":(?:[^,]*),"method"/, `"id":${hugeId},"method"`);
+}
+const hugeIds = fc.option(
+  fc.constantFrom('123456789012345678901234567890', '1e400', '-1e400', '1.0e2', '0.0'),
+  {
+    freq: 6,
+  },
+);
+
+function toolArguments(
+  tool: { name: string; inputSchema: JsonSchema },
+  client: TestClient,
+): fc.Arbitrary<unknown> {
+  return validish(tool.inputSchema, {
+    known: {
+      namespace: fc.oneof(
+        { weight: 5, arbitrary: fc.constant(client.namespace) },
+        fc.constant(narrow.namespace),
+      ),
+      agentId: fc.constantFrom('engineering.workflow', 'engineering.workflow ', 'nope'),
+      content: marked,
+      text: marked,
+      tier: fc.constantFrom('stm', 'ltm'),
+      strategy: fc.constantFrom('summarize', 'extract_facts'),
+      executionMode: fc.constantFrom('async', 'sync'),
+      name: fc.constantFrom('@acme/pdf', '@acme/none', 'acme/pdf'),
+      id: fc.uuid(),
+      entryId: fc.uuid(),
+    },
+  });
+}
+
+// --- checks ------------------------------------------------------------------------------------------
+
+const REASONS = new Set(Object.keys(ERROR_WIRE_FORMS));
+/** Reasons whose HTTP status the transport chooses (body too large, content type, accept). */
+const TRANSPORT_STATUSES: Partial<Record<ErrorReason, number[]>> = {
+  invalid_request: [400, 413],
+  transport_invalid: [400, 406, 415],
+};
+
+interface Answer {
+  status: number;
+  body: {
+    jsonrpc?: string;
+    id?: unknown;
+    result?: unknown;
+    error?: { code: number; message: string; data?: Record<string, unknown> };
+  } | null;
+}
+
+/** What is wrong with an answer to `sentId` (undefined: a notification), or undefined when nothing is. */
+function problemOf(res: RawResponse, sentId: unknown): string | undefined {
+  if (res.status >= 500) return `status ${res.status}`;
+  if (res.status === 202) return res.text === '' ? undefined : '202 with a body';
+  let body: Answer['body'];
+  try {
+    body = JSON.parse(res.text);
+  } catch {
+    return `not JSON: ${res.text.slice(0, 200)}`;
+  }
+  if (body?.jsonrpc !== '2.0') return `not a JSON-RPC response: ${res.text.slice(0, 200)}`;
+  if (!res.headers['x-request-id']) return 'no X-Request-Id';
+  if (body.error) {
+    const reason = body.error.data?.reason as ErrorReason | undefined;
+    if (!reason || !REASONS.has(reason)) return `undocumented reason ${String(reason)}`;
+    const form = ERROR_WIRE_FORMS[reason];
+    if (body.error.code !== form.code) return `code ${body.error.code} for ${reason}`;
+    if (typeof body.error.message !== 'string' || !body.error.message) return 'no message';
+    if (typeof body.error.data?.requestId !== 'string') return 'no data.requestId';
+    const statuses = TRANSPORT_STATUSES[reason] ?? [form.httpStatus];
+    if (!statuses.includes(res.status)) return `HTTP ${res.status} for ${reason}`;
+    if (res.status === 401 && !res.headers['www-authenticate']) return '401 without WWW-Authenticate';
+    if (res.status === 429 && !res.headers['retry-after']) return '429 without Retry-After';
+    // The id is echoed when the request had a valid one, else null.
+    if (body.id !== null && body.id !== sentId)
+      return `id ${JSON.stringify(body.id)} for ${JSON.stringify(sentId)}`;
+    return undefined;
+  }
+  if (res.status !== 200) return `HTTP ${res.status} with a result`;
+  if (!('result' in body)) return 'neither result nor error';
+  if (body.id !== sentId) return `id ${JSON.stringify(body.id)} for ${JSON.stringify(sentId)}`;
+  return undefined;
+}
+
+/** Rows a refused call must not have written (the audit table records every request by design). */
+async function snapshot(): Promise<string> {
+  const { rows } = await sql<Record<string, unknown>>`
+    select (select count(*) from memory_entries) as memory,
+           (select count(*) from memory_entries where superseded_by_entry_id is not null) as superseded,
+           (select count(*) from memory_entries where deleted_at is not null) as deleted,
+           (select count(*) from idempotency_records) as idempotency,
+           (select count(*) from tasks) as tasks`.execute(h.t.db);
+  return JSON.stringify(rows[0]);
+}
+
+const cut = (s: string) => (s.length > 400 ? `${s.slice(0, 400)}…(${s.length})` : s);
+/** The sent id as the edge reads it back (JSON.parse of the text sent). */
+const parsedId = (body: string): unknown => {
+  try {
+    return (JSON.parse(body) as { id?: unknown }).id;
+  } catch {
+    return undefined;
+  }
+};
+
+const TEST_TIMEOUT_MS = fuzzRuns(120_000, 1_800_000);
+const reached = new Map<string, number>();
+
+describe('edge fuzz: every tool tools/list shows', () => {
+  it('lists every tool of the catalog to a token holding every scope', () => {
+    expect(listed.map((t) => t.name).sort()).toEqual(TOOL_SPECS.map((t) => t.name).sort());
+    expect(ALL_SCOPES.length).toBeGreaterThan(5);
+  });
+
+  for (const spec of TOOL_SPECS) {
+    it(
+      `${spec.name}: schema-shaped, broken and hostile arguments; no 5xx, documented refusals, no half-written rows`,
+      async () => {
+        const tool = listed.find((t) => t.name === spec.name);
+        if (!tool) throw new Error(`${spec.name} is not in tools/list`);
+        let admitted = 0;
+        const calls = fc
+          .tuple(fc.constantFrom(full, full, full, narrow), rpcId)
+          .chain(([client, id]) => toolArguments(tool, client).map((args) => ({ client, id, args })));
+        await fc.assert(
+          fc.asyncProperty(calls, async ({ client, id, args }) => {
+            const body = envelope(id, 'tools/call', { name: spec.name, arguments: args }, null);
+            const before = await snapshot();
+            const res = await post(body, { authorization: `Bearer ${client.token}` });
+            const problem = problemOf(res, parsedId(body));
+            if (problem) throw new Error(`${problem}: ${res.status} ${cut(res.text)} for ${cut(body)}`);
+            const answer = JSON.parse(res.text) as Answer['body'];
+            if (answer?.error) {
+              const after = await snapshot();
+              if (after !== before) {
+                throw new Error(`refused (${answer.error.data?.reason}) but rows changed: ${cut(body)}`);
+              }
+            }
+            // Past the schema: the tool itself answered (a result, or a refusal of its own).
+            if (!answer?.error?.message.startsWith('invalid arguments')) admitted += 1;
+          }),
+          { numRuns: fuzzRuns(30) },
+        );
+        reached.set(spec.name, admitted);
+      },
+      TEST_TIMEOUT_MS,
+    );
+  }
+
+  it('got past the schema with some call of every tool (the generated arguments reach the tool)', () => {
+    for (const spec of TOOL_SPECS) expect(reached.get(spec.name), spec.name).toBeGreaterThan(0);
+  });
+});
+
+const METHODS = [
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'tasks/get',
+  'tasks/result',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'notifications/initialized',
+  'notifications/cancelled',
+];
+
+const paramsFor = (method: string): fc.Arbitrary<unknown> => {
+  const shaped: Record<string, JsonSchema> = {
+    initialize: {
+      type: 'object',
+      properties: {
+        protocolVersion: { enum: ['2025-11-25', '2025-06-18', '1999-01-01'] },
+        clientInfo: { type: 'object', properties: { name: { type: 'string' }, version: { type: 'string' } } },
+        capabilities: { type: 'object' },
+      },
+      required: ['protocolVersion', 'clientInfo'],
+    },
+    'tasks/get': {
+      type: 'object',
+      properties: { taskId: { type: 'string', format: 'uuid' } },
+      required: ['taskId'],
+    },
+    'tasks/result': {
+      type: 'object',
+      properties: { taskId: { type: 'string', format: 'uuid' } },
+      required: ['taskId'],
+    },
+    'resources/read': {
+      type: 'object',
+      properties: {
+        uri: {
+          enum: [
+            'skill://@acme/pdf/SKILL.md',
+            'skill://@acme/pdf/_manifest',
+            'skill://..',
+            'file:///etc/passwd',
+          ],
+        },
+      },
+      required: ['uri'],
+    },
+    'resources/list': { type: 'object', properties: { cursor: { type: 'string' } } },
+    'tools/call': {
+      type: 'object',
+      properties: { name: { type: 'string' }, arguments: { type: 'object' } },
+      required: ['name'],
+    },
+  };
+  return validish(shaped[method] ?? { type: 'object' });
+};
+
+describe('edge fuzz: every JSON-RPC method, envelope and header', () => {
+  it(
+    'answers any method with any params and id: no 5xx, documented refusals',
+    async () => {
+      const messages = fc
+        .tuple(
+          fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...METHODS) }, hostileString()),
+          fc.constantFrom(full, narrow),
+          rpcId,
+          hugeIds,
+          fc.boolean(),
+        )
+        .chain(([method, client, id, hugeId, notification]) =>
+          paramsFor(method).map((params) => ({ method, client, id, hugeId, notification, params })),
+        );
+      await fc.assert(
+        fc.asyncProperty(messages, async ({ method, client, id, hugeId, notification, params }) => {
+          const body = notification
+            ? JSON.stringify({ jsonrpc: '2.0', method, params })
+            : envelope(id, method, params, hugeId);
+          const res = await post(body, { authorization: `Bearer ${client.token}` });
+          const problem = problemOf(res, notification ? undefined : parsedId(body));
+          if (problem) throw new Error(`${problem}: ${res.status} ${cut(res.text)} for ${cut(body)}`);
+        }),
+        { numRuns: fuzzRuns(200) },
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'answers broken envelopes (batches, wrong versions, not JSON-RPC, not JSON) with documented refusals',
+    async () => {
+      const request = fc.record({
+        jsonrpc: fc.constant('2.0'),
+        id: fc.integer(),
+        method: fc.constantFrom(...METHODS),
+      });
+      const bodies = fc.oneof(
+        fc.array(request, { minLength: 0, maxLength: 3 }).map((b) => JSON.stringify(b)),
+        fc
+          .tuple(
+            fc.oneof(fc.constantFrom<unknown>('1.0', '2', 2, 2.0, null, '', ' 2.0'), hostileJson()),
+            request,
+          )
+          .map(([jsonrpc, r]) => JSON.stringify({ ...r, jsonrpc })),
+        hostileJson().map((v) => JSON.stringify(v) ?? 'null'),
+        hostileString(),
+        fc.constantFrom(
+          '',
+          '{',
+          '{"jsonrpc":"2.0","id":1,"method":"ping"',
+          '\u0000',
+          '{"jsonrpc":"2.0","id":1,"result":{}}',
+        ),
+      );
+      await fc.assert(
+        fc.asyncProperty(bodies, async (body) => {
+          const res = await post(body, { authorization: `Bearer ${full.token}` });
+          const problem = problemOf(res, parsedId(body));
+          if (problem) throw new Error(`${problem} for ${cut(body)}: ${res.status} ${cut(res.text)}`);
+        }),
+        { numRuns: fuzzRuns(150) },
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'answers hostile transport headers (Authorization, Content-Type, Accept, protocol version, Origin, Host)',
+    async () => {
+      const headerValue = hostileString().map((s) => s.replace(/[^\x20-\x7e\x80-\xff]/g, '').slice(0, 2000));
+      const headers = fc.record(
+        {
+          authorization: fc.oneof(
+            fc.constant(`Bearer ${full.token}`),
+            fc.uuid().map((u) => `Bearer zq-${u}`),
+            fc.uuid().map((u) => `Bearer zq-${u}.zq-${u}.zq-${u}`),
+            headerValue,
+            headerValue.map((v) => `Bearer ${v}`),
+          ),
+          'content-type': fc.oneof(
+            fc.constantFrom(
+              'application/json',
+              'text/plain',
+              'application/json; charset=utf-16',
+              'application/jsonx',
+            ),
+            headerValue,
+          ),
+          accept: fc.oneof(
+            fc.constantFrom('text/event-stream', 'text/html', '*/*', 'application/*'),
+            headerValue,
+          ),
+          'mcp-protocol-version': fc.oneof(fc.constantFrom('2025-11-25', '2024-01-01', ''), headerValue),
+          origin: fc.oneof(
+            fc.constantFrom('http://localhost:4100', 'https://evil.example', 'null'),
+            headerValue,
+          ),
+          host: fc.oneof(fc.constantFrom(HOST, 'evil.example', 'localhost:1', '[::1]'), headerValue),
+        },
+        { requiredKeys: [] },
+      );
+      await fc.assert(
+        fc.asyncProperty(headers, fc.constantFrom(...METHODS), async (chosen, method) => {
+          const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: {} });
+          const res = await post(body, chosen as Record<string, string>);
+          const problem = problemOf(res, 7);
+          if (problem)
+            throw new Error(`${problem} for ${JSON.stringify(chosen)}: ${res.status} ${cut(res.text)}`);
+        }),
+        { numRuns: fuzzRuns(150) },
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe('edge fuzz: the logs', () => {
+  it('hold no token, client secret or memory content the run used', () => {
+    // The edge logs little (refusals go to the audit table): whatever it logged is checked.
+    expect(secrets.size).toBeGreaterThan(20);
+    expect(logs.leaked(secrets)).toEqual([]);
+  });
+});
