@@ -59,11 +59,14 @@ const recorder = createDownloadRecorder(db, {
   holdMs: env.TRACK_HOLD_MS,
 });
 // List, search, detail and versions read from a replica when DATABASE_READ_URL is set (read-db.ts).
-const readDb = openReadDb(env);
+const readDb = openReadDb(env, { onIdleError });
+const readPool = readDb && poolOf(readDb);
+if (readPool) outages.watchPostgres(readPool);
 // Publishes enqueue indexing jobs for the runtime workers (same Redis, same QUEUE_PREFIX).
 const queue = createRuntimeQueue({ connection: env.REDIS_URL, prefix: env.QUEUE_PREFIX });
 const metrics = createRegistryMetrics(createMetricsRegistry({ processMetrics: true }));
 metrics.pools.watch('track', trackPool);
+if (readPool) metrics.pools.watch('read', readPool);
 const server = await listen(
   createApp({ db, readDb, redis, logger, env, recorder, queue, metrics }),
   env.REGISTRY_PORT,
