@@ -105,7 +105,14 @@ async function one(targets: LoadTargets, kind: LoadKind, marker: string): Promis
  */
 export function startLoad(
   targets: LoadTargets,
-  options: { total: number; concurrency: number; kinds?: readonly LoadKind[]; pauseMs?: number },
+  options: {
+    total: number;
+    concurrency: number;
+    kinds?: readonly LoadKind[];
+    pauseMs?: number;
+    /** A lane waits this long after a transport error, as a client backs off (default 100 ms). */
+    errorPauseMs?: number;
+  },
 ): Load {
   const kinds = options.kinds ?? LOAD_KINDS;
   const outcomes: LoadOutcome[] = [];
@@ -114,12 +121,14 @@ export function startLoad(
   let next = 0;
   const lane = async () => {
     for (let i = next++; i < options.total; i = next++) {
-      outcomes.push(await one(targets, kinds[i % kinds.length] as LoadKind, `${run}-${i}`));
+      const outcome = await one(targets, kinds[i % kinds.length] as LoadKind, `${run}-${i}`);
+      outcomes.push(outcome);
       for (const w of waiters.filter((w) => outcomes.length >= w.n)) {
         waiters.splice(waiters.indexOf(w), 1);
         w.resolve();
       }
-      if (options.pauseMs) await sleep(options.pauseMs);
+      if (outcome.error) await sleep(options.errorPauseMs ?? 100);
+      else if (options.pauseMs) await sleep(options.pauseMs);
     }
   };
   const done = Promise.all(Array.from({ length: options.concurrency }, lane)).then(() => {
