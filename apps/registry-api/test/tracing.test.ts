@@ -116,9 +116,11 @@ describe('registry traces', () => {
     expect(res.status).toBe(200);
     const [span] = await spansOf(traceId, (s) => s.length > 0);
     expect(span).toMatchObject({
+      name: 'GET /api/packages/:scope/:name',
       kind: 2,
       parentSpanId: CALLER_SPAN_ID,
       attributes: {
+        'http.route': '/api/packages/:scope/:name',
         'http.request.method': 'GET',
         'url.path': '/api/packages/@acme/pdf-tools',
         'http.response.status_code': 200,

@@ -147,10 +147,15 @@ export interface HttpMetrics {
 
 /** The route a request matched: set by setRouteTemplate, else Express's matched route, else `unmatched`. */
 function routeOf(req: IncomingMessage): string {
+  return routeTemplateOf(req) ?? 'unmatched';
+}
+
+/** The route template set by setRouteTemplate, else Express's matched route (tracing names spans by it). */
+export function routeTemplateOf(req: IncomingMessage): string | undefined {
   const marked = (req as Marked)[kRoute];
   if (marked !== undefined) return marked;
   const route = (req as { route?: { path?: unknown } }).route;
-  return typeof route?.path === 'string' ? route.path : 'unmatched';
+  return typeof route?.path === 'string' ? route.path : undefined;
 }
 
 export function createHttpMetrics(registry: Registry): HttpMetrics {

@@ -12,6 +12,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { z } from 'zod';
+import { routeTemplateOf } from './metrics.js';
 
 // OpenTelemetry traces, off unless an OTLP endpoint is configured (docs/decisions.md, Traces). Spans are
 // made by our own code at the hops that matter (a request, the edge's admission, a job and its run), not
@@ -165,7 +166,8 @@ export function extractTraceContext(carrier: unknown): Context {
 /**
  * Wraps a request listener (or a connect-style middleware) so each request runs in a server span, child
  * of the caller's `traceparent` when it sends one. Returns `handler` itself when tracing is off. `route`
- * names the span when the caller knows it; otherwise Express's matched route does, or the method alone.
+ * names the span when the caller knows it; otherwise the request's route template does (metrics.ts), or
+ * the method alone.
  */
 export function traceRequests<H extends (...args: never[]) => void>(handler: H, route?: string): H {
   const active = tracer;
@@ -191,10 +193,8 @@ export function traceRequests<H extends (...args: never[]) => void>(handler: H, 
 }
 
 function endRequestSpan(span: Span, req: IncomingMessage, res: ServerResponse, route?: string): void {
-  const matched = (req as { route?: { path?: unknown }; baseUrl?: string }).route?.path;
-  const name =
-    route ??
-    (typeof matched === 'string' ? `${(req as { baseUrl?: string }).baseUrl ?? ''}${matched}` : undefined);
+  // The same template the metrics label requests with: set by the fast paths, else Express's matched route.
+  const name = route ?? routeTemplateOf(req);
   if (name) {
     span.setAttribute('http.route', name);
     if (!route) span.updateName(`${req.method ?? 'GET'} ${name}`);
