@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SCOPES } from '@pkgreg/contracts';
 import type { RuntimeWorker } from '@pkgreg/runtime-worker';
 import { createTestWorker } from '@pkgreg/runtime-worker/testing';
@@ -27,9 +30,19 @@ beforeAll(async () => {
   tracing = await startTracing(tracingSettings(env, 'pkgreg-mcp-edge'));
 });
 
-// Nothing listens on port 1: the registry tools' requests fail there, and the edge logs it.
+// The registry's stand-in notes each request's traceparent and drops the connection: the registry tools
+// fail (registry_unavailable) and the edge logs it.
+const seenTraceparents: unknown[] = [];
+const registry = createServer((req) => {
+  seenTraceparents.push(req.headers.traceparent);
+  req.socket.destroy();
+}).listen(0, '127.0.0.1');
+await once(registry, 'listening');
 const h = useHarness(
-  { REGISTRY_URL: 'http://127.0.0.1:1', REGISTRY_TIMEOUT_MS: '2000' },
+  {
+    REGISTRY_URL: `http://127.0.0.1:${(registry.address() as AddressInfo).port}`,
+    REGISTRY_TIMEOUT_MS: '2000',
+  },
   { logger: createLogger('edge', 'debug', { write: (line: string) => void edgeLines.push(line) }) },
 );
 let worker: RuntimeWorker;
@@ -46,6 +59,7 @@ afterAll(async () => {
   await worker?.close(5_000);
   await tracing?.shutdown();
   await receiver?.close();
+  registry.close();
 });
 
 /** Flushes the SDK until the receiver holds what `enough` asks of trace `traceId`'s spans. */
@@ -117,7 +131,7 @@ describe('one trace from an edge request to the worker run', () => {
     });
   });
 
-  it("the edge's log lines of a traced request carry its trace id", async () => {
+  it("the edge's log lines of a traced request carry its trace id; its registry calls its context", async () => {
     const traceId = 'b2'.repeat(16);
     const res = await callTool({ app: h.app }, invoker.token, 'pkgreg.registry.v1.search', { q: 'pdf' }).set(
       'traceparent',
@@ -127,6 +141,8 @@ describe('one trace from an edge request to the worker run', () => {
     const request = named(await spansOf(traceId, (s) => Boolean(named(s, 'POST /mcp'))), 'POST /mcp');
     const failed = linesWith(edgeLines, traceId).find((l) => l.msg === 'registry request failed');
     expect(failed).toMatchObject({ trace_id: traceId, span_id: request?.spanId });
+    // The registry would continue the trace: its request span a child of the edge's.
+    expect(seenTraceparents).toContain(`00-${traceId}-${request?.spanId}-01`);
   });
 
   it('a request without traceparent starts a trace of its own', async () => {

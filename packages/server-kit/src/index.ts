@@ -36,6 +36,7 @@ export {
   tracingEnabled,
   tracingEnvShape,
   tracingSettings,
+  withTraceHeaders,
 } from './tracing.js';
 export {
   Counter,

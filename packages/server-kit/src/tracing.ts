@@ -157,6 +157,12 @@ export function injectTraceContext(): TraceCarrier | undefined {
   return carrier.traceparent ? carrier : undefined;
 }
 
+/** `headers` plus the active trace context, so an outgoing request joins the trace; `headers` itself when off. */
+export function withTraceHeaders<H extends Record<string, string>>(headers: H): H {
+  const carrier = injectTraceContext();
+  return carrier ? { ...headers, ...carrier } : headers;
+}
+
 /** The context a W3C carrier (request headers, job data) names, on top of the root context. */
 export function extractTraceContext(carrier: unknown): Context {
   if (!carrier || typeof carrier !== 'object') return ROOT_CONTEXT;

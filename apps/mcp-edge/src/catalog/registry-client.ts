@@ -10,7 +10,7 @@ import {
   type VersionDetail,
   VersionDetailSchema,
 } from '@pkgreg/contracts';
-import type { Logger } from '@pkgreg/server-kit';
+import { type Logger, withTraceHeaders } from '@pkgreg/server-kit';
 import { Pool } from 'undici';
 import type { z } from 'zod';
 
@@ -63,7 +63,12 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
 
   async function get(path: string, headers: Record<string, string> = {}) {
     try {
-      const res = await pool.request({ path: prefix + path, method: 'GET', headers });
+      // With tracing on, the registry's request span joins this request's trace (W3C traceparent).
+      const res = await pool.request({
+        path: prefix + path,
+        method: 'GET',
+        headers: withTraceHeaders(headers),
+      });
       return {
         status: res.statusCode,
         headers: res.headers,
