@@ -15,8 +15,9 @@ import {
   type RuntimeQueue,
   toTaskError,
 } from '@pkgreg/tasks';
-import { dependencyOutageOf, inJobSpan, outageMonitorOf } from '@pkgreg/server-kit';
+import { dependencyOutageOf, inJobSpan, outageMonitorOf, requestRedisOptions } from '@pkgreg/server-kit';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { isPermanent } from './jobs/job-errors.js';
 import { createJobHandlers, type HandlerDeps, type JobContext } from './jobs/job-handlers.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
@@ -74,6 +75,13 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
   const handlers: JobHandlers<JobContext> = createJobHandlers({ ...deps, queue });
   const { db, logger, pollWindowSeconds } = deps;
   const outages = outageMonitorOf(logger);
+  // BullMQ's workers say 'ready' once only: a connection of the monitor's own tells when Redis answers
+  // again after an outage (their connections' errors tell when it went away).
+  const redisWatch =
+    typeof deps.connection === 'string'
+      ? new Redis(deps.connection, requestRedisOptions())
+      : new Redis({ ...deps.connection, ...requestRedisOptions() });
+  outages.watchRedis(redisWatch);
 
   const dispatch = <N extends JobName>(jobName: N, payload: JobPayload<N>, ctx: JobContext) =>
     (handlers[jobName] as (p: JobPayload<N>, c: JobContext) => Promise<unknown>)(payload, ctx);
@@ -148,7 +156,6 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
         logger.warn({ queue: queueName, err: error.message }, 'job lock lost; the job will run again');
       } else logger.error({ err: error, queue: queueName }, 'worker error');
     });
-    worker.on('ready', () => outages.answered('redis'));
     worker.on('failed', (job, error) => {
       if (!job) return;
       // An outage is logged once by the monitor, not for every job it fails.
@@ -173,12 +180,9 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
           if (!outages.failed(err)) logger.error({ err, jobId: job.id }, 'could not record failed task');
         });
     });
-    worker.on('completed', (job) => {
-      // A job completed: Redis and PostgreSQL both answered.
-      outages.answered('redis');
-      outages.answered('postgres');
-      logger.debug({ jobId: job.id, job: job.name, worker: name }, 'job completed');
-    });
+    worker.on('completed', (job) =>
+      logger.debug({ jobId: job.id, job: job.name, worker: name }, 'job completed'),
+    );
     worker.on('stalled', (jobId) => logger.warn({ jobId }, 'job stalled; returned to the queue'));
     return worker;
   };
@@ -231,6 +235,7 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
         await Promise.all(workers.map((w) => w.close(true)));
       }
       await queue.close();
+      redisWatch.disconnect();
     },
   };
 }

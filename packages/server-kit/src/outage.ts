@@ -131,12 +131,20 @@ export interface OutageMonitor {
 export interface OutageMonitorOptions {
   /** How often a watched pool is probed while PostgreSQL is down (ms). */
   probeIntervalMs?: number;
+  /**
+   * After a recovery, failures within this long are answered as an outage but not logged as a new one
+   * (ms): connections that reconnect later than the first, and calls that started before, fail a moment
+   * longer.
+   */
+  settleMs?: number;
 }
 
 /** One per process (see outageMonitorOf): the state of each dependency and its two log lines. */
 export function createOutageMonitor(logger: Logger, options: OutageMonitorOptions = {}): OutageMonitor {
   const probeIntervalMs = options.probeIntervalMs ?? 500;
+  const settleMs = options.settleMs ?? 5_000;
   const downSince = new Map<Dependency, number>();
+  const upSince = new Map<Dependency, number>();
   const pools: PoolLike[] = [];
   let probe: NodeJS.Timeout | undefined;
 
@@ -155,6 +163,8 @@ export function createOutageMonitor(logger: Logger, options: OutageMonitorOption
 
   const markDown = (dependency: Dependency, error: unknown) => {
     if (downSince.has(dependency)) return;
+    const up = upSince.get(dependency);
+    if (up !== undefined && Date.now() - up < settleMs) return;
     downSince.set(dependency, Date.now());
     logger.warn({ dependency, reason: outageReason(error) }, `${dependency} unavailable`);
     if (dependency === 'postgres') startProbe();
@@ -171,6 +181,7 @@ export function createOutageMonitor(logger: Logger, options: OutageMonitorOption
       const since = downSince.get(dependency);
       if (since === undefined) return;
       downSince.delete(dependency);
+      upSince.set(dependency, Date.now());
       if (dependency === 'postgres' && probe) {
         clearInterval(probe);
         probe = undefined;
@@ -207,13 +218,15 @@ export function outageMonitorOf(logger: Logger): OutageMonitor {
 }
 
 /**
- * ioredis settings for request-path clients: a command while Redis is down fails after one reconnect
- * attempt instead of waiting in the offline queue through twenty, a command on a connection that went
+ * ioredis settings for request-path clients: while the connection is down a command fails at once
+ * instead of waiting in the offline queue (readiness checks keep traffic away until the first connect),
+ * one sent just before the connection dropped is retried once, a command on a connection that went
  * silent fails after `commandTimeoutMs`, and reconnects are tried at least every second so the app
  * resumes soon after Redis is back. Not for BullMQ workers' blocking connections (they must wait).
  */
 export function requestRedisOptions(commandTimeoutMs = 5_000) {
   return {
+    enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: commandTimeoutMs,
     connectTimeout: 5_000,

@@ -80,7 +80,7 @@ describe('dependencyOutageOf', () => {
     const tookMs = Date.now() - started;
     redis.disconnect();
     expect(dependencyOutageOf(redisError)).toBe('redis');
-    // One reconnect attempt, not the offline queue's twenty: well under the command timeout.
+    // No offline queue: refused at once, not after the queue's twenty reconnect attempts.
     expect(tookMs).toBeLessThan(2_000);
   });
 });
@@ -88,7 +88,7 @@ describe('dependencyOutageOf', () => {
 describe('createOutageMonitor', () => {
   it('logs an outage once when it starts and once when it ends, whatever the number of failures', () => {
     const { logger, lines } = capturedLogger();
-    const monitor = createOutageMonitor(logger);
+    const monitor = createOutageMonitor(logger, { settleMs: 0 });
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     for (let i = 0; i < 50; i++) expect(monitor.failed(refused)).toBe('postgres');
     expect(monitor.isDown('postgres')).toBe(true);
@@ -105,6 +105,18 @@ describe('createOutageMonitor', () => {
     monitor.failed(new Error('Connection is closed.'));
     monitor.answered('redis');
     expect(messages(lines).slice(2)).toEqual(['redis unavailable', 'redis recovered']);
+  });
+
+  it('a failure just after a recovery is an outage to the caller, not a new one in the log', () => {
+    const { logger, lines } = capturedLogger();
+    const monitor = createOutageMonitor(logger, { settleMs: 60_000 });
+    monitor.failed(new Error('Connection is closed.'));
+    monitor.answered('redis');
+    // A connection that reconnects later than the first still fails for a moment.
+    expect(monitor.failed(new Error("Stream isn't writeable and enableOfflineQueue options is false"))).toBe(
+      'redis',
+    );
+    expect(messages(lines)).toEqual(['redis unavailable', 'redis recovered']);
   });
 
   it('sees PostgreSQL back by probing a watched pool while it is down', async () => {

@@ -53,13 +53,19 @@ export const DEFAULT_QUEUE_PREFIX = 'pkgreg';
 const KEEP_COMPLETED = { age: 3600, count: 1000 };
 const KEEP_FAILED = { age: 7 * 24 * 3600, count: 5000 };
 
+/**
+ * Reconnects at least every second: BullMQ's own strategy backs off to 20 s, so after an outage of a
+ * few seconds workers and producers would resume up to 20 s after Redis was back.
+ */
+const reconnectEverySecond = (times: number) => Math.min(times * 100, 1_000);
+
 export function connectionOptions(
   connection: RedisConnection,
   overrides: Record<string, unknown> = {},
 ): ConnectionOptions {
   return typeof connection === 'string'
-    ? { url: connection, ...overrides }
-    : ({ ...connection, ...overrides } as ConnectionOptions);
+    ? { url: connection, retryStrategy: reconnectEverySecond, ...overrides }
+    : ({ retryStrategy: reconnectEverySecond, ...connection, ...overrides } as ConnectionOptions);
 }
 
 export function createRuntimeQueue(options: RuntimeQueueOptions): RuntimeQueue {
