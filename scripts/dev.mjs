@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // `pnpm dev` (or `npm run dev` on a machine without pnpm): the whole stack with demo data.
-// Brings Node 24 and pnpm when missing, installs dependencies, finds or starts PostgreSQL and Redis,
-// builds, migrates, seeds, starts every app with turbo, prints the URLs, and stops it all on Ctrl-C.
+// Brings Node 24 and pnpm into .toolchain/ when the machine's are other versions (never replacing them),
+// installs dependencies, finds or starts PostgreSQL and Redis, builds, migrates, seeds, starts every app
+// with turbo, prints the URLs, and stops it all on Ctrl-C.
 // Uses Node built-ins only: it runs before anything is installed.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureDependencies, ensureToolchain, toolchainBin } from './toolchain.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.join(root, '.data');
@@ -27,29 +29,20 @@ function has(command) {
   return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 }
 
-// 1. Node 24 and pnpm. Re-run this script under Node 24 when started by an older one.
-const nodeMajor = Number(process.versions.node.split('.')[0]);
-if (nodeMajor !== 24 || !has('pnpm')) {
-  log(
-    `node ${process.version}${has('pnpm') ? '' : ', no pnpm'}: bootstrapping Node 24 and pnpm from the npm registry`,
-  );
-  run('bash', [path.join(root, 'scripts/bootstrap.sh')]);
-  const prefix = process.getuid?.() === 0 ? '/usr/local' : path.join(process.env.HOME ?? '', '.local');
-  const env = { ...process.env, PATH: `${path.join(prefix, 'bin')}:${process.env.PATH}` };
+// 1. Node 24 and pnpm: the machine's when they are those versions, else the project's .toolchain/ (never
+// a global install). Re-run this script under Node 24 when started by an older one.
+if (!ensureToolchain(log)) {
+  if (process.env.PKGREG_DEV_REEXEC) fail(`still on node ${process.version} after bootstrapping`);
   process.on('SIGINT', () => {}); // the child gets the terminal's Ctrl-C and shuts down itself
   const child = spawnSync('node', [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: 'inherit',
-    env,
+    env: { ...process.env, PKGREG_DEV_REEXEC: '1' },
   });
   process.exit(child.status ?? 1);
 }
 
 // 2. Dependencies, when missing or older than the lockfile.
-const modules = path.join(root, 'node_modules/.modules.yaml');
-if (!existsSync(modules) || statSync(path.join(root, 'pnpm-lock.yaml')).mtimeMs > statSync(modules).mtimeMs) {
-  log('installing dependencies');
-  run('pnpm', ['install', '--frozen-lockfile']);
-}
+ensureDependencies(log);
 
 // 3. PostgreSQL and Redis: DATABASE_URL/REDIS_URL, else the local services, else our own under .data/.
 function portOpen(port, host = '127.0.0.1') {
@@ -184,7 +177,9 @@ if (existsSync(path.join(root, 'apps/mcp-edge/dist/cli.js'))) {
 // 7. Every app's `dev` task under turbo, in a process group of its own so Ctrl-C stops all of it.
 const stack = spawn(
   'pnpm',
-  ['turbo', 'run', 'dev', '--filter=./apps/*', '--filter=./packages/*', '--ui=stream'],
+  // Loose env mode: turbo 2 otherwise hands the tasks only the variables turbo.json declares, and the
+  // apps would miss the DATABASE_URL/REDIS_URL resolved above (e.g. our own servers under .data/).
+  ['turbo', 'run', 'dev', '--filter=./apps/*', '--filter=./packages/*', '--ui=stream', '--env-mode=loose'],
   {
     cwd: root,
     env,
@@ -258,7 +253,7 @@ stack.on('exit', (code) => {
 
 // 8. Wait for readiness, then say where everything is.
 async function ready(url) {
-  for (let i = 0; i < 300 && !stopping; i++) {
+  for (let i = 0; i < 900 && !stopping; i++) {
     try {
       const res = await fetch(url);
       if (res.ok) return true;
@@ -280,6 +275,12 @@ if (!stopping) {
       `  MCP edge      ${env.PKGREG_PUBLIC_BASE_URL}/mcp ${edgeUp ? '(ready)' : '(NOT ready)'}`,
       `  PostgreSQL    ${DATABASE_URL}`,
       `  Redis         ${REDIS_URL}`,
+      ...(existsSync(path.join(toolchainBin, 'pnpm'))
+        ? [
+            "This project's Node 24 and pnpm are in .toolchain/bin (your own are untouched): `npm test` runs",
+            'the tests; to type `pnpm …`, first: export PATH="$PWD/.toolchain/bin:$PATH"',
+          ]
+        : []),
       'Ctrl-C stops everything.',
     ].join('\n'),
   );
