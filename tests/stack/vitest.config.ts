@@ -1,12 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
 // Each file starts several built apps as child processes (seconds each on a busy machine), so hooks and
-// tests get room; files run one at a time because each stack alone keeps both cores busy.
+// tests get room. Two files at a time: a stack spends much of its time waiting (process starts, a
+// restart, a window), and each file has its own database, queue prefix and ports.
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 60_000,
-    fileParallelism: false,
+    maxWorkers: 2,
   },
 });
