@@ -7,7 +7,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 120_000,
-    hookTimeout: 60_000,
+    hookTimeout: 120_000,
     maxWorkers: 2,
   },
 });
