@@ -6,7 +6,7 @@ import { readCatalogMark } from './packages.repository.js';
 // query (or none within the TTL), not the page's. The mark (readCatalogMark) is made of:
 // - the newest package change (max updated_xid; the trigger sets it on every change but download
 //   counts, and yanks and new versions touch their package);
-// - the transactions still running that are older than it: one of them may commit a change with a
+// - this database's transactions still running that are older than it: one may commit a change with a
 //   smaller xid later, and its leaving the snapshot moves the mark exactly when its change shows;
 // - the derived tables' state (list positions, popularity positions, search tables), written after
 //   each rebuild.

@@ -286,11 +286,17 @@ export async function restorePackage(db: Db, key: { scope: string; name: string 
  * part). Two index probes and one row; it reads no package.
  */
 export async function readCatalogMark(db: Db): Promise<string> {
+  // Only this database's transactions can change packages; other databases of the cluster (other
+  // tenants, test databases) would only move the mark for nothing. A standby runs none of the writers,
+  // so there every running transaction counts.
   const result = await sql<{ mark: string }>`
     with last as (select max(updated_xid) as xid from packages),
-    snapshot as (select pg_current_snapshot() as s)
+    snapshot as (select pg_current_snapshot() as s),
+    here as (select backend_xid as x from pg_stat_activity
+      where datname = current_database() and backend_xid is not null)
     select concat_ws('|', last.xid::text,
-      (select string_agg(x::text, ',' order by x) from pg_snapshot_xip(snapshot.s) x where x < last.xid),
+      (select string_agg(x::text, ',' order by x) from pg_snapshot_xip(snapshot.s) x
+        where x < last.xid and (pg_is_in_recovery() or x::xid in (select x from here))),
       d.change_counter, d.refreshed_at, d.popularity_counter, d.popularity_day) as mark
     from last cross join snapshot left join package_derived_state d on true`.execute(db);
   return result.rows[0]?.mark ?? '';
