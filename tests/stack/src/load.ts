@@ -27,7 +27,15 @@ export interface LoadOutcome {
   content?: string;
   /** When the request was sent (ms since epoch). */
   sentAt: number;
+  /** How long the answer (or the transport error) took, ms. */
+  ms?: number;
+  /** A refusal's Retry-After header. */
+  retryAfter?: string;
+  /** A refusal of the documented shape: REST `{error: string}`, JSON-RPC `error.code` + `data.reason`. */
+  shaped?: boolean;
 }
+
+const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 export interface LoadTargets {
   /** Read at each request, so a restarted or replaced process is picked up. */
@@ -53,7 +61,8 @@ function errorCode(error: unknown): string {
   return e.code ?? e.cause?.code ?? e.name ?? 'error';
 }
 
-async function one(targets: LoadTargets, kind: LoadKind, marker: string): Promise<LoadOutcome> {
+/** One request of `kind`; its answer (or transport error) as an outcome, never thrown. */
+export async function sendOne(targets: LoadTargets, kind: LoadKind, marker: string): Promise<LoadOutcome> {
   const sentAt = Date.now();
   try {
     if (kind === 'track') {
@@ -63,8 +72,16 @@ async function one(targets: LoadTargets, kind: LoadKind, marker: string): Promis
           method: 'POST',
         },
       );
-      const ok = res.status === 200 && (res.body as { ok?: boolean }).ok === true;
-      return { kind, status: res.status, ok, sentAt, ...(ok ? {} : { reason: JSON.stringify(res.body) }) };
+      const body = res.body as { ok?: boolean; error?: unknown };
+      const ok = res.status === 200 && body.ok === true;
+      const outcome: LoadOutcome = { kind, status: res.status, ok, sentAt, ms: Date.now() - sentAt };
+      if (!ok) {
+        outcome.reason = JSON.stringify(res.body);
+        outcome.shaped = typeof body.error === 'string' && Object.keys(body).length === 1;
+        const retryAfter = header(res.headers['retry-after']);
+        if (retryAfter) outcome.retryAfter = retryAfter;
+      }
+      return outcome;
     }
     const edge = { url: targets.edgeUrl() };
     const content = kind === 'memory.put' ? `stack memory ${marker}` : undefined;
@@ -86,14 +103,30 @@ async function one(targets: LoadTargets, kind: LoadKind, marker: string): Promis
             });
     const result = res.body.result;
     const ok = res.status === 200 && result !== undefined && !res.body.error && result.isError !== true;
-    const outcome: LoadOutcome = { kind, status: res.status, ok, sentAt };
+    const outcome: LoadOutcome = { kind, status: res.status, ok, sentAt, ms: Date.now() - sentAt };
     if (content) outcome.content = content;
-    if (!ok) outcome.reason = res.body.error?.data?.reason ?? res.body.error?.message ?? 'tool error';
+    if (!ok) {
+      const error = res.body.error;
+      outcome.reason = error?.data?.reason ?? error?.message ?? 'tool error';
+      outcome.shaped =
+        res.body.jsonrpc === '2.0' &&
+        typeof error?.code === 'number' &&
+        typeof error.message === 'string' &&
+        typeof error.data?.reason === 'string';
+      const retryAfter = header(res.headers['retry-after']);
+      if (retryAfter) outcome.retryAfter = retryAfter;
+    }
     if (ok && kind === 'memory.put') outcome.entryId = (result?.entry as { entryId?: string })?.entryId;
     if (ok && kind === 'invoke') outcome.taskId = (result?.task as { taskId?: string })?.taskId;
     return outcome;
   } catch (error) {
-    const outcome: LoadOutcome = { kind, ok: false, error: errorCode(error), sentAt };
+    const outcome: LoadOutcome = {
+      kind,
+      ok: false,
+      error: errorCode(error),
+      sentAt,
+      ms: Date.now() - sentAt,
+    };
     if (kind === 'memory.put') outcome.content = `stack memory ${marker}`;
     return outcome;
   }
@@ -121,7 +154,7 @@ export function startLoad(
   let next = 0;
   const lane = async () => {
     for (let i = next++; i < options.total; i = next++) {
-      const outcome = await one(targets, kinds[i % kinds.length] as LoadKind, `${run}-${i}`);
+      const outcome = await sendOne(targets, kinds[i % kinds.length] as LoadKind, `${run}-${i}`);
       outcomes.push(outcome);
       for (const w of waiters.filter((w) => outcomes.length >= w.n)) {
         waiters.splice(waiters.indexOf(w), 1);
