@@ -3,9 +3,10 @@ import { Writable } from 'node:stream';
 import { createDb } from '@pkgreg/db';
 import { createLogger, requestRedisOptions } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
+import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEdge, type Edge } from '../src/app.js';
-import { callTool, expectRpcError, forgeToken, RESOURCE, useHarness } from './helpers.js';
+import { callTool, expectRpcError, forgeToken, HOST, RESOURCE, useHarness } from './helpers.js';
 
 // A PostgreSQL or Redis outage (issue 22, Trust it): a request that needs the missing service is refused
 // with service_unavailable (-32016, HTTP 503, Retry-After, data.retryAfterSeconds), never internal_error,
@@ -83,5 +84,18 @@ describe('dependency outages on /mcp', () => {
     }
     expect(lines.filter((l) => l.msg === 'postgres unavailable')).toHaveLength(1);
     expect(lines.filter((l) => l.msg === 'mcp request failed' || (l.level as number) >= 50)).toEqual([]);
+
+    // The token endpoint reads the client: RFC 6749's temporarily_unavailable, 503 + Retry-After.
+    const issued = await request(edge.app)
+      .post('/mcp/token')
+      .set('Host', HOST)
+      .auth('pkc_outage', 'a-secret-of-the-client')
+      .type('form')
+      .send({ grant_type: 'client_credentials', resource: RESOURCE });
+    expect(issued.status).toBe(503);
+    expect(issued.headers['retry-after']).toBe('1');
+    expect(issued.body).toEqual({ error: 'temporarily_unavailable' });
+    expect(lines.filter((l) => l.msg === 'postgres unavailable')).toHaveLength(1);
+    expect(lines.filter((l) => (l.level as number) >= 50)).toEqual([]);
   });
 });
