@@ -202,6 +202,24 @@ describe('after a change the validators move', () => {
     }
   });
 
+  it('transactions of other databases on the cluster do not move it', async () => {
+    const url = new URL(t.url);
+    url.pathname = '/postgres';
+    const other = createDb(url.toString(), { max: 1 });
+    try {
+      await other.connection().execute(async (conn) => {
+        await sql`begin`.execute(conn);
+        await sql`select pg_current_xact_id()`.execute(conn);
+        await t.db.updateTable('packages').set({ repo_stars: 43 }).where('name', '=', 'notes').execute();
+        const during = (await get('/api/packages').expect(200)).headers.etag as string;
+        await sql`commit`.execute(conn);
+        await get('/api/packages', { 'If-None-Match': during }).expect(304);
+      });
+    } finally {
+      await other.destroy();
+    }
+  });
+
   it('with a validator TTL, a change shows once the TTL has passed', async () => {
     const app = createApp({
       db: t.db,
