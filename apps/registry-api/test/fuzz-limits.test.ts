@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ErrorBodySchema } from '@pkgreg/contracts';
 import { closeServer, listen, serverTimeouts } from '@pkgreg/server-kit';
-import { openRawSocket, parseRawResponse, sendRaw } from '@pkgreg/testing';
+import { fuzzAgent, openRawSocket, parseRawResponse, sendRaw } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEnv } from '../src/env.js';
 import { insertPackages, packageRow, useTestRegistry } from './fixtures.js';
@@ -76,6 +76,40 @@ describe('bodies over the limit', () => {
       body: JSON.stringify({ reason: 'x'.repeat(100) }),
     });
     expect([201, 400]).toContain(res.status);
+  });
+});
+
+describe('requests Node refuses before the app (counterexamples of test/fuzz.test.ts)', () => {
+  it('a URL over 16 KiB: 431 {error} with a request id, not an empty answer', async () => {
+    const res = await sendRaw(port, { method: 'GET', path: `/api/search?q=${'a'.repeat(20_000)}` });
+    expect(res.status).toBe(431);
+    expect(res.headers['x-request-id']).toBeTruthy();
+    expect(ErrorBodySchema.strict().parse(JSON.parse(res.text))).toBeTruthy();
+  });
+
+  it('the same on a keep-alive connection that already served a request', async () => {
+    const agent = fuzzAgent();
+    try {
+      expect((await sendRaw(port, { method: 'GET', path: '/api/packages' }, agent)).status).toBe(200);
+      const res = await sendRaw(port, { method: 'GET', path: `/api/packages?${'a'.repeat(17_000)}` }, agent);
+      expect(res.status).toBe(431);
+      expect(ErrorBodySchema.strict().parse(JSON.parse(res.text))).toBeTruthy();
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('the same for HEAD: 431 without a body (one would be read as the next response)', async () => {
+    const res = await sendRaw(port, { method: 'HEAD', path: `/${'%C3%A9'.repeat(3_000)}` });
+    expect(res.status).toBe(431);
+    expect(res.text).toBe('');
+  });
+
+  it('a malformed request line: 400 {error}', async () => {
+    const client = await openRawSocket(port);
+    client.socket.write('GET /api/packages HTTP/1.1 extra\r\nHost: registry.test\r\n\r\n');
+    await client.closed;
+    expectError(client.received(), 400);
   });
 });
 

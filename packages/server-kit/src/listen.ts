@@ -44,6 +44,9 @@ const CLIENT_ERRORS: Record<string, [number, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout'],
 };
 
+/** How long a refused client may go on sending before its connection is closed. */
+const CLIENT_ERROR_LINGER_MS = 2_000;
+
 /** `{error}`: the registry's error body (and the OAuth endpoints'). */
 export const errorMessageBody: ClientErrorBody = (_status, message) => JSON.stringify({ error: message });
 
@@ -53,14 +56,26 @@ export const errorMessageBody: ClientErrorBody = (_status, message) => JSON.stri
  * closes the connection: after a parse error nothing more on it can be read.
  */
 function onClientError(body: ClientErrorBody) {
+  const answered = new WeakSet<Duplex>();
   return (error: Error & { code?: string }, socket: Duplex) => {
-    // As Node's own answer: only on a socket nothing was written to yet (never in a response's middle).
-    if (!socket.writable || (socket as Socket).bytesWritten > 0) {
+    // The rest of a refused request still reaches the parser, which refuses each piece again: it is read
+    // and dropped until the client closes (closing at once would reset the connection while the client
+    // still sends, and the client would lose the answer).
+    if (answered.has(socket)) return;
+    // As Node's own answer: never in the middle of a response already started on this socket.
+    const inflight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (!socket.writable || inflight?.headersSent) {
       socket.destroy();
       return;
     }
     const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'Bad request'];
-    const text = body(status, message);
+    // A HEAD request's answer has no body (the client would read one as the next response). The packet
+    // the parser refused shows the method when the request started in it, as it does but for a request
+    // line split across packets.
+    const packet = (error as { rawPacket?: Buffer }).rawPacket;
+    const text = packet?.toString('latin1', 0, 5) === 'HEAD ' ? '' : body(status, message);
+    answered.add(socket);
+    setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nX-Request-Id: ${randomUUID()}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
     );

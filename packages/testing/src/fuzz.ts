@@ -332,7 +332,8 @@ export function sendRaw(port: number, req: RawRequest, agent?: Agent): Promise<R
       headers['content-length'] = String(Buffer.byteLength(req.body));
     }
     const outgoing = httpRequest(
-      { host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent },
+      // Without an agent: a connection of its own (the global agent could hand over one the server closed).
+      { host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent: agent ?? false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -367,11 +368,18 @@ export function captureLogs(): LogCapture {
     lines,
     leaked(candidates) {
       const text = lines.join('');
+      // Tokens and secrets are runs of these characters, and a log line holds one between quotes,
+      // spaces or `=`: one pass splits the text into runs, so a large run's log is checked against
+      // thousands of secrets in linear time. Anything else is searched for as it is.
+      const runs = new Set(text.split(/[^A-Za-z0-9._~+/-]+/));
       const found = new Set<string>();
       for (const secret of candidates) {
-        if (!secret) continue;
-        const escaped = JSON.stringify(secret).slice(1, -1);
-        if (text.includes(secret) || text.includes(escaped)) found.add(secret);
+        const bare = secret.replace(/=+$/, '');
+        if (!bare) continue;
+        const hit = /^[A-Za-z0-9._~+/-]+$/.test(bare)
+          ? runs.has(bare)
+          : text.includes(secret) || text.includes(JSON.stringify(secret).slice(1, -1));
+        if (hit) found.add(secret);
       }
       return [...found];
     },
