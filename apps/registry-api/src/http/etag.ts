@@ -54,7 +54,8 @@ export function isNotModified(req: IncomingMessage, etag: string, lastModified?:
 
 /**
  * Sets the validators and Cache-Control of a GET answer and, when the client holds it, answers 304
- * (true: nothing more to send). Called before the answer is read, so a 304 costs no query for it.
+ * (true: nothing more to send). Where the validator is known before the answer (list, search), calling
+ * this first makes a 304 cost no query for the answer.
  */
 export function answerIfNotModified(
   req: IncomingMessage,
