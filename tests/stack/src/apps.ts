@@ -111,7 +111,7 @@ function appEnv(app: AppName, services: Services, port: number): Record<string, 
         ...common,
         QUEUE_PREFIX: services.queuePrefix,
         INDEXING_ENABLED: 'false',
-        // A killed worker's job is taken back within seconds, not the production half minute.
+        // A killed worker's job is taken back within seconds, not after production's lock duration.
         LOCK_DURATION_MS: '3000',
         STALLED_INTERVAL_MS: '1000',
         SHUTDOWN_GRACE_MS: '20000',

@@ -26,7 +26,7 @@ import { useStack } from '../src/vitest.js';
 
 const stack = useStack('multi');
 
-// PKGREG_FAULTS=full (pnpm test:faults) sends ten times the tracks of the bounded form.
+// PKGREG_FAULTS=full (pnpm test:faults) sends many more tracks than the bounded form.
 const FULL = process.env.PKGREG_FAULTS === 'full';
 const TRACKS = FULL ? 2000 : 200;
 const DETAIL_TTL_MS = 1000;
@@ -103,7 +103,7 @@ describe('two registry APIs on one database', () => {
   it('count every track answered 200, spread over both, exactly once', async () => {
     const n = TRACKS;
     const answers = [];
-    // 200 at a time, spread over both APIs.
+    // In slices, spread over both APIs, so the client never opens a socket per request.
     for (let start = 0; start < n; start += 200) {
       answers.push(
         ...(await Promise.all(

@@ -152,7 +152,7 @@ describe('SIGKILL during a mixed load (track, memory put, system info, invoke)',
   });
 
   if (FULL) {
-    // Three loads of 1200 requests each take close to two minutes on a busy 2-core machine.
+    // Three full loads in one test: far past the per-test limit the bounded tests share.
     const threeLoads = 600_000;
     for (const victim of ['registry-api', 'mcp-edge', 'runtime-worker'] as const) {
       it(
