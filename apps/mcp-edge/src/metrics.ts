@@ -6,8 +6,10 @@ import {
   createMetricsRegistry,
   createPoolMetrics,
   createRedisMetrics,
+  FastCounter,
+  FastHistogram,
+  type HistogramSeries,
   type HttpMetrics,
-  Histogram,
   LATENCY_BUCKETS,
   type PoolMetrics,
   type RedisMetrics,
@@ -56,29 +58,29 @@ export function createEdgeMetrics(registry: Registry = createMetricsRegistry()):
   const http = createHttpMetrics(registry);
   const pools = createPoolMetrics(registry);
   const redisMetrics = createRedisMetrics(registry);
-  const duration = new Histogram({
-    name: 'pkgreg_mcp_request_duration_seconds',
-    help: 'POST /mcp requests by JSON-RPC method, tool (tools/call) and outcome (ok, rejected, error)',
-    labelNames: ['method', 'tool', 'outcome'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
+  const duration = new FastHistogram(
+    'pkgreg_mcp_request_duration_seconds',
+    'POST /mcp requests by JSON-RPC method, tool (tools/call) and outcome (ok, rejected, error)',
+    ['method', 'tool', 'outcome'] as const,
+    LATENCY_BUCKETS,
+    registry,
+  );
   const rejects = new Counter({
     name: 'pkgreg_mcp_rejects_total',
     help: 'POST /mcp requests refused, by JSON-RPC method, tool and reason (admission, quota, rate limit…)',
     labelNames: ['method', 'tool', 'reason'] as const,
     registers: [registry],
   });
-  const tokenCache = new Counter({
-    name: 'pkgreg_token_cache_lookups_total',
-    help: 'Bearer tokens looked up in the verified-token cache, by result (hit, miss)',
-    labelNames: ['result'] as const,
-    registers: [registry],
-  });
+  const tokenCache = new FastCounter(
+    'pkgreg_token_cache_lookups_total',
+    'Bearer tokens looked up in the verified-token cache, by result (hit, miss)',
+    ['result'] as const,
+    registry,
+  );
   const hits = tokenCache.labels({ result: 'hit' });
   const misses = tokenCache.labels({ result: 'miss' });
   // Children by method, then tool, then outcome: found without building a key string.
-  const children = new Map<string, Map<string, Record<Outcome, { observe(v: number): void }>>>();
+  const children = new Map<string, Map<string, Record<Outcome, HistogramSeries>>>();
   const childOf = (method: string, tool: string, outcome: Outcome) => {
     let byTool = children.get(method);
     if (!byTool) {
