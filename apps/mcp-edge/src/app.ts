@@ -192,6 +192,10 @@ function createExpressApp(parts: {
   });
   app.use(oauthRoutes({ db, keyStore, urls, tokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS, limiter }));
   app.use(healthRoutes({ db, redis: deps.redis }));
+  // Unknown paths: JSON as every other refusal here, not Express's HTML page echoing the path.
+  app.use((_req, res) => {
+    res.status(404).json({ error: 'not_found', error_description: 'no such endpoint' });
+  });
   const onError: ErrorRequestHandler = (error, _req, res, _next) => {
     // Body parser refusals (malformed or oversized form bodies at /mcp/token) are the client's: 4xx.
     const status = typeof error?.status === 'number' && error.status < 500 ? error.status : 500;

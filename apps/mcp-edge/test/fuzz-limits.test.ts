@@ -35,10 +35,11 @@ function expectRpcError(raw: string, status: number): void {
   expect(res?.status, raw.slice(0, 300)).toBe(status);
   const body = JSON.parse(res?.body ?? '') as {
     jsonrpc: string;
-    error: { code: number; data: { reason: string } };
+    error: { code: number; data: { reason: string; requestId: string } };
   };
   expect(body.jsonrpc).toBe('2.0');
   expect(body.error.data.reason).toBe('invalid_request');
+  expect(body.error.data.requestId).toBe(/x-request-id: ([^\r]+)/i.exec(res?.headers ?? '')?.[1]);
   expect(body.error.code).toBe(ERROR_WIRE_FORMS.invalid_request.code);
 }
 
@@ -75,6 +76,21 @@ describe('bodies over the limit', () => {
     );
     await slow.closed;
     expectRpcError(slow.received(), 413);
+  });
+});
+
+describe('counterexamples of test/fuzz.test.ts', () => {
+  it('an unknown path: 404 {error: not_found} as JSON, not an HTML page echoing the path', async () => {
+    const res = await sendRaw(port, { method: 'GET', path: '/%3Cscript%3E', headers: { host: HOST } });
+    expect(res.status).toBe(404);
+    expect(JSON.parse(res.text)).toEqual({ error: 'not_found', error_description: 'no such endpoint' });
+  });
+
+  it('a request line over 16 KiB: 431 invalid_request whose data.requestId is the X-Request-Id', async () => {
+    const slow = await openRawSocket(port);
+    slow.socket.write(`GET /${'a'.repeat(17_000)} HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+    await slow.closed;
+    expectRpcError(slow.received(), 431);
   });
 });
 

@@ -154,9 +154,12 @@ function toolArguments(
 // --- checks ------------------------------------------------------------------------------------------
 
 const REASONS = new Set(Object.keys(ERROR_WIRE_FORMS));
-/** Reasons whose HTTP status the transport chooses (body too large, content type, accept). */
+/**
+ * Reasons whose HTTP status the transport chooses: body too large, content type, accept, and what Node's
+ * parser refuses before the edge (headers over 16 KiB, too slow; server-kit listen.ts).
+ */
 const TRANSPORT_STATUSES: Partial<Record<ErrorReason, number[]>> = {
-  invalid_request: [400, 413],
+  invalid_request: [400, 408, 413, 431],
   transport_invalid: [400, 406, 415],
 };
 
@@ -445,6 +448,153 @@ describe('edge fuzz: every JSON-RPC method, envelope and header', () => {
             throw new Error(`${problem} for ${JSON.stringify(chosen)}: ${res.status} ${cut(res.text)}`);
         }),
         { numRuns: fuzzRuns(150) },
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+/** RFC 6749 §5.2's codes the token endpoint answers with, and the authorization endpoint's refusal. */
+const OAUTH_ERRORS = new Set([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'invalid_target',
+  'unsupported_response_type',
+]);
+
+/**
+ * Everything but POST /mcp answers `{error, error_description?}`, except what Node's parser refuses
+ * before any route (a JSON-RPC invalid_request, decisions.md); what is wrong, or undefined.
+ */
+function oauthProblemOf(res: RawResponse, method: string): string | undefined {
+  if (res.status >= 500) return `status ${res.status}`;
+  if (res.status < 400 || method === 'HEAD') return undefined;
+  if ([400, 408, 431].includes(res.status) && res.text.startsWith('{"jsonrpc"')) return problemOf(res, null);
+  let body: { error?: unknown; error_description?: unknown };
+  try {
+    body = JSON.parse(res.text);
+  } catch {
+    return `not JSON: ${cut(res.text)}`;
+  }
+  if (typeof body.error !== 'string') return `no error: ${cut(res.text)}`;
+  if (res.status === 401 && !res.headers['www-authenticate']) return '401 without WWW-Authenticate';
+  if (res.status === 429 && !res.headers['retry-after']) return '429 without Retry-After';
+  const known = OAUTH_ERRORS.has(body.error) || (res.status === 404 && body.error === 'not_found');
+  return known ? undefined : `error ${body.error} on ${res.status}`;
+}
+
+describe('edge fuzz: the OAuth endpoints and every other path', () => {
+  it(
+    'answers token requests with any grant, credentials, resource and scope as RFC 6749 says',
+    async () => {
+      const form = fc.record(
+        {
+          grant_type: fc.oneof(
+            fc.constantFrom('client_credentials', 'authorization_code', 'password'),
+            hostileString(),
+          ),
+          client_id: fc.oneof(
+            fc.constant('__full__'),
+            fc.uuid().map((u) => `pkc_${u}`),
+            hostileString(),
+          ),
+          client_secret: fc.oneof(
+            fc.constant('__secret__'),
+            fc.uuid().map((u) => `zq-${u}`),
+            hostileString(),
+          ),
+          resource: fc.oneof(fc.constant(`${h.env.PKGREG_PUBLIC_BASE_URL}/mcp`), hostileString()),
+          scope: fc.oneof(
+            fc.constantFrom(SCOPES.systemRead, 'openid', ALL_SCOPES.join(' ')),
+            hostileString(),
+          ),
+        },
+        { requiredKeys: [] },
+      );
+      const requests = fc.record({
+        form,
+        basic: fc.boolean(),
+        repeat: fc.option(fc.constantFrom('grant_type', 'client_id', 'resource')),
+        contentType: fc.oneof(
+          fc.constantFrom('application/x-www-form-urlencoded', 'application/json', 'text/plain'),
+          hostileString().map((v) => v.replace(/[^\x20-\x7e]/g, '')),
+        ),
+        oversized: fc.boolean().map((b) => b && Math.random() < 0.1),
+      });
+      await fc.assert(
+        fc.asyncProperty(requests, async ({ form: chosen, basic, repeat, contentType, oversized }) => {
+          const fields: Record<string, string> = { ...(chosen as Record<string, string>) };
+          if (fields.client_id === '__full__') fields.client_id = full.clientId;
+          if (fields.client_secret === '__secret__') fields.client_secret = full.clientSecret;
+          if (fields.client_secret?.startsWith('zq-')) secrets.add(fields.client_secret);
+          const headers: Record<string, string> = { 'content-type': contentType };
+          if (basic && fields.client_id !== undefined) {
+            // Lone surrogates become U+FFFD first: encodeURIComponent refuses them.
+            const wellFormed = (v: string) => Buffer.from(v, 'utf8').toString('utf8');
+            const id = encodeURIComponent(wellFormed(fields.client_id));
+            const secret = encodeURIComponent(wellFormed(fields.client_secret ?? ''));
+            headers.authorization = `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+            delete fields.client_id;
+            delete fields.client_secret;
+          }
+          const params = new URLSearchParams(fields);
+          if (repeat && fields[repeat] !== undefined) params.append(repeat, fields[repeat] as string);
+          const body = oversized ? `${params}&pad=${'x'.repeat(9000)}` : params.toString();
+          const res = await sendRaw(port, { method: 'POST', path: '/mcp/token', headers, body }, agent);
+          const problem = oauthProblemOf(res, 'POST');
+          if (problem) throw new Error(`${problem} for ${cut(body)} ${JSON.stringify(headers)}`);
+          if (res.status === 200) {
+            const token = (JSON.parse(res.text) as { access_token?: string }).access_token;
+            if (token) secrets.add(token);
+          }
+        }),
+        { numRuns: fuzzRuns(100) },
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'answers any method on the discovery documents, the JWKS, /mcp/authorize and unknown paths',
+    async () => {
+      const paths = fc.oneof(
+        fc.constantFrom(
+          '/.well-known/oauth-authorization-server/mcp',
+          '/.well-known/oauth-protected-resource/mcp',
+          '/.well-known/oauth-authorization-server',
+          '/mcp/jwks.json',
+          '/mcp/authorize?response_type=code&client_id=x',
+          '/mcp/token',
+          '/mcp',
+          '/healthz',
+          '/readyz',
+        ),
+        hostileString().map((s) => `/${encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))}`),
+        hostileString().map((s) => `/mcp/${encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))}`),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom('GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'),
+          paths,
+          async (method, path) => {
+            const res = await sendRaw(port, { method, path, headers: { host: HOST } }, agent);
+            // /mcp other than POST: the transport's 405, a JSON-RPC error naming the one method allowed.
+            const notAllowed = /^\/mcp\/?$/.test(path) && res.status === 405;
+            const allowed =
+              res.headers.allow === 'POST' && (method === 'HEAD' || res.text.includes('-32000'));
+            const problem = notAllowed
+              ? allowed
+                ? undefined
+                : `405 ${cut(res.text)}`
+              : oauthProblemOf(res, method);
+            if (problem) throw new Error(`${problem} for ${method} ${cut(path)}`);
+          },
+        ),
+        { numRuns: fuzzRuns(100) },
       );
     },
     TEST_TIMEOUT_MS,

@@ -36,7 +36,7 @@ export function serverTimeouts(env: {
 }
 
 /** The body of a refusal Node's HTTP parser makes before any handler runs, in the app's error shape. */
-export type ClientErrorBody = (status: number, message: string) => string;
+export type ClientErrorBody = (status: number, message: string, requestId: string) => string;
 
 const CLIENT_ERRORS: Record<string, [number, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request header fields too large'],
@@ -73,11 +73,12 @@ function onClientError(body: ClientErrorBody) {
     // the parser refused shows the method when the request started in it, as it does but for a request
     // line split across packets.
     const packet = (error as { rawPacket?: Buffer }).rawPacket;
-    const text = packet?.toString('latin1', 0, 5) === 'HEAD ' ? '' : body(status, message);
+    const requestId = randomUUID();
+    const text = packet?.toString('latin1', 0, 5) === 'HEAD ' ? '' : body(status, message, requestId);
     answered.add(socket);
     setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
     socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nX-Request-Id: ${randomUUID()}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nX-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
     );
   };
 }

@@ -47,12 +47,12 @@ export function readBody(req: IncomingMessage): Promise<string> {
  * What Node's HTTP parser refuses before the edge sees a request (malformed, headers over 16 KiB, too
  * slow) as a JSON-RPC error (server-kit listen.ts writes it), the shape of every other /mcp refusal.
  */
-export function rpcClientErrorBody(_status: number, message: string): string {
+export function rpcClientErrorBody(_status: number, message: string, requestId: string): string {
   const { code } = ERROR_WIRE_FORMS.invalid_request;
   return JSON.stringify({
     jsonrpc: '2.0',
     id: null,
-    error: { code, message, data: { reason: 'invalid_request' } },
+    error: { code, message, data: { reason: 'invalid_request', requestId } },
   });
 }
 
