@@ -55,7 +55,7 @@ export interface AppProcess {
   readonly child: ChildProcess;
   /** True while the current run has not exited. */
   readonly running: boolean;
-  /** Resolves once the process serves (`/readyz` 200, or the worker's start line). */
+  /** Resolves once the current run serves (`/readyz` 200, or the worker's start line of this run). */
   ready(timeoutMs?: number): Promise<void>;
   /** Resolves with the first parsed log line at or after `since` (a line index) whose `msg` is `msg`. */
   waitForLog(msg: string, options?: { since?: number; timeoutMs?: number }): Promise<Record<string, unknown>>;
@@ -144,8 +144,11 @@ export async function spawnApp(
   const listeners = new Set<() => void>();
   let child!: ChildProcess;
   let exited!: Promise<void>;
+  /** Index in `lines` of the current run's first line. */
+  let runStart = 0;
 
   function start(): void {
+    runStart = lines.length;
     child = spawn(process.execPath, [ENTRIES[app]], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     for (const stream of [child.stdout, child.stderr]) {
       let rest = '';
@@ -192,7 +195,6 @@ export async function spawnApp(
     },
     async ready(timeoutMs = 45_000) {
       const deadline = Date.now() + timeoutMs;
-      const since = 0;
       for (;;) {
         if (!isRunning())
           throw new Error(`${label} exited (${child.exitCode ?? child.signalCode}):\n${tail()}`);
@@ -205,7 +207,7 @@ export async function spawnApp(
             () => false,
           );
           if (ok) return;
-        } else if (findLog('runtime-worker started', since)) {
+        } else if (findLog('runtime-worker started', runStart)) {
           return;
         }
         if (Date.now() > deadline) throw new Error(`${label} not ready within ${timeoutMs} ms:\n${tail()}`);
@@ -247,13 +249,7 @@ export async function spawnApp(
     },
     async restart() {
       if (isRunning()) throw new Error(`${label} is still running: stop or kill it first`);
-      const before = lines.length;
       start();
-      // The worker's start line must be this run's, not the previous one's.
-      if (!url) {
-        await handle.waitForLog('runtime-worker started', { since: before, timeoutMs: 45_000 });
-        return;
-      }
       await handle.ready();
     },
   };
