@@ -5,7 +5,15 @@ import { closeServer, listen, serverTimeouts } from '@pkgreg/server-kit';
 import { openRawSocket, parseRawResponse, sendRaw } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpcClientErrorBody } from '../src/mcp/transport.js';
-import { clientWithToken, HOST, type TestClient, useHarness } from './helpers.js';
+import {
+  callTool,
+  clientWithToken,
+  expectRpcError as expectRpcErrorOf,
+  HOST,
+  rpc,
+  type TestClient,
+  useHarness,
+} from './helpers.js';
 
 // Bodies over the limit and slow clients at the edge (issue 22, "Trust it"), over raw sockets against
 // the edge served as index.ts serves it: a body declared over 64 KiB is refused with a JSON-RPC 413
@@ -84,6 +92,14 @@ describe('counterexamples of test/fuzz.test.ts', () => {
     const res = await sendRaw(port, { method: 'GET', path: '/%3Cscript%3E', headers: { host: HOST } });
     expect(res.status).toBe(404);
     expect(JSON.parse(res.text)).toEqual({ error: 'not_found', error_description: 'no such endpoint' });
+  });
+
+  it('a lone surrogate in a registry search or a resource URI: request_schema_invalid, not internal_error', async () => {
+    // It cannot be percent-encoded into the registry request: that threw, and the edge answered 500.
+    const search = await callTool(h, client.token, 'pkgreg.registry.v1.search', { q: '\ud800' });
+    expectRpcErrorOf(search, 200, 'request_schema_invalid');
+    const read = await rpc(h, client.token, 'resources/read', { uri: 'skill://@acme/pdf/\udc00.md' });
+    expectRpcErrorOf(read, 200, 'request_schema_invalid');
   });
 
   it('a request line over 16 KiB: 431 invalid_request whose data.requestId is the X-Request-Id', async () => {

@@ -55,6 +55,9 @@ const h = useHarness(overrides, { logger: createLogger('edge-fuzz', 'debug', log
 const secrets = new Set<string>();
 let full: TestClient;
 let narrow: TestClient;
+/** Properties draw a caller by name, so a counterexample never prints a token or client secret. */
+type Caller = 'full' | 'narrow';
+const clientOf = (caller: Caller): TestClient => (caller === 'full' ? full : narrow);
 let server: Server;
 let port: number;
 let agent: Agent;
@@ -245,10 +248,13 @@ describe('edge fuzz: every tool tools/list shows', () => {
         if (!tool) throw new Error(`${spec.name} is not in tools/list`);
         let admitted = 0;
         const calls = fc
-          .tuple(fc.constantFrom(full, full, full, narrow), rpcId)
-          .chain(([client, id]) => toolArguments(tool, client).map((args) => ({ client, id, args })));
+          .tuple(fc.constantFrom<Caller>('full', 'full', 'full', 'narrow'), rpcId)
+          .chain(([caller, id]) =>
+            toolArguments(tool, clientOf(caller)).map((args) => ({ caller, id, args })),
+          );
         await fc.assert(
-          fc.asyncProperty(calls, async ({ client, id, args }) => {
+          fc.asyncProperty(calls, async ({ caller, id, args }) => {
+            const client = clientOf(caller);
             const body = envelope(id, 'tools/call', { name: spec.name, arguments: args }, null);
             const before = await snapshot();
             const res = await post(body, { authorization: `Bearer ${client.token}` });
@@ -343,16 +349,17 @@ describe('edge fuzz: every JSON-RPC method, envelope and header', () => {
       const messages = fc
         .tuple(
           fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...METHODS) }, hostileString()),
-          fc.constantFrom(full, narrow),
+          fc.constantFrom<Caller>('full', 'narrow'),
           rpcId,
           hugeIds,
           fc.boolean(),
         )
-        .chain(([method, client, id, hugeId, notification]) =>
-          paramsFor(method).map((params) => ({ method, client, id, hugeId, notification, params })),
+        .chain(([method, caller, id, hugeId, notification]) =>
+          paramsFor(method).map((params) => ({ method, caller, id, hugeId, notification, params })),
         );
       await fc.assert(
-        fc.asyncProperty(messages, async ({ method, client, id, hugeId, notification, params }) => {
+        fc.asyncProperty(messages, async ({ method, caller, id, hugeId, notification, params }) => {
+          const client = clientOf(caller);
           const body = notification
             ? JSON.stringify({ jsonrpc: '2.0', method, params })
             : envelope(id, method, params, hugeId);

@@ -5,6 +5,7 @@ import {
   SEARCH_MAX_QUERY_LENGTH,
   SearchResultItemSchema,
 } from './registry.js';
+import { hasLoneSurrogate } from './storable-text.js';
 
 // Skills over MCP (issue 20): the registry's catalog served by the MCP edge as resources, following the
 // MCP skills interest group's "skills as resources" shape (modelcontextprotocol/experimental-ext-skills),
@@ -30,7 +31,25 @@ export const ResourcesListParamsSchema = z.object({ cursor: CursorSchema.optiona
 export type ResourcesListParams = z.infer<typeof ResourcesListParamsSchema>;
 
 /** `resources/read` params: the URI is checked against the skill:// forms by the edge. */
-export const ResourcesReadParamsSchema = z.object({ uri: z.string().min(1).max(8192) }).loose();
+/**
+ * A lone UTF-16 surrogate cannot be percent-encoded into the registry request that would answer it: it is
+ * refused as a schema error (found by the fault suite's fuzzing; it was an internal error).
+ */
+const encodable = (what: string) =>
+  [
+    (s: string) => !hasLoneSurrogate(s),
+    { error: `${what} must not contain a lone surrogate (U+D800 to U+DFFF)` },
+  ] as const;
+
+export const ResourcesReadParamsSchema = z
+  .object({
+    uri: z
+      .string()
+      .min(1)
+      .max(8192)
+      .refine(...encodable('uri')),
+  })
+  .loose();
 export type ResourcesReadParams = z.infer<typeof ResourcesReadParamsSchema>;
 
 /** One file of the `_manifest` resource. */
@@ -65,7 +84,10 @@ export type SkillManifest = z.infer<typeof SkillManifestSchema>;
 export const RegistrySearchArgsSchema = z
   .object({
     /** Words to find in scopes, names and descriptions; each a prefix (registry-api.md, Search). */
-    q: z.string().max(SEARCH_MAX_QUERY_LENGTH),
+    q: z
+      .string()
+      .max(SEARCH_MAX_QUERY_LENGTH)
+      .refine(...encodable('q')),
   })
   .strict();
 export type RegistrySearchArgs = z.infer<typeof RegistrySearchArgsSchema>;
