@@ -18,7 +18,8 @@ export interface Proc {
 
 export function start(script: string, args: string[], env: Record<string, string>): Proc {
   const child = spawn(process.execPath, [script, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    // METRICS_PORT 0: processes started at once must not contend for an app's default operator port.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -43,6 +43,8 @@ export async function startRegistry(databaseUrl: string): Promise<RunningRegistr
     // A change must show at the next request, and lists and search must follow indexing quickly.
     DETAIL_CACHE_TTL_MS: '0',
     DERIVED_REFRESH_INTERVAL_MS: '100',
+    // Several test files start a registry at once: none may contend for the default operator port.
+    METRICS_PORT: '0',
   };
   const child: ChildProcess = spawn(process.execPath, [`${API_DIST}index.js`], {
     env,

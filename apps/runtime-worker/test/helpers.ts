@@ -47,7 +47,8 @@ export interface ChildHandle {
 
 function spawnNode(entry: string, env: Record<string, string>): ChildHandle {
   const child = spawn(process.execPath, [entry], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // METRICS_PORT 0: processes started at once must not contend for an app's default operator port.
+    env: { PATH: process.env.PATH ?? '', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

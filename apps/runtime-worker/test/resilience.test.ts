@@ -136,8 +136,15 @@ describe('worker process killed mid-run (stalled-job recovery)', () => {
     expect(await stmRecordsOf(runId)).toBe(1);
     const result = await getTaskResult(tdb.db, NS, taskId);
     expect(result).toMatchObject({ status: 'completed', result: { runId } });
-    expect(b.output()).toContain(taskId);
-    expect(a.output()).not.toContain(taskId);
+    // The recovering worker completed it; the killed one started it and never completed it.
+    const completedBy = (h: ChildHandle) =>
+      h
+        .output()
+        .split('\n')
+        .some((line) => line.includes('"msg":"job completed"') && line.includes(taskId));
+    expect(completedBy(b)).toBe(true);
+    expect(completedBy(a)).toBe(false);
+    expect(a.output()).toContain(taskId);
   });
 });
 
