@@ -54,6 +54,11 @@ export const HOSTILE_STRINGS: readonly string[] = [
   '%00',
   '%0a',
   '%0d%0a',
+  // Percent-escapes of bytes that are not UTF-8: a surrogate, an overlong NUL, 0xFF, past U+10FFFF.
+  '%ED%A0%80',
+  '%C0%80',
+  '%FF',
+  '%F4%90%80%80',
   '\r\n',
   "' OR '1'='1",
   '"; DROP TABLE packages; --',
