@@ -8,8 +8,9 @@ import {
   type Logger,
   OUTAGE_RETRY_AFTER_SECONDS,
   outageMonitorOf,
+  traceRequests,
+  tracingEnabled,
 } from '@pkgreg/server-kit';
-import { traceRequests, tracingEnabled } from '@pkgreg/server-kit';
 import { openQueueJobs } from '@pkgreg/tasks';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Redis } from 'ioredis';
@@ -20,8 +21,8 @@ import { createAuditWriter } from './audit/audit-writer.js';
 import { createCatalog } from './catalog/catalog.js';
 import { createRegistryClient } from './catalog/registry-client.js';
 import type { Env } from './env.js';
-import { createEdgeMetrics, type EdgeMetrics } from './metrics.js';
 import { createMcpHandler } from './mcp/mcp.handler.js';
+import { createEdgeMetrics, type EdgeMetrics } from './metrics.js';
 import { type OAuthUrls, oauthRoutes, oauthUrls } from './oauth/oauth.routes.js';
 import { createKeyStore, type KeyStore } from './oauth/signing-keys.service.js';
 import { createTokenVerifier } from './oauth/verify-token.js';

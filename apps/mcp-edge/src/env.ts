@@ -1,6 +1,5 @@
 import { memoryEnvShape } from '@pkgreg/memory';
-import { commonEnvShape, httpServerEnvShape, parseEnv, port } from '@pkgreg/server-kit';
-import { metricsEnvShape } from '@pkgreg/server-kit';
+import { commonEnvShape, httpServerEnvShape, metricsEnvShape, parseEnv, port } from '@pkgreg/server-kit';
 import { z } from 'zod';
 
 // The only place mcp-edge reads process.env: parsed once at start, so a bad setting fails loudly there.

@@ -2,14 +2,16 @@ import { createDb, poolOf } from '@pkgreg/db';
 import {
   closeServer,
   createLogger,
+  createMetricsRegistry,
   listen,
   onShutdown,
   outageMonitorOf,
   requestRedisOptions,
   serverTimeouts,
+  startMetricsServer,
+  startTracing,
+  tracingSettings,
 } from '@pkgreg/server-kit';
-import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
-import { startTracing, tracingSettings } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { createEdge } from './app.js';
 import { loadEnv } from './env.js';

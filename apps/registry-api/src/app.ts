@@ -1,8 +1,7 @@
 import type { RequestListener } from 'node:http';
 import type { Db } from '@pkgreg/db';
 import { createPgContentStore } from '@pkgreg/indexer';
-import { healthRoutes, type Logger } from '@pkgreg/server-kit';
-import { traceRequests } from '@pkgreg/server-kit';
+import { healthRoutes, type Logger, traceRequests } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';

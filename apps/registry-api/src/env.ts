@@ -1,6 +1,5 @@
 import { indexerEnvShape } from '@pkgreg/indexer';
-import { commonEnvShape, httpServerEnvShape, parseEnv, port } from '@pkgreg/server-kit';
-import { metricsEnvShape } from '@pkgreg/server-kit';
+import { commonEnvShape, httpServerEnvShape, metricsEnvShape, parseEnv, port } from '@pkgreg/server-kit';
 import { DEFAULT_QUEUE_PREFIX } from '@pkgreg/tasks';
 import { z } from 'zod';
 

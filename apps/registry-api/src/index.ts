@@ -2,15 +2,17 @@ import { createDb, createPool, poolOf } from '@pkgreg/db';
 import {
   closeServer,
   createLogger,
+  createMetricsRegistry,
   listen,
   onShutdown,
   outageMonitorOf,
   requestRedisOptions,
   serverTimeouts,
+  startMetricsServer,
+  startTracing,
+  tracingSettings,
 } from '@pkgreg/server-kit';
-import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
 import { createRuntimeQueue } from '@pkgreg/tasks';
-import { startTracing, tracingSettings } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { createApp } from './app.js';
 import { startDownloadFlusher } from './downloads/download-flusher.js';

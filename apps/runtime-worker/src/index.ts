@@ -2,9 +2,15 @@ import { createHttpPackageFinder } from '@pkgreg/agents';
 import { createDb, poolOf } from '@pkgreg/db';
 import { indexerSettings } from '@pkgreg/indexer';
 import { memorySettings } from '@pkgreg/memory';
-import { startTracing, tracingSettings } from '@pkgreg/server-kit';
-import { createLogger, onShutdown, outageMonitorOf } from '@pkgreg/server-kit';
-import { createMetricsRegistry, startMetricsServer } from '@pkgreg/server-kit';
+import {
+  createLogger,
+  createMetricsRegistry,
+  onShutdown,
+  outageMonitorOf,
+  startMetricsServer,
+  startTracing,
+  tracingSettings,
+} from '@pkgreg/server-kit';
 import { loadEnv } from './env.js';
 import { startHealthServer } from './health-server.js';
 import { createWorkerMetrics } from './metrics.js';

@@ -7,6 +7,7 @@ import {
   QUEUES,
   type QueueName,
 } from '@pkgreg/contracts';
+import { dependencyOutageOf, inJobSpan, outageMonitorOf, requestRedisOptions } from '@pkgreg/server-kit';
 import {
   connectionOptions,
   createRuntimeQueue,
@@ -15,7 +16,6 @@ import {
   type RuntimeQueue,
   toTaskError,
 } from '@pkgreg/tasks';
-import { dependencyOutageOf, inJobSpan, outageMonitorOf, requestRedisOptions } from '@pkgreg/server-kit';
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { isPermanent } from './jobs/job-errors.js';
@@ -240,6 +240,6 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
   };
 }
 
+export { createHttpPackageFinder, type ModelConfig, type PackageFinder } from '@pkgreg/agents';
 // What an in-process host (tests of other apps) needs besides createWorker.
 export { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
-export { createHttpPackageFinder, type ModelConfig, type PackageFinder } from '@pkgreg/agents';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type RequestListener, STATUS_CODES, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { PgPool } from '@pkgreg/db';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 
 // Prometheus metrics (prom-client) shared by every app: one Registry per app, served on an operator

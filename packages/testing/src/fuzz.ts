@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { Agent, type IncomingHttpHeaders, request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';

@@ -13,6 +13,15 @@ export {
   startEmbeddingsServer,
 } from './embeddings-server.js';
 export {
+  type FakeFile,
+  FakeGitHub,
+  type FakeRepo,
+  type FakeUser,
+  type RateLimitScript,
+  type RepoPermission,
+  type SeenRequest,
+} from './fake-github.js';
+export {
   captureLogs,
   deepArray,
   faultsMode,
@@ -27,22 +36,13 @@ export {
   type LogCapture,
   openRawSocket,
   parseRawResponse,
-  type RawSocket,
   type RawRequest,
   type RawResponse,
+  type RawSocket,
   type SchemaOptions,
   sendRaw,
   validish,
 } from './fuzz.js';
-export {
-  type FakeFile,
-  FakeGitHub,
-  type FakeRepo,
-  type FakeUser,
-  type RateLimitScript,
-  type RepoPermission,
-  type SeenRequest,
-} from './fake-github.js';
 export {
   type Delivery,
   deliverWebhook,

@@ -1,8 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type JsonRpcId, RejectError } from '@pkgreg/contracts';
-import { type Logger, outageMonitorOf } from '@pkgreg/server-kit';
-import { setRouteTemplate } from '@pkgreg/server-kit';
-import { annotateSpan, inSpan, tracingEnabled } from '@pkgreg/server-kit';
+import {
+  annotateSpan,
+  inSpan,
+  type Logger,
+  outageMonitorOf,
+  setRouteTemplate,
+  tracingEnabled,
+} from '@pkgreg/server-kit';
 import { type AdmissionDeps, createAdmission } from '../admission/admission.js';
 import type { AuditWriter } from '../audit/audit-writer.js';
 import type { Catalog } from '../catalog/catalog.js';

@@ -4,8 +4,8 @@ import {
   type Logger,
   OUTAGE_RETRY_AFTER_SECONDS,
   outageMonitorOf,
+  setRejectReason,
 } from '@pkgreg/server-kit';
-import { setRejectReason } from '@pkgreg/server-kit';
 import { ApiError } from './api-error.js';
 import { NO_STORE } from './cache-policy.js';
 import { JSON_CONTENT_TYPE } from './etag.js';
