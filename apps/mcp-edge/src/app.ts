@@ -178,7 +178,7 @@ function createExpressApp(parts: {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', env.TRUST_PROXY);
   // One server span per request when tracing is on (the POST /mcp fast path has its own in createEdge).
   if (tracingEnabled()) app.use(traceRequests((_req: unknown, _res: unknown, next: () => void) => next()));
   app.post('/mcp', (req, res) => void handleMcp(req, res));

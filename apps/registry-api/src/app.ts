@@ -119,7 +119,7 @@ function createExpressApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   // ETags come from row_version (packages.routes.ts), never from hashing the body.
   app.set('etag', false);
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', deps.env.TRUST_PROXY);
   // Nothing is cacheable unless its route says so (docs/caching.md): health, publishing, owner actions,
   // reports and anything unknown answer no-store.
   app.use((_req, res, next) => {

@@ -9,8 +9,11 @@ import {
 } from '@pkgreg/contracts';
 import { indexSource, rescanVersions } from '@pkgreg/indexer';
 import { createRepo, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
+import { createLogger } from '@pkgreg/server-kit';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { loadEnv } from '../src/env.js';
 import { quarantinePackage, releasePackage } from '../src/moderation/moderation.repository.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
 import { useTestRegistry } from './fixtures.js';
@@ -152,6 +155,27 @@ describe('POST /api/packages/@scope/name/reports', () => {
     expect(res.body.error).toMatch(/Too many reports/);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(3000);
     expect(await count()).toBe(before);
+  });
+
+  it('behind a trusted proxy the limit is per client (X-Forwarded-For), never per proxy', async () => {
+    // Loopback (supertest) is trusted by default: the forwarded address is the client, with its own quota.
+    await request(t.app)
+      .post(url)
+      .set('X-Forwarded-For', '203.0.113.9')
+      .send({ reason: 'other' })
+      .expect(201);
+    // A peer outside TRUST_PROXY cannot pick another address: its forwarded header is ignored.
+    const untrusting = createApp({
+      db: t.db,
+      redis: t.redis,
+      logger: createLogger('test', 'silent'),
+      env: loadEnv({ DATABASE_URL: t.url, REPORTS_PER_HOUR: '3', TRUST_PROXY: '10.0.0.0/8' }),
+    });
+    await request(untrusting)
+      .post(url)
+      .set('X-Forwarded-For', '198.51.100.7')
+      .send({ reason: 'spoofed' })
+      .expect(429);
   });
 });
 

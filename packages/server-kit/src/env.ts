@@ -35,6 +35,17 @@ export const httpServerEnvShape = {
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** Idle keep-alive sockets are closed after this; above a load balancer's idle timeout (often 60 s). */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(65_000),
+  /**
+   * Which hops' X-Forwarded-For Express believes, so per-client limits key on the client, not on the
+   * ingress: a hop count ("1"), or addresses, CIDRs and Express's names ("loopback", "uniquelocal"),
+   * comma-separated. Only peers listed here can claim another client address.
+   */
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .regex(/^(\d{1,2}|[\w.:/]+(\s*,\s*[\w.:/]+)*)$/, 'a hop count, or addresses/CIDRs/names, comma-separated')
+    .default('loopback')
+    .transform((v): number | string[] => (/^\d+$/.test(v) ? Number(v) : v.split(/\s*,\s*/))),
 };
 
 /** Parses `source` with `schema`; on failure throws one message naming every bad variable (values never shown). */

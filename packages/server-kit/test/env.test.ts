@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { booleanFlag, commonEnvShape, parseEnv, port } from '../src/index.js';
+import { booleanFlag, commonEnvShape, httpServerEnvShape, parseEnv, port } from '../src/index.js';
 
 // STYLE.md §5: one env.ts per app, parsed once; boolean flags parsed explicitly
 // (z.coerce.boolean() turns "false" into true).
@@ -106,5 +106,21 @@ describe('port', () => {
 
   it.each(['65536', '-1', '80.5', 'http'])('rejects %s', (value) => {
     expect(() => parseEnv(s, { PORT: value })).toThrow(/PORT:/);
+  });
+});
+
+describe('TRUST_PROXY', () => {
+  const trust = (value?: string) =>
+    parseEnv(z.object(httpServerEnvShape), value === undefined ? {} : { TRUST_PROXY: value }).TRUST_PROXY;
+
+  it('defaults to loopback; a number is a hop count; a list is split for Express', () => {
+    expect(trust()).toEqual(['loopback']);
+    expect(trust('1')).toBe(1);
+    expect(trust('10.0.0.0/8, uniquelocal')).toEqual(['10.0.0.0/8', 'uniquelocal']);
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    expect(() => trust('10.0.0.0/8; rm -rf')).toThrow(/TRUST_PROXY/);
+    expect(() => trust('')).toThrow(/TRUST_PROXY/);
   });
 });

@@ -8,7 +8,7 @@ export function moderationRoutes(deps: ReportDeps): Router {
   router.post('/api/packages/:scope/:name/reports', async (req, res) => {
     const key = packageKeyFromParams(req.params);
     try {
-      // `trust proxy` is loopback only: behind another proxy, req.ip is that proxy's address.
+      // req.ip is the client as far as TRUST_PROXY's hops say (env.ts); an untrusted peer's X-Forwarded-For is ignored.
       const accepted = await submitReport(
         deps,
         key,
