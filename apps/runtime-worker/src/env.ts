@@ -42,6 +42,11 @@ export const EnvSchema = z.object({
   STALLED_INTERVAL_MS: z.coerce.number().int().min(200).default(30_000),
   /** How many times a job may stall (its worker died) before it fails. */
   MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(10).default(2),
+  /**
+   * How often one attempt of a job may wait (a second each time) for a PostgreSQL or Redis outage to
+   * end before the error uses the attempt; bounds a job whose error only looks like an outage.
+   */
+  OUTAGE_MAX_DEFERRALS: z.coerce.number().int().min(0).default(180),
   /** Port of `/healthz` and `/readyz` for an orchestrator's probes; unset serves none. */
   WORKER_HEALTH_PORT: z.preprocess(
     (v) => (v === '' ? undefined : v),

@@ -51,6 +51,7 @@ const worker = createWorker({
   lockDurationMs: env.LOCK_DURATION_MS,
   stalledIntervalMs: env.STALLED_INTERVAL_MS,
   maxStalledCount: env.MAX_STALLED_COUNT,
+  maxOutageDeferrals: env.OUTAGE_MAX_DEFERRALS,
   pollWindowSeconds: env.TASK_POLL_WINDOW_SECONDS,
   orphanAfterSeconds: env.ORPHAN_AFTER_SECONDS,
   schedules: {

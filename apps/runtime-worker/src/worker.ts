@@ -41,6 +41,11 @@ export interface WorkerDeps extends Omit<HandlerDeps, 'queue'> {
   maxStalledCount?: number;
   /** Schedules of the repeatable jobs (ms); 0 removes the schedule. */
   schedules?: { reindexEveryMs: number; purgeEveryMs: number };
+  /**
+   * How many times one attempt of a job may be put back for a dependency outage before the error counts
+   * as an ordinary failure that uses the attempt (default 180, some minutes of outage).
+   */
+  maxOutageDeferrals?: number;
   /** Name shown in BullMQ (job.processedBy) and logs. */
   name?: string;
   /** Prometheus metrics (index.ts serves them on METRICS_PORT); a registry of its own when not given. */
@@ -74,6 +79,7 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
   const queue = createRuntimeQueue({ connection: deps.connection, prefix: deps.prefix });
   const handlers: JobHandlers<JobContext> = createJobHandlers({ ...deps, queue });
   const { db, logger, pollWindowSeconds } = deps;
+  const maxOutageDeferrals = deps.maxOutageDeferrals ?? 180;
   const outages = outageMonitorOf(logger);
   // BullMQ's workers say 'ready' once only: a connection of the monitor's own tells when Redis answers
   // again after an outage (their connections' errors tell when it went away).
@@ -108,9 +114,24 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
     } catch (error) {
       // A dependency outage is no fault of the job: it runs again once the outage is likely over,
       // without using one of its attempts (handlers are idempotent), so the task still ends properly.
+      // Some errors classed as outages are not (a saturated pool's acquire timeout, a reset socket of an
+      // endpoint a handler called), so each attempt may be put back only so often: every start that
+      // used no attempt was a deferral (or a stall), and each attempt has its own allowance.
       if (token && outages.failed(error)) {
-        await job.moveToDelayed(Date.now() + OUTAGE_RETRY_DELAY_MS, token);
-        throw new DelayedError();
+        const deferrals = job.attemptsStarted - job.attemptsMade - 1;
+        if (deferrals < maxOutageDeferrals * (job.attemptsMade + 1)) {
+          await job.moveToDelayed(Date.now() + OUTAGE_RETRY_DELAY_MS, token);
+          throw new DelayedError();
+        }
+        logger.warn(
+          {
+            jobId: job.id,
+            job: job.name,
+            deferrals,
+            err: error instanceof Error ? error.message : 'unknown',
+          },
+          'job put back for an outage too often; the error uses an attempt',
+        );
       }
       const permanent = isPermanent(error);
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
