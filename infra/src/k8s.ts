@@ -15,6 +15,8 @@ export interface ManifestDoc {
   file: string;
   /** Position of the document in its file, from 0. */
   index: number;
+  /** The `namespace` of the kustomization listing the file (none: the one `kubectl -n` gives). */
+  namespace?: string;
   object: Record<string, unknown> & {
     apiVersion?: string;
     kind?: string;
@@ -30,8 +32,14 @@ export interface ManifestSet {
 const here = dirname(fileURLToPath(import.meta.url));
 const packageRoot = resolve(here, '..');
 
-/** Only these keys: kustomize then emits the listed files unchanged, so what CI validates is what is applied. */
-const KUSTOMIZATION_KEYS = new Set(['apiVersion', 'kind', 'resources']);
+/**
+ * Only these keys: kustomize then emits the listed files unchanged but for the namespace, so what CI
+ * validates is what is applied.
+ */
+const KUSTOMIZATION_KEYS = new Set(['apiVersion', 'kind', 'namespace', 'resources']);
+
+/** A namespace name (RFC 1123 label), as the API server requires it. */
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 function yamlFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -76,6 +84,9 @@ export function loadManifests(root: string): ManifestSet {
       if (!KUSTOMIZATION_KEYS.has(key))
         issues.push(`${name}: key ${key} is not validated here (keep it to an overlay of your own)`);
     }
+    const namespace = object.namespace;
+    if (namespace !== undefined && (typeof namespace !== 'string' || !NAMESPACE.test(namespace)))
+      issues.push(`${name}: namespace must be a lowercase DNS label`);
     const resources = object.resources;
     if (!Array.isArray(resources)) {
       issues.push(`${name}: resources must be a list of files`);
@@ -94,7 +105,8 @@ export function loadManifests(root: string): ManifestSet {
         continue;
       }
       covered.add(target);
-      docs.push(...parseFile(target, root, issues));
+      for (const doc of parseFile(target, root, issues))
+        docs.push(typeof namespace === 'string' ? { ...doc, namespace } : doc);
     }
   }
   for (const path of all) {
@@ -217,6 +229,15 @@ function podTemplate(doc: ManifestDoc): Obj | undefined {
   return undefined;
 }
 
+/**
+ * The Service and namespace a `host:port` address names when written in full (`<service>.<namespace>.svc`,
+ * optionally `.cluster.local`); undefined for a short or outside name.
+ */
+export function serviceAddress(address: string): { service: string; namespace: string } | undefined {
+  const match = /^([a-z0-9-]+)\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?:\d+$/.exec(address);
+  return match ? { service: match[1] as string, namespace: match[2] as string } : undefined;
+}
+
 function matches(selector: Record<string, string> | undefined, labels: Record<string, string> | undefined) {
   if (!selector || Object.keys(selector).length === 0) return false;
   return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
@@ -307,14 +328,33 @@ function checkReferences(docs: ManifestDoc[]): string[] {
           issues.push(`${describe(doc)}: selector matches no workload's pods`);
         break;
       case 'HorizontalPodAutoscaler':
-        if (!named(spec?.scaleTargetRef?.kind, spec?.scaleTargetRef?.name))
-          issues.push(`${describe(doc)}: scaleTargetRef names a missing ${spec?.scaleTargetRef?.kind}`);
-        break;
       case 'ScaledObject': {
         const kind = spec?.scaleTargetRef?.kind ?? 'Deployment';
-        if (!named(kind, spec?.scaleTargetRef?.name))
-          issues.push(`${describe(doc)}: scaleTargetRef names a missing ${kind}`);
+        const target = named(kind, spec?.scaleTargetRef?.name);
+        if (!target) issues.push(`${describe(doc)}: scaleTargetRef names a missing ${kind}`);
+        // A fixed count would be put back by every apply, fighting the autoscaler until it acts again.
+        else if ((target.object.spec as Obj | undefined)?.replicas !== undefined)
+          issues.push(`${describe(target)}: sets replicas, but ${describe(doc)} owns the count`);
+        if (doc.object.kind === 'HorizontalPodAutoscaler') break;
         for (const trigger of spec?.triggers ?? []) {
+          // KEDA's operator resolves the address from its own namespace: a short name misses our Redis.
+          const address = trigger.metadata?.address;
+          if (trigger.type === 'redis' && typeof address === 'string') {
+            const where = `${describe(doc)}: trigger ${trigger.name} address ${address}`;
+            const service = serviceAddress(address);
+            const inCluster =
+              !address.split(':')[0]?.includes('.') || /\.svc(\.cluster\.local)?:/.test(address);
+            if (inCluster && !service)
+              issues.push(
+                `${where} must name the Service in full (<service>.<namespace>.svc.cluster.local:<port>)`,
+              );
+            else if (service && doc.namespace !== undefined && service.namespace !== doc.namespace)
+              issues.push(
+                `${where} names namespace ${service.namespace}, not the kustomization's ${doc.namespace}`,
+              );
+            else if (service && !named('Service', service.service))
+              issues.push(`${where} names a missing Service ${service.service}`);
+          }
           const auth = trigger.authenticationRef?.name;
           if (auth && !named('TriggerAuthentication', auth))
             issues.push(

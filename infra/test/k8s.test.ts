@@ -8,10 +8,11 @@ import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { EnvSchema as EdgeEnv } from '../../apps/mcp-edge/src/env.ts';
 import { EnvSchema as RegistryEnv } from '../../apps/registry-api/src/env.ts';
 import { EnvSchema as WorkerEnv } from '../../apps/runtime-worker/src/env.ts';
-import { type ManifestDoc, validateManifests } from '../src/k8s.ts';
+import { type ManifestDoc, serviceAddress, validateManifests } from '../src/k8s.ts';
 
 // infra/k8s as CI sees it: valid against the Kubernetes and KEDA schemas, every env name one its app
 // reads, the KEDA triggers on the keys BullMQ really writes, and a broken copy refused.
@@ -76,7 +77,10 @@ it('gives each app only env names its env.ts reads, and the probes, ports and co
       names.filter((n) => !app.env.has(n)),
       `${name}: names its env.ts does not read`,
     ).toEqual([]);
-    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+    // Dependencies are checked once before the first traffic; afterwards an outage is answered by the
+    // apps themselves (503 + Retry-After), which needs the pods to stay in their Service.
+    expect(container.startupProbe.httpGet.path).toBe('/readyz');
+    expect(container.readinessProbe.httpGet.path).toBe('/healthz');
     expect(container.livenessProbe.httpGet.path).toBe('/healthz');
     expect(container.securityContext).toMatchObject({
       readOnlyRootFilesystem: true,
@@ -89,6 +93,103 @@ it('gives each app only env names its env.ts reads, and the probes, ports and co
   const migrate = find('Job', 'pkgreg-migrate').spec.template.spec.containers[0];
   expect(migrate.args).toEqual(['node', 'packages/db/dist/migrate-cli.js']);
   expect(migrate.env.map((e: { name: string }) => e.name)).toEqual(['DATABASE_URL']);
+});
+
+/** The environment a Deployment's container gets: its ConfigMaps, literal values and the example Secret. */
+function deployedEnv(name: string): Record<string, string> {
+  const [container] = find('Deployment', name).spec.template.spec.containers;
+  const secret = find('Secret', 'pkgreg-secrets').stringData as Record<string, string>;
+  const env: Record<string, string> = {};
+  for (const source of container.envFrom)
+    Object.assign(env, find('ConfigMap', source.configMapRef.name).data);
+  for (const variable of container.env as { name: string; value?: string; valueFrom?: Obj }[]) {
+    const key = variable.valueFrom?.secretKeyRef?.key;
+    const value = variable.value ?? (key === undefined ? undefined : secret[key]);
+    if (value !== undefined) env[variable.name] = value;
+  }
+  return env;
+}
+// biome-ignore lint/suspicious/noExplicitAny: manifests read by field name once validated
+type Obj = Record<string, any>;
+
+it('gives each app an environment its env.ts accepts, production checks included', () => {
+  for (const [name, schema] of [
+    ['registry-api', RegistryEnv],
+    ['mcp-edge', EdgeEnv],
+    ['runtime-worker', WorkerEnv],
+  ] as const) {
+    const parsed = schema.safeParse(deployedEnv(name));
+    expect(parsed.error?.issues ?? [], name).toEqual([]);
+    expect(parsed.data?.NODE_ENV, name).toBe('production');
+  }
+});
+
+it('lets the autoscalers own the replica counts', () => {
+  const targets = docs
+    .filter((d) => d.object.kind === 'HorizontalPodAutoscaler' || d.object.kind === 'ScaledObject')
+    .map((d) => (d.object.spec as Obj).scaleTargetRef.name as string);
+  expect(targets.sort()).toEqual(['mcp-edge', 'registry-api', 'runtime-worker']);
+  for (const name of targets) expect(find('Deployment', name).spec.replicas, name).toBeUndefined();
+});
+
+it('keeps serving until the endpoint is gone, and drains within the pod grace', () => {
+  for (const name of ['registry-api', 'mcp-edge', 'runtime-worker']) {
+    const pod = find('Deployment', name).spec.template.spec;
+    const env = deployedEnv(name);
+    const shutdownGraceMs = Number(env.SHUTDOWN_GRACE_MS ?? Number.NaN);
+    let preStopSeconds = 0;
+    let drainMs: number;
+    if (name === 'runtime-worker') {
+      // The worker serves no Service: it waits SHUTDOWN_GRACE_MS for jobs, then onShutdown's 5 s bound.
+      expect(pod.containers[0].lifecycle).toBeUndefined();
+      drainMs = WorkerEnv.parse(env).SHUTDOWN_GRACE_MS + 5_000;
+    } else {
+      const command = pod.containers[0].lifecycle?.preStop?.exec?.command as string[] | undefined;
+      expect(command?.[0], `${name} preStop`).toBe('sleep');
+      preStopSeconds = Number(command?.[1]);
+      expect(preStopSeconds).toBeGreaterThanOrEqual(5);
+      // In-flight requests (a sync invoke on the edge up to its threshold) get their SHUTDOWN_GRACE_MS
+      // when the app has one, and never less than 30 s here.
+      const syncMs = name === 'mcp-edge' ? EdgeEnv.parse(env).EDGE_SYNC_THRESHOLD_MS + 5_000 : 0;
+      drainMs = Math.max(Number.isNaN(shutdownGraceMs) ? 0 : shutdownGraceMs, syncMs, 30_000);
+    }
+    expect(pod.terminationGracePeriodSeconds, name).toBeGreaterThan(preStopSeconds + drainMs / 1000);
+  }
+});
+
+describe('KEDA reaches the Redis and the keys the apps write', () => {
+  const kustomization = parse(readFileSync(join(k8s, 'kustomization.yaml'), 'utf8')) as {
+    namespace?: string;
+  };
+
+  it('names the Redis Service with the kustomization namespace in full', () => {
+    expect(kustomization.namespace).toBe('pkgreg');
+    const triggers = find('ScaledObject', 'runtime-worker').spec.triggers as {
+      metadata: { address: string };
+    }[];
+    expect(triggers.length).toBeGreaterThan(0);
+    for (const trigger of triggers) {
+      const target = serviceAddress(trigger.metadata.address);
+      expect(target, trigger.metadata.address).toEqual({
+        service: 'redis',
+        namespace: kustomization.namespace,
+      });
+    }
+    expect(find('Service', 'redis')).toBeDefined();
+    expect(docs.filter((d) => !d.file.endsWith('.example.yaml')).every((d) => d.namespace === 'pkgreg')).toBe(
+      true,
+    );
+  });
+
+  it('uses one queue prefix in the registry, the edge and the worker', () => {
+    const prefixes = [
+      find('ConfigMap', 'registry-api-config').data.QUEUE_PREFIX,
+      find('ConfigMap', 'mcp-edge-config').data.EDGE_QUEUE_PREFIX,
+      find('ConfigMap', 'runtime-worker-config').data.QUEUE_PREFIX,
+    ];
+    expect(prefixes[0]).toEqual(expect.any(String));
+    expect(new Set(prefixes)).toEqual(new Set([prefixes[0]]));
+  });
 });
 
 it('runs Redis without eviction and with an append-only file', () => {
@@ -147,7 +248,15 @@ describe('a broken manifest', () => {
     writeFileSync(path, text.replace(from, to));
   };
   edit('registry-api.yaml', '          readinessProbe:', '          readinesProbe:');
-  edit('mcp-edge.yaml', '  replicas: 2', '  replicas: two');
+  edit('mcp-edge.yaml', '  minReplicas: 2', '  minReplicas: two');
+  edit('registry-api.yaml', '  revisionHistoryLimit: 5', '  replicas: 2\n  revisionHistoryLimit: 5');
+  // The first trigger short, the second in another namespace.
+  edit('runtime-worker.yaml', 'address: redis.pkgreg.svc.cluster.local:6379', 'address: redis:6379');
+  edit(
+    'runtime-worker.yaml',
+    'address: redis.pkgreg.svc.cluster.local:6379',
+    'address: redis.default.svc.cluster.local:6379',
+  );
   edit('runtime-worker.yaml', '  minReplicaCount: 1', '  minReplicaCount: 1\n  minReplicas: 1');
   edit('runtime-worker.yaml', 'port: health', 'port: healthz');
   edit('redis.yaml', 'apiVersion: apps/v1', 'apiVersion: apps/v2');
@@ -159,7 +268,18 @@ describe('a broken manifest', () => {
     expect(found(/^registry-api\.yaml#0 Deployment\/registry-api: .*'"readinesProbe"' does not exist/)).toBe(
       true,
     );
-    expect(found(/^mcp-edge\.yaml#0 Deployment\/mcp-edge: data\/spec\/replicas must be integer/)).toBe(true);
+    expect(
+      found(/^mcp-edge\.yaml#3 HorizontalPodAutoscaler\/mcp-edge: data\/spec\/minReplicas must be integer/),
+    ).toBe(true);
+    expect(
+      found(/^registry-api\.yaml#0 Deployment\/registry-api: sets replicas, but .*HorizontalPodAutoscaler/),
+    ).toBe(true);
+    expect(found(/ScaledObject\/runtime-worker: trigger runtime-waiting address redis:6379 must name/)).toBe(
+      true,
+    );
+    expect(
+      found(/trigger runtime-running address \S+ names namespace default, not the kustomization's pkgreg/),
+    ).toBe(true);
     expect(
       found(/^runtime-worker\.yaml#\d ScaledObject\/runtime-worker: .*'"minReplicas"' does not exist/),
     ).toBe(true);
