@@ -1,5 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
-import { traceLogFields } from './tracing.js';
+import { NO_TRACE_FIELDS, traceLogFields } from './tracing.js';
 
 export type { Logger };
 
@@ -32,6 +32,15 @@ const REDACT = [
  * inside a traced request or job carries its trace_id and span_id (tracing.ts).
  */
 export function createLogger(name: string, level: string, destination?: DestinationStream): Logger {
-  const options = { name, level, redact: { paths: REDACT, censor: '[redacted]' }, mixin: traceLogFields };
+  const options = {
+    name,
+    level,
+    redact: { paths: REDACT, censor: '[redacted]' },
+    mixin: traceLogFields,
+    // pino's default merge assigns the line's fields onto the mixin's object; the shared empty one is
+    // passed by instead, which is what pino does with no mixin at all.
+    mixinMergeStrategy: (fields: object, traceFields: object) =>
+      traceFields === NO_TRACE_FIELDS ? fields : Object.assign(traceFields, fields),
+  };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -20,7 +20,46 @@ import { routeTemplateOf } from './metrics.js';
 // request even when nobody looks. While tracing is off nothing here allocates a span or reads a context,
 // and the SDK is not even loaded.
 
-const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.url().optional());
+// An empty variable (compose files write `NAME=` for an unset one) is unset, as the OTel spec says.
+const emptyIsUnset = (v: unknown) => (v === '' ? undefined : v);
+const optionalUrl = z.preprocess(emptyIsUnset, z.url().optional());
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * OTEL_EXPORTER_OTLP_HEADERS as the spec writes it: `name=value` pairs, comma-separated, values
+ * percent-decoded. Issues never quote the value: it usually holds an API key.
+ */
+const otlpHeaders = z.preprocess(
+  emptyIsUnset,
+  z
+    .string()
+    .transform((raw, ctx) => {
+      const headers: Record<string, string> = {};
+      for (const pair of raw.split(',')) {
+        if (!pair.trim()) continue;
+        const eq = pair.indexOf('=');
+        const name = eq < 0 ? '' : pair.slice(0, eq).trim();
+        let value: string | undefined;
+        try {
+          value = decodeURIComponent(pair.slice(eq + 1).trim());
+        } catch {
+          value = undefined;
+        }
+        if (!HEADER_NAME.test(name) || value === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            message: 'expected name=value pairs, comma-separated, values percent-encoded',
+          });
+          return z.NEVER;
+        }
+        headers[name] = value;
+      }
+      return headers;
+    })
+    .optional(),
+);
 
 /** The standard OTEL_* variables each app's env.ts spreads in (names and meanings as the OTel spec says). */
 export const tracingEnvShape = {
@@ -29,24 +68,34 @@ export const tracingEnvShape = {
   /** Full OTLP/HTTP traces URL; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
   /** service.name on every span; defaults to the app's own name. */
-  OTEL_SERVICE_NAME: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
-  OTEL_TRACES_SAMPLER: z
-    .enum([
-      'always_on',
-      'always_off',
-      'traceidratio',
-      'parentbased_always_on',
-      'parentbased_always_off',
-      'parentbased_traceidratio',
-    ])
-    .default('parentbased_always_on'),
-  /** The ratio of the *traceidratio samplers, 0..1. */
-  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  OTEL_SERVICE_NAME: z.preprocess(emptyIsUnset, z.string().min(1).optional()),
+  /** Headers sent with every export (`name=value,…`), e.g. a hosted backend's API key. Never logged. */
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders,
+  /** How long one export may take (ms); the exporter's default (10 s) when unset. */
+  OTEL_EXPORTER_OTLP_TIMEOUT: z.preprocess(emptyIsUnset, z.coerce.number().int().min(1).optional()),
+  OTEL_TRACES_SAMPLER: z.preprocess(
+    emptyIsUnset,
+    z
+      .enum([
+        'always_on',
+        'always_off',
+        'traceidratio',
+        'parentbased_always_on',
+        'parentbased_always_off',
+        'parentbased_traceidratio',
+      ])
+      .default('parentbased_always_on'),
+  ),
+  /** The ratio of the *traceidratio samplers, 0..1; empty is unset (z.coerce would make it 0). */
+  OTEL_TRACES_SAMPLER_ARG: z.preprocess(emptyIsUnset, z.coerce.number().min(0).max(1).default(1)),
   /** `true` keeps traces off whatever the endpoint says (the spec's kill switch). */
-  OTEL_SDK_DISABLED: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((v) => v === 'true'),
+  OTEL_SDK_DISABLED: z.preprocess(
+    emptyIsUnset,
+    z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+  ),
 };
 
 const tracingEnvSchema = z.object(tracingEnvShape);
@@ -58,6 +107,10 @@ export interface TracingSettings {
   url: string;
   sampler: TracingEnv['OTEL_TRACES_SAMPLER'];
   ratio: number;
+  /** Sent with every export (OTEL_EXPORTER_OTLP_HEADERS); may hold an API key, so never logged. */
+  headers?: Record<string, string>;
+  /** Longest export (OTEL_EXPORTER_OTLP_TIMEOUT, ms). */
+  timeoutMs?: number;
 }
 
 /** The tracing settings of a parsed env, or undefined when traces are off (no endpoint, or disabled). */
@@ -72,6 +125,8 @@ export function tracingSettings(env: TracingEnv, defaultServiceName: string): Tr
     url,
     sampler: env.OTEL_TRACES_SAMPLER,
     ratio: env.OTEL_TRACES_SAMPLER_ARG,
+    ...(env.OTEL_EXPORTER_OTLP_HEADERS ? { headers: env.OTEL_EXPORTER_OTLP_HEADERS } : {}),
+    ...(env.OTEL_EXPORTER_OTLP_TIMEOUT ? { timeoutMs: env.OTEL_EXPORTER_OTLP_TIMEOUT } : {}),
   };
 }
 
@@ -116,7 +171,13 @@ export async function startTracing(settings: TracingSettings | undefined): Promi
     parentbased_traceidratio: new sdkTrace.ParentBasedSampler({ root: ratio }),
   };
   const processor = new sdkTrace.BatchSpanProcessor({
-    exporter: new OTLPTraceExporter({ url: settings.url }),
+    // The validated headers and timeout are passed as given: the exporter's own reading of process.env
+    // would accept what env.ts refused.
+    exporter: new OTLPTraceExporter({
+      url: settings.url,
+      ...(settings.headers ? { headers: settings.headers } : {}),
+      ...(settings.timeoutMs ? { timeoutMillis: settings.timeoutMs } : {}),
+    }),
   });
   const sdk = new NodeSDK({
     serviceName: settings.serviceName,
@@ -275,13 +336,19 @@ export function inJobSpan<T>(
 }
 
 /**
- * The active span's ids for a log line (the pino mixin in logger.ts), so logs and traces join on
- * trace_id. Empty while tracing is off or outside any span.
+ * What traceLogFields returns when there is nothing to add: one shared object, so a log line costs no
+ * allocation while tracing is off. Frozen: the logger's merge strategy must pass it by (logger.ts).
  */
-export function traceLogFields(): { trace_id?: string; span_id?: string } {
-  if (!tracer) return {};
+export const NO_TRACE_FIELDS: Readonly<{ trace_id?: string; span_id?: string }> = Object.freeze({});
+
+/**
+ * The active span's ids for a log line (the pino mixin in logger.ts), so logs and traces join on
+ * trace_id. NO_TRACE_FIELDS while tracing is off or outside any span.
+ */
+export function traceLogFields(): Readonly<{ trace_id?: string; span_id?: string }> {
+  if (!tracer) return NO_TRACE_FIELDS;
   const span = trace.getSpan(context.active());
-  if (!span) return {};
+  if (!span) return NO_TRACE_FIELDS;
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
 }

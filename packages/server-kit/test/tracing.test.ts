@@ -8,6 +8,7 @@ import {
   inSpan,
   parseEnv,
   startTracing,
+  traceLogFields,
   traceRequests,
   tracingEnabled,
   tracingSettings,
@@ -47,6 +48,43 @@ describe('tracingSettings', () => {
       sampler: 'parentbased_traceidratio',
       ratio: 0.25,
     });
+  });
+
+  it('reads an empty variable as unset, as compose files write them', () => {
+    expect(
+      settings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_TRACES_SAMPLER: '',
+        OTEL_TRACES_SAMPLER_ARG: '',
+        OTEL_SDK_DISABLED: '',
+        OTEL_EXPORTER_OTLP_HEADERS: '',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '',
+      }),
+    ).toStrictEqual({
+      serviceName: 'pkgreg-app',
+      url: 'http://collector:4318/v1/traces',
+      sampler: 'parentbased_always_on',
+      ratio: 1,
+    });
+  });
+
+  it('passes the exporter headers (percent-decoded) and timeout on', () => {
+    expect(
+      settings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=k%3D1, x-tenant = eu ,',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
+      }),
+    ).toMatchObject({ headers: { 'x-api-key': 'k=1', 'x-tenant': 'eu' }, timeoutMs: 2500 });
+  });
+
+  it('refuses malformed exporter headers without showing them', () => {
+    for (const value of ['sk-secret-value', '=sk-secret-value', 'bad name=sk-secret-value', 'k=%E0%A4%A']) {
+      const parse = () => parseEnv(schema, { OTEL_EXPORTER_OTLP_HEADERS: value });
+      expect(parse).toThrow(/OTEL_EXPORTER_OTLP_HEADERS: expected name=value pairs/);
+      expect(parse).not.toThrow(/sk-secret-value|%E0/);
+    }
+    expect(() => parseEnv(schema, { OTEL_EXPORTER_OTLP_TIMEOUT: '0' })).toThrow(/OTEL_EXPORTER_OTLP_TIMEOUT/);
   });
 
   it('OTEL_SDK_DISABLED=true keeps it off', () => {
@@ -89,5 +127,18 @@ describe('tracing off', () => {
     expect(line).toMatchObject({ a: 1, msg: 'hello' });
     expect(line).not.toHaveProperty('trace_id');
     expect(line).not.toHaveProperty('span_id');
+  });
+
+  it('adds nothing per log line: one shared empty object that lines do not write into', () => {
+    const fields = traceLogFields();
+    expect(traceLogFields()).toBe(fields);
+    expect(Object.isFrozen(fields)).toBe(true);
+    const lines: string[] = [];
+    const logger = createLogger('t', 'info', { write: (line: string) => void lines.push(line) });
+    logger.info({ a: 1 }, 'one');
+    logger.info('two');
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ a: 1, msg: 'one' });
+    expect(JSON.parse(lines[1] ?? '{}')).not.toHaveProperty('a');
+    expect(fields).toEqual({});
   });
 });
