@@ -45,7 +45,9 @@ async function send(path: string, init: RequestInit & { signal?: AbortSignal }):
   const timeout = AbortSignal.timeout(TIMEOUT_MS);
   const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
   try {
-    return await fetch(path, { ...init, signal });
+    // The API lets caches keep lists for a minute (docs/caching.md); the UI revalidates every time instead
+    // (a 304 when nothing changed), so it shows a delist or an outage at once, never a stale page.
+    return await fetch(path, { cache: 'no-cache', ...init, signal });
   } catch (error) {
     // The caller's own abort is not an outage: let it through so stale requests are simply dropped.
     if (init.signal?.aborted) throw error;
