@@ -116,6 +116,14 @@ export const EnvSchema = z
     EDGE_COMPACT_PER_MINUTE: positiveInt(10),
     /** A sync invoke/compact not done within this is answered as a task (decisions.md: default 10 s). */
     EDGE_SYNC_THRESHOLD_MS: positiveInt(10_000),
+    /**
+     * Longest wait on SIGTERM for open requests before the process exits; unset, the sync threshold plus
+     * 5 s, so a sync invoke that arrived just before the signal is still answered.
+     */
+    SHUTDOWN_GRACE_MS: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z.coerce.number().int().min(0).optional(),
+    ),
     EDGE_MAX_TASK_POLL_WINDOW_SECONDS: positiveInt(300),
     /** Public tool mappings switched off by the operator (comma-separated tool names). */
     EDGE_DISABLED_TOOLS: commaList,
@@ -150,7 +158,11 @@ export const EnvSchema = z
     // Memory search: recency half-life and weights, its bounds, and the optional embedding endpoint.
     ...memoryEnvShape,
   })
-  .transform((e) => ({ ...e, EDGE_ALLOW_LOCALHOST: e.EDGE_ALLOW_LOCALHOST ?? e.NODE_ENV !== 'production' }));
+  .transform((e) => ({
+    ...e,
+    EDGE_ALLOW_LOCALHOST: e.EDGE_ALLOW_LOCALHOST ?? e.NODE_ENV !== 'production',
+    SHUTDOWN_GRACE_MS: e.SHUTDOWN_GRACE_MS ?? e.EDGE_SYNC_THRESHOLD_MS + 5_000,
+  }));
 export type Env = z.infer<typeof EnvSchema>;
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {

@@ -62,9 +62,14 @@ const metricsServer = await startMetricsServer({
   logger,
 });
 
-onShutdown(logger, async () => {
-  await Promise.all([closeServer(server), edge.closeTunnels(), metricsServer.close()]);
-  await edge.shutdown();
-  await Promise.allSettled([db.destroy(), redis.quit()]);
-  await tracing.shutdown();
-});
+// The grace outlasts a sync invoke's wait (env.ts), so requests open at SIGTERM are still answered.
+onShutdown(
+  logger,
+  async () => {
+    await Promise.all([closeServer(server), edge.closeTunnels(), metricsServer.close()]);
+    await edge.shutdown();
+    await Promise.allSettled([db.destroy(), redis.quit()]);
+    await tracing.shutdown();
+  },
+  env.SHUTDOWN_GRACE_MS,
+);

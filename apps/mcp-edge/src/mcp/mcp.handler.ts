@@ -39,6 +39,14 @@ export function createMcpHandler(deps: McpHandlerDeps) {
   const tools = enabledTools(deps.env);
   const admission = createAdmission({ ...deps, tools });
   const dispatch = createDispatch(deps.env, tools, deps.catalog);
+  // Tracing is started before the app is built (index.ts) and stays as it is, so the path is chosen
+  // once: untraced, a request allocates no span closure. Traced, admission is a child span of the
+  // request's, so its checks' time shows apart.
+  const traced = tracingEnabled();
+  const admit = traced
+    ? (req: IncomingMessage, ex: Exchange, message: Parsed) =>
+        inSpan('mcp admission', () => admission.admit(req, ex, message))
+    : admission.admit;
 
   return async function handleMcpPost(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
@@ -50,8 +58,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       // The body is read first so that every error, whatever stage refuses, can echo the request's id.
       const message = parseMessage(await readBody(req));
       noteMessage(ex, message);
-      // Admission is a child span of the request's (tracing.ts), so its checks' time shows apart.
-      const method = await inSpan('mcp admission', () => admission.admit(req, ex, message));
+      const method = await admit(req, ex, message);
       if (method === undefined) status = writeAccepted(res, ex.requestId);
       else writeResult(res, ex.requestId, ex.id as JsonRpcId, await dispatch(ex, method));
     } catch (error) {
@@ -64,7 +71,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       status = writeRpcError(res, { id: ex.id, requestId: ex.requestId, resourceMetadataUrl }, reject);
     }
     metrics.observeMcp(ex.method, ex.tool, reason, (performance.now() - started) / 1000);
-    if (tracingEnabled()) {
+    if (traced) {
       annotateSpan({
         'mcp.method.name': ex.method ?? undefined,
         'gen_ai.tool.name': ex.tool ?? undefined,
