@@ -1,0 +1,100 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { QUEUES } from '@pkgreg/contracts';
+import { TEST_REDIS_URL } from '@pkgreg/db/testing';
+import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, callTool, clientWithToken, type Harness, useHarness } from './helpers.js';
+
+// SIGTERM while a sync invoke waits (README, SHUTDOWN_GRACE_MS): the built edge must answer it, as a task
+// once the sync threshold passes, and exit 0, not be cut off by its shutdown timer. No worker consumes
+// the queue, so the invoke waits the whole threshold, which is above the old fixed grace.
+
+const EDGE_ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/index.js');
+const h = useHarness();
+let queue: RuntimeQueue;
+let child: ChildProcess | undefined;
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+beforeAll(async () => {
+  queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix: h.env.EDGE_QUEUE_PREFIX });
+});
+
+afterAll(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  await queue?.close();
+});
+
+describe('shutdown', () => {
+  it('answers a sync invoke that is waiting at SIGTERM and exits 0', async () => {
+    const client = await clientWithToken(h as Harness);
+    const port = await freePort();
+    child = spawn(process.execPath, [EDGE_ENTRY], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        PKGREG_PUBLIC_BASE_URL: BASE,
+        DATABASE_URL: h.t.url,
+        REDIS_URL: TEST_REDIS_URL,
+        EDGE_QUEUE_PREFIX: h.env.EDGE_QUEUE_PREFIX,
+        EDGE_HOST: '127.0.0.1',
+        EDGE_PORT: String(port),
+        METRICS_PORT: '0',
+        EDGE_SYNC_THRESHOLD_MS: '11000',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
+    const exited = once(child, 'exit');
+    const url = `http://127.0.0.1:${port}`;
+    for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
+      if (child.exitCode !== null) throw new Error(`edge exited (${child.exitCode}): ${stderr}`);
+      if (
+        await fetch(`${url}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
+      if (Date.now() > deadline) throw new Error(`edge did not become ready: ${stderr}`);
+    }
+
+    const answer = callTool(
+      { app: url as unknown as Harness['app'] },
+      client.token,
+      'pkgreg.agents.v1.invoke',
+      {
+        agentId: 'engineering.workflow',
+        input: { type: 'text', text: 'plan a release' },
+      },
+    ).then((res) => res);
+    // The invoke is waiting once its job is queued.
+    const runtime = queue.queue(QUEUES.runtime);
+    for (const deadline = Date.now() + 20_000; ; await new Promise((r) => setTimeout(r, 50))) {
+      if ((await runtime.getWaitingCount()) > 0) break;
+      if (Date.now() > deadline) throw new Error(`the invoke was not queued: ${stderr}`);
+    }
+    child.kill('SIGTERM');
+
+    const res = await answer;
+    expect(res.status).toBe(200);
+    expect(res.body.result?.task?.taskId).toEqual(expect.any(String));
+    const [code] = await exited;
+    expect(code).toBe(0);
+  }, 60_000);
+});
