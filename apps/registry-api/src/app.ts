@@ -139,7 +139,7 @@ function createExpressApp(deps: AppDeps): Express {
   );
   app.use(versionsRoutes({ db: reads, content, caching }));
   app.use(dependenciesRoutes({ db: reads, catalog, caching }));
-  app.use(healthRoutes({ db: deps.db, redis: deps.redis }));
+  app.use(healthRoutes({ db: deps.db, redis: deps.redis, readDb: deps.readDb }));
   const publishing = publishingDeps(deps);
   // GitHub's webhook reads its raw body (the signature covers the bytes), so it comes before the parser.
   app.use(webhookRoutes(publishing));

@@ -126,4 +126,21 @@ describe('DATABASE_READ_URL', () => {
     const reports = await t.db.selectFrom('package_reports').select('reason').execute();
     expect(reports.map((r) => r.reason)).toEqual(['spam']);
   });
+
+  it('readiness checks the read pool too: a replica that does not answer is a 503 naming it', async () => {
+    const ready = await request(app).get('/readyz').expect(200);
+    expect(ready.body.checks).toEqual({ postgres: 'ok', redis: 'ok', postgresRead: 'ok' });
+    // Nothing listens on port 1.
+    const down = openReadDb({
+      DATABASE_READ_URL: 'postgres://postgres@127.0.0.1:1/none',
+      REGISTRY_DB_POOL_SIZE: 1,
+    });
+    if (!down) throw new Error('a read URL opens a pool');
+    const env = loadEnv({ DATABASE_READ_URL: 'postgres://postgres@127.0.0.1:1/none' });
+    const unready = createApp({ db: t.db, readDb: down, redis: t.redis, logger: silentLogger, env });
+    const res = await request(unready).get('/readyz').expect(503);
+    expect(res.body.checks).toMatchObject({ postgres: 'ok', redis: 'ok' });
+    expect(res.body.checks.postgresRead).not.toBe('ok');
+    await down.destroy();
+  });
 });

@@ -5,6 +5,8 @@ import { type Kysely, sql } from 'kysely';
 export interface ReadinessDeps {
   db: Kysely<any>;
   redis: Redis;
+  /** A second pool the app reads from (a replica, DATABASE_READ_URL): checked as `postgresRead`. */
+  readDb?: Kysely<any>;
   /** How long one dependency check may take before it counts as down. */
   timeoutMs?: number;
 }
@@ -28,14 +30,16 @@ export async function checkReadiness(
   deps: ReadinessDeps,
 ): Promise<{ ok: boolean; checks: Record<string, string> }> {
   const ms = deps.timeoutMs ?? 1000;
-  const [postgres, redis] = await Promise.allSettled([
+  const [postgres, redis, postgresRead] = await Promise.allSettled([
     within(sql`select 1`.execute(deps.db), ms),
     within(deps.redis.ping(), ms),
+    deps.readDb ? within(sql`select 1`.execute(deps.readDb), ms) : undefined,
   ]);
   const describe = (r: PromiseSettledResult<unknown>) =>
     r.status === 'fulfilled' ? 'ok' : String((r.reason as Error)?.message ?? r.reason);
-  const checks = { postgres: describe(postgres), redis: describe(redis) };
-  return { ok: postgres.status === 'fulfilled' && redis.status === 'fulfilled', checks };
+  const checks: Record<string, string> = { postgres: describe(postgres), redis: describe(redis) };
+  if (deps.readDb) checks.postgresRead = describe(postgresRead);
+  return { ok: Object.values(checks).every((check) => check === 'ok'), checks };
 }
 
 /** `/healthz`: the process is alive. `/readyz`: Postgres and Redis answer (503 otherwise). */
