@@ -80,7 +80,7 @@ describe('closeServer with keep-alive requests in flight', () => {
       expect(answers).toHaveLength(2);
       expect(answers[0]).toMatch(/^200 /);
       expect(answers[1]).toMatch(/^200 /);
-      expect(answers[1].toLowerCase()).toContain('connection: close');
+      expect(answers[1]?.toLowerCase()).toContain('connection: close');
     } finally {
       socket.destroy();
     }
