@@ -136,13 +136,14 @@ describe('worker process killed mid-run (stalled-job recovery)', () => {
     expect(await stmRecordsOf(runId)).toBe(1);
     const result = await getTaskResult(tdb.db, NS, taskId);
     expect(result).toMatchObject({ status: 'completed', result: { runId } });
-    // The recovering worker completed it; the killed one started it and never completed it.
+    // The recovering worker completed it; the killed one started it and never completed it. BullMQ's
+    // completed event (the log line) comes after the processor has ended the task row: wait for it.
     const completedBy = (h: ChildHandle) =>
       h
         .output()
         .split('\n')
         .some((line) => line.includes('"msg":"job completed"') && line.includes(taskId));
-    expect(completedBy(b)).toBe(true);
+    await until(async () => completedBy(b), 10_000);
     expect(completedBy(a)).toBe(false);
     expect(a.output()).toContain(taskId);
   });
