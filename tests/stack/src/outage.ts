@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AppProcess,
   assertLogsClean,
-  EDGE_PUBLIC_BASE,
   edgeClient,
   errorLines,
+  memoryNamespaceOf,
   parseLine,
   seedPackages,
   until,
@@ -200,7 +200,7 @@ export function useOutageStack(label: string, options: StackOptions): OutageStac
     const client = await edgeClient(stack.services, edge, ALL_SCOPES);
     secrets.push(client.clientSecret, client.accessToken);
     token = client.accessToken;
-    namespace = `app:${createHash('sha256').update(`${EDGE_PUBLIC_BASE}/mcp|${client.clientId}`).digest('hex')}`;
+    namespace = memoryNamespaceOf(client);
   });
   afterAll(async () => {
     await model?.close();

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ALL_SCOPES } from '@pkgreg/contracts';
 import { createDb, type Db } from '@pkgreg/db';
@@ -7,12 +7,12 @@ import {
   type AppProcess,
   assertLogsClean,
   callTool,
-  EDGE_PUBLIC_BASE,
   type EdgeClient,
   edgeClient,
   edgeToken,
   errorLines,
   http,
+  memoryNamespaceOf,
   type RpcAnswer,
   registryCli,
   seedPackages,
@@ -61,7 +61,7 @@ beforeAll(async () => {
   // Registered once with the operator command; each test takes tokens of its own from it.
   client = await edgeClient(stack.services, edge(0), ALL_SCOPES);
   secrets.push(client.clientSecret, client.accessToken);
-  namespace = `app:${createHash('sha256').update(`${EDGE_PUBLIC_BASE}/mcp|${client.clientId}`).digest('hex')}`;
+  namespace = memoryNamespaceOf(client);
 });
 
 afterAll(async () => {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ALL_SCOPES } from '@pkgreg/contracts';
 import { createDb } from '@pkgreg/db';
@@ -7,9 +6,9 @@ import {
   type AppProcess,
   assertLogsClean,
   callTool,
-  EDGE_PUBLIC_BASE,
   type EdgeClient,
   edgeClient,
+  memoryNamespaceOf,
   seedPackages,
   until,
 } from '../src/apps.js';
@@ -53,7 +52,7 @@ beforeAll(async () => {
   });
   client = await edgeClient(stack.services, edge, ALL_SCOPES);
   secrets.push(client.clientSecret, client.accessToken);
-  namespace = `app:${createHash('sha256').update(`${EDGE_PUBLIC_BASE}/mcp|${client.clientId}`).digest('hex')}`;
+  namespace = memoryNamespaceOf(client);
 });
 
 afterAll(async () => {
