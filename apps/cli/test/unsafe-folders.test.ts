@@ -316,7 +316,9 @@ describe('names a case-insensitive or normalising file system would merge (macOS
       [
         'PDF-Tools beside pdf-tools',
         ['--agent', 'universal'],
-        (l) => mkdir(join(l.project, '.agents/skills/PDF-Tools'), { recursive: true }),
+        async (l) => {
+          await mkdir(join(l.project, '.agents/skills/PDF-Tools'), { recursive: true });
+        },
         /\.agents\/skills\/pdf-tools and \.agents\/skills\/PDF-Tools are the same folder/,
       ],
       [
@@ -379,7 +381,7 @@ describe('names a case-insensitive or normalising file system would merge (macOS
       ['skills /vendor', 'a name ending in a dot or a space'],
       ['skills/.GIT', 'inside a .git folder'],
       ['.', 'the project folder itself'],
-    ]) {
+    ] as const) {
       const result = await cli(['install', '@acme/pdf-tools', '--dir', dir], l.project);
       expect({ dir, code: result.code }).toEqual({ dir, code: 2 });
       expect(result.stderr).toContain(why);
