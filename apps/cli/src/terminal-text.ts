@@ -4,8 +4,9 @@ import { stripVTControlCharacters } from 'node:util';
 // messages) is written to the user's terminal. A hostile registry or package could hide escape
 // sequences in it: move the cursor over earlier lines, set the window title, write the clipboard
 // (OSC 52), plant a link that shows one address and opens another (OSC 8), or reorder what is read with
-// bidi overrides. Everything the CLI prints passes through `terminalSafe` (context.ts, progress.ts,
-// index.ts), so no registry string can reach the terminal as anything but plain characters.
+// bidi overrides. What commands print goes through `terminalSafe` at the few places that write to
+// the terminal (the context's out/warn/debug, progress notes, the error handler), so no registry
+// string printed there reaches the terminal as anything but plain characters.
 
 // OSC, DCS, SOS, PM and APC carry a string up to BEL or ST (ESC \ or the C1 ST), or to the end of the
 // text: removed whole, so no payload (a title, a clipboard, a link) is left behind as text.
