@@ -4,6 +4,7 @@ import { type ResolvedRegistry, readConfig, resolveRegistry } from './config.js'
 import { type Env, loadEnv } from './env.js';
 import { usageError } from './errors.js';
 import { createRegistryClient, DEFAULT_RETRY, type RegistryClient } from './http-client.js';
+import { jsonText, oneLine, terminalSafe } from './terminal-text.js';
 
 const GlobalOptionsSchema = z.object({
   registry: z.string().optional(),
@@ -23,6 +24,8 @@ export interface Context {
   warn(line: string): void;
   /** One line of results on stdout. */
   out(line: string): void;
+  /** A value as JSON on stdout (--json): the registry's strings exactly, no raw control character. */
+  json(value: unknown): void;
 }
 
 /**
@@ -44,7 +47,10 @@ export async function createContext(command: Command): Promise<Context> {
   const env = loadEnv();
   const config = await readConfig(env);
   const registry = resolveRegistry(globals.registry, env, config);
-  const debug = globals.verbose ? (line: string) => process.stderr.write(`pkgreg: ${line}\n`) : () => {};
+  // Every line goes through terminalSafe: registry strings never reach the terminal as controls.
+  const debug = globals.verbose
+    ? (line: string) => process.stderr.write(`pkgreg: ${terminalSafe(line)}\n`)
+    : () => {};
   debug(`registry ${registry.url} (from ${registry.source})`);
   const client = createRegistryClient({
     baseUrl: registry.url,
@@ -59,7 +65,8 @@ export async function createContext(command: Command): Promise<Context> {
     verbose: globals.verbose,
     track: !env.doNotTrack && config.track !== false,
     debug,
-    warn: (line) => process.stderr.write(`warning: ${line}\n`),
-    out: (line) => process.stdout.write(`${line}\n`),
+    warn: (line) => process.stderr.write(`warning: ${oneLine(line)}\n`),
+    out: (line) => process.stdout.write(`${terminalSafe(line)}\n`),
+    json: (value) => process.stdout.write(`${jsonText(value)}\n`),
   };
 }

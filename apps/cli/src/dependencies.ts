@@ -7,7 +7,7 @@ import { lockedVersion } from './locked.js';
 import { isDirect, LOCKFILE_NAME, type Lockfile } from './lockfile.js';
 import { type PackageRef, parsePackageArg } from './names.js';
 import type { Progress } from './progress.js';
-import { checkVersionRisk, refuseQuarantined } from './risk.js';
+import { checkVersionRisk, refuseQuarantined, yankedNote } from './risk.js';
 import { choosable, listVersions, maxSatisfying } from './versions.js';
 
 // Skill dependencies at install (README: Dependencies). Breadth-first from the packages named, one
@@ -221,9 +221,12 @@ async function attemptResolve(
         root: false,
         requiredBy: [node.ref.full],
       };
-      // A version kept from the lockfile is not asked about again (as a restore is not).
-      if (!chosen.fromLock)
-        checkVersionRisk(ref.full, next.version, options.allowRisk, (line) => options.progress.note(line));
+      // A version kept from the lockfile is asked about again, as a restore is (issue 26): it may have
+      // been yanked or scanned since, or installed with --allow-risk by someone else.
+      const note = (line: string) => options.progress.note(line);
+      if (next.version.yanked)
+        note(yankedNote(`${ref.full}@${next.version.version}`, next.version.yankReason));
+      checkVersionRisk(ref.full, next.version, options.allowRisk, note);
       nodes.set(ref.full, next);
       queue.push(next);
     }
@@ -266,7 +269,6 @@ async function chooseVersion(
 ): Promise<{
   version: VersionDetail;
   source: { sourceRepo: string; sourcePath: string };
-  fromLock: boolean;
 }> {
   const locked = options.lock.packages[ref.full];
   const neededBy = `needed by ${first.by}`;
@@ -275,9 +277,8 @@ async function chooseVersion(
       throw new CliError(EXIT.integrity, `--frozen: ${ref.full} (${neededBy}) is not in ${LOCKFILE_NAME}`);
     const refused = wanted.find((need) => !fits(locked.version, need.range));
     if (refused) throw frozenMismatch(ref.full, locked.version, refused);
-    const version = await memo.version(ref, locked.version, () => lockedVersion(ctx, locked));
-    return { version, source: locked, fromLock: true };
   }
+  // Asked with --frozen too: a locked dependency passes the gates a named package does (issue 26).
   const pkg = await withNeed(memo.detail(ref), neededBy);
   if (pkg.status === 'delisted')
     throw new CliError(EXIT.notFound, `${ref.full}: Package not found (${neededBy})`);
@@ -286,10 +287,14 @@ async function chooseVersion(
     const why = pkg.deprecationMessage ? `: ${pkg.deprecationMessage}` : '';
     options.progress.note(`warning: ${ref.full} (${neededBy}) is deprecated${why}`);
   }
+  if (options.frozen && locked) {
+    const version = await memo.version(ref, locked.version, () => lockedVersion(ctx, locked));
+    return { version, source: locked };
+  }
   // The locked version stays while every range allows it (a dependency moves only when it must).
   if (locked && !options.fresh?.has(ref.full) && wanted.every((need) => fits(locked.version, need.range))) {
     const version = await memo.version(ref, locked.version, () => lockedVersion(ctx, locked));
-    return { version, source: pkg, fromLock: true };
+    return { version, source: pkg };
   }
   const all = await withNeed(memo.list(ref), neededBy);
   const open = choosable(all).map((v) => v.version);
@@ -313,7 +318,7 @@ async function chooseVersion(
     }
     throw conflictError(ref.full, conflictingNeeds(open, wanted));
   }
-  return { version: await memo.version(ref, found), source: pkg, fromLock: found === locked?.version };
+  return { version: await memo.version(ref, found), source: pkg };
 }
 
 /** A dependency's 404 (its message names the package) says who needed it. */

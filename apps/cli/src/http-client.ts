@@ -126,6 +126,12 @@ interface SendOptions {
   token?: string;
 }
 
+/**
+ * The most a response other than an archive may weigh (JSON, or an error's body): a version manifest
+ * of the indexer's 2,000 files at most is a few MB. A hostile registry's endless body stops here.
+ */
+export const JSON_MAX_BYTES = 16 * 1024 * 1024;
+
 /** A connection not made (and, for https, secured) within this long fails with CONNECT_TIMEOUT. */
 const CONNECT_TIMEOUT_MS = 10_000;
 // The code undici gave this failure; kept so the message stays what it was.
@@ -244,30 +250,41 @@ export function createRegistryClient(clientOptions: ClientOptions): RegistryClie
   const debug = clientOptions.debug ?? (() => {});
   const baseUrl = clientOptions.baseUrl.replace(/\/+$/, '');
 
+  /**
+   * Reads a body up to a bound: an archive's (exit 5, archiveBound), or JSON_MAX_BYTES for everything
+   * else (exit 4, a malformed response). A bigger body is never held whole: a declared length over the
+   * bound stops before reading, a stream stops at the first chunk past it.
+   */
   async function readBody(
     { response: body, touch }: Exchange,
     download: DownloadOptions | undefined,
+    what: string,
   ): Promise<Buffer> {
+    const maxBytes = download?.maxBytes ?? JSON_MAX_BYTES;
+    const tooBig = (amount: string) =>
+      download
+        ? new CliError(
+            EXIT.integrity,
+            `The registry sent ${amount} bytes where at most ${maxBytes} were expected`,
+          )
+        : new CliError(
+            EXIT.unavailable,
+            `Malformed response from registry (${what}): ${amount} bytes, more than the ${maxBytes} a response may have`,
+          );
     const declared = Number(headerValue(body.headers['content-length']));
     const total = Number.isFinite(declared) && declared >= 0 ? declared : undefined;
-    if (download && total !== undefined && total > download.maxBytes) {
+    if (total !== undefined && total > maxBytes) {
       body.destroy();
-      throw new CliError(
-        EXIT.integrity,
-        `The registry sent ${total} bytes where at most ${download.maxBytes} were expected`,
-      );
+      throw tooBig(String(total));
     }
     const chunks: Buffer[] = [];
     let received = 0;
     for await (const chunk of body as AsyncIterable<Buffer>) {
       touch();
       received += chunk.length;
-      if (download && received > download.maxBytes) {
+      if (received > maxBytes) {
         body.destroy();
-        throw new CliError(
-          EXIT.integrity,
-          `The registry sent more than the ${download.maxBytes} bytes expected`,
-        );
+        throw tooBig(`more than ${maxBytes}`);
       }
       chunks.push(chunk);
       download?.onProgress?.(received, total);
@@ -305,7 +322,7 @@ export function createRegistryClient(clientOptions: ClientOptions): RegistryClie
         const ok = status === 200;
         let body: Buffer;
         try {
-          body = await readBody(pending, ok ? download : undefined);
+          body = await readBody(pending, ok ? download : undefined, `${method} ${path}`);
         } finally {
           pending.finish();
         }

@@ -2,6 +2,7 @@
 import { CommanderError } from 'commander';
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { createProgram } from './program.js';
+import { oneLine, terminalSafe } from './terminal-text.js';
 
 const verbose = process.argv.includes('--verbose');
 
@@ -18,14 +19,16 @@ function exitCodeFor(error: unknown): ExitCode {
     if (error.exitCode === 0) return EXIT.ok;
     return EXIT.usage;
   }
+  // Errors are one line (they may quote the registry's message): no control character, no forged line.
   if (error instanceof CliError) {
-    process.stderr.write(`error: ${error.message}\n`);
-    if (verbose && error.detail) process.stderr.write(`${error.detail}\n`);
+    process.stderr.write(`error: ${oneLine(error.message)}\n`);
+    if (verbose && error.detail) process.stderr.write(`${terminalSafe(error.detail)}\n`);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`error: ${message}\n`);
-  if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  process.stderr.write(`error: ${oneLine(message)}\n`);
+  if (verbose && error instanceof Error && error.stack)
+    process.stderr.write(`${terminalSafe(error.stack)}\n`);
   return EXIT.error;
 }
 

@@ -33,6 +33,7 @@ import {
 } from './lockfile.js';
 import { type PackageRef, parsePackageArg } from './names.js';
 import { createDownloadBar, type Progress } from './progress.js';
+import { badSegment, foldCollision, foldPath, type GuardedFolder, guardFolder } from './safe-folders.js';
 import {
   checkManifest,
   describeChanges,
@@ -86,18 +87,59 @@ export function agentsFromOption(names: readonly string[]): Agent[] {
   return agents;
 }
 
-/** A --dir skills folder, absolute; it must lie inside the project (or the home folder with --global). */
+/**
+ * A --dir skills folder, absolute; it must lie inside the project (or the home folder with --global)
+ * and be made of plain folder names (safe-folders.ts). Links on disk are checked before writing.
+ */
 export function customSkillsDir(target: InstallTarget, value: string, cwd = process.cwd()): string {
+  const where = target.global ? 'your home folder' : 'the project folder';
   const absolute = resolve(cwd, value);
   const rel = relative(target.base, absolute);
-  if (rel.startsWith('..') || isAbsolute(rel)) {
-    const where = target.global ? 'your home folder' : 'the project folder';
+  if (rel === '') throw usageError(`--dir ${value} is ${where} itself; name a skills folder inside it`);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
     throw usageError(`--dir ${value} is outside ${where} (${target.base})`);
   }
-  if (rel.split(sep).some((segment) => segment.toLowerCase() === '.git')) {
-    throw usageError(`--dir ${value} is inside a .git folder`);
+  for (const segment of rel.split(sep)) {
+    if (foldPath(segment) === '.git') throw usageError(`--dir ${value} is inside a .git folder`);
+    const why = badSegment(segment);
+    if (why) throw usageError(`--dir ${value} has ${why}`);
   }
   return absolute;
+}
+
+/** The folders a lockfile folder may lie in: the project, or with --global the user's, most specific first. */
+function rootsOf(target: InstallTarget): string[] {
+  if (!target.global) return [target.base];
+  const { home, config, claude, codex } = target.roots;
+  return [...new Set([claude, codex, config, home])].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * Checks a lockfile folder on disk before pkgreg writes to or deletes it (safe-folders.ts): inside its
+ * root, no symbolic link from the root down, no name a case-insensitive file system would merge.
+ * Returns the real path to use; throws exit 5.
+ */
+export function guardDir(target: InstallTarget, dir: string): GuardedFolder {
+  const absolute = absoluteDir(target.base, dir);
+  const name = (path: string) => displayDir(target, lockDirOf(target.base, path));
+  const root = rootsOf(target).find((candidate) => {
+    const rel = relative(candidate, absolute);
+    return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+  });
+  if (root === undefined) {
+    const where = target.global ? "your home folder and the agents' folders" : 'the project folder';
+    throw new CliError(EXIT.integrity, `${name(absolute)} is outside ${where}`);
+  }
+  return guardFolder(root, absolute, name);
+}
+
+/** The same check again, right before a rename: the folder must still be where it was found. */
+export function recheck(target: InstallTarget, dir: string, path: string): () => void {
+  return () => {
+    if (guardDir(target, dir).path !== path) {
+      throw new CliError(EXIT.integrity, `${displayDir(target, dir)} moved while pkgreg was changing it`);
+    }
+  };
 }
 
 /** The lockfile folder of a package under an absolute skills folder. */
@@ -148,7 +190,11 @@ export function checkDirOwners(
   dirs: readonly string[],
   target: InstallTarget,
 ): void {
-  const inside = (a: string, b: string) => a === b || a.startsWith(`${b}/`);
+  // Compared as a case-insensitive file system would: `.Claude/skills/x` is `.claude/skills/x` there.
+  const inside = (a: string, b: string) => {
+    const [x, y] = [foldPath(a), foldPath(b)];
+    return x === y || x.startsWith(`${y}/`);
+  };
   for (const [key, entry] of Object.entries(lock.packages)) {
     if (key === ref.full) continue;
     for (const dir of dirs) {
@@ -221,6 +267,8 @@ export interface RunOptions {
   /** What to suggest when a folder was modified. */
   modifiedHint: string;
   progress: Progress;
+  /** Every folder the lockfile records: the jobs' folders may not be one of them in another case. */
+  lockedDirs: Iterable<string>;
 }
 
 export function labelOf(ref: PackageRef, version: string): string {
@@ -229,6 +277,8 @@ export function labelOf(ref: PackageRef, version: string): string {
 
 interface FolderPlan {
   dir: string;
+  /** The folder checked on disk (guardDir): where it is read, written and deleted. */
+  path: string;
   write: boolean;
 }
 
@@ -241,17 +291,17 @@ async function planFolders(
   const incoming = lockedFilesOf(job.version);
   const plans: FolderPlan[] = [];
   for (const dir of job.entry.dirs) {
-    const absolute = absoluteDir(target.base, dir);
-    const current = await inspectFolder(absolute, incoming);
+    const { path } = guardDir(target, dir);
+    const current = await inspectFolder(path, incoming);
     if (current.kind === 'intact') {
-      plans.push({ dir, write: false });
+      plans.push({ dir, path, write: false });
       continue;
     }
     // Measured against what the lockfile says was installed there; a folder never installed is measured
     // against the incoming version, so one holding something else is not silently replaced.
-    const baseline: FolderState = job.previous ? await inspectFolder(absolute, job.previous) : current;
+    const baseline: FolderState = job.previous ? await inspectFolder(path, job.previous) : current;
     if (baseline.kind === 'modified') modified.push(...describeChanges(displayDir(target, dir), baseline));
-    plans.push({ dir, write: true });
+    plans.push({ dir, path, write: true });
   }
   return plans;
 }
@@ -316,16 +366,25 @@ async function trackInstall(ctx: Context, progress: Progress, ref: PackageRef): 
   }
 }
 
+/** The v1 folders of a job that no agent reads any more, checked on disk like the folders written. */
+function staleFolders(target: InstallTarget, job: InstallJob): { dir: string; folder: GuardedFolder }[] {
+  const dirs = (job.stale?.dirs ?? []).filter((dir) => !job.entry.dirs.includes(dir));
+  return dirs.map((dir) => ({ dir, folder: guardDir(target, dir) }));
+}
+
 /** Removes v1 folders no agent reads any more, when they still hold exactly what v1 wrote. */
-async function removeStale(target: InstallTarget, job: InstallJob, progress: Progress): Promise<void> {
+async function removeStale(
+  target: InstallTarget,
+  job: InstallJob,
+  stale: { dir: string; folder: GuardedFolder }[],
+  progress: Progress,
+): Promise<void> {
   if (!job.stale) return;
-  for (const dir of job.stale.dirs) {
-    if (job.entry.dirs.includes(dir)) continue;
-    const absolute = absoluteDir(target.base, dir);
-    const state = await inspectFolder(absolute, job.stale.files);
+  for (const { dir, folder } of stale) {
+    const state = await inspectFolder(folder.path, job.stale.files);
     if (state.kind === 'absent') continue;
     if (state.kind === 'intact') {
-      await removeFolder(absolute, target.base);
+      await removeFolder(folder.path, folder.root, recheck(target, dir, folder.path));
       progress.note(
         `note: ${job.ref.full}: removed ${displayDir(target, dir)}, which pkgreg 0.1 wrote and no agent reads`,
       );
@@ -353,13 +412,26 @@ export async function runJobs(
   jobs: readonly InstallJob[],
   options: RunOptions,
 ): Promise<JobResult[]> {
-  const planned: { job: InstallJob; plans: FolderPlan[] }[] = [];
+  // Every folder is checked before anything is downloaded or written (safe-folders.ts): names that
+  // one case-insensitive file system would merge, then each folder on disk.
+  const clash = foldCollision(new Set([...options.lockedDirs, ...jobs.flatMap((job) => job.entry.dirs)]));
+  if (clash) {
+    throw new CliError(
+      EXIT.integrity,
+      `${displayDir(target, clash[0])} and ${displayDir(target, clash[1])} are the same folder on a case-insensitive file system; pkgreg does not write where one name could mean the other`,
+    );
+  }
+  const planned: {
+    job: InstallJob;
+    plans: FolderPlan[];
+    stale: { dir: string; folder: GuardedFolder }[];
+  }[] = [];
   for (const job of jobs) {
     checkManifest(labelOf(job.ref, job.version.version), job.version);
     const modified: string[] = [];
     const plans = await planFolders(target, job, modified);
     if (modified.length && !options.force) throw modifiedError(job.ref, modified, options.modifiedHint);
-    planned.push({ job, plans });
+    planned.push({ job, plans, stale: staleFolders(target, job) });
   }
   const files = await downloadAll(ctx, planned, options.progress);
   const staged: StagedFolder[] = [];
@@ -369,7 +441,7 @@ export async function runJobs(
       const content = files.get(job);
       for (const plan of plans) {
         if (!plan.write || !content) continue;
-        staged.push(await stageFolder(absoluteDir(target.base, plan.dir), content));
+        staged.push(await stageFolder(plan.path, content, recheck(target, plan.dir, plan.path)));
       }
     }
     old = swapIntoPlace(staged);
@@ -379,9 +451,9 @@ export async function runJobs(
   }
   await removeOld(old);
   const results: JobResult[] = [];
-  for (const { job, plans } of planned) {
+  for (const { job, plans, stale } of planned) {
     const written = plans.filter((plan) => plan.write).map((plan) => plan.dir);
-    await removeStale(target, job, options.progress);
+    await removeStale(target, job, stale, options.progress);
     if (written.length) await trackInstall(ctx, options.progress, job.ref);
     results.push({ job, written });
   }

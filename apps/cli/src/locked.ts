@@ -1,4 +1,4 @@
-import type { VersionDetail } from '@pkgreg/contracts';
+import type { PackageDetail, VersionDetail } from '@pkgreg/contracts';
 import type { Context } from './context.js';
 import { CliError, EXIT } from './errors.js';
 import { type InstallTarget, type LegacyEntry, labelOf, readLegacyEntries } from './installer.js';
@@ -11,8 +11,9 @@ import {
   readLockfile,
   sameFiles,
 } from './lockfile.js';
-import { parsePackageArg } from './names.js';
+import { type PackageRef, parsePackageArg } from './names.js';
 import type { Progress } from './progress.js';
+import { checkVersionRisk, deprecatedNote, refuseQuarantined, yankedNote } from './risk.js';
 
 // The lockfile as the commands that change installs read it: version 2, with the entries of a
 // version 1 lockfile read against the registry (README: The lockfile).
@@ -65,4 +66,41 @@ export async function lockedVersion(ctx: Context, entry: LockEntry): Promise<Ver
     );
   }
   return version;
+}
+
+/** Every folder the lockfile records, for the check that no two are one folder in another case. */
+export function lockedDirs(lock: Lockfile): string[] {
+  return Object.values(lock.packages).flatMap((entry) => entry.dirs);
+}
+
+/**
+ * The gates of a named install, for a version taken from the lockfile (issue 26): the package must
+ * still be listed (a delisted or removed one: exit 3) and not quarantined (exit 7); a deprecated
+ * package and a yanked version are warned about; the version's risk is asked again (high: exit 7
+ * without --allow-risk; medium and not scanned: a warning).
+ */
+export async function checkLocked(
+  ctx: Context,
+  ref: PackageRef,
+  version: VersionDetail,
+  gates: { allowRisk: boolean; note: (line: string) => void },
+): Promise<void> {
+  const label = labelOf(ref, version.version);
+  const unlisted = () =>
+    new CliError(
+      EXIT.notFound,
+      `${label} (in ${LOCKFILE_NAME}): the registry no longer lists ${ref.full} (delisted or removed), so it is not restored; "pkgreg remove ${ref.full}" drops it`,
+    );
+  let pkg: PackageDetail;
+  try {
+    pkg = await ctx.client.detail(ref.scope, ref.name);
+  } catch (error) {
+    if (error instanceof CliError && error.exitCode === EXIT.notFound) throw unlisted();
+    throw error;
+  }
+  if (pkg.status === 'delisted') throw unlisted();
+  refuseQuarantined(ref.full, pkg.status, pkg.quarantineReason);
+  if (pkg.status === 'deprecated') gates.note(deprecatedNote(ref.full, pkg.deprecationMessage));
+  if (version.yanked) gates.note(yankedNote(label, version.yankReason));
+  checkVersionRisk(ref.full, version, gates.allowRisk, gates.note);
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { normalizeSkillFilePath, type VersionDetail } from '@pkgreg/contracts';
@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { findAgent } from './agents.js';
 import { LOCKFILE_NAME } from './constants.js';
 import { CliError, EXIT } from './errors.js';
+import { badSegment, foldCollision } from './safe-folders.js';
 
 export { LOCKFILE_NAME };
 export const LOCKFILE_VERSION = 2;
@@ -113,10 +114,14 @@ function safeRelative(path: string): boolean {
   return normalizeSkillFilePath(path) !== null;
 }
 
-/** A folder is `<parents…>/<name>`; the global lockfile may also hold absolute folders (CODEX_HOME). */
+/**
+ * A folder is `<parents…>/<name>`; the global lockfile may also hold absolute folders (CODEX_HOME).
+ * Every name must be one plain folder name on every file system: no `..`, backslash, drive letter or
+ * stream (`C:`), name Windows cuts (a trailing dot or space), control character, or `.git`.
+ */
 export function validLockDir(dir: string, name: string, global: boolean): boolean {
-  // Never inside git's own folder: a hooks folder there would run whatever the lockfile put in it.
-  if (dir.split('/').some((segment) => segment.toLowerCase() === '.git')) return false;
+  const names = global && posix.isAbsolute(dir) ? dir.slice(1).split('/') : dir.split('/');
+  if (names.some((segment) => badSegment(segment) !== undefined)) return false;
   if (global && posix.isAbsolute(dir)) {
     const rest = dir.slice(1);
     return rest !== '' && safeRelative(rest) && posix.basename(dir) === name && rest.includes('/');
@@ -161,6 +166,15 @@ function lockfileSchema(global: boolean) {
         if (!entry.files['SKILL.md']) issue('files', 'SKILL.md is missing');
         const conflict = pathConflict(Object.keys(entry.files));
         if (conflict) issue('files', `${conflict} is inside another file`);
+      }
+      // Folders one name apart on a case-insensitive file system are one folder there (safe-folders.ts).
+      const clash = foldCollision(Object.values(lock.packages).flatMap((entry) => entry.dirs));
+      if (clash) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['packages'],
+          message: `${clash[0]} and ${clash[1]} are the same folder on a case-insensitive file system`,
+        });
       }
     });
 }
@@ -346,10 +360,11 @@ export function unlockedDependency(
 }
 
 export async function writeLockfile(path: string, lock: Lockfile | LockfileV1): Promise<void> {
-  // Write then rename, so an interrupted run never leaves half a lockfile behind.
+  // Write then rename, so an interrupted run never leaves half a lockfile behind. The temporary name is
+  // unguessable and created exclusively: a link planted under it is never written through.
   await mkdir(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, serializeLockfile(lock));
+  const temporary = `${path}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(temporary, serializeLockfile(lock), { flag: 'wx' });
   await rename(temporary, path);
 }
 

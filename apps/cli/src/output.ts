@@ -1,3 +1,5 @@
+import { oneLine } from './terminal-text.js';
+
 // Plain-text layout helpers for results on stdout.
 
 /** Cuts text to `width` code points, marking the cut with an ellipsis. */
@@ -21,7 +23,9 @@ export interface Column {
 }
 
 /** Lays out rows in columns two spaces apart, shrinking the flexible column so rows fit `totalWidth`. */
-export function table(columns: Column[], rows: string[][], totalWidth: number): string[] {
+export function table(columns: Column[], cells: string[][], totalWidth: number): string[] {
+  // Cells hold registry text: made safe before they are measured, so the columns line up.
+  const rows = cells.map((row) => row.map(oneLine));
   const widths = columns.map((column, i) =>
     Math.max(Array.from(column.header).length, ...rows.map((row) => Array.from(row[i] ?? '').length)),
   );

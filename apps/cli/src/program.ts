@@ -83,7 +83,10 @@ export function createProgram(): Command {
     .option('-g, --global', "install into the user's home folder instead of the project")
     .option('-f, --force', 'overwrite skills that were modified locally')
     .option('--frozen', 'never modify the lockfile; fail on any difference from it (for CI)')
-    .option('--allow-risk', 'install a version whose risk scan found high-risk content (exit 7 without it)')
+    .option(
+      '--allow-risk',
+      'install a version whose risk scan found high-risk content, named or restored from the lockfile (exit 7 without it)',
+    )
     .addHelpText('after', `\nAgents (ids and aliases): ${AGENT_NAMES.join(', ')}`)
     .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
       const { install } = await import('./commands/install.js');
@@ -137,6 +140,10 @@ export function createProgram(): Command {
     .argument('[packages...]', 'package names as @scope/name (default: every locked package)')
     .option('-g, --global', 'update the global installs')
     .option('-f, --force', 'overwrite skills that were modified locally')
+    .option(
+      '--allow-risk',
+      'install a new version whose risk scan found high-risk content (exit 7 without it)',
+    )
     .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
       const { update } = await import('./commands/update.js');
       await update(names, options, command);

@@ -1,6 +1,8 @@
 // Progress goes to stderr so stdout carries only results. On a terminal one line is redrawn in place
 // and erased at the end; anywhere else (CI logs, pipes) each step is a plain line. A download of many
 // files or bytes shows a bar instead, on a terminal only.
+import { oneLine } from './terminal-text.js';
+
 const FRAMES = ['|', '/', '-', '\\'];
 const CLEAR_LINE = '\r\x1b[2K';
 
@@ -32,7 +34,7 @@ export function createProgress(total: number, stream: NodeJS.WriteStream = proce
 
   function render(): void {
     const counter = index > 0 ? ` [${index}/${total}]` : '';
-    const text = `${FRAMES[frame % FRAMES.length]}${counter} ${label}`;
+    const text = `${FRAMES[frame % FRAMES.length]}${counter} ${oneLine(label)}`;
     // Never let the line wrap: a wrapped line cannot be erased with one \r.
     const width = Math.max(10, (stream.columns ?? 80) - 1);
     stream.write(`${CLEAR_LINE}${text.slice(0, width)}`);
@@ -55,7 +57,7 @@ export function createProgress(total: number, stream: NodeJS.WriteStream = proce
     step(next) {
       index += 1;
       if (!tty) {
-        stream.write(`[${index}/${total}] ${next}\n`);
+        stream.write(`[${index}/${total}] ${oneLine(next)}\n`);
         return;
       }
       show(next);
@@ -64,11 +66,12 @@ export function createProgress(total: number, stream: NodeJS.WriteStream = proce
       if (tty) show(next);
     },
     note(line) {
+      // Notes quote the registry (deprecation and yank reasons, findings): one safe line each.
       if (tty && timer) {
-        stream.write(`${CLEAR_LINE}${line}\n`);
+        stream.write(`${CLEAR_LINE}${oneLine(line)}\n`);
         render();
       } else {
-        stream.write(`${line}\n`);
+        stream.write(`${oneLine(line)}\n`);
       }
     },
     done() {
@@ -93,7 +96,7 @@ export function silentProgress(stream: NodeJS.WriteStream = process.stderr): Pro
     step() {},
     status() {},
     note(line) {
-      stream.write(`${line}\n`);
+      stream.write(`${oneLine(line)}\n`);
     },
     done() {},
   };
@@ -162,7 +165,7 @@ export async function createDownloadBar(
       bar.update(value, { done: formatBytes(value), size, label });
     },
     note(line) {
-      bars.log(`${line}\n`);
+      bars.log(`${oneLine(line)}\n`);
     },
     stop,
   };

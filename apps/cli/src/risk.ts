@@ -3,7 +3,26 @@ import { CliError, EXIT } from './errors.js';
 
 // What install does with the registry's risk scan (docs/risk-scan.md): a quarantined package and a
 // high-risk version are refused (exit 7) unless --allow-risk; a medium-risk version is installed with a
-// warning on stderr naming its findings.
+// warning on stderr naming its findings, and so is a version never scanned (risk null: "not scanned",
+// never "none"). Named installs, lockfile restores, dependencies and updates all pass these gates.
+
+/** How `info` shows a risk of null: the version was never scanned, which says nothing about it. */
+export const NOT_SCANNED = 'not scanned (the registry has not scanned this version)';
+
+/** The warning for a version the registry never scanned. */
+export function notScanned(label: string): string {
+  return `${label} was not scanned for risk by the registry (risk: not scanned); review its files before you use it`;
+}
+
+/** The warning for a deprecated package, with the owner's message. */
+export function deprecatedNote(name: string, message: string | null | undefined): string {
+  return `warning: ${name} is deprecated${message ? `: ${message}` : '; consider an alternative'}`;
+}
+
+/** The warning for a yanked version (reached only by an exact version: typed, or locked). */
+export function yankedNote(label: string, reason: string | null | undefined): string {
+  return `warning: ${label} is yanked by its owner${reason ? ` (${reason})` : ''}`;
+}
 
 /** How many findings a warning names before "and N more". */
 const SHOWN = 5;
@@ -31,8 +50,12 @@ export function checkVersionRisk(
   allowRisk: boolean,
   warn: (line: string) => void,
 ): void {
-  if (version.risk !== 'high' && version.risk !== 'medium') return;
   const label = `${name}@${version.version}`;
+  if (version.risk === null) {
+    warn(`warning: ${notScanned(label)}`);
+    return;
+  }
+  if (version.risk !== 'high' && version.risk !== 'medium') return;
   if (version.risk === 'high' && !allowRisk) {
     warn(`${label} has high-risk findings:`);
     for (const line of findingLines(version.findings)) warn(line);

@@ -15,6 +15,7 @@ import {
   pathConflict,
   sha256Hex,
 } from './lockfile.js';
+import { foldCollision, foldPath } from './safe-folders.js';
 
 /** One file of a skill folder, ready to write: a regular file's bytes, or a symbolic link's target. */
 export interface SkillFile {
@@ -57,9 +58,18 @@ export function checkManifest(label: string, version: VersionDetail): void {
   }
   const conflict = pathConflict(seen);
   if (conflict) throw integrityError(`${label}: the manifest puts ${conflict} inside another file`);
+  // On a case-insensitive or normalising file system (macOS, Windows) two such names are one file, and
+  // a link target's `D/L` is the link `d/l`: refused, and links resolved in that world too.
+  const clash = foldCollision(seen);
+  if (clash) {
+    throw integrityError(
+      `${label}: the manifest names ${clash[0]} and ${clash[1]}, the same file on a case-insensitive file system`,
+    );
+  }
   if (!seen.has('SKILL.md')) throw integrityError(`${label}: the manifest has no SKILL.md`);
+  const folded = new Map([...links].map(([path, target]) => [foldPath(path), foldPath(target)]));
   for (const path of links.keys()) {
-    if (resolveSkillLink(path, links) === null) {
+    if (resolveSkillLink(path, links) === null || resolveSkillLink(foldPath(path), folded) === null) {
       throw integrityError(
         `${label}: the symbolic link ${path} -> ${links.get(path)} would escape the skill folder`,
       );

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
-import { basename, dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { FILE_MODES } from './lockfile.js';
 import type { SkillFile } from './skill-files.js';
 
@@ -73,11 +73,21 @@ async function removeLeftovers(target: string): Promise<void> {
 export interface StagedFolder {
   target: string;
   staging: string;
+  /** Throws when the folder's place on disk is no longer safe (installer.ts, safe-folders.ts). */
+  check?: () => void;
 }
 
-/** Writes the files into a new staging folder beside `target`: regular files first, links last. */
-export async function stageFolder(target: string, files: readonly SkillFile[]): Promise<StagedFolder> {
+/**
+ * Writes the files into a new staging folder beside `target`: regular files first, links last.
+ * `check` runs once the folders above exist, before anything else is written beside the target.
+ */
+export async function stageFolder(
+  target: string,
+  files: readonly SkillFile[],
+  check?: () => void,
+): Promise<StagedFolder> {
   await mkdir(dirname(target), { recursive: true });
+  check?.();
   await removeLeftovers(target);
   const staging = sibling(target, STAGE_MARK);
   hold(staging);
@@ -112,7 +122,7 @@ export async function stageFolder(target: string, files: readonly SkillFile[]): 
     await discardStaged([{ target, staging }]);
     throw error;
   }
-  return { target, staging };
+  return { target, staging, check };
 }
 
 export async function discardStaged(staged: readonly StagedFolder[]): Promise<void> {
@@ -128,6 +138,9 @@ export async function discardStaged(staged: readonly StagedFolder[]): Promise<vo
  * (new folders back out, old folders back in) and the error is thrown. Returns the old copies to remove.
  */
 export function swapIntoPlace(staged: readonly StagedFolder[]): string[] {
+  // Every place checked again first, with no await until the renames are done: a link swapped in
+  // after the plan was made stops the swap before any folder moves.
+  for (const { check } of staged) check?.();
   const done: { target: string; staging: string; old: string | undefined }[] = [];
   try {
     for (const { target, staging } of staged) {
@@ -160,9 +173,11 @@ export async function removeOld(paths: readonly string[]): Promise<void> {
 
 /**
  * Deletes a skill folder: moved aside first, so a failure midway never leaves half a folder in place.
- * Then the folders holding it that are left empty go too, up to (not including) `base`.
+ * Then the folders holding it that are left empty go too, up to (not including) `base`. `check` runs
+ * right before the move (a link put on the way since the folder was checked stops it).
  */
-export async function removeFolder(target: string, base: string): Promise<void> {
+export async function removeFolder(target: string, base: string, check?: () => void): Promise<void> {
+  check?.();
   if (present(target)) {
     const old = sibling(target, OLD_MARK);
     renameSync(target, old);
@@ -170,7 +185,7 @@ export async function removeFolder(target: string, base: string): Promise<void> 
   }
   for (let dir = dirname(target); ; dir = dirname(dir)) {
     const rel = relative(base, dir);
-    if (rel === '' || rel.startsWith('..') || dir === dirname(dir)) return;
+    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || dir === dirname(dir)) return;
     try {
       await rmdir(dir);
     } catch {

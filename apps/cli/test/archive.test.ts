@@ -259,6 +259,72 @@ describe('checkManifest: refused before any download', () => {
     }
   });
 
+  it('names one case-insensitive or normalising file system merges, and links escaping there (issue 26)', async () => {
+    const cases: [FixtureFile[], RegExp][] = [
+      [
+        [
+          { path: 'SKILL.md', content: 'x' },
+          { path: 'skill.md', content: 'y' },
+        ],
+        /the manifest names SKILL\.md and skill\.md, the same file on a case-insensitive file system/,
+      ],
+      [
+        [
+          { path: 'SKILL.md', content: 'x' },
+          { path: 'Docs/a.md', content: 'a' },
+          { path: 'docs/b.md', content: 'b' },
+        ],
+        /names Docs and docs, the same file/,
+      ],
+      [
+        [
+          { path: 'SKILL.md', content: 'x' },
+          { path: 'caf\u00e9.md', content: 'nfc' },
+          { path: 'cafe\u0301.md', content: 'nfd' },
+        ],
+        /names cafe\u0301\.md and caf\u00e9\.md, the same file/,
+      ],
+      [
+        [
+          { path: 'SKILL.md', content: 'x' },
+          { path: 'stra\u00dfe.md', content: 'sharp s' },
+          { path: 'STRASSE.md', content: 'upper' },
+        ],
+        /names STRASSE\.md and stra\u00dfe\.md, the same file/,
+      ],
+      [
+        [
+          { path: 'SKILL.md', content: 'x' },
+          { path: 'notes.md', content: 'a' },
+          { path: 'notes.md.', content: 'b' },
+        ],
+        /names notes\.md and notes\.md\., the same file/,
+      ],
+      [
+        // Case-sensitive, D/L is no link and m stays inside; where D/L is d/l, m leaves the folder.
+        [
+          { path: 'SKILL.md', content: 'x' },
+          { path: 'd/l', linkTarget: '..' },
+          { path: 'm', linkTarget: 'D/L/..' },
+        ],
+        /the symbolic link m -> D\/L\/\.\. would escape the skill folder/,
+      ],
+    ];
+    for (const [files, message] of cases) {
+      const { manifest } = await fixtureVersion('pdf', '1.0.0', files);
+      expect(() => checkManifest('@acme/pdf@1.0.0', manifest)).toThrow(message);
+    }
+    // The same names without a twin are fine.
+    const { manifest } = await fixtureVersion('pdf', '1.0.0', [
+      { path: 'SKILL.md', content: 'x' },
+      { path: 'Docs/a.md', content: 'a' },
+      { path: 'caf\u00e9.md', content: 'nfc' },
+      { path: 'd/l', linkTarget: '..' },
+      { path: 'm', linkTarget: 'd/l/Docs' },
+    ]);
+    expect(() => checkManifest('@acme/pdf@1.0.0', manifest)).not.toThrow();
+  });
+
   it('escaping paths, a missing SKILL.md and a digest that does not match the files', async () => {
     const { manifest } = await fixtureVersion('pdf', '1.0.0', FILES);
     const withPath = (path: string) => ({

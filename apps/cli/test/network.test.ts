@@ -189,6 +189,84 @@ describe('an unavailable or misbehaving registry', () => {
   });
 });
 
+describe('a JSON body is read up to 16 MiB (issue 26), like archives up to their bound', () => {
+  const CAP = 16 * 1024 * 1024;
+
+  it('a valid but oversized answer (declared length) is exit 4 naming the bound, not shown', async () => {
+    proxy = await startFaultProxy(registry.url, () => (body) => {
+      const json = JSON.parse(body);
+      if (json.description !== undefined) json.description = 'x'.repeat(CAP + 1);
+      for (const item of json.results ?? []) item.description = 'x'.repeat(CAP + 1);
+      return JSON.stringify(json);
+    });
+    for (const [args, route] of [
+      [['info', '@acme/pdf-tools'], 'GET /api/packages/@acme/pdf-tools'],
+      [['search', 'pdf'], 'GET /api/search?q=pdf'],
+    ] as const) {
+      const result = await runCli(['--registry', proxy.url, ...args], {
+        cwd: await tempDir('net'),
+        home: await tempDir('home'),
+      });
+      expect(result.code).toBe(4);
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `^error: Malformed response from registry \\(${route.replace(/[?/.]/g, '\\$&')}\\): \\d+ bytes, more than the ${CAP} a response may have\\n$`,
+        ),
+      );
+      expect(result.stdout).toBe('');
+    }
+  });
+
+  it('an error body that large is exit 4 too, never printed', async () => {
+    proxy = await startFaultProxy(registry.url, () => ({
+      status: 404,
+      body: JSON.stringify({ error: 'y'.repeat(CAP) }),
+    }));
+    const result = await search(['--registry', proxy.url]);
+    expect(result.code).toBe(4);
+    expect(result.stderr.length).toBeLessThan(300);
+  });
+
+  it('an endless body without a length stops at the bound: the client hangs up, nothing is retried', async () => {
+    let sent = 0;
+    let requests = 0;
+    const closed: Promise<void>[] = [];
+    const endless = createServer((req, res) => {
+      requests += 1;
+      // The client hanging up mid-body is the point: its reset is expected.
+      req.socket.on('error', () => {});
+      res.on('error', () => {});
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.from(' '.repeat(65_536));
+      res.write('{"results": [');
+      const pump = () => {
+        while (!res.destroyed && res.write(chunk)) sent += chunk.length;
+      };
+      res.on('drain', pump);
+      closed.push(new Promise((resolve) => req.socket.once('close', () => resolve())));
+      pump();
+    });
+    endless.listen(0, '127.0.0.1');
+    await once(endless, 'listening');
+    const address = endless.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    try {
+      const result = await search(['--registry', url], { PKGREG_TIMEOUT_MS: '60000' });
+      expect(result.code).toBe(4);
+      expect(result.stderr).toBe(
+        `error: Malformed response from registry (GET /api/search?q=pdf): more than ${CAP} bytes, more than the ${CAP} a response may have\n`,
+      );
+      await Promise.all(closed);
+      expect(requests).toBe(1);
+      // What the kernel's socket buffers held besides: far less than a second bound.
+      expect(sent).toBeLessThan(2 * CAP);
+    } finally {
+      endless.closeAllConnections();
+      endless.close();
+    }
+  });
+});
+
 describe('http client retry policy (in process, against the real registry behind the fault proxy)', () => {
   it('caps a long Retry-After at maxRetryAfterMs', async () => {
     proxy = await startFaultProxy(registry.url, (_req, index) =>

@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, runCli, tempDir } from './helpers/cli.js';
 import { type RunningRegistry, startRegistry } from './helpers/registry.js';
-import { type SkillFixture, seedSkills } from './helpers/seed.js';
+import { tree } from './helpers/folders.js';
+import { type SkillFixture, seedSkills, updateSkill } from './helpers/seed.js';
 
 // docs/risk-scan.md, as the CLI shows it: `info` prints the risk and every finding; `install` refuses a
 // quarantined package and a high-risk version (exit 7, --allow-risk overrides the latter) and warns on
@@ -35,13 +37,30 @@ const HELD: SkillFixture = {
   description: 'Reported by users',
 };
 
+// Packages whose state changes after they are installed (issue 26: a restore asks again).
+const later = (name: string, extra: Partial<SkillFixture> = {}): SkillFixture => ({
+  owner: 'risky',
+  repo: 'later',
+  path: name,
+  name,
+  description: `Installed, then ${name}`,
+  ...extra,
+});
+const SOON = later('quarantined');
+const LEAVING = later('delisted');
+const YANKEE = later('yanked');
+const UNSCANNED = later('unscanned');
+const BASE = later('base');
+const APP = later('app', { dependencies: '@risky/base' });
+const TURNING = later('turning');
+
 let database: TestDatabase;
 let registry: RunningRegistry;
 let home: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  await seedSkills(database, [DANGER, SHELL, HELD]);
+  await seedSkills(database, [DANGER, SHELL, HELD, SOON, LEAVING, YANKEE, UNSCANNED, BASE, APP, TURNING]);
   await database.db
     .updateTable('packages')
     .set({ quarantined_at: new Date(), quarantine_reason: 'reported: steals tokens' })
@@ -124,5 +143,177 @@ describe('pkgreg install', () => {
     const cwd = await tempDir('help');
     expect((await cli(['--help'], cwd)).stdout).toMatch(/ {2}7 {2}refused for risk/);
     expect((await cli(['install', '--help'], cwd)).stdout).toContain('--allow-risk');
+  });
+});
+
+async function quarantine(name: string, reason: string): Promise<void> {
+  await database.db
+    .updateTable('packages')
+    .set({ quarantined_at: new Date(), quarantine_reason: reason })
+    .where('scope', '=', 'risky')
+    .where('name', '=', name)
+    .execute();
+}
+
+/** A project with `name` installed (and locked) while it was fine, its folder then deleted. */
+async function installedThenGone(args: string[]): Promise<string> {
+  const cwd = await tempDir('restore');
+  const first = await cli(['install', ...args, '--agent', 'claude'], cwd);
+  expect(first.code).toBe(0);
+  await rm(join(cwd, '.claude'), { recursive: true });
+  return cwd;
+}
+
+describe('a lockfile restore asks what a named install asks (issue 26)', () => {
+  it('refuses a package quarantined since it was locked: exit 7 with the reason, nothing written', async () => {
+    const cwd = await installedThenGone(['@risky/quarantined']);
+    const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
+    await quarantine('quarantined', 'reported: mines coins');
+    for (const args of [
+      ['install'],
+      ['install', '--frozen'],
+      ['install', '--allow-risk'],
+      ['install', '--force'],
+    ]) {
+      const result = await cli(args, cwd);
+      expect({ args, code: result.code }).toEqual({ args, code: 7 });
+      expect(result.stderr).toContain(
+        '@risky/quarantined: quarantined by the registry operator; install refused (reported: mines coins)',
+      );
+    }
+    expect(await tree(cwd)).toEqual(['pkgreg-lock.json']);
+    expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
+  });
+
+  it('refuses a dependency quarantined since it was locked, with --frozen too', async () => {
+    const cwd = await installedThenGone(['@risky/app']);
+    await quarantine('base', 'reported: steals keys');
+    for (const args of [['install', '@risky/app', '--frozen'], ['install', '--frozen'], ['install']]) {
+      const result = await cli(args, cwd);
+      expect({ args, code: result.code }).toEqual({ args, code: 7 });
+      expect(result.stderr).toContain(
+        'quarantined by the registry operator; install refused (reported: steals keys)',
+      );
+    }
+    expect(await tree(cwd)).toEqual(['pkgreg-lock.json']);
+  });
+
+  it('refuses a package the registry no longer lists: exit 3, naming it', async () => {
+    const cwd = await installedThenGone(['@risky/delisted']);
+    await database.db
+      .updateTable('packages')
+      .set({ status: 'delisted' })
+      .where('name', '=', 'delisted')
+      .execute();
+    for (const args of [['install'], ['install', '--frozen']]) {
+      const result = await cli(args, cwd);
+      expect({ args, code: result.code }).toEqual({ args, code: 3 });
+      expect(result.stderr).toMatch(
+        /^error: @risky\/delisted@\S+ \(in pkgreg-lock\.json\): the registry no longer lists @risky\/delisted \(delisted or removed\), so it is not restored; "pkgreg remove @risky\/delisted" drops it\n$/,
+      );
+    }
+    expect(await tree(cwd)).toEqual(['pkgreg-lock.json']);
+  });
+
+  it('refuses a high-risk locked version without --allow-risk (exit 7); with it, restores and warns', async () => {
+    const cwd = await tempDir('restore');
+    expect((await cli(['install', '@risky/danger', '--agent', 'claude', '--allow-risk'], cwd)).code).toBe(0);
+    await rm(join(cwd, '.claude'), { recursive: true });
+    for (const args of [['install'], ['install', '--frozen'], ['install', '--force']]) {
+      const result = await cli(args, cwd);
+      expect({ args, code: result.code }).toEqual({ args, code: 7 });
+      expect(result.stderr).toContain('high remote-code-execution SKILL.md:12');
+      expect(result.stderr).toMatch(/@risky\/danger@\S+: high risk, not installed; .*--allow-risk/);
+    }
+    expect(await tree(cwd)).toEqual(['pkgreg-lock.json']);
+    const allowed = await cli(['install', '--frozen', '--allow-risk'], cwd);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stderr).toContain('has high-risk findings (--allow-risk)');
+    expect(existsSync(join(cwd, '.claude/skills/danger/SKILL.md'))).toBe(true);
+  });
+
+  it('warns about a version yanked since it was locked, and restores it', async () => {
+    const cwd = await installedThenGone(['@risky/yanked']);
+    const lock = JSON.parse(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8'));
+    const version = lock.packages['@risky/yanked'].version as string;
+    const row = await database.db
+      .selectFrom('package_versions as v')
+      .innerJoin('packages as p', 'p.id', 'v.package_id')
+      .select('v.id')
+      .where('p.name', '=', 'yanked')
+      .executeTakeFirstOrThrow();
+    await database.db
+      .insertInto('package_version_yanks')
+      .values({ version_id: row.id, reason: 'broken on Windows', yanked_at: new Date() })
+      .execute();
+    const result = await cli(['install', '--frozen'], cwd);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      `warning: @risky/yanked@${version} is yanked by its owner (broken on Windows)\n`,
+    );
+    expect(existsSync(join(cwd, '.claude/skills/yanked/SKILL.md'))).toBe(true);
+  });
+});
+
+describe('a version never scanned is "not scanned", never "none" (issue 26)', () => {
+  beforeAll(async () => {
+    const pkg = await database.db
+      .updateTable('packages')
+      .set({ risk: null })
+      .where('name', '=', 'unscanned')
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await database.db
+      .updateTable('package_versions')
+      .set({ risk: null, findings: JSON.stringify([]) })
+      .where('package_id', '=', pkg.id)
+      .execute();
+  });
+
+  it('info shows it and warns', async () => {
+    const result = await cli(['info', '@risky/unscanned'], await tempDir('info'));
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Risk:\s+not scanned \(the registry has not scanned this version\)$/m);
+    expect(result.stdout).not.toMatch(/^Risk:\s+none/m);
+    expect(result.stderr).toMatch(
+      /^warning: @risky\/unscanned@\S+ was not scanned for risk by the registry/m,
+    );
+    const json = JSON.parse(
+      (await cli(['info', '@risky/unscanned', '--json'], await tempDir('info'))).stdout,
+    );
+    expect(json.risk).toBeNull();
+  });
+
+  it('install, a restore and --frozen install it with the warning', async () => {
+    const cwd = await tempDir('project');
+    const named = await cli(['install', '@risky/unscanned', '--agent', 'claude'], cwd);
+    expect(named.code).toBe(0);
+    const warning =
+      /^warning: @risky\/unscanned@\S+ was not scanned for risk by the registry \(risk: not scanned\); review its files before you use it$/m;
+    expect(named.stderr).toMatch(warning);
+    for (const args of [['install'], ['install', '--frozen']]) {
+      await rm(join(cwd, '.claude'), { recursive: true });
+      const result = await cli(args, cwd);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toMatch(warning);
+    }
+  });
+});
+
+describe('update asks what install asks of a new version (issue 26)', () => {
+  it('refuses a new high-risk version without --allow-risk (exit 7), installs it with', async () => {
+    const cwd = await tempDir('update');
+    expect((await cli(['install', '@risky/turning', '--agent', 'claude'], cwd)).code).toBe(0);
+    const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
+    await updateSkill(database, { ...TURNING, body: DANGER.body });
+    const refused = await cli(['update'], cwd);
+    expect(refused.code).toBe(7);
+    expect(refused.stderr).toMatch(/@risky\/turning@\S+: high risk, not installed/);
+    expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
+    expect(await readFile(join(cwd, '.claude/skills/turning/SKILL.md'), 'utf8')).not.toContain(INSTALLER);
+    const allowed = await cli(['update', '--allow-risk'], cwd);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stderr).toContain('has high-risk findings (--allow-risk)');
+    expect(await readFile(join(cwd, '.claude/skills/turning/SKILL.md'), 'utf8')).toContain(INSTALLER);
   });
 });

@@ -163,3 +163,38 @@ describe('install progress on a TTY', () => {
     }
   }, 180_000);
 });
+
+describe('registry text on a TTY', () => {
+  it('registry text cannot drive the terminal: no title, no clipboard, no cleared screen (issue 26)', async () => {
+    const hostile = `Plain words${ESC}]2;PWNED-TITLE\x07${ESC}]52;c;cHduZWQ=\x07${ESC}[2J${ESC}[H then more`;
+    const proxy = await startFaultProxy(registry.url, (req) =>
+      req.url === '/api/packages/@acme/alpha-skill'
+        ? (body: string) => JSON.stringify({ ...JSON.parse(body), description: hostile })
+        : 'forward',
+    );
+    try {
+      const cwd = await tempDir('tty-text');
+      await writeFile(
+        join(cwd, 'run.sh'),
+        `echo BEFORE-THE-RUN\nenv -i PATH="$PATH" HOME=${cwd} ${process.execPath} ${CLI_ENTRY} --registry ${proxy.url} info @acme/alpha-skill\necho "EXIT=$?"\n`,
+      );
+      await tmux(['new-session', '-d', '-x', '100', '-y', '40', '-s', 'text', '-c', cwd, 'sh']);
+      // Let applications set tmux's clipboard (OSC 52), so a clipboard write would show as a buffer.
+      await tmux(['set-option', '-s', 'set-clipboard', 'on']);
+      const title = (await tmux(['display-message', '-p', '-t', 'text', '#{pane_title}'])).stdout;
+      await tmux(['send-keys', '-t', 'text', 'clear; sh run.sh', 'Enter']);
+      let screen = '';
+      for (let i = 0; i < 900 && !/EXIT=\d+/.test(screen); i++) {
+        await sleep(100);
+        screen = (await tmux(['capture-pane', '-p', '-t', 'text'])).stdout;
+      }
+      expect(screen).toContain('EXIT=0');
+      expect(screen).toContain('BEFORE-THE-RUN');
+      expect(screen).toContain('Plain words then more');
+      expect((await tmux(['display-message', '-p', '-t', 'text', '#{pane_title}'])).stdout).toBe(title);
+      expect((await tmux(['list-buffers'])).stdout).toBe('');
+    } finally {
+      await proxy.close();
+    }
+  }, 180_000);
+});

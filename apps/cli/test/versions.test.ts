@@ -521,6 +521,24 @@ describe('bad inputs leave nothing written', () => {
         /the symbolic link m -> d\/l\/\.\.\/\.\.\/escape would escape the skill folder/,
       ],
       [
+        'names a case-insensitive file system merges (issue 26)',
+        [
+          { path: 'SKILL.md', content: '# x\n' },
+          { path: 'Notes.md', content: 'one\n' },
+          { path: 'notes.md', content: 'two\n' },
+        ],
+        /the manifest names Notes\.md and notes\.md, the same file on a case-insensitive file system/,
+      ],
+      [
+        'a link leaving the folder where case does not count (issue 26)',
+        [
+          { path: 'SKILL.md', content: '# x\n' },
+          { path: 'd/l', linkTarget: '..' },
+          { path: 'm', linkTarget: 'D/L/../../escape' },
+        ],
+        /the symbolic link m -> D\/L\/\.\.\/\.\.\/escape would escape the skill folder/,
+      ],
+      [
         'an archive entry climbing out beside a good manifest',
         null,
         /"report-kit\/\.\.\/\.\.\/escape\.sh", which would escape/,

@@ -276,31 +276,42 @@ describe('delisting, quarantine and removal reach caches within the documented b
     await get(exact, { 'If-None-Match': archive.headers.etag as string }).expect(304);
   });
 
-  it('quarantined: versions stay readable for review but no cache keeps them; list drops it', async () => {
+  it('quarantined: the manifest stays readable for review but no cache keeps it; the bytes are 410; list drops it', async () => {
     const versions = VersionListResponseSchema.parse((await get('/api/packages/@acme/held/versions')).body);
     const exact = `/api/packages/@acme/held/versions/${versions.data[0]?.version}`;
+    const latest = '/api/packages/@acme/held/versions/latest';
     const before = await get(`${exact}/files/SKILL.md`).expect(200);
     expect(before.headers['cache-control']).toBe(IMMUTABLE);
+    const archive = await get(`${exact}/archive.tgz`).expect(200);
     expect(await quarantinePackage(t.db, { scope: 'acme', name: 'held' }, 'reported')).toBe(true);
     await refreshDerivedTables(t.db);
-    for (const path of [
-      `${exact}/files/SKILL.md`,
-      `${exact}/archive.tgz`,
-      exact,
-      '/api/packages/@acme/held/versions',
-    ]) {
+    for (const path of [exact, latest, '/api/packages/@acme/held/versions']) {
       const res = await get(path).expect(200);
       expect({ path, cacheControl: res.headers['cache-control'] }).toEqual({
         path,
         cacheControl: 'no-store',
       });
     }
-    // A CDN that kept the bytes before the quarantine revalidates after s-maxage and is told not to keep them.
-    const revalidated = await get(`${exact}/files/SKILL.md`, {
-      'If-None-Match': before.headers.etag as string,
-    });
-    expect(revalidated.status).toBe(304);
-    expect(revalidated.headers['cache-control']).toBe('no-store');
+    // No client gets the bytes (issue 26); a CDN that kept them from before revalidates after s-maxage
+    // and is told they are gone, never 304.
+    for (const [path, held] of [
+      [`${exact}/files/SKILL.md`, before],
+      [`${exact}/archive.tgz`, archive],
+      [`${latest}/files/SKILL.md`, before],
+      [`${latest}/archive.tgz`, archive],
+    ] as const) {
+      for (const headers of [
+        {} as Record<string, string>,
+        { 'If-None-Match': held.headers.etag as string },
+        { 'If-Modified-Since': held.headers['last-modified'] as string },
+      ]) {
+        const res = await get(path, headers).expect(410);
+        expect(res.body).toEqual({ error: '@acme/held is quarantined by the registry operator: reported' });
+        expect(res.headers['cache-control']).toBe('no-store');
+        expect(res.headers.etag).toBeUndefined();
+        expect(res.headers['last-modified']).toBeUndefined();
+      }
+    }
     const list = ListResponseSchema.parse((await get('/api/packages').expect(200)).body);
     expect(list.data.map((p) => p.name)).not.toContain('held');
     const detail = await get('/api/packages/@acme/held').expect(200);

@@ -12,6 +12,7 @@ import { indexSource } from '@pkgreg/indexer';
 import { commitFiles, createRepo, git, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quarantinePackage, releasePackage } from '../src/moderation/moderation.repository.js';
 import { removePackage } from '../src/packages/packages.repository.js';
 import { useTestRegistry } from './fixtures.js';
 
@@ -241,6 +242,70 @@ describe('a new upstream commit', () => {
     const res = await request(t.app).get(`${base}/versions?page=2&pageSize=1`).expect(200);
     expect(res.body).toMatchObject({ total: 2, page: 2, pageSize: 1 });
     expect(res.body.data.map((v: VersionSummary) => v.version)).toEqual([versions[1]?.version]);
+  });
+});
+
+describe('a quarantined package (docs/risk-scan.md): its manifest is readable, its bytes are 410', () => {
+  let versions: VersionSummary[];
+  const paths = () => {
+    const [newer, older] = versions.map((v) => v.version);
+    return [
+      `${base}/versions/${newer}/archive.tgz`,
+      `${base}/versions/${older}/archive.tgz`,
+      `${base}/versions/latest/archive.tgz`,
+      `${base}/versions/${older}/files/SKILL.md`,
+      `${base}/versions/latest/files/forms.md`,
+      `${base}/versions/latest/files/scripts/fill.py`,
+      `${base}/versions/latest/files/assets/logo.png`,
+      `${base}/versions/latest/files/docs/forms-link.md`,
+    ];
+  };
+
+  beforeAll(async () => {
+    versions = VersionListResponseSchema.parse((await request(t.app).get(`${base}/versions`)).body).data;
+    expect(versions).toHaveLength(2);
+    expect(await quarantinePackage(t.db, { scope: 'acme', name: 'pdf' }, 'reported: sends tokens away')).toBe(
+      true,
+    );
+  });
+
+  afterAll(async () => {
+    // The tests below this block read the package's bytes: never leave it quarantined.
+    await releasePackage(t.db, { scope: 'acme', name: 'pdf' });
+  });
+
+  it('every archive and file, exact or latest, GET or HEAD, answers 410 with the reason and no bytes', async () => {
+    for (const path of paths()) {
+      const res = await request(t.app).get(path).expect(410);
+      expect(res.body, path).toEqual({
+        error: '@acme/pdf is quarantined by the registry operator: reported: sends tokens away',
+      });
+      expect(res.headers['cache-control'], path).toBe('no-store');
+      expect(res.headers['content-type'], path).toMatch(/^application\/json/);
+      await request(t.app).head(path).expect(410);
+    }
+  });
+
+  it('a file that does not exist is 410 too: nothing about the bytes is told', async () => {
+    await request(t.app).get(`${base}/versions/latest/files/nothing.md`).expect(410);
+  });
+
+  it('the version list and each version record stay readable (no-store) so a report can be checked', async () => {
+    for (const path of [
+      `${base}/versions`,
+      `${base}/versions/latest`,
+      `${base}/versions/${versions[1]?.version}`,
+    ]) {
+      const res = await request(t.app).get(path).expect(200);
+      expect(res.headers['cache-control'], path).toBe('no-store');
+    }
+    const detail = VersionDetailSchema.parse((await request(t.app).get(`${base}/versions/latest`)).body);
+    expect(detail.files.map((f) => f.path)).toContain('forms.md');
+  });
+
+  it('released, the bytes are served again', async () => {
+    expect(await releasePackage(t.db, { scope: 'acme', name: 'pdf' })).toBe(true);
+    for (const path of paths()) await request(t.app).get(path).expect(200);
   });
 });
 

@@ -25,7 +25,7 @@ import {
   runJobs,
   unmatchedError,
 } from '../installer.js';
-import { loadLock, lockedVersion, upgradedNote } from '../locked.js';
+import { checkLocked, loadLock, lockedDirs, lockedVersion, upgradedNote } from '../locked.js';
 import {
   absoluteDir,
   isDirect,
@@ -38,7 +38,7 @@ import {
 } from '../lockfile.js';
 import { type PackageSpec, parsePackageArg, parsePackageSpec } from '../names.js';
 import { progressFor, silentProgress } from '../progress.js';
-import { checkVersionRisk, refuseQuarantined } from '../risk.js';
+import { checkVersionRisk, deprecatedNote, refuseQuarantined, yankedNote } from '../risk.js';
 import { inspectFolder } from '../skill-files.js';
 import { resolveVersion } from '../versions.js';
 
@@ -134,10 +134,7 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
       const pkg = await ctx.client.detail(ref.scope, ref.name);
       if (pkg.status === 'delisted') throw new CliError(EXIT.notFound, `${ref.full}: Package not found`);
       refuseQuarantined(ref.full, pkg.status, pkg.quarantineReason);
-      if (pkg.status === 'deprecated') {
-        const why = pkg.deprecationMessage ? `: ${pkg.deprecationMessage}` : '; consider an alternative';
-        progress.note(`warning: ${ref.full} is deprecated${why}`);
-      }
+      if (pkg.status === 'deprecated') progress.note(deprecatedNote(ref.full, pkg.deprecationMessage));
       const locked = lock.packages[ref.full];
       const old = legacy.get(ref.full);
       const wanted = [
@@ -175,10 +172,7 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
         version = await resolveVersion(ctx, ref, effective.spec);
       }
       // Only an exact version (typed, or locked) reaches a yanked one: ranges and latest skip them.
-      if (version.yanked) {
-        const why = version.yankReason ? ` (${version.yankReason})` : '';
-        progress.note(`warning: ${ref.full}@${version.version} is yanked by its owner${why}`);
-      }
+      if (version.yanked) progress.note(yankedNote(`${ref.full}@${version.version}`, version.yankReason));
       checkVersionRisk(ref.full, version, input.allowRisk, (line) => progress.note(line));
       const recordedDirs = locked?.dirs ?? old?.dirs ?? [];
       let agents: string[] = [...(locked?.agents ?? old?.entry?.agents ?? [])];
@@ -250,6 +244,7 @@ async function installNamed(ctx: Context, target: InstallTarget, input: InstallI
       force: input.force,
       modifiedHint: 'use --force to overwrite',
       progress,
+      lockedDirs: lockedDirs(lock),
     });
     progress.done();
     for (const line of resultLines(target, results, shown, notes)) ctx.out(line);
@@ -315,12 +310,21 @@ async function installFromLock(ctx: Context, target: InstallTarget, input: Insta
       const version = await lockedVersion(ctx, entry);
       jobs.push({ ref: parsePackageArg(entry.name), version, entry, previous: entry.files });
     }
+    // A restore writes what a named install would refuse unless it asks the same (issue 26): still
+    // listed, not quarantined, the risk of the locked version. Folders already intact are not asked.
+    for (const job of jobs) {
+      await checkLocked(ctx, job.ref, job.version, {
+        allowRisk: input.allowRisk,
+        note: (line) => progress.note(line),
+      });
+    }
     const results = await runJobs(ctx, target, jobs, {
       force: input.force,
       modifiedHint: input.frozen
         ? 'restore the files or update the lockfile'
         : 'use --force to restore the locked version',
       progress,
+      lockedDirs: lockedDirs(lock),
     });
     for (const { job, written } of results) {
       const label = labelOf(job.ref, job.version.version);

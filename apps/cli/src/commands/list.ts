@@ -23,13 +23,20 @@ export interface InstalledRow {
   missing: string[];
 }
 
-/** Compares each package's folders with the files the lockfile records; no request is made. */
-export async function inspectInstalled(target: InstallTarget, pkg: InstalledPackage): Promise<InstalledRow> {
+/**
+ * Compares each package's folders with the files the lockfile records; no request is made. `pathOf`
+ * says where a folder is read (remove reads the folders it checked on disk).
+ */
+export async function inspectInstalled(
+  target: InstallTarget,
+  pkg: InstalledPackage,
+  pathOf: (dir: string) => string = (dir) => absoluteDir(target.base, dir),
+): Promise<InstalledRow> {
   const modified: string[] = [];
   const missing: string[] = [];
   for (const dir of pkg.dirs) {
     const shown = displayDir(target, dir);
-    const state = await inspectFolder(absoluteDir(target.base, dir), pkg.files);
+    const state = await inspectFolder(pathOf(dir), pkg.files);
     if (state.kind === 'absent') missing.push(shown);
     if (state.kind === 'incomplete' || state.kind === 'modified') {
       missing.push(...state.missing.map((path) => `${shown}/${path}`));
@@ -69,7 +76,7 @@ export async function list(options: Record<string, unknown>, command: Command): 
       dependencies: row.pkg.dependencies,
       dependencyOf: row.pkg.dependencyOf,
     }));
-    ctx.out(JSON.stringify(json, null, 2));
+    ctx.json(json);
     return;
   }
   if (!read) {

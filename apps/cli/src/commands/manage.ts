@@ -34,7 +34,7 @@ export async function setDeprecated(
     deprecated ? { ...(input.message ? { message: input.message } : {}) } : null,
   );
   if (input.json) {
-    ctx.out(JSON.stringify(state, null, 2));
+    ctx.json(state);
     return;
   }
   if (deprecated) {
@@ -72,7 +72,7 @@ export async function setYanked(
     yanked ? { ...(input.reason ? { reason: input.reason } : {}) } : null,
   );
   if (input.json) {
-    ctx.out(JSON.stringify(state, null, 2));
+    ctx.json(state);
     return;
   }
   const full = `${parsed.ref.full}@${version}`;

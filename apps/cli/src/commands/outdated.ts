@@ -117,7 +117,7 @@ export async function outdated(options: Record<string, unknown>, command: Comman
       state: row.state,
       status: row.pkg?.status ?? null,
     }));
-    ctx.out(JSON.stringify(json, null, 2));
+    ctx.json(json);
     return;
   }
   if (rows.length === 0) {

@@ -2,9 +2,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { createContext, parseOptions } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
-import { displayDir, installTarget } from '../installer.js';
+import { displayDir, guardDir, installTarget, recheck } from '../installer.js';
 import {
-  absoluteDir,
   installedPackages,
   LOCKFILE_NAME,
   linkDependants,
@@ -12,6 +11,7 @@ import {
   writeLockfile,
 } from '../lockfile.js';
 import { parsePackageArg } from '../names.js';
+import type { GuardedFolder } from '../safe-folders.js';
 import { removeFolder } from '../staging.js';
 import { inspectInstalled } from './list.js';
 
@@ -72,9 +72,13 @@ export async function remove(
       found = true;
     }
   }
-  // Every package is checked before any folder is deleted: a refusal removes nothing.
+  // Every package is checked before any folder is deleted: a refusal removes nothing. First each
+  // folder on disk (safe-folders.ts: no link on the way, --force or not), then its files.
   const packages = [...removing].map((name) => installed.get(name)).filter((pkg) => pkg !== undefined);
-  const rows = await Promise.all(packages.map((pkg) => inspectInstalled(target, pkg)));
+  const folders = new Map<string, GuardedFolder>();
+  for (const dir of packages.flatMap((pkg) => pkg.dirs)) folders.set(dir, guardDir(target, dir));
+  const pathOf = (dir: string) => (folders.get(dir) as GuardedFolder).path;
+  const rows = await Promise.all(packages.map((pkg) => inspectInstalled(target, pkg, pathOf)));
   const modified = rows.filter((row) => row.modified.length);
   if (modified.length && !input.force) {
     const paths = modified.flatMap((row) => row.modified);
@@ -87,7 +91,10 @@ export async function remove(
   const lines: string[] = [];
   try {
     for (const row of rows) {
-      for (const dir of row.pkg.dirs) await removeFolder(absoluteDir(target.base, dir), target.base);
+      for (const dir of row.pkg.dirs) {
+        const folder = folders.get(dir) as GuardedFolder;
+        await removeFolder(folder.path, folder.root, recheck(target, dir, folder.path));
+      }
       delete read.lock.packages[row.pkg.name];
       const of = orphans.get(row.pkg.name);
       lines.push(

@@ -95,7 +95,7 @@ export async function search(terms: string[], options: SearchOptions, command: C
     const order = input.order ?? (input.sort === 'name' ? 'asc' : 'desc');
     const page = await ctx.client.list({ page: 1, pageSize: 50, sort: input.sort, order, ...filters });
     if (input.json) {
-      ctx.out(JSON.stringify(page, null, 2));
+      ctx.json(page);
       return;
     }
     if (page.data.length === 0) {
@@ -125,7 +125,7 @@ export async function search(terms: string[], options: SearchOptions, command: C
   }
   const response = await ctx.client.search(input.query, filters);
   if (input.json) {
-    ctx.out(JSON.stringify(response, null, 2));
+    ctx.json(response);
     return;
   }
   if (response.results.length === 0) {

@@ -22,13 +22,16 @@ import {
   writeLockfile,
 } from '../lockfile.js';
 import { parsePackageArg } from '../names.js';
+import { lockedDirs } from '../locked.js';
 import { progressFor, silentProgress } from '../progress.js';
+import { checkVersionRisk, refuseQuarantined } from '../risk.js';
 import { compareWithRegistry, lockedNames, requireLock } from './outdated.js';
 
 const UpdateInputSchema = z.object({
   names: z.array(z.string()),
   global: z.boolean().default(false),
   force: z.boolean().default(false),
+  allowRisk: z.boolean().default(false),
 });
 
 /**
@@ -39,6 +42,7 @@ async function dependencyJobs(
   ctx: Context,
   lock: Lockfile,
   updated: readonly InstallJob[],
+  allowRisk: boolean,
 ): Promise<Map<InstallJob, string>> {
   const jobs = new Map<InstallJob, string>();
   if (!updated.some((job) => job.version.dependencies.length > 0)) return jobs;
@@ -52,7 +56,7 @@ async function dependencyJobs(
   const nodes = await resolveDependencies(ctx, roots, {
     lock,
     frozen: false,
-    allowRisk: false,
+    allowRisk,
     progress: silentProgress(),
   });
   const folders = dependencyFolders(
@@ -127,6 +131,9 @@ export async function update(
       if (job) jobs.push(job);
       continue;
     }
+    // A new version passes the gates of a named install (issue 26): the package not quarantined, the
+    // version's risk asked (high: exit 7 without --allow-risk).
+    refuseQuarantined(row.name, row.pkg.status, row.pkg.quarantineReason);
     if (row.pkg.status === 'deprecated') {
       const why = row.pkg.deprecationMessage
         ? `: ${row.pkg.deprecationMessage}`
@@ -134,6 +141,7 @@ export async function update(
       ctx.warn(`${row.name} is deprecated${why}`);
     }
     const version = await ctx.client.version(ref.scope, ref.name, row.wanted);
+    checkVersionRisk(row.name, version, input.allowRisk, (line) => silentProgress().note(line));
     const base = row.entry;
     const job = jobFor({
       ref,
@@ -157,7 +165,7 @@ export async function update(
     if (job) jobs.push(job);
   }
   // A new version may need what is not installed yet, or other versions of it (README: Dependencies).
-  const needed = await dependencyJobs(ctx, loaded.lock, [...changes.keys()]);
+  const needed = await dependencyJobs(ctx, loaded.lock, [...changes.keys()], input.allowRisk);
   jobs.push(...needed.keys());
   const progress = progressFor(jobs.length);
   try {
@@ -165,6 +173,7 @@ export async function update(
       force: input.force,
       modifiedHint: 'use --force to overwrite',
       progress,
+      lockedDirs: lockedDirs(loaded.lock),
     });
     progress.done();
     for (const { job, written } of results) {

@@ -112,6 +112,14 @@ const versionErrors = {
   410: error('Removed from the registry by its operator (the message says why)'),
 };
 
+/** Bytes of a version: also 410 while its package is quarantined (the manifest stays readable). */
+const contentErrors = {
+  ...versionErrors,
+  410: error(
+    'Removed from the registry by its operator, or quarantined by it: no client gets the bytes (the message says why)',
+  ),
+};
+
 const contentHeaders = {
   ETag: { schema: { type: 'string' } },
   'Last-Modified': {
@@ -120,7 +128,7 @@ const contentHeaders = {
   },
   'Cache-Control': {
     description:
-      '`public, max-age=31536000, s-maxage=<HTTP_CACHE_CDN_MAX_AGE_S>, immutable` for an exact version, `public, max-age=<HTTP_CACHE_MAX_AGE_S>, must-revalidate` for `latest`, `no-store` while the package is quarantined (docs/caching.md)',
+      '`public, max-age=31536000, s-maxage=<HTTP_CACHE_CDN_MAX_AGE_S>, immutable` for an exact version, `public, max-age=<HTTP_CACHE_MAX_AGE_S>, must-revalidate` for `latest` (docs/caching.md)',
     schema: { type: 'string' },
   },
 };
@@ -302,7 +310,7 @@ export function buildOpenApiDocument(): JsonObject {
               content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
             },
             304: { description: 'Not modified' },
-            ...versionErrors,
+            ...contentErrors,
           },
         },
       },
@@ -317,7 +325,7 @@ export function buildOpenApiDocument(): JsonObject {
               content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
             },
             304: { description: 'Not modified' },
-            ...versionErrors,
+            ...contentErrors,
           },
         },
       },

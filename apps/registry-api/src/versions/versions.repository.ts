@@ -8,8 +8,9 @@ export interface VersionedPackageRow {
   status: 'active' | 'deprecated' | 'delisted';
   removed_at: Date | null;
   removal_reason: string | null;
-  /** Under an operator's quarantine: its versions stay readable for review, never kept by a cache. */
+  /** Under an operator's quarantine: its metadata stays readable for review; its bytes are 410. */
   quarantined_at: Date | null;
+  quarantine_reason: string | null;
 }
 
 /** The package whatever its status (exact versions of a delisted package stay fetchable). */
@@ -20,7 +21,7 @@ export async function findPackageForVersions(
 ): Promise<VersionedPackageRow | undefined> {
   return db
     .selectFrom('packages')
-    .select(['id', 'status', 'removed_at', 'removal_reason', 'quarantined_at'])
+    .select(['id', 'status', 'removed_at', 'removal_reason', 'quarantined_at', 'quarantine_reason'])
     .where('scope', '=', scope)
     .where('name', '=', name)
     .executeTakeFirst();

@@ -33,10 +33,9 @@ const FILE_SECURITY_HEADERS = {
 
 /**
  * An exact version's bytes never change; `latest` moves with the next indexing run. A quarantined
- * package's versions stay readable for review but no cache keeps them (docs/caching.md).
+ * package's bytes are never served (410, no-store like every error: docs/caching.md).
  */
-function bytesCacheControl(caching: CachePolicy, ref: VersionRef, content: VersionContent): string {
-  if (content.moderated) return NO_STORE;
+function bytesCacheControl(caching: CachePolicy, ref: VersionRef): string {
   return ref.exact === null ? caching.moving : caching.immutable;
 }
 
@@ -97,7 +96,7 @@ export function versionsRoutes(deps: VersionsRoutesDeps): Router {
       'Content-Type': 'application/gzip',
       'Content-Disposition': `attachment; filename="${key.scope}-${key.name}-${archive.version}.tgz"`,
     };
-    sendContent(req, res, archive, bytesCacheControl(caching, ref, archive), headers, ref.exact !== null);
+    sendContent(req, res, archive, bytesCacheControl(caching, ref), headers, ref.exact !== null);
   });
 
   router.get(`${base}/:version/files/*path`, async (req, res) => {
@@ -109,7 +108,7 @@ export function versionsRoutes(deps: VersionsRoutesDeps): Router {
       'Content-Type': fileContentType(file.path, file.linkTarget !== null),
       ...FILE_SECURITY_HEADERS,
     };
-    sendContent(req, res, file, bytesCacheControl(caching, ref, file), headers, ref.exact !== null);
+    sendContent(req, res, file, bytesCacheControl(caching, ref), headers, ref.exact !== null);
   });
 
   return router;

@@ -92,8 +92,15 @@ async function requireVersion(
   db: Db,
   key: PackageKey,
   ref: VersionRef,
+  bytes = false,
 ): Promise<VersionRow & { moderated: boolean }> {
   const pkg = await requirePackage(db, key, ref.exact !== null);
+  // A quarantined package's manifest and findings stay readable for review, but no client gets its
+  // bytes (issue 26): 410 with the operator's reason, which no cache keeps (errors are no-store).
+  if (bytes && pkg.quarantined_at) {
+    const reason = pkg.quarantine_reason ? `: ${pkg.quarantine_reason}` : '';
+    throw gone(`@${key.scope}/${key.name} is quarantined by the registry operator${reason}`);
+  }
   const row = await findVersionRow(db, pkg.id, ref.exact);
   if (!row) {
     // `latest` skips yanked versions: say so when there are versions but every one is yanked.
@@ -157,7 +164,6 @@ export interface VersionContent {
   etag: string;
   /** When the version was created: its bytes never changed since (Last-Modified of an exact version). */
   createdAt: Date;
-  moderated: boolean;
 }
 
 async function bytesOf(cache: ContentCache, sha256: string): Promise<Buffer> {
@@ -174,7 +180,7 @@ export async function getVersionFile(
   ref: VersionRef,
   path: string,
 ): Promise<VersionContent & { path: string; linkTarget: string | null }> {
-  const row = await requireVersion(db, key, ref);
+  const row = await requireVersion(db, key, ref, true);
   const file = await findVersionFile(db, row.id, path);
   if (!file) throw notFound(FILE_NOT_FOUND_MESSAGE);
   return {
@@ -184,7 +190,6 @@ export async function getVersionFile(
     bytes: await bytesOf(cache, file.sha256),
     etag: `"${file.sha256}"`,
     createdAt: row.created_at,
-    moderated: row.moderated,
   };
 }
 
@@ -194,12 +199,11 @@ export async function getVersionArchive(
   key: PackageKey,
   ref: VersionRef,
 ): Promise<VersionContent> {
-  const row = await requireVersion(db, key, ref);
+  const row = await requireVersion(db, key, ref, true);
   return {
     version: row.version,
     bytes: await bytesOf(cache, row.archive_sha256),
     etag: `"${row.integrity}"`,
     createdAt: row.created_at,
-    moderated: row.moderated,
   };
 }
