@@ -130,8 +130,10 @@ function wideWithoutBom(bytes: Uint8Array): TextEncoding | null {
   }
   const odd = z1 + z3;
   const even = z0 + z2;
-  if (odd >= 4 && even * 8 <= odd) return 'utf-16le';
-  if (even >= 4 && odd * 8 <= even) return 'utf-16be';
+  // At least one pair in 64 (random bytes have one NUL in 256), and few NULs on the other parity.
+  const enough = Math.max(4, bytes.length / 128);
+  if (odd >= enough && even * 8 <= odd) return 'utf-16le';
+  if (even >= enough && odd * 8 <= even) return 'utf-16be';
   return null;
 }
 

@@ -244,9 +244,10 @@ function scriptReason(
   decoded: DecodedFile | null,
   texts: ReadonlyArray<SecretInput>,
 ): string | null {
-  if (isScriptName(entry.path)) return 'a script by its extension';
-  if (decoded?.text.startsWith('#!')) return 'a shebang line';
-  if (entry.executable && !entry.format) return 'the executable bit';
+  if (isScriptName(entry.path)) return 'script extension';
+  if ((entry.bytes[0] === 0x23 && entry.bytes[1] === 0x21) || decoded?.text.startsWith('#!'))
+    return 'shebang line';
+  if (entry.executable && !entry.format) return 'executable bit';
   const base = entry.path.slice(entry.path.lastIndexOf('/') + 1);
   for (const t of texts) {
     if (t.path === entry.path) continue;
@@ -262,13 +263,13 @@ function scriptReason(
 }
 
 function undecodableFinding(entry: Entry, why: string, encoding: TextEncoding): RawFinding {
-  const what = entry.format ? `a ${entry.format.name}` : 'binary data';
+  const what = entry.format ? article(entry.format.name) : 'binary data';
   return {
     rule: 'undecodable-script',
     severity: 'medium',
     file: entry.path,
     line: null,
-    text: `${entry.path}: ${what} (read as ${encoding}), a script by ${why.replace(/^a |^the /, '')}`,
+    text: `${entry.path}: ${what}, read as ${encoding} (${why})`,
     message: `a script (${why}) that is not text but ${what}: what a shell or interpreter runs cannot be read from the skill`,
   };
 }
@@ -277,6 +278,8 @@ function undecodableFinding(entry: Entry, why: string, encoding: TextEncoding): 
  * An archive or compressed file: high when entries would unpack outside the folder, medium when the
  * scan did not read every file in it, low when it read them all (their findings name `archive!/file`).
  */
+const article = (name: string) => `${/^(?:[aeiou]|xz|rpm|lz)/i.test(name) ? 'an' : 'a'} ${name}`;
+
 function archiveFinding(
   path: string,
   name: string,
@@ -288,7 +291,7 @@ function archiveFinding(
     return {
       ...base,
       severity: 'medium',
-      message: `a ${name}; its files are not scanned (${unopened ?? 'the scan does not open this format'})`,
+      message: `${article(name)}; its files are not scanned (${unopened ?? 'the scan does not open this format'})`,
     };
   }
   if (unpacked.escapes.length > 0) {
@@ -296,20 +299,20 @@ function archiveFinding(
       ...base,
       severity: 'high',
       text: `${path}: ${unpacked.escapes.slice(0, 3).join(', ')}`,
-      message: `a ${name} whose entries unpack outside the folder (absolute paths, .. or links leaving it)`,
+      message: `${article(name)} whose entries unpack outside the folder (absolute paths, .. or links leaving it)`,
     };
   }
   if (unpacked.incomplete) {
     return {
       ...base,
       severity: 'medium',
-      message: `a ${name}; not every file in it is scanned: ${unpacked.incomplete}`,
+      message: `${article(name)}; not every file in it is scanned: ${unpacked.incomplete}`,
     };
   }
   const n = unpacked.files.length;
   return {
     ...base,
     severity: 'low',
-    message: `a ${name} of ${n} file${n === 1 ? '' : 's'}, each scanned (findings inside name them ${path}!/…)`,
+    message: `${article(name)} of ${n} file${n === 1 ? '' : 's'}, each scanned (findings inside name them ${path}!/…)`,
   };
 }
