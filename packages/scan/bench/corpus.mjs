@@ -193,7 +193,7 @@ const GENERATED = {
 };
 
 /** Writes `files` ({path: text | bytes | {bytes, executable}}) under `dir`. */
-function writeFiles(dir, files) {
+export function writeFiles(dir, files) {
   for (const [path, value] of Object.entries(files)) {
     const full = join(dir, path);
     mkdirSync(dirname(full), { recursive: true });

@@ -62,7 +62,13 @@ function take(budget: ArchiveBudget, size: number): boolean {
   return true;
 }
 
-export async function unpack(type: ArchiveType, bytes: Uint8Array, budget: ArchiveBudget): Promise<Unpacked> {
+/** Opens an archive; `name` (its file name) names what a plain gzip holds: `notes.md.gz` holds `notes.md`. */
+export async function unpack(
+  type: ArchiveType,
+  bytes: Uint8Array,
+  budget: ArchiveBudget,
+  name = 'content',
+): Promise<Unpacked> {
   if (type === 'zip') return unzip(bytes, budget);
   if (type === 'tar') return untar(bytes, budget);
   let inflated: Buffer;
@@ -84,7 +90,8 @@ export async function unpack(type: ArchiveType, bytes: Uint8Array, budget: Archi
   if (!take(budget, inflated.length)) {
     return { files: [], innerTar: false, incomplete: 'it unpacks to more than the scan reads', escapes: [] };
   }
-  return { files: [{ path: 'content', bytes: inflated }], innerTar: false, incomplete: null, escapes: [] };
+  const inner = name.replace(/\.(?:gz|gzip|z)$/i, '') || 'content';
+  return { files: [{ path: inner, bytes: inflated }], innerTar: false, incomplete: null, escapes: [] };
 }
 
 async function untar(bytes: Uint8Array, budget: ArchiveBudget): Promise<Unpacked> {

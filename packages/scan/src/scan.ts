@@ -68,7 +68,7 @@ export async function scanVersion(files: ScanFile[], options: ScanOptions = {}):
         raw.push(archiveFinding(path, format.name, null, format.opens ? 'it is nested too deep' : null));
         continue;
       }
-      const unpacked = await unpack(format.opens, file.bytes, budget);
+      const unpacked = await unpack(format.opens, file.bytes, budget, path.slice(path.lastIndexOf('/') + 1));
       const name = unpacked.innerTar ? 'gzip-compressed tar archive' : format.name;
       raw.push(archiveFinding(path, name, unpacked));
       await expand(unpacked.files, `${path}!/`, depth + 1);

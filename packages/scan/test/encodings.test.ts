@@ -1,10 +1,10 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs module shared with the bench, without type declarations.
-import { encodeText, noise, tarOf, zipOf } from '../bench/corpus.mjs';
+import { encodeText, noise, tarOf, writeFiles, zipOf } from '../bench/corpus.mjs';
 import { ARCHIVE_LIMITS, type Finding, readSkillFolder, scanVersion } from '../src/index.js';
 
 // Issue 26, "Risk scan must see what agents and shells will read": files a shell or an agent reads are
@@ -20,13 +20,7 @@ type Content = string | Uint8Array | { bytes: Uint8Array | string; executable: b
 async function scan(files: Record<string, Content>) {
   folders += 1;
   const dir = join(root, String(folders));
-  for (const [path, value] of Object.entries(files)) {
-    const full = join(dir, path);
-    mkdirSync(dirname(full), { recursive: true });
-    const plain = typeof value === 'string' || value instanceof Uint8Array;
-    writeFileSync(full, plain ? value : value.bytes);
-    if (!plain && value.executable) chmodSync(full, 0o755);
-  }
+  writeFiles(dir, files);
   return scanVersion(await readSkillFolder(dir));
 }
 
@@ -266,7 +260,7 @@ describe('archives are findings that say what they are, whatever their name', ()
       'remote-code-execution high d.png!/x/run.sh:2',
       'remote-code-execution high e.tar!/x/run.sh:2',
       'remote-code-execution high f.dat!/x/run.sh:2',
-      'prompt-injection high g.md.gz!/content:3',
+      'prompt-injection high g.md.gz!/g.md:3',
     ]);
   });
 
