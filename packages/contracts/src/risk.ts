@@ -34,6 +34,12 @@ export const ScanFindingSchema = z.object({
   excerpt: z.string().max(120),
   /** What the rule saw, in a sentence. */
   message: z.string(),
+  /**
+   * How the file's bytes were read when not as plain UTF-8: `utf-8-lenient` (invalid bytes replaced,
+   * NULs dropped), `latin1`, `utf-16le`, `utf-16be`, `utf-32le`, `utf-32be`. Absent for UTF-8 and for
+   * scans before it existed. A string: later scans may read other encodings.
+   */
+  encoding: z.string().optional(),
 });
 export type ScanFinding = z.infer<typeof ScanFindingSchema>;
 

@@ -3,7 +3,10 @@
 // (the package script takes the lock itself). For each path: its skill folders (every folder holding a
 // SKILL.md; hidden folders and node_modules skipped, nested skills cut out, as the indexer does), the
 // findings by severity and every medium or high one; then recall and false positives on the test corpus;
-// then the scan's cost in ms per MB, the median of several rounds over everything read.
+// then the scan's cost in ms per MB, the median of several rounds over everything read (the real skills
+// and the committed corpus; the generated encoded copies apart). SCAN_BENCH_BASELINE=<a dist folder of
+// @pkgreg/scan> (e.g. main's, built elsewhere) scans the same files with it in the same rounds, for the
+// ratio.
 
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -77,26 +80,68 @@ console.log(
 console.log(
   `  precision: ${figures.matched}/${figures.reported} findings expected (${pct(figures.precision)}); benign look-alikes flagged medium or high: ${figures.benignFlagged}/${figures.benign} (any finding, low included: ${figures.benignAnyFinding})`,
 );
+// Per encoding: the committed cases written again in it (bench/corpus.mjs), and the rules they catch.
+const byEncoding = new Map();
+for (const r of results.filter((x) => x.encoding)) {
+  const entry = byEncoding.get(r.encoding) ?? [];
+  entry.push(r);
+  byEncoding.set(r.encoding, entry);
+}
+for (const [encoding, rs] of byEncoding) {
+  const f = corpusFigures(rs);
+  const rules = new Set(
+    rs.flatMap((r) => r.expected.findings.filter((x) => x.encoding === encoding).map((x) => x.rule)),
+  );
+  console.log(
+    `  ${encoding}: ${f.maliciousCaught}/${f.malicious} malicious caught, ${f.matched}/${f.expectedFindings} findings (${pct(f.recall)}) naming the encoding, ${rules.size} rules; benign flagged ${f.benignFlagged}/${f.benign}`,
+  );
+}
 for (const m of figures.missed) console.log(`  missed: ${m}`);
 for (const u of figures.unexpected) console.log(`  unexpected: ${u}`);
 
-// Cost: every skill of every path (and the corpus), scanned ROUNDS times; the median round.
-const all = [...loaded.flatMap((l) => l.skills.map((s) => s.files)), ...warm.map((c) => c.files)];
-const totalBytes = all.reduce((sum, files) => sum + files.reduce((s, f) => s + f.bytes.length, 0), 0);
+// Cost: every skill of every path and the committed corpus, scanned ROUNDS times; the median round.
+const baseline = process.env.SCAN_BENCH_BASELINE
+  ? (await import(resolve(process.env.SCAN_BENCH_BASELINE, 'index.js'))).scanVersion
+  : null;
+const all = [
+  ...loaded.flatMap((l) => l.skills.map((s) => s.files)),
+  ...warm.filter((c) => !c.generated).map((c) => c.files),
+];
+const encoded = warm.filter((c) => c.generated).map((c) => c.files);
+const sizeOf = (sets) =>
+  sets.reduce((sum, files) => sum + files.reduce((s, f) => s + f.bytes.length, 0), 0) / (1024 * 1024);
+const timed = async (scan, sets, options) => {
+  const started = performance.now();
+  for (const files of sets) await scan(files, options);
+  return performance.now() - started;
+};
 const rounds = [];
 const noSecrets = [];
+const base = [];
+const encodedRounds = [];
+if (baseline) for (const files of all) await baseline(files);
 for (let round = 0; round < ROUNDS; round += 1) {
-  let started = performance.now();
-  for (const files of all) await scanVersion(files);
-  rounds.push(performance.now() - started);
-  started = performance.now();
-  for (const files of all) await scanVersion(files, { secrets: false });
-  noSecrets.push(performance.now() - started);
+  rounds.push(await timed(scanVersion, all));
+  noSecrets.push(await timed(scanVersion, all, { secrets: false }));
+  if (baseline) base.push(await timed(baseline, all));
+  encodedRounds.push(await timed(scanVersion, encoded));
 }
 const ms = median(rounds);
-const mb = totalBytes / (1024 * 1024);
+const mb = sizeOf(all);
 console.log(
   `\nCost: ${all.length} skill folders, ${mb.toFixed(2)} MiB, median of ${ROUNDS} rounds ${ms.toFixed(0)} ms = ${(ms / mb).toFixed(1)} ms per MiB (${(median(noSecrets) / mb).toFixed(1)} ms per MiB without secretlint); rounds: ${rounds.map((r) => r.toFixed(0)).join(', ')} ms`,
+);
+if (baseline) {
+  // Paired rounds: each ratio is taken within one round, so load that comes and goes on a shared
+  // machine touches both sides alike; the median ratio and the fastest rounds' ratio are given.
+  const ratios = rounds.map((r, i) => r / (base[i] ?? r));
+  console.log(
+    `  baseline (${process.env.SCAN_BENCH_BASELINE}): ${(median(base) / mb).toFixed(1)} ms per MiB; this scan costs ${median(ratios).toFixed(2)}x (median of paired rounds), ${(Math.min(...rounds) / Math.min(...base)).toFixed(2)}x (fastest rounds: ${(Math.min(...rounds) / mb).toFixed(1)} against ${(Math.min(...base) / mb).toFixed(1)} ms per MiB); rounds: ${base.map((r) => r.toFixed(0)).join(', ')} ms`,
+  );
+}
+const encodedMb = sizeOf(encoded);
+console.log(
+  `  generated cases (encodings, archives): ${encoded.length} folders, ${encodedMb.toFixed(2)} MiB, ${(median(encodedRounds) / encodedMb).toFixed(1)} ms per MiB`,
 );
 console.log(`Official skills with a high finding: ${realHigh}`);
 if (realHigh > 0) process.exitCode = 1;

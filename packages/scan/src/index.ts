@@ -6,6 +6,8 @@
  * highest severity, or `none`). The indexer calls it for each new version, in the run that creates it.
  */
 
+export { ARCHIVE_LIMITS } from './archives.js';
+export { decodeFile, type TextEncoding } from './decode.js';
 export { findSkillFolders, readSkillFolder } from './folder.js';
 export { type ScanOptions, scanVersion } from './scan.js';
 export { EXCERPT_MAX, excerptOf } from './text.js';

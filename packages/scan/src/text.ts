@@ -1,22 +1,6 @@
-// Text handling shared by the rules: which files are text, how they are split into lines, and the
-// excerpt a finding shows (short, secrets masked, invisible characters made visible).
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** How many leading bytes are checked for NUL (git's and the web UI's rule). */
-const BINARY_SNIFF_BYTES = 8000;
-
-/** The file's text, or null when it is binary: a NUL in its first 8,000 bytes, or not UTF-8. */
-export function decodeText(bytes: Uint8Array): string | null {
-  const head = bytes.subarray(0, BINARY_SNIFF_BYTES);
-  if (head.includes(0)) return null;
-  try {
-    const text = utf8.decode(bytes);
-    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  } catch {
-    return null;
-  }
-}
+// Text handling shared by the rules: what kind of text a file is, how it is split into lines, and the
+// excerpt a finding shows (short, secrets masked, invisible characters made visible). How bytes become
+// text is decode.ts.
 
 export type FileKind = 'markdown' | 'script' | 'text';
 
@@ -24,6 +8,11 @@ const MARKDOWN_NAME = /\.(?:md|mdx|markdown|mdc)$/i;
 const SCRIPT_NAME =
   /\.(?:sh|bash|zsh|fish|ksh|ps1|psm1|psd1|bat|cmd|py|pyw|js|mjs|cjs|ts|mts|cts|jsx|tsx|rb|pl|php|lua|vbs|command|applescript|nu)$/i;
 const SHELL_NAME = /\.(?:sh|bash|zsh|fish|ksh|ps1|psm1|bat|cmd|command|nu)$/i;
+
+/** A script by its name (a shell, interpreter or Windows script extension). */
+export function isScriptName(path: string): boolean {
+  return SCRIPT_NAME.test(path);
+}
 
 /** Markdown is read for its code, comments and prose apart; scripts and other text as code. */
 export function fileKind(path: string, text: string, executable: boolean): FileKind {

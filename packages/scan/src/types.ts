@@ -1,4 +1,5 @@
 import type { Risk, ScanFinding, Severity } from '@pkgreg/contracts';
+import type { TextEncoding } from './decode.js';
 
 export type { Risk, Severity };
 
@@ -31,17 +32,21 @@ export const RULES = [
   'prompt-injection',
   'symlink-escape',
   'binary-executable',
+  'undecodable-script',
+  'archive',
 ] as const;
 export type RuleId = (typeof RULES)[number];
 
-export type Finding = ScanFinding & { rule: RuleId };
+export type Finding = ScanFinding & { rule: RuleId; encoding?: TextEncoding };
 
 export interface ScanStats {
   files: number;
   /** Text files the rules read. */
   textFiles: number;
-  /** Files skipped as binary (NUL byte or not UTF-8); only their magic number is checked. */
+  /** Files that are not text: binary formats and data (decode.ts); the rules read those a shell runs. */
   binaryFiles: number;
+  /** Files read inside archives (zip, tar, gzip). */
+  archiveFiles: number;
   /** Bytes of every regular file. */
   bytes: number;
   /** Wall time of the scan. */
@@ -65,4 +70,6 @@ export interface RawFinding {
   text: string;
   column?: number;
   message: string;
+  /** How the file was decoded, when not plain UTF-8. */
+  encoding?: TextEncoding;
 }

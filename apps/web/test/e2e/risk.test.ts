@@ -36,8 +36,23 @@ beforeAll(async () => {
     'setup/scripts/install.sh': { content: `#!/bin/sh\n${INSTALLER}\n`, executable: true },
     'notes/SKILL.md': skillMd(['name: notes', 'description: Takes notes.']),
     'held/SKILL.md': skillMd(['name: held', 'description: Reported by users.']),
+    'old/SKILL.md': skillMd(['name: old', 'description: Indexed before the scan existed.']),
+    // Latin-1 bytes: not UTF-8, once skipped as binary (issue 26).
+    'legacy/SKILL.md': skillMd(['name: legacy', 'description: Installs the legacy tools.']),
+    'legacy/scripts/install.sh': {
+      content: Buffer.from(`#!/bin/sh\n# install\xe9\n${INSTALLER}\n`, 'latin1'),
+      executable: true,
+    },
   });
   await indexSource({ db: t.db }, { kind: 'git', locator: repo, owner: 'scanned' });
+  // A version created before the scan existed: risk null, as the migration left them.
+  const old = t.db.selectFrom('packages').select('id').where('name', '=', 'old');
+  await t.db
+    .updateTable('package_versions')
+    .set({ risk: null, scanned_at: null })
+    .where('package_id', 'in', old)
+    .execute();
+  await t.db.updateTable('packages').set({ risk: null }).where('name', '=', 'old').execute();
   await t.db
     .updateTable('packages')
     .set({ quarantined_at: new Date(), quarantine_reason: 'Reported: sends tokens away' })
@@ -90,6 +105,47 @@ describe('risk on the package page', () => {
     const page = await open('/@scanned/notes');
     expect(await page.locator('[data-testid="risk-badge"]').textContent()).toBe('No risk found');
     expect(await page.locator('[data-testid="findings"]').count()).toBe(0);
+    expect(await page.locator('[data-testid="unscanned-notice"]').count()).toBe(0);
+    await page.close();
+  });
+
+  it('shows a version never scanned as "Not scanned" with a warning, never as no risk', async () => {
+    const page = await open('/@scanned/old');
+    const badge = page.locator('[data-testid="risk-badge"]');
+    expect(await badge.getAttribute('data-risk')).toBe('unscanned');
+    expect(await badge.textContent()).toBe('Not scanned');
+    // The warning look of a medium badge, not the muted one of "No risk found".
+    const colors = await page.evaluate(() => {
+      const style = (el: Element | null) => (el ? getComputedStyle(el).backgroundColor : '');
+      const probe = document.createElement('span');
+      probe.className = 'badge risk-badge risk-medium';
+      document.body.append(probe);
+      const medium = style(probe);
+      probe.remove();
+      return { badge: style(document.querySelector('[data-testid="risk-badge"]')), medium };
+    });
+    expect(colors.badge).toBe(colors.medium);
+    expect(await page.locator('[data-testid="unscanned-notice"]').textContent()).toContain(
+      'has not scanned this version',
+    );
+    expect(await page.locator('[data-testid="findings"]').count()).toBe(0);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.close();
+  });
+
+  it('names the decoding of a file that is not UTF-8 on its findings', async () => {
+    const page = await open('/@scanned/legacy');
+    expect(await page.locator('[data-testid="risk-badge"]').getAttribute('data-risk')).toBe('high');
+    const texts = await page.locator('[data-testid="finding"]').allTextContents();
+    expect(
+      texts.some(
+        (text) =>
+          text.includes('remote-code-execution') &&
+          text.includes('scripts/install.sh:3') &&
+          text.includes('(read as latin1)'),
+      ),
+    ).toBe(true);
+    expect(await page.locator('[data-testid="unscanned-notice"]').count()).toBe(0);
     await page.close();
   });
 

@@ -68,14 +68,16 @@ export function executableFormat(bytes: Uint8Array): string | null {
   return null;
 }
 
-export function binaryFinding(path: string, format: string): RawFinding {
+export function binaryFinding(path: string, format: string, bytecode = false): RawFinding {
   return {
     rule: 'binary-executable',
     severity: 'medium',
     file: path,
     line: null,
-    text: `${path}: ${format} executable`,
-    message: `a compiled ${format} program: its behaviour cannot be read from the skill`,
+    text: bytecode ? `${path}: ${format}` : `${path}: ${format} executable`,
+    message: bytecode
+      ? `${format}: its behaviour cannot be read from the skill`
+      : `a compiled ${format} program: its behaviour cannot be read from the skill`,
   };
 }
 
