@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import {
   PackageDetailSchema,
@@ -179,6 +180,7 @@ describe('POST /api/publish: happy paths', () => {
       ref: null,
       proof: 'oidc',
       ownerId: gh.accountId('octo'),
+      repositoryId: gh.repoId('octo', 'skills'),
       publishRunId: accepted.runId,
     });
     expect(JSON.stringify(job?.data)).not.toContain(token.slice(0, 20));
@@ -407,7 +409,8 @@ describe('POST /api/hooks/github', () => {
       .post('/api/hooks/github')
       .set('Content-Type', 'application/json')
       .set('X-GitHub-Event', event)
-      .set('X-GitHub-Delivery', 'delivery-1');
+      // A new GUID per delivery, as GitHub gives them (a repeated one is a replay: see below).
+      .set('X-GitHub-Delivery', randomUUID());
     return (signature === undefined ? req : req.set('X-Hub-Signature-256', signature)).send(body);
   };
   const signed = (event: string, payload: unknown) =>
