@@ -68,7 +68,7 @@ export function actionsClaims(run: ActionsRun): ActionsClaims & { sub: string } 
 }
 
 export interface IssueOptions {
-  audience: string;
+  audience: string | string[];
   /** Seconds from now (negative: already expired). Default 300, GitHub's token lifetime is minutes. */
   expiresIn?: number;
   /**
@@ -84,8 +84,8 @@ export interface IssueOptions {
 
 /** How a job's token endpoint misbehaves, to try a client's checks of what it is given. */
 export interface ActionsJobOptions {
-  /** Issue tokens for this audience whatever the request asks for. */
-  audience?: string;
+  /** Issue tokens for this audience (or these) whatever the request asks for. */
+  audience?: string | string[];
 }
 
 export interface SeenTokenRequest {
