@@ -129,12 +129,29 @@ async function ghAuthToken(): Promise<string | undefined> {
   });
 }
 
-/** y/N on the terminal; false for anything but yes. */
+/** y/N on the terminal; false for anything but yes, end of input included. Ctrl-C exits (130). */
 async function confirm(question: string): Promise<boolean> {
   const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  // Nothing was sent yet: Ctrl-C leaves as a shell expects, without an answer to wait for.
+  rl.on('SIGINT', () => {
+    process.stderr.write('\n');
+    process.exit(130);
+  });
+  // End of input (Ctrl-D) is a no, on a line of its own.
+  let answered = false;
+  const closed = new Promise<string>((resolve) =>
+    rl.once('close', () => {
+      if (!answered) process.stderr.write('\n');
+      resolve('');
+    }),
+  );
   try {
-    return /^y(es)?$/i.test((await rl.question(question)).trim());
+    const answer = await Promise.race([rl.question(question), closed]);
+    answered = true;
+    return /^y(es)?$/i.test(answer.trim());
+  } catch {
+    return false;
   } finally {
     rl.close();
   }

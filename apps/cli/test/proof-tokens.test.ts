@@ -264,13 +264,14 @@ describe('a token from GITHUB_TOKEN or gh goes to a registry other than the defa
     const cwd = await tempDir('proof-tty');
     const tmux = (args: string[]) => run('tmux', ['-L', SOCKET, ...args]);
     const screenOf = async (session: string) => (await tmux(['capture-pane', '-p', '-t', session])).stdout;
-    for (const [answer, code] of [
-      ['y', 0],
-      ['yes', 0],
-      ['n', 1],
-      ['', 1],
+    for (const [keys, code] of [
+      [['y', 'Enter'], 0],
+      [['yes', 'Enter'], 0],
+      [['n', 'Enter'], 1],
+      [['Enter'], 1],
+      [['C-d'], 1], // end of input
     ] as const) {
-      const session = `tty-${answer || 'enter'}`;
+      const session = `tty-${keys.join('-').toLowerCase()}`;
       await writeFile(
         join(cwd, `${session}.sh`),
         `env -i PATH="$PATH" HOME=${cwd} GITHUB_TOKEN=ghu_alice_env ${process.execPath} ${CLI_ENTRY} --registry ${registry.url} publish alice/kit --no-wait\necho "EXIT=$?"\n`,
@@ -288,7 +289,7 @@ describe('a token from GITHUB_TOKEN or gh goes to a registry other than the defa
       );
       // Nothing is sent while the question waits.
       expect(await sent()).toEqual(before);
-      await tmux(['send-keys', '-t', session, ...(answer ? [answer] : []), 'Enter']);
+      await tmux(['send-keys', '-t', session, ...keys]);
       for (let i = 0; i < 600 && !/EXIT=\d+/.test(screen); i++) {
         await sleep(50);
         screen = await screenOf(session);
