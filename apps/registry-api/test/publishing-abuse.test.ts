@@ -322,6 +322,37 @@ describe('a webhook secret proves its own repository, by id, and nothing else', 
   });
 });
 
+describe('a webhook secret from before owners were recorded', () => {
+  it('is refused until a proven publish names its owner, which it then keeps (no new secret)', async () => {
+    gh.addRepo(repo('olga', 'legacy'));
+    gh.addUser('ghu_olga', 'olga');
+    const secret = await secretOf('olga', 'legacy');
+    const id = gh.repoId('olga', 'legacy');
+    // As the migration leaves a row whose repository was never indexed.
+    await database.db
+      .updateTable('source_webhooks')
+      .set({ owner_id: null })
+      .where('repository_id', '=', id)
+      .execute();
+    await refused(
+      () => deliver({ payload: pushEvent(hookRepo('olga', 'legacy')), secret }),
+      403,
+      /issued to the repository's owner account \(unknown\)/,
+    );
+    const again = await publish(app, await oidcToken('olga/legacy'), { repository: 'olga/legacy' }).expect(
+      202,
+    );
+    expect(again.body.webhook).toBeNull();
+    const row = await database.db
+      .selectFrom('source_webhooks')
+      .select('owner_id')
+      .where('repository_id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(row.owner_id).toBe(gh.accountId('olga'));
+    await deliver({ payload: pushEvent(hookRepo('olga', 'legacy')), secret }).expect(202);
+  });
+});
+
 describe('a delivery is taken once', () => {
   let secret: string;
   const jay = () => hookRepo('jay', 'kit');
