@@ -105,6 +105,13 @@ function actionsEnv(repository: string, ref?: string): Record<string, string> {
 const runOf = (result: CliResult) =>
   PublishRunSchema.extend({ webhook: WebhookSetupSchema.nullable() }).parse(JSON.parse(result.stdout));
 
+/** Publishes with a user token, rotating the webhook secret: the new secret. */
+async function newWebhookSecret(repository: string, token: string): Promise<string> {
+  const published = await cli(['publish', repository, '--token', token, '--rotate-webhook-secret', '--json']);
+  expect(published.code, published.stderr).toBe(0);
+  return runOf(published).webhook?.secret ?? '';
+}
+
 describe('pkgreg publish', () => {
   it('--help lists publish, deprecate and yank with the proofs they send, and exit code 6', async () => {
     const help = await cli(['--help']);
@@ -198,15 +205,7 @@ describe('pkgreg publish', () => {
   });
 
   it('a signed push webhook re-indexes the repository', async () => {
-    const first = await cli([
-      'publish',
-      'acme/tools',
-      '--token',
-      'ghu_acme',
-      '--rotate-webhook-secret',
-      '--json',
-    ]);
-    const secret = runOf(first).webhook?.secret ?? '';
+    const secret = await newWebhookSecret('acme/tools', 'ghu_acme');
     const tools = gh.repos.get('acme/tools') as FakeRepo;
     tools.files['lint/SKILL.md'] = skillMd(['name: lint', 'description: Lint code.', 'version: 2.0.0']);
     const hookRepo = {
@@ -239,16 +238,7 @@ describe('pkgreg publish', () => {
   });
 
   it("a delivery signed with a repository's secret re-indexes that repository only, whatever it names", async () => {
-    const published = await cli([
-      'publish',
-      'acme/tools',
-      '--token',
-      'ghu_acme',
-      '--rotate-webhook-secret',
-      '--json',
-    ]);
-    expect(published.code, published.stderr).toBe(0);
-    const secret = runOf(published).webhook?.secret ?? '';
+    const secret = await newWebhookSecret('acme/tools', 'ghu_acme');
     const url = `${registry.url}/api/hooks/github`;
     const acme = { id: gh.repoId('acme', 'tools'), ownerId: gh.accountId('acme') };
     // Another repository and its owner, signed with acme's secret: refused before anything is queued.

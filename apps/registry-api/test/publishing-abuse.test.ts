@@ -23,6 +23,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
+import { expectRefused, publishingFootprint } from './publishing-helpers.js';
 
 // docs/publishing.md against a hostile publisher (issue 26): a webhook secret proves its own repository
 // and nothing else, a delivery or an OIDC token is taken once, and publishes and deliveries are rate
@@ -132,35 +133,12 @@ const hookRepo = (owner: string, name: string, overrides: Partial<WebhookReposit
   ...overrides,
 });
 
-async function count(table: 'publish_runs' | 'scope_owners' | 'source_webhooks' | 'indexed_sources') {
-  const row = await database.db
-    .selectFrom(table)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 /** Everything a request could leave behind: rows and queued jobs. */
-async function footprint() {
-  const jobs = await queue.queue(QUEUES.indexing).getJobCounts('waiting', 'delayed', 'active', 'failed');
-  return {
-    runs: await count('publish_runs'),
-    scopes: await count('scope_owners'),
-    webhooks: await count('source_webhooks'),
-    sources: await count('indexed_sources'),
-    jobs: Object.values(jobs).reduce((a, b) => a + b, 0),
-  };
-}
+const footprint = () => publishingFootprint(database.db, queue);
 
 /** Asserts a refusal: its status, its `{error}` message, and that nothing was written or queued. */
-async function refused(call: () => PromiseLike<request.Response>, status: number, message: RegExp) {
-  const before = await footprint();
-  const res = await call();
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.body).toEqual({ error: expect.stringMatching(message) });
-  expect(await footprint()).toEqual(before);
-  return res;
-}
+const refused = (call: () => PromiseLike<request.Response>, status: number, message: RegExp) =>
+  expectRefused(footprint, call, status, message);
 
 const jobOf = async (runId: string | null) =>
   (await queue.queue(QUEUES.indexing).getJob(`publish-${runId}`))?.data;
