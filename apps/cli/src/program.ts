@@ -15,7 +15,11 @@ const REGISTRY_HELP = `Registry address, first found wins:
 
 const PROOF_HELP = `Proof of ownership, first found wins:
   --token <token>; in GitHub Actions with "permissions: id-token: write", an OIDC token for the
-  registry URL (trusted publishing, no secret to store); GITHUB_TOKEN; \`gh auth token\`.`;
+  registry URL (trusted publishing, no secret to store); GITHUB_TOKEN; \`gh auth token\`.
+  A proof goes only to an https registry (or http on this machine). GITHUB_TOKEN or gh's token goes
+  to a registry other than ${DEFAULT_REGISTRY} only once you confirm, or with --yes.`;
+
+const YES_HELP = "send GITHUB_TOKEN or gh's token to a registry other than the default without asking";
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -160,6 +164,7 @@ export function createProgram(): Command {
       '--token <token>',
       'a GitHub token with push access (default: OIDC in GitHub Actions, GITHUB_TOKEN, gh auth token)',
     )
+    .option('-y, --yes', YES_HELP)
     .option('--json', 'print the run (and the webhook set-up) as JSON')
     .option('--no-wait', 'print the run id and return without waiting')
     .option('--rotate-webhook-secret', 'replace the webhook secret and show the new one (a user token only)')
@@ -176,6 +181,7 @@ export function createProgram(): Command {
     .argument('<package>', 'package name as @scope/name')
     .option('-m, --message <text>', 'what to tell users (e.g. what to use instead)')
     .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option('-y, --yes', YES_HELP)
     .option('--json', 'print the package state as JSON')
     .addHelpText('after', `\n${PROOF_HELP}\n`)
     .action(async (name: string, options: Record<string, unknown>, command: Command) => {
@@ -188,6 +194,7 @@ export function createProgram(): Command {
     .description('lift your deprecation of a package')
     .argument('<package>', 'package name as @scope/name')
     .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option('-y, --yes', YES_HELP)
     .option('--json', 'print the package state as JSON')
     .action(async (name: string, options: Record<string, unknown>, command: Command) => {
       const { setDeprecated } = await import('./commands/manage.js');
@@ -202,6 +209,7 @@ export function createProgram(): Command {
     .argument('<package@version>', 'an exact version, as @scope/name@1.2.0')
     .option('--reason <text>', 'why (shown beside the version)')
     .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option('-y, --yes', YES_HELP)
     .option('--json', 'print the version state as JSON')
     .addHelpText('after', `\n${PROOF_HELP}\n`)
     .action(async (spec: string, options: Record<string, unknown>, command: Command) => {
@@ -214,6 +222,7 @@ export function createProgram(): Command {
     .description('undo a yank')
     .argument('<package@version>', 'an exact version, as @scope/name@1.2.0')
     .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option('-y, --yes', YES_HELP)
     .option('--json', 'print the version state as JSON')
     .action(async (spec: string, options: Record<string, unknown>, command: Command) => {
       const { setYanked } = await import('./commands/manage.js');

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -104,6 +105,13 @@ function actionsEnv(repository: string, ref?: string): Record<string, string> {
 const runOf = (result: CliResult) =>
   PublishRunSchema.extend({ webhook: WebhookSetupSchema.nullable() }).parse(JSON.parse(result.stdout));
 
+/** Publishes with a user token, rotating the webhook secret: the new secret. */
+async function newWebhookSecret(repository: string, token: string): Promise<string> {
+  const published = await cli(['publish', repository, '--token', token, '--rotate-webhook-secret', '--json']);
+  expect(published.code, published.stderr).toBe(0);
+  return runOf(published).webhook?.secret ?? '';
+}
+
 describe('pkgreg publish', () => {
   it('--help lists publish, deprecate and yank with the proofs they send, and exit code 6', async () => {
     const help = await cli(['--help']);
@@ -179,7 +187,10 @@ describe('pkgreg publish', () => {
     expect(result.stdout).toContain(`  Payload URL:  ${registry.url}/api/hooks/github`);
     expect(result.stdout).toMatch(/ {2}Secret: {7}whsec_[0-9a-f]{64}/);
 
-    const queued = await cli(['publish', 'acme/tools', '--no-wait'], { env: { GITHUB_TOKEN: 'ghu_acme' } });
+    // GITHUB_TOKEN goes to a registry other than the default with consent only (proof-tokens.test.ts).
+    const queued = await cli(['publish', 'acme/tools', '--no-wait', '--yes'], {
+      env: { GITHUB_TOKEN: 'ghu_acme' },
+    });
     expect(queued.code, queued.stderr).toBe(0);
     const runId = queued.stdout.trim();
     expect(runId).toMatch(/^[0-9a-f-]{36}$/);
@@ -194,15 +205,7 @@ describe('pkgreg publish', () => {
   });
 
   it('a signed push webhook re-indexes the repository', async () => {
-    const first = await cli([
-      'publish',
-      'acme/tools',
-      '--token',
-      'ghu_acme',
-      '--rotate-webhook-secret',
-      '--json',
-    ]);
-    const secret = runOf(first).webhook?.secret ?? '';
+    const secret = await newWebhookSecret('acme/tools', 'ghu_acme');
     const tools = gh.repos.get('acme/tools') as FakeRepo;
     tools.files['lint/SKILL.md'] = skillMd(['name: lint', 'description: Lint code.', 'version: 2.0.0']);
     const hookRepo = {
@@ -232,6 +235,36 @@ describe('pkgreg publish', () => {
     const info = await cli(['info', '@acme/lint']);
     expect(info.stdout).toMatch(/Version: +2\.0\.0/);
     expect(info.stdout).toMatch(/Verified: +yes/);
+  });
+
+  it("a delivery signed with a repository's secret re-indexes that repository only, whatever it names", async () => {
+    const secret = await newWebhookSecret('acme/tools', 'ghu_acme');
+    const url = `${registry.url}/api/hooks/github`;
+    const acme = { id: gh.repoId('acme', 'tools'), ownerId: gh.accountId('acme') };
+    // Another repository and its owner, signed with acme's secret: refused before anything is queued.
+    const hijack = await deliverWebhook(url, {
+      event: 'push',
+      payload: pushEvent({ ...acme, fullName: 'octo/other', ownerId: gh.accountId('octo') }),
+      secret,
+    });
+    expect(hijack.status).toBe(403);
+    // Another repository's name under acme's own owner: acme/tools is what the worker reads and indexes.
+    const deliveryId = randomUUID();
+    const payload = pushEvent({ ...acme, fullName: 'octo/other' });
+    const named = await deliverWebhook(url, { event: 'push', payload, secret, deliveryId });
+    expect(named.status).toBe(202);
+    const { runId } = (await named.json()) as { runId: string };
+    const waited = await cli(['publish', '--run', runId, '--json']);
+    expect(waited.code, waited.stderr).toBe(0);
+    const run = PublishRunSchema.parse(JSON.parse(waited.stdout));
+    expect(run).toMatchObject({ repository: 'acme/tools', proof: 'webhook', status: 'succeeded' });
+    expect(run.result?.sourceRepo).toBe('acme/tools');
+    // octo/other was never read, let alone marked verified.
+    expect((await fetch(`${registry.url}/api/packages/@octo/x`)).status).toBe(404);
+    // The same delivery again (GitHub's redelivery, or a replay): a duplicate that queues nothing.
+    const again = await deliverWebhook(url, { event: 'push', payload, secret, deliveryId });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ action: 'duplicate', runId: null });
   });
 
   it('refused proofs: clear messages, exit 1 (2 when there is none to send)', async () => {

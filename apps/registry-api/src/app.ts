@@ -14,7 +14,7 @@ import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
 import { createRegistryMetrics, type RegistryMetrics } from './metrics.js';
 import { moderationRoutes } from './moderation/moderation.routes.js';
-import { createReportLimiter } from './moderation/report-limiter.js';
+import { createReportLimiter, createWindowLimiter } from './moderation/report-limiter.js';
 import { openApiRoutes } from './openapi/openapi.routes.js';
 import { createCatalogValidator } from './packages/catalog-validator.js';
 import { createPackageCache, type PackageCache } from './packages/package-cache.js';
@@ -25,6 +25,7 @@ import { createOidcProof } from './publishing/oidc-proof.js';
 import { createProofVerifier } from './publishing/proof.js';
 import { publishingRoutes, webhookRoutes } from './publishing/publishing.routes.js';
 import type { PublishingDeps } from './publishing/publishing.service.js';
+import { createReplayGuard } from './publishing/replay-guard.js';
 import { searchRoutes } from './search/search.routes.js';
 import { createContentCache } from './versions/content-cache.js';
 import { versionsRoutes } from './versions/versions.routes.js';
@@ -94,15 +95,30 @@ export function createRegistry(deps: AppDeps): Registry {
   return { handler, express, cache, recorder, metrics };
 }
 
-/** Publishing's dependencies: the two proofs (OIDC, code-host token) and the job queue. */
+const HOUR_MS = 3_600_000;
+
+/** Publishing's dependencies: the two proofs (OIDC, code-host token), the job queue, its limits. */
 function publishingDeps(deps: AppDeps): PublishingDeps {
   const { publicUrl, webhookKey } = publishingSettings(deps.env);
   let queue = deps.queue;
+  const replay = createReplayGuard(deps.redis);
+  const limiter = (name: string, perWindow: number) =>
+    createWindowLimiter(deps.redis, { name, perWindow, windowMs: HOUR_MS });
   return {
     db: deps.db,
     logger: deps.logger,
+    replay,
+    limits: {
+      publish: limiter('publishes', deps.env.PUBLISHES_PER_HOUR),
+      webhookAddress: limiter('hook-addresses', deps.env.WEBHOOK_DELIVERIES_PER_HOUR),
+      webhookRepository: limiter('hook-repositories', deps.env.WEBHOOK_DELIVERIES_PER_REPOSITORY_PER_HOUR),
+    },
     proofs: createProofVerifier({
-      oidc: createOidcProof({ issuer: deps.env.OIDC_ISSUER, audience: publicUrl }),
+      oidc: createOidcProof({
+        issuer: deps.env.OIDC_ISSUER,
+        audience: publicUrl,
+        useJti: replay.useJti,
+      }),
       token: createGitHubTokenProof({ apiUrl: deps.env.GITHUB_API_URL, webUrl: deps.env.GITHUB_WEB_URL }),
     }),
     queue: () => {
@@ -150,7 +166,7 @@ function createExpressApp(deps: AppDeps): Express {
   app.use(
     moderationRoutes({
       db: deps.db,
-      limiter: createReportLimiter(deps.redis, { perWindow: deps.env.REPORTS_PER_HOUR, windowMs: 3_600_000 }),
+      limiter: createReportLimiter(deps.redis, { perWindow: deps.env.REPORTS_PER_HOUR, windowMs: HOUR_MS }),
     }),
   );
   app.use(openApiRoutes({ caching }));

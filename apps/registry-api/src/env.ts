@@ -69,6 +69,18 @@ const EnvFields = z.object({
    * are never stored. At least 32 characters; required in production. Never logged.
    */
   WEBHOOK_SECRET_KEY: z.string().min(32, { error: 'must be at least 32 characters' }).optional(),
+  /**
+   * Publishes and owner actions (deprecate, yank and their undo) one client address may send per hour:
+   * each asks the code host to check a proof.
+   */
+  PUBLISHES_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(60),
+  /**
+   * Webhook deliveries one client address may send per hour, counted before the signature is read.
+   * GitHub sends every repository's deliveries from a few addresses: keep it well above their traffic.
+   */
+  WEBHOOK_DELIVERIES_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  /** Signed webhook deliveries one repository may send per hour (each push re-indexes it). */
+  WEBHOOK_DELIVERIES_PER_REPOSITORY_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(60),
   /** BullMQ key prefix the indexing jobs are enqueued under (the workers' QUEUE_PREFIX). */
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
 });

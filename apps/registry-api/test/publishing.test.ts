@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import {
   PackageDetailSchema,
@@ -30,6 +31,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
+import { expectRefused, publishingFootprint } from './publishing-helpers.js';
 
 // docs/publishing.md against local servers speaking the real protocols (@pkgreg/testing): an OIDC issuer
 // with its JWKS, and GitHub's REST API with accounts, user tokens and permissions. The registry's own
@@ -117,41 +119,12 @@ const publish = (token: string | null, body: unknown) => {
   return (token === null ? req : req.set('Authorization', `Bearer ${token}`)).send(JSON.stringify(body));
 };
 
-async function count(table: 'publish_runs' | 'scope_owners' | 'source_webhooks' | 'indexed_sources') {
-  const row = await database.db
-    .selectFrom(table)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
+/** Everything a request could leave behind: rows and queued jobs. */
+const footprint = () => publishingFootprint(database.db, queue);
 
-/** Everything a publish could leave behind: rows and queued jobs. */
-async function footprint() {
-  const jobs = await queue
-    .queue(QUEUES.indexing)
-    .getJobCounts('waiting', 'delayed', 'active', 'completed', 'failed');
-  return {
-    runs: await count('publish_runs'),
-    scopes: await count('scope_owners'),
-    webhooks: await count('source_webhooks'),
-    sources: await count('indexed_sources'),
-    jobs: Object.values(jobs).reduce((a, b) => a + b, 0),
-  };
-}
-
-/** Asserts a refused publish: its status, its message, and that nothing was written or queued. */
-async function refused(
-  call: () => Promise<request.Response>,
-  status: number,
-  message: RegExp,
-): Promise<request.Response> {
-  const before = await footprint();
-  const res = await call();
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.body).toEqual({ error: expect.stringMatching(message) });
-  expect(await footprint()).toEqual(before);
-  return res;
-}
+/** Asserts a refusal: its status, its `{error}` message, and that nothing was written or queued. */
+const refused = (call: () => PromiseLike<request.Response>, status: number, message: RegExp) =>
+  expectRefused(footprint, call, status, message);
 
 const jobOf = (runId: string) => queue.queue(QUEUES.indexing).getJob(`publish-${runId}`);
 
@@ -179,6 +152,7 @@ describe('POST /api/publish: happy paths', () => {
       ref: null,
       proof: 'oidc',
       ownerId: gh.accountId('octo'),
+      repositoryId: gh.repoId('octo', 'skills'),
       publishRunId: accepted.runId,
     });
     expect(JSON.stringify(job?.data)).not.toContain(token.slice(0, 20));
@@ -407,7 +381,8 @@ describe('POST /api/hooks/github', () => {
       .post('/api/hooks/github')
       .set('Content-Type', 'application/json')
       .set('X-GitHub-Event', event)
-      .set('X-GitHub-Delivery', 'delivery-1');
+      // A new GUID per delivery, as GitHub gives them (a repeated one is a replay: see below).
+      .set('X-GitHub-Delivery', randomUUID());
     return (signature === undefined ? req : req.set('X-Hub-Signature-256', signature)).send(body);
   };
   const signed = (event: string, payload: unknown) =>

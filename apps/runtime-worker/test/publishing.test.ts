@@ -52,7 +52,14 @@ afterAll(async () => {
 /** A publish run as the API records it, and its job as the API enqueues it. */
 async function publishRun(
   locator: string,
-  options: { ref?: string | null; ownerId?: number; jobId?: string; runId?: string } = {},
+  options: {
+    ref?: string | null;
+    ownerId?: number;
+    jobId?: string;
+    runId?: string;
+    repositoryId?: number;
+    proof?: 'token' | 'oidc' | 'webhook';
+  } = {},
 ) {
   const run = options.runId
     ? { id: options.runId }
@@ -61,7 +68,7 @@ async function publishRun(
         locator,
         scope: locator.split('/')[0] ?? '',
         ref: options.ref ?? null,
-        proof: 'token',
+        proof: options.proof ?? 'token',
       });
   const [owner = ''] = locator.split('/');
   const job = await worker.queue.enqueue(
@@ -70,8 +77,9 @@ async function publishRun(
       kind: 'github',
       locator,
       ref: options.ref ?? null,
-      proof: 'token',
+      proof: options.proof ?? 'token',
       ownerId: options.ownerId ?? gh.accountId(owner),
+      ...(options.repositoryId !== undefined ? { repositoryId: options.repositoryId } : {}),
       publishRunId: run.id,
     },
     { jobId: options.jobId ?? `publish-${run.id}` },
@@ -192,5 +200,84 @@ describe('a publish run on the worker', () => {
     const again = await publishRun('octo/skills', { runId: first.run?.id, jobId: `again-${first.run?.id}` });
     expect(again.job.returnvalue).toEqual({ skipped: 'ended', publishRunId: first.run?.id });
     expect(again.run?.finished_at).toEqual(first.run?.finished_at);
+  });
+});
+
+describe('the repository a job names by its id (docs/publishing.md, Webhooks)', () => {
+  const single = (owner: string, name: string, description: string): FakeRepo => ({
+    ...repo(owner, name),
+    files: { [`${name}/SKILL.md`]: skillMd([`name: ${name}`, `description: ${description}`]) },
+  });
+  const packagesOf = (sourceRepo: string) =>
+    tdb.db
+      .selectFrom('packages')
+      .select(['scope', 'name', 'description', 'source_repo', 'verified', 'status'])
+      .where('source_repo', '=', sourceRepo)
+      .orderBy('name')
+      .execute();
+
+  it('a renamed repository whose old name was taken again: the id is read, never the name', async () => {
+    gh.addRepo(single('tess', 'old', 'The real one.'));
+    const id = gh.repoId('tess', 'old');
+    const first = await publishRun('tess/old', { repositoryId: id, proof: 'webhook' });
+    expect(first.run?.status, first.run?.error ?? '').toBe('succeeded');
+    gh.rename('tess/old', 'new');
+    gh.addRepo(single('tess', 'old', 'Someone else at the old name.'));
+    const { run } = await publishRun('tess/old', { repositoryId: id, proof: 'webhook' });
+    expect(run?.status, run?.error ?? '').toBe('succeeded');
+    expect(PublishResultSchema.parse(run?.result).sourceRepo).toBe('tess/new');
+    expect(await packagesOf('tess/new')).toEqual([
+      {
+        scope: 'tess',
+        name: 'old',
+        description: 'The real one.',
+        source_repo: 'tess/new',
+        verified: true,
+        status: 'active',
+      },
+    ]);
+    expect(await packagesOf('tess/old')).toEqual([]);
+  });
+
+  it("a webhook job whose locator is another repository's source: refused, nothing written", async () => {
+    gh.addRepo(single('uma', 'mine', 'Uma keeps this.'));
+    gh.addRepo(single('uma', 'theirs', 'Not to be written over mine.'));
+    const mine = await publishRun('uma/mine', { repositoryId: gh.repoId('uma', 'mine') });
+    expect(mine.run?.status).toBe('succeeded');
+    const before = await packagesOf('uma/mine');
+    for (const proof of ['webhook'] as const) {
+      const { run, job } = await publishRun('uma/mine', { repositoryId: gh.repoId('uma', 'theirs'), proof });
+      expect(run).toMatchObject({
+        status: 'failed',
+        error: `uma/mine is indexed as repository ${gh.repoId('uma', 'mine')}; this webhook is for repository ${gh.repoId('uma', 'theirs')}`,
+      });
+      expect(job.attemptsMade).toBe(1);
+    }
+    expect(await packagesOf('uma/mine')).toEqual(before);
+    expect(await packagesOf('uma/theirs')).toEqual([]);
+  });
+
+  it('a repository transferred since the proof: refused, nothing written under either owner', async () => {
+    gh.addRepo(single('vic', 'kit', 'Vic kit.'));
+    const id = gh.repoId('vic', 'kit');
+    gh.transfer('vic/kit', 'wes');
+    for (const proof of ['webhook', 'token'] as const) {
+      const { run } = await publishRun('vic/kit', { repositoryId: id, ownerId: gh.accountId('vic'), proof });
+      expect(run).toMatchObject({
+        status: 'failed',
+        error: `wes/kit now belongs to account ${gh.accountId('wes')}, not ${gh.accountId('vic')} that the proof named`,
+      });
+    }
+    expect(await packagesOf('vic/kit')).toEqual([]);
+    expect(await packagesOf('wes/kit')).toEqual([]);
+  });
+
+  it('an id the code host does not know: the run fails at once, whatever the locator', async () => {
+    for (const locator of ['octo/skills', 'nobody/here']) {
+      const { run, job } = await publishRun(locator, { repositoryId: 987_654_321, proof: 'webhook' });
+      expect(run?.status).toBe('failed');
+      expect(run?.error).toMatch(/not found/);
+      expect(job.attemptsMade).toBe(1);
+    }
   });
 });

@@ -73,6 +73,11 @@ export const RegistryIndexJobSchema = z.object({
   proof: z.enum(['oidc', 'token', 'webhook']).optional(),
   /** The code-host account id the proof named; the repository must still belong to it. */
   ownerId: z.number().int().positive().optional(),
+  /**
+   * The code host's id of the repository the proof covers: the job reads the repository by this id
+   * (a rename is followed) and refuses any other.
+   */
+  repositoryId: z.number().int().positive().optional(),
   /** The publish run (publish_runs row) this job reports its outcome to. */
   publishRunId: z.uuid().optional(),
 });

@@ -126,8 +126,12 @@ export type PublishRun = z.infer<typeof PublishRunSchema>;
 export const WebhookResponseSchema = z.object({
   /** The `X-GitHub-Event` received. */
   event: z.string(),
-  /** `pong` for ping, `queued` when a re-index was enqueued, `ignored` otherwise (with `reason`). */
-  action: z.enum(['pong', 'queued', 'ignored']),
+  /**
+   * `pong` for ping, `queued` when a re-index was enqueued, `ignored` otherwise (with `reason`);
+   * `duplicate` for a delivery already received (the same `X-GitHub-Delivery`, or the same signed body,
+   * within a day): nothing was done.
+   */
+  action: z.enum(['pong', 'queued', 'ignored', 'duplicate']),
   runId: z.uuid().nullable(),
   reason: z.string().nullable(),
 });

@@ -445,6 +445,11 @@ export interface SourceWebhooksTable {
   repository_id: number;
   /** Last known locator (lowercased `owner/repo`). */
   locator: string;
+  /**
+   * bigint; the code host's account id the secret was issued to (the repository's owner then); null
+   * for a row from before it was recorded whose owner was never seen.
+   */
+  owner_id: ColumnType<number | null, number | null | undefined, number | null>;
   secret_salt: Buffer;
   created_at: Timestamp;
   rotated_at: NullableTimestamp;

@@ -293,6 +293,8 @@ export class GitHubSource implements SkillSource {
   readonly kind = 'github' as const;
   readonly locator: string;
   private repoPath: string;
+  /** Where the repository's metadata is read: by id when the caller knows it, else by name. */
+  private readonly metaPath: string;
   /** The branch to read; the repository's default branch when undefined. */
   private readonly branch: string | undefined;
   /** The last snapshot's commit and files, for reading blobs at that commit. */
@@ -302,25 +304,29 @@ export class GitHubSource implements SkillSource {
   constructor(
     locator: string,
     private readonly client: GitHubClient,
-    options: { branch?: string } = {},
+    options: { branch?: string; repositoryId?: number } = {},
   ) {
     this.locator = normalizeGitHubLocator(locator);
     this.branch = options.branch;
     const [owner, repo] = this.locator.split('/') as [string, string];
     this.repoPath = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`;
+    // The id is the repository's identity: read by it, a renamed or transferred repository is found
+    // under its new name, and a name that now belongs to another repository is never read instead.
+    this.metaPath =
+      options.repositoryId === undefined ? this.repoPath : `/repositories/${options.repositoryId}`;
   }
 
   async snapshot({ etags, cachedMeta }: SnapshotRequest): Promise<SourceSnapshot> {
     const nextEtags: Record<string, string> = {};
     // Metadata kept before owner ids were recorded is read again once, unconditionally.
     const cachedIsComplete = cachedMeta !== null && 'ownerId' in cachedMeta;
-    let metaResult = await this.client.get(this.repoPath, cachedIsComplete ? etags.repo : undefined);
+    let metaResult = await this.client.get(this.metaPath, cachedIsComplete ? etags.repo : undefined);
     let meta: RepoMeta;
     if (metaResult.notModified && cachedMeta) {
       meta = cachedMeta;
       if (etags.repo) nextEtags.repo = etags.repo;
     } else {
-      if (metaResult.notModified) metaResult = await this.client.get(this.repoPath);
+      if (metaResult.notModified) metaResult = await this.client.get(this.metaPath);
       if (metaResult.notModified)
         throw new IndexingError('source_error', 'unconditional request answered 304');
       meta = this.parseMeta(metaResult.body);

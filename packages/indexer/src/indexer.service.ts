@@ -95,6 +95,11 @@ export interface IndexRequest {
   proof?: PublishProof;
   /** The account id the proof named: the repository must still belong to it when it is read. */
   expectedOwnerId?: number;
+  /**
+   * GitHub: the repository id the proof covers. The repository is read by this id (a rename or transfer
+   * is followed; the locator is only its last known name) and a run that finds another is refused.
+   */
+  expectedRepositoryId?: number;
 }
 
 /** A version a run created. */
@@ -178,6 +183,7 @@ async function openSource(deps: IndexerDeps, request: IndexRequest): Promise<Ski
       request.ref === undefined ? (await findSource(deps.db, 'github', locator))?.ref : request.ref;
     return new GitHubSource(locator, deps.githubClient ?? new GitHubClient(deps.github), {
       ...(branch ? { branch } : {}),
+      ...(request.expectedRepositoryId !== undefined ? { repositoryId: request.expectedRepositoryId } : {}),
     });
   }
   if (request.kind !== 'git') {
@@ -249,6 +255,13 @@ async function scopeOf(ctx: RunContext, repo: RepoMeta): Promise<string> {
     throw new IndexingError('invalid_locator', `owner "${repo.owner}" cannot be made a valid scope`);
   const ownerId = repo.ownerId;
   if (ctx.source.kind !== 'github' || typeof ownerId !== 'number') return named;
+  const expectedRepository = ctx.request.expectedRepositoryId;
+  if (expectedRepository !== undefined && repo.repositoryId !== expectedRepository) {
+    throw new IndexingError(
+      'forbidden',
+      `the code host answered repository ${repo.repositoryId ?? 'without an id'} (${repo.owner}/${repo.name}), not ${expectedRepository} that the proof named`,
+    );
+  }
   const expected = ctx.request.expectedOwnerId;
   if (expected !== undefined && expected !== ownerId) {
     throw new IndexingError(
@@ -286,6 +299,15 @@ async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcom
     cachedMeta: known ? parseRepoMeta(known.repo_meta) : null,
   });
   const scope = await scopeOf(ctx, snap.repo);
+  // A webhook proves one repository (by id): the source row its locator names must be that repository,
+  // never another one that holds the name now.
+  const knownId = known?.repository_id;
+  if (ctx.request.proof === 'webhook' && typeof knownId === 'number' && knownId !== snap.repo.repositoryId) {
+    throw new IndexingError(
+      'conflict',
+      `${source.locator} is indexed as repository ${knownId}; this webhook is for repository ${snap.repo.repositoryId ?? 'without an id'}`,
+    );
+  }
   known ??= await knownSource(conn, source, snap.repo.repositoryId);
   const sourceRepo = `${snap.repo.owner}/${snap.repo.name}`;
   const ownerId = snap.repo.ownerId;

@@ -243,14 +243,32 @@ export class FakeGitHub {
     }
   }
 
+  /**
+   * Transfers a repository to another account, as GitHub does: same repository id, the new owner's
+   * login and account id; the old name redirects (301) to `/repositories/{id}`.
+   */
+  transfer(oldKey: string, newOwner: string): void {
+    this.move(oldKey, (repo) => {
+      repo.owner = newOwner;
+      repo.ownerId = this.accountId(newOwner);
+    });
+  }
+
   /** Renames a repository: the old name then redirects (301) to `/repositories/{id}`. */
   rename(oldKey: string, newName: string): void {
+    this.move(oldKey, (repo) => {
+      repo.name = newName;
+    });
+  }
+
+  /** The repository under a new `owner/name`, with its id; the old one redirects. */
+  private move(oldKey: string, change: (repo: FakeRepo) => void): void {
     const repo = this.repos.get(oldKey);
     if (!repo) throw new Error(`no repo ${oldKey}`);
     const id = this.ids.get(oldKey) as number;
     this.repos.delete(oldKey);
     this.ids.delete(oldKey);
-    repo.name = newName;
+    change(repo);
     const key = `${repo.owner}/${repo.name}`.toLowerCase();
     this.repos.set(key, repo);
     this.ids.set(key, id);

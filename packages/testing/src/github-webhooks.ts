@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 
 // What GitHub sends a webhook: the event's JSON body (the shapes of docs.github.com "Webhook events and
 // payloads", the fields a receiver reads), `X-GitHub-Event`, `X-GitHub-Delivery` and
@@ -25,12 +25,15 @@ function repositoryOf(repo: WebhookRepository) {
   };
 }
 
-/** A `push` event to `ref` (default the default branch). */
-export function pushEvent(repo: WebhookRepository, ref?: string): Record<string, unknown> {
+/**
+ * A `push` event to `ref` (default the default branch). Each push names a new head commit (`after`, a
+ * random SHA unless given), so two pushes never have the same body, as on GitHub.
+ */
+export function pushEvent(repo: WebhookRepository, ref?: string, after?: string): Record<string, unknown> {
   return {
     ref: ref ?? `refs/heads/${repo.defaultBranch ?? 'main'}`,
     before: '0'.repeat(40),
-    after: 'b'.repeat(40),
+    after: after ?? randomBytes(20).toString('hex'),
     created: false,
     deleted: false,
     forced: false,
@@ -71,6 +74,8 @@ export interface Delivery {
   secret?: string;
   /** A signature header to send as is (overrides `secret`). */
   signature?: string;
+  /** `X-GitHub-Delivery`; default a new GUID, as GitHub gives every delivery (a redelivery keeps it). */
+  deliveryId?: string;
 }
 
 /** POSTs a delivery to `url` the way GitHub's hookshot does. */
@@ -80,7 +85,7 @@ export async function deliverWebhook(url: string, delivery: Delivery): Promise<R
     'content-type': 'application/json',
     'user-agent': 'GitHub-Hookshot/test',
     'x-github-event': delivery.event,
-    'x-github-delivery': randomUUID(),
+    'x-github-delivery': delivery.deliveryId ?? randomUUID(),
     'x-github-hook-id': '123456',
   };
   const signature = delivery.signature ?? (delivery.secret ? signWebhook(delivery.secret, body) : undefined);

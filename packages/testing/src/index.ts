@@ -53,6 +53,7 @@ export {
 } from './github-webhooks.js';
 export {
   type ActionsClaims,
+  type ActionsJobOptions,
   type ActionsRun,
   actionsClaims,
   type IssueOptions,

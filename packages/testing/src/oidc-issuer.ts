@@ -68,7 +68,7 @@ export function actionsClaims(run: ActionsRun): ActionsClaims & { sub: string } 
 }
 
 export interface IssueOptions {
-  audience: string;
+  audience: string | string[];
   /** Seconds from now (negative: already expired). Default 300, GitHub's token lifetime is minutes. */
   expiresIn?: number;
   /**
@@ -78,6 +78,14 @@ export interface IssueOptions {
   signWith?: 'issuer' | 'foreign' | 'forged';
   /** `iss` to write instead of this issuer's. */
   issuer?: string;
+  /** `jti` to write (default a new UUID, as GitHub does); false for none. */
+  jti?: string | false;
+}
+
+/** How a job's token endpoint misbehaves, to try a client's checks of what it is given. */
+export interface ActionsJobOptions {
+  /** Issue tokens for this audience (or these) whatever the request asks for. */
+  audience?: string | string[];
 }
 
 export interface SeenTokenRequest {
@@ -98,6 +106,7 @@ export interface OidcIssuer {
   actionsJob(
     run: ActionsRun,
     requestToken?: string,
+    options?: ActionsJobOptions,
   ): { ACTIONS_ID_TOKEN_REQUEST_URL: string; ACTIONS_ID_TOKEN_REQUEST_TOKEN: string };
   /** Requests the token endpoint received. */
   readonly tokenRequests: SeenTokenRequest[];
@@ -126,7 +135,7 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
   const signing = await keyPair(`test-${randomUUID().slice(0, 8)}`);
   const foreign = await keyPair(`foreign-${randomUUID().slice(0, 8)}`);
   const forged = { ...(await keyPair(signing.kid)), kid: signing.kid };
-  const jobs = new Map<string, ActionsRun>();
+  const jobs = new Map<string, { run: ActionsRun; options: ActionsJobOptions }>();
   const tokenRequests: SeenTokenRequest[] = [];
   let issuer = '';
 
@@ -134,11 +143,12 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
     const key = options.signWith === 'foreign' ? foreign : options.signWith === 'forged' ? forged : signing;
     const now = Math.floor(Date.now() / 1000);
     const expiresIn = options.expiresIn ?? 300;
-    return new SignJWT({ ...claims })
+    const jwt = new SignJWT({ ...claims })
       .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
       .setIssuer(options.issuer ?? issuer)
-      .setAudience(options.audience)
-      .setJti(randomUUID())
+      .setAudience(options.audience);
+    if (options.jti !== false) jwt.setJti(options.jti ?? randomUUID());
+    return jwt
       .setIssuedAt(Math.min(now, now + expiresIn - 60))
       .setNotBefore(Math.min(now, now + expiresIn - 60))
       .setExpirationTime(now + expiresIn)
@@ -178,10 +188,10 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
     if (url.pathname === '/_actions/idtoken') {
       const audience = url.searchParams.get('audience');
       tokenRequests.push({ audience, authorization: req.headers.authorization });
-      const run = jobs.get(bearer(req.headers) ?? '');
-      if (!run) return json(401, { message: 'Unauthorized' });
+      const job = jobs.get(bearer(req.headers) ?? '');
+      if (!job) return json(401, { message: 'Unauthorized' });
       if (!audience) return json(400, { message: 'audience is required' });
-      void issue(actionsClaims(run), { audience }).then(
+      void issue(actionsClaims(job.run), { audience: job.options.audience ?? audience }).then(
         (value) => json(200, { count: value.length, value }),
         (error: unknown) => json(500, { message: String(error) }),
       );
@@ -198,8 +208,8 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
     jwksUri: `${issuer}/.well-known/jwks`,
     issue,
     tokenRequests,
-    actionsJob(run, requestToken = `actions-request-${randomUUID()}`) {
-      jobs.set(requestToken, run);
+    actionsJob(run, requestToken = `actions-request-${randomUUID()}`, options = {}) {
+      jobs.set(requestToken, { run, options });
       return {
         // The runner's URL carries a query of its own; clients append `&audience=…`.
         ACTIONS_ID_TOKEN_REQUEST_URL: `${issuer}/_actions/idtoken?api-version=2.0`,

@@ -107,6 +107,48 @@ describe('GitHub REST stand-in', () => {
     expect(gh.takeLogin('octo')).not.toBe(id);
   });
 
+  it('a transferred repository keeps its id under its new owner; /repositories/{id} answers it', async () => {
+    gh.addRepo({
+      owner: 'ann',
+      name: 'kit',
+      defaultBranch: 'main',
+      stars: 0,
+      license: null,
+      homepage: null,
+      files: {},
+    });
+    const id = gh.repoId('ann', 'kit');
+    gh.transfer('ann/kit', 'bob');
+    expect(gh.repoId('bob', 'kit')).toBe(id);
+    const byId = (await (await fetch(`${gh.apiUrl}/repositories/${id}`)).json()) as {
+      id: number;
+      full_name: string;
+      owner: { id: number };
+    };
+    expect(byId).toMatchObject({ id, full_name: 'bob/kit', owner: { id: gh.accountId('bob') } });
+    const moved = await fetch(`${gh.apiUrl}/repos/ann/kit`, { redirect: 'manual' });
+    expect([moved.status, moved.headers.get('location')]).toEqual([301, `${gh.apiUrl}/repositories/${id}`]);
+  });
+
+  it('an Actions job can be made to answer another audience than the one asked', async () => {
+    const env = issuer.actionsJob({ repository: 'o/r', ownerId: 1, repositoryId: 2 }, undefined, {
+      audience: 'https://elsewhere.example',
+    });
+    const url = `${env.ACTIONS_ID_TOKEN_REQUEST_URL}&audience=${encodeURIComponent('https://asked.example')}`;
+    const res = await fetch(url, {
+      headers: { authorization: `bearer ${env.ACTIONS_ID_TOKEN_REQUEST_TOKEN}` },
+    });
+    const { value } = (await res.json()) as { value: string };
+    const { payload } = await jwtVerify(value, createRemoteJWKSet(new URL(issuer.jwksUri)));
+    expect(payload.aud).toBe('https://elsewhere.example');
+  });
+
+  it('two pushes never have the same body; a head commit can be chosen', () => {
+    const repo = { fullName: 'o/r', id: 1, ownerId: 2 };
+    expect(JSON.stringify(pushEvent(repo))).not.toBe(JSON.stringify(pushEvent(repo)));
+    expect(pushEvent(repo, undefined, 'c'.repeat(40)).after).toBe('c'.repeat(40));
+  });
+
   it('webhook payloads are signed over the bytes sent', () => {
     const body = JSON.stringify(pushEvent({ fullName: 'o/r', id: 1, ownerId: 2 }));
     expect(signWebhook('s3cret', body)).toMatch(/^sha256=[0-9a-f]{64}$/);

@@ -12,6 +12,7 @@ import { describeProof, resolveProof } from '../proof.js';
 const ManageInputSchema = z.object({
   token: z.string().min(1, { error: 'must not be empty' }).optional(),
   json: z.boolean().default(false),
+  yes: z.boolean().default(false),
   message: z.string().max(1024, { error: 'must be at most 1024 characters' }).optional(),
   reason: z.string().max(1024, { error: 'must be at most 1024 characters' }).optional(),
 });
@@ -25,7 +26,7 @@ export async function setDeprecated(
   const ref = parsePackageArg(name);
   const input = parseOptions(ManageInputSchema, options);
   const ctx = await createContext(command);
-  const proof = await resolveProof(ctx, input.token);
+  const proof = await resolveProof(ctx, { token: input.token, yes: input.yes });
   ctx.debug(`proof: ${describeProof(proof)}`);
   const state = await ctx.client.setDeprecation(
     proof.token,
@@ -62,7 +63,7 @@ export async function setYanked(
   const version = parsed.spec.version;
   const input = parseOptions(ManageInputSchema, options);
   const ctx = await createContext(command);
-  const proof = await resolveProof(ctx, input.token);
+  const proof = await resolveProof(ctx, { token: input.token, yes: input.yes });
   ctx.debug(`proof: ${describeProof(proof)}`);
   const state = await ctx.client.setYank(
     proof.token,

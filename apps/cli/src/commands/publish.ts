@@ -24,6 +24,7 @@ const PublishInputSchema = z.object({
   json: z.boolean().default(false),
   wait: z.boolean().default(true),
   rotateWebhookSecret: z.boolean().default(false),
+  yes: z.boolean().default(false),
   run: z.uuid({ error: 'must be a run id (a UUID)' }).optional(),
 });
 
@@ -138,7 +139,7 @@ export async function publish(
     return;
   }
   const repo = await repositoryFor(ctx, repository);
-  const proof = await resolveProof(ctx, input.token);
+  const proof = await resolveProof(ctx, { token: input.token, yes: input.yes });
   const accepted = await ctx.client.publish(proof.token, {
     repository: repo,
     ...(input.ref ? { ref: input.ref } : {}),

@@ -44,6 +44,10 @@ export async function startRegistry(
       REGISTRY_PORT: String(port),
       // The detail micro-cache (1 s by default) would hide a re-index from the very next CLI call.
       DETAIL_CACHE_TTL_MS: '0',
+      // Every test registry counts in the same Redis keys, from 127.0.0.1, run after run: publishing's
+      // limits (registry-api's tests try them) would soon refuse the tests' own publishes.
+      PUBLISHES_PER_HOUR: '100000',
+      WEBHOOK_DELIVERIES_PER_REPOSITORY_PER_HOUR: '100000',
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],

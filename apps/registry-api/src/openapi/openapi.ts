@@ -148,12 +148,23 @@ const jsonBody = (name: string, required = true) => ({ required, content: json(n
 /** Proof-bearing endpoints: `Authorization: Bearer <OIDC token | GitHub user token>` (docs/publishing.md). */
 const proofSecurity = [{ oidcToken: [] }, { codeHostToken: [] }];
 
+/** A per-client or per-repository limit: the 429 and when to come back. */
+const tooMany = (description: string) => ({
+  ...error(description),
+  headers: {
+    'Retry-After': { description: 'Seconds until a request is accepted again', schema: { type: 'integer' } },
+  },
+});
+
 const proofErrors = {
   401: error(
     'No proof, or one that does not verify: expired, wrong audience, wrong issuer, unknown signing key, bad credentials (`WWW-Authenticate` says why)',
   ),
   403: error(
     'A valid proof that does not cover the request: another repository or ref, no push access, or a scope bound to another account',
+  ),
+  429: tooMany(
+    'Too many publishes and owner actions from this client address (`PUBLISHES_PER_HOUR`); nothing was asked of the code host',
   ),
   503: error('The OIDC issuer, the code host or the job queue did not answer; try again'),
 };
@@ -362,21 +373,33 @@ export function buildOpenApiDocument(): JsonObject {
         post: {
           summary: 'GitHub webhook: a push to the indexed branch re-indexes a published repository',
           description:
-            '`X-Hub-Signature-256` must be the HMAC-SHA256 of the raw body with the secret given at publish (compared in constant time). `ping` is answered `pong`; other events are ignored.',
+            '`X-Hub-Signature-256` must be the HMAC-SHA256 of the raw body with the secret given at publish for the repository whose id the payload names (compared in constant time). The secret proves that repository only: the re-index reads it by id from the code host, whatever names the payload holds, and a delivery for a repository that changed owner since the secret was issued is refused. A delivery seen before (its `X-GitHub-Delivery`, or the same signed body, within a day) is answered `duplicate` and changes nothing. `ping` is answered `pong`; other events are ignored.',
           parameters: [
             { name: 'X-GitHub-Event', in: 'header', required: true, schema: { type: 'string' } },
+            {
+              name: 'X-GitHub-Delivery',
+              in: 'header',
+              required: true,
+              schema: { type: 'string', pattern: '^[A-Za-z0-9-]{1,128}$' },
+            },
             { name: 'X-Hub-Signature-256', in: 'header', required: true, schema: { type: 'string' } },
           ],
           requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
           responses: {
             200: {
-              description: 'Ping answered, or the delivery ignored (the reason says why)',
+              description:
+                'Ping answered, the delivery ignored (the reason says why), or a duplicate of one received before (nothing done)',
               content: json('WebhookResponse'),
             },
             202: { description: 'A re-index was queued', content: json('WebhookResponse') },
-            400: error('Not a GitHub delivery'),
+            400: error('Not a GitHub delivery (no event, no delivery id, no repository)'),
             401: error('Missing or wrong signature: nothing was changed'),
-            403: error("The repository's owner is not the account its scope is bound to"),
+            403: error(
+              'The repository changed owner since its secret was issued: its new owner publishes it again',
+            ),
+            429: tooMany(
+              'Too many deliveries from this client address (`WEBHOOK_DELIVERIES_PER_HOUR`) or for this repository (`WEBHOOK_DELIVERIES_PER_REPOSITORY_PER_HOUR`)',
+            ),
             503: error('The job queue did not answer'),
           },
         },

@@ -25,6 +25,11 @@ export interface OidcProofOptions {
   timeoutMs?: number;
   /** Leeway for `exp`/`nbf` against clock skew (seconds). */
   clockToleranceSeconds?: number;
+  /**
+   * Records a token's `jti` until it expires: true the first time, false for a token presented before
+   * (replay-guard.ts).
+   */
+  useJti(issuer: string, jti: string, expiresAtMs: number): Promise<boolean>;
 }
 
 const DiscoverySchema = z.object({ issuer: z.string(), jwks_uri: z.url() });
@@ -36,6 +41,9 @@ const ActionsClaimsSchema = z.object({
   repository_owner_id: z.string().regex(/^[1-9]\d{0,18}$/),
   repository_id: z.string().regex(/^[1-9]\d{0,18}$/),
   ref: z.string().optional(),
+  // Each token is accepted once; GitHub's always carry a jti, so one without it is refused.
+  jti: z.string().min(1).max(256),
+  exp: z.number(),
 });
 
 /** The algorithms GitHub signs ID tokens with; jose refuses any other (and `none`) before a key lookup. */
@@ -47,6 +55,7 @@ function refused(message: string) {
 
 export function createOidcProof(options: OidcProofOptions): ProofVerifier {
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const toleranceSeconds = options.clockToleranceSeconds ?? 30;
   let keys: JWTVerifyGetKey | undefined;
 
   /** The issuer's key set, from its discovery document (once; a failed discovery is tried again). */
@@ -90,7 +99,7 @@ export function createOidcProof(options: OidcProofOptions): ProofVerifier {
         audience: options.audience,
         algorithms: ALGORITHMS,
         requiredClaims: ['exp', 'iat', 'aud'],
-        clockTolerance: options.clockToleranceSeconds ?? 30,
+        clockTolerance: toleranceSeconds,
       });
       return payload;
     } catch (error) {
@@ -143,6 +152,11 @@ export function createOidcProof(options: OidcProofOptions): ProofVerifier {
         throw forbidden(
           `The OIDC token was issued to a run on ${claims.ref ?? 'no ref'}, not refs/heads/${target.ref}`,
         );
+      }
+      // Last, once every check passed: a token refused for another reason may still be used as meant.
+      const expiresAtMs = (claims.exp + toleranceSeconds) * 1000;
+      if (!(await options.useJti(options.issuer, claims.jti, expiresAtMs))) {
+        throw refused('it was used before (each token is accepted once); request a new token');
       }
       return {
         proof: 'oidc',

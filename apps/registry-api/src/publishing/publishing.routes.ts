@@ -1,5 +1,6 @@
-import express, { Router } from 'express';
+import express, { type Request, type RequestHandler, Router } from 'express';
 import { oversizedBody } from '../http/body.js';
+import type { WindowLimiter } from '../moderation/report-limiter.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
 import { deprecate, undeprecate, unyank, yank } from './owner.service.js';
 import { bearerToken } from './proof.js';
@@ -8,6 +9,7 @@ import {
   type PublishingDeps,
   publish,
   receiveWebhook,
+  takeLimit,
   WEBHOOK_PATH,
 } from './publishing.service.js';
 
@@ -18,11 +20,23 @@ import {
 /** Largest webhook delivery read (GitHub caps payloads at 25 MB; pushes the registry reads are far smaller). */
 const WEBHOOK_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
 
+// req.ip is the client as far as TRUST_PROXY's hops say (env.ts); an untrusted peer's X-Forwarded-For is ignored.
+const clientAddress = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
+/** Counts the request against the client address's limit, before anything else is read or asked. */
+function limitPerAddress(limiter: WindowLimiter, message: string): RequestHandler {
+  return async (req, _res, next) => {
+    await takeLimit(limiter, clientAddress(req), message);
+    next();
+  };
+}
+
 /** POST /api/hooks/github, mounted before the JSON parser: the HMAC is over the bytes as sent. */
 export function webhookRoutes(deps: PublishingDeps): Router {
   const router = Router();
   router.post(
     WEBHOOK_PATH,
+    limitPerAddress(deps.limits.webhookAddress, 'Too many webhook deliveries from this address'),
     (req, res, next) => next(oversizedBody(req, res, WEBHOOK_BODY_LIMIT_BYTES)),
     express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT_BYTES }),
     async (req, res) => {
@@ -34,6 +48,7 @@ export function webhookRoutes(deps: PublishingDeps): Router {
         event: header('x-github-event'),
         signature: header('x-hub-signature-256'),
         contentType: header('content-type'),
+        deliveryId: header('x-github-delivery'),
         rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
       });
       res.status(answer.status).json(answer.body);
@@ -45,6 +60,17 @@ export function webhookRoutes(deps: PublishingDeps): Router {
 export function publishingRoutes(deps: PublishingDeps): Router {
   const router = Router();
   const owner = { db: deps.db, proofs: deps.proofs };
+  // Each of these asks the code host (or the OIDC issuer) to check a proof: counted per address first.
+  const limited = limitPerAddress(
+    deps.limits.publish,
+    'Too many publishes and owner actions from this address',
+  );
+  const pkg = '/api/packages/:scope/:name';
+  router.post('/api/publish', limited);
+  router.put(`${pkg}/deprecation`, limited);
+  router.delete(`${pkg}/deprecation`, limited);
+  router.put(`${pkg}/versions/:version/yank`, limited);
+  router.delete(`${pkg}/versions/:version/yank`, limited);
 
   router.post('/api/publish', async (req, res) => {
     const token = bearerToken(req.headers.authorization);
@@ -56,7 +82,6 @@ export function publishingRoutes(deps: PublishingDeps): Router {
     res.json(await getPublishRun(deps.db, req.params.runId));
   });
 
-  const pkg = '/api/packages/:scope/:name';
   router.put(`${pkg}/deprecation`, async (req, res) => {
     const key = packageKeyFromParams(req.params);
     res.json(await deprecate(owner, bearerToken(req.headers.authorization), key, req.body));

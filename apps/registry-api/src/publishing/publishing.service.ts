@@ -1,10 +1,8 @@
 import {
-  INVALID_REPOSITORY_MESSAGE,
   type PublishAccepted,
   PublishRequestSchema,
   type PublishResult,
   type PublishRun,
-  RepositorySchema,
   type WebhookResponse,
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
@@ -13,6 +11,7 @@ import {
   createPublishRun,
   decideScope,
   findPublishRun,
+  findScopeOfOwner,
   finishPublishRun,
   type PublishRunRow,
   sanitizeScope,
@@ -20,15 +19,26 @@ import {
 import type { Logger } from '@pkgreg/server-kit';
 import type { RuntimeQueue } from '@pkgreg/tasks';
 import { z } from 'zod';
-import { badRequest, conflict, forbidden, notFound, unauthorized, unavailable } from '../http/api-error.js';
+import {
+  ApiError,
+  badRequest,
+  conflict,
+  forbidden,
+  notFound,
+  unauthorized,
+  unavailable,
+} from '../http/api-error.js';
+import type { WindowLimiter } from '../moderation/report-limiter.js';
 import type { ProofVerifier, ProvenIdentity } from './proof.js';
 import {
+  deleteWebhook,
   findGitHubSource,
   findGitSourceOfRepo,
   findWebhook,
   saveWebhookSalt,
-  updateWebhookLocator,
+  updateWebhook,
 } from './publishing.repository.js';
+import type { ReplayGuard } from './replay-guard.js';
 import { newSalt, signatureMatches, webhookSecret } from './webhook-secrets.js';
 
 // Publishing (docs/publishing.md): a proven publish or a signed push becomes a publish run and an
@@ -45,6 +55,29 @@ export interface PublishingDeps {
   publicUrl: string;
   /** Key the webhook secrets are derived from. */
   webhookKey: string;
+  /** Webhook deliveries seen (and OIDC tokens used): each is taken once. */
+  replay: ReplayGuard;
+  limits: {
+    /** POST /api/publish and the owner actions, per client address. */
+    publish: WindowLimiter;
+    /** Webhook deliveries per client address, before their signature is read. */
+    webhookAddress: WindowLimiter;
+    /** Signed webhook deliveries per repository id. */
+    webhookRepository: WindowLimiter;
+  };
+}
+
+/** A 429 in the API's error shape, with Retry-After. */
+export function tooManyRequests(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError('too_many_requests', `${message}; try again in ${retryAfterSeconds} s`, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}
+
+/** Counts a request against `limiter`; throws the 429 past its limit. */
+export async function takeLimit(limiter: WindowLimiter, key: string, message: string): Promise<void> {
+  const limit = await limiter.take(key);
+  if (!limit.allowed) throw tooManyRequests(message, limit.retryAfterSeconds);
 }
 
 export const WEBHOOK_PATH = '/api/hooks/github';
@@ -91,7 +124,7 @@ export function toPublishRun(row: PublishRunRow): PublishRun {
 async function enqueue(
   deps: PublishingDeps,
   run: PublishRunRow,
-  job: { ref?: string | null; proof: 'oidc' | 'token' | 'webhook'; ownerId: number },
+  job: { ref?: string | null; proof: 'oidc' | 'token' | 'webhook'; ownerId: number; repositoryId: number },
 ): Promise<void> {
   try {
     await deps.queue().enqueue(
@@ -102,6 +135,7 @@ async function enqueue(
         ...(job.ref !== undefined ? { ref: job.ref } : {}),
         proof: job.proof,
         ownerId: job.ownerId,
+        repositoryId: job.repositoryId,
         publishRunId: run.id,
       },
       { jobId: `publish-${run.id}` },
@@ -147,23 +181,36 @@ export async function publish(deps: PublishingDeps, token: string, body: unknown
       proof: identity.proof,
     });
     // The secret is created at the first publish with a user token (or a rotation) and shown then only.
+    // It proves the repository for the account it was issued to: once the repository has changed
+    // hands, the old secret stops working (a user token gets a new one; an OIDC publish, which may not
+    // show one, drops it).
     const existing = await findWebhook(trx, identity.repositoryId);
+    const changedHands =
+      existing !== undefined && existing.owner_id !== null && existing.owner_id !== identity.ownerId;
     let shown: string | null = null;
-    if (identity.proof === 'token' && (!existing || request.rotateWebhookSecret)) {
+    if (identity.proof === 'token' && (!existing || request.rotateWebhookSecret || changedHands)) {
       const salt = newSalt();
       await saveWebhookSalt(trx, {
         repositoryId: identity.repositoryId,
         locator,
+        ownerId: identity.ownerId,
         salt,
         rotated: existing !== undefined,
       });
       shown = webhookSecret(deps.webhookKey, salt);
+    } else if (changedHands) {
+      await deleteWebhook(trx, identity.repositoryId);
     } else if (existing) {
-      await updateWebhookLocator(trx, identity.repositoryId, locator);
+      await updateWebhook(trx, identity.repositoryId, { locator, ownerId: identity.ownerId });
     }
     return { run: created, secret: shown };
   });
-  await enqueue(deps, run, { ref: request.ref ?? null, proof: identity.proof, ownerId: identity.ownerId });
+  await enqueue(deps, run, {
+    ref: request.ref ?? null,
+    proof: identity.proof,
+    ownerId: identity.ownerId,
+    repositoryId: identity.repositoryId,
+  });
   deps.logger.info(
     {
       runId: run.id,
@@ -204,19 +251,17 @@ export async function getPublishRun(db: Db, runId: string): Promise<PublishRun> 
   return toPublishRun(row);
 }
 
-/** The fields of a GitHub delivery the registry reads. */
+/**
+ * The fields of a GitHub delivery the registry reads. Only the repository id chooses anything (the
+ * secret, and so the repository): names in the payload are the sender's word and are never used.
+ */
 const HookPayloadSchema = z.object({
   ref: z.string().optional(),
   deleted: z.boolean().optional(),
   repository: z.object({
     id: z.number().int().positive(),
-    full_name: z.string(),
     default_branch: z.string().optional(),
-    owner: z.object({
-      id: z.number().int().positive(),
-      login: z.string().optional(),
-      name: z.string().optional(),
-    }),
+    owner: z.object({ id: z.number().int().positive() }),
   }),
 });
 
@@ -224,8 +269,12 @@ export interface WebhookDelivery {
   event: string | undefined;
   signature: string | undefined;
   contentType: string | undefined;
+  /** `X-GitHub-Delivery`: GitHub's GUID of the delivery (a redelivery keeps it). */
+  deliveryId: string | undefined;
   rawBody: Buffer;
 }
+
+const DELIVERY_ID = /^[A-Za-z0-9-]{1,128}$/;
 
 /** The JSON of a delivery: sent as application/json, or form-encoded in a `payload` field. */
 function payloadOf(delivery: WebhookDelivery): unknown {
@@ -250,15 +299,21 @@ const ignored = (event: string, reason: string): WebhookResponse => ({
 });
 
 /**
- * POST /api/hooks/github. The signature is checked (HMAC-SHA256 of the raw body with the repository's
- * secret, compared in constant time) before anything is written; a bad or missing one is a 401 that
- * changes nothing. A push to the branch the registry indexes re-indexes the repository.
+ * POST /api/hooks/github. The signature is checked (HMAC-SHA256 of the raw body with the secret of the
+ * repository id the payload names, compared in constant time) before anything is written; a bad or
+ * missing one is a 401 that changes nothing. The secret proves that repository and nothing else: the
+ * run and its job name the repository by the id the secret belongs to (the worker reads it by that id),
+ * never by the payload's names. A delivery seen before (its id or its signed body, within a day) is
+ * answered `duplicate` and changes nothing. A push to the branch the registry indexes re-indexes it.
  */
 export async function receiveWebhook(
   deps: PublishingDeps,
   delivery: WebhookDelivery,
 ): Promise<{ status: 200 | 202; body: WebhookResponse }> {
   if (!delivery.event) throw badRequest('X-GitHub-Event is required: send GitHub webhook deliveries here');
+  if (!delivery.deliveryId || !DELIVERY_ID.test(delivery.deliveryId)) {
+    throw badRequest('X-GitHub-Delivery is required: the GUID GitHub gives each delivery');
+  }
   if (!delivery.signature) {
     throw unauthorized('X-Hub-Signature-256 is required: set the webhook secret pkgreg gave at publish');
   }
@@ -268,20 +323,62 @@ export async function receiveWebhook(
   const hook = await findWebhook(deps.db, payload.repository.id);
   // Without a secret the signature cannot be checked: the same answer as a wrong one.
   const secret = hook ? webhookSecret(deps.webhookKey, hook.secret_salt) : null;
-  if (secret === null || !signatureMatches(secret, delivery.rawBody, delivery.signature)) {
+  if (!hook || secret === null || !signatureMatches(secret, delivery.rawBody, delivery.signature)) {
     throw unauthorized(
       'X-Hub-Signature-256 does not match: the webhook secret differs from the one pkgreg gave at publish',
     );
   }
   const event = delivery.event;
+  const claim = await deps.replay.claimDelivery({
+    repositoryId: hook.repository_id,
+    deliveryId: delivery.deliveryId,
+    body: delivery.rawBody,
+  });
+  if (!claim) {
+    return {
+      status: 200,
+      body: {
+        event,
+        action: 'duplicate',
+        runId: null,
+        reason: 'this delivery was received before (its X-GitHub-Delivery or its body); nothing was done',
+      },
+    };
+  }
+  try {
+    return await acceptDelivery(deps, hook, payload, event);
+  } catch (error) {
+    // Refused here: GitHub's redelivery of it must not be taken for a replay.
+    await claim.release().catch(() => {});
+    throw error;
+  }
+}
+
+type Hook = NonNullable<Awaited<ReturnType<typeof findWebhook>>>;
+
+async function acceptDelivery(
+  deps: PublishingDeps,
+  hook: Hook,
+  payload: z.infer<typeof HookPayloadSchema>,
+  event: string,
+): Promise<{ status: 200 | 202; body: WebhookResponse }> {
+  await takeLimit(
+    deps.limits.webhookRepository,
+    String(hook.repository_id),
+    'Too many webhook deliveries for this repository',
+  );
+  // The secret was issued to the account that owned the repository then; a repository transferred
+  // since is refused until its new owner publishes it (docs/publishing.md, Webhooks).
+  if (hook.owner_id === null || payload.repository.owner.id !== hook.owner_id) {
+    throw forbidden(
+      `This webhook's secret was issued to the repository's owner account ${hook.owner_id ?? '(unknown)'}, and the delivery names account ${payload.repository.owner.id}: publish the repository again (pkgreg publish) to get a secret for its owner now`,
+    );
+  }
   if (event === 'ping') return { status: 200, body: { event, action: 'pong', runId: null, reason: null } };
   if (event !== 'push')
     return { status: 200, body: ignored(event, `the ${event} event is not used; send push`) };
-  const repositoryName = payload.repository.full_name;
-  if (!RepositorySchema.safeParse(repositoryName).success) throw badRequest(INVALID_REPOSITORY_MESSAGE);
-  const locator = repositoryName.toLowerCase();
   if (payload.deleted) return { status: 200, body: ignored(event, 'the push deleted the branch') };
-  const source = await findGitHubSource(deps.db, payload.repository.id, locator);
+  const source = await findGitHubSource(deps.db, hook.repository_id, hook.locator);
   const branch = source?.ref ?? source?.default_branch ?? payload.repository.default_branch ?? null;
   if (branch === null || payload.ref !== `refs/heads/${branch}`) {
     return {
@@ -292,28 +389,22 @@ export async function receiveWebhook(
       ),
     };
   }
-  const ownerLogin =
-    payload.repository.owner.login ?? payload.repository.owner.name ?? locator.split('/')[0] ?? '';
-  const identity: ProvenIdentity = {
-    proof: 'token',
-    repository: repositoryName,
-    ownerLogin,
-    ownerId: payload.repository.owner.id,
-    repositoryId: payload.repository.id,
-  };
-  const { scope } = await scopeFor(deps.db, identity);
-  const run = await deps.db.transaction().execute(async (trx) => {
-    await updateWebhookLocator(trx, payload.repository.id, locator);
-    return createPublishRun(trx, {
-      repository: repositoryName,
-      locator,
-      scope,
-      ref: source?.ref ?? null,
-      proof: 'webhook',
-    });
+  // What the registry knows of the repository, never what the payload says: its source (renames are
+  // followed by the worker, which reads the repository by id), else the name it was published under.
+  const locator = source?.locator ?? hook.locator;
+  const repository = source?.source_repo ?? hook.locator;
+  const scope =
+    (await findScopeOfOwner(deps.db, hook.owner_id))?.scope ?? sanitizeScope(locator.split('/')[0] ?? '');
+  if (!scope) throw forbidden(`The owner of ${repository} cannot be made a registry scope`);
+  const run = await createPublishRun(deps.db, {
+    repository,
+    locator,
+    scope,
+    ref: source?.ref ?? null,
+    proof: 'webhook',
   });
   // The branch stays what the source remembers (undefined keeps it).
-  await enqueue(deps, run, { proof: 'webhook', ownerId: identity.ownerId });
-  deps.logger.info({ runId: run.id, repository: repositoryName, scope }, 'webhook push queued');
+  await enqueue(deps, run, { proof: 'webhook', ownerId: hook.owner_id, repositoryId: hook.repository_id });
+  deps.logger.info({ runId: run.id, repository, scope }, 'webhook push queued');
   return { status: 202, body: { event, action: 'queued', runId: run.id, reason: null } };
 }

@@ -40,6 +40,7 @@ function requestOf(payload: RegistryIndexJob): IndexRequest {
     ...(payload.ref !== undefined ? { ref: payload.ref } : {}),
     ...(payload.proof ? { proof: payload.proof } : {}),
     ...(payload.ownerId !== undefined ? { expectedOwnerId: payload.ownerId } : {}),
+    ...(payload.repositoryId !== undefined ? { expectedRepositoryId: payload.repositoryId } : {}),
   };
 }
 
