@@ -317,6 +317,13 @@ describe('delisting, quarantine and removal reach caches within the documented b
     const detail = await get('/api/packages/@acme/held').expect(200);
     expect(detail.body.status).toBe('quarantined');
     expect(detail.headers['cache-control']).toBe(REVALIDATE);
+    // SKILL.md is those bytes too: not in detail, 410 from skill-md (the fast path, twice: miss and hit).
+    expect(detail.body.skillMdRaw).toBe('');
+    for (let i = 0; i < 2; i++) {
+      const md = await get('/api/packages/@acme/held/skill-md').expect(410);
+      expect(md.body).toEqual({ error: '@acme/held is quarantined by the registry operator: reported' });
+      expect(md.headers['cache-control']).toBe('no-store');
+    }
   });
 
   it('removed: an immutable archive held by a CDN is 410 at its revalidation (s-maxage), never 304', async () => {

@@ -13,6 +13,7 @@ import { CliError, EXIT, usageError } from '../errors.js';
 import { originRepository } from '../git-origin.js';
 import { createProgress } from '../progress.js';
 import { describeProof, resolveProof } from '../proof.js';
+import { oneLine } from '../terminal-text.js';
 
 // `pkgreg publish [owner/repo] [--ref <branch>]` (docs/publishing.md): proves control of the repository,
 // asks the registry to index it now, waits for the run on the runtime worker and prints what became of
@@ -130,7 +131,7 @@ export async function publish(
   const ctx = await createContext(command);
   if (input.run) {
     const run = await waitFor(ctx, input.run, input.json || !input.wait);
-    if (input.json) ctx.out(JSON.stringify(run, null, 2));
+    if (input.json) ctx.json(run);
     else {
       ctx.out(`run ${run.runId}: ${run.repository} (@${run.scope}) ${run.status}`);
       printResult(ctx, run);
@@ -147,7 +148,7 @@ export async function publish(
   });
   const ref = accepted.ref ? ` (${accepted.ref})` : '';
   if (!input.wait) {
-    if (input.json) ctx.out(JSON.stringify(accepted, null, 2));
+    if (input.json) ctx.json(accepted);
     else {
       ctx.out(accepted.runId);
       printWebhook(ctx, accepted);
@@ -156,11 +157,11 @@ export async function publish(
   }
   if (!input.json) {
     process.stderr.write(
-      `Publishing ${accepted.repository}${ref} into @${accepted.scope} with ${describeProof(proof)}: run ${accepted.runId}\n`,
+      `${oneLine(`Publishing ${accepted.repository}${ref} into @${accepted.scope} with ${describeProof(proof)}: run ${accepted.runId}`)}\n`,
     );
   }
   const run = await waitFor(ctx, accepted.runId, input.json);
-  if (input.json) ctx.out(JSON.stringify({ ...run, webhook: accepted.webhook }, null, 2));
+  if (input.json) ctx.json({ ...run, webhook: accepted.webhook });
   else {
     if (run.status === 'succeeded') printResult(ctx, run);
     printWebhook(ctx, accepted);

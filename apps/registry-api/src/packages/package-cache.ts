@@ -2,12 +2,13 @@ import type { Db } from '@pkgreg/db';
 import { type EncodedBody, encodeBody, etagFor } from '../http/etag.js';
 import type { PackageKey } from './package-path.js';
 import { findVisibleVersions } from './packages.repository.js';
-import { getPackageDetail } from './packages.service.js';
+import { getPackageDetail, quarantinedMessage } from './packages.service.js';
 
 /** A visible package, ready to send: detail JSON and SKILL.md, each with its ETag from the row version. */
 export interface CachedPackage {
   detail: EncodedBody;
-  skillMd: EncodedBody;
+  /** A quarantined package's SKILL.md is never served: the 410 message instead. */
+  skillMd: EncodedBody | { gone: string };
 }
 
 export interface PackageCache {
@@ -61,7 +62,10 @@ export function createPackageCache(db: Db, options: PackageCacheOptions): Packag
     return {
       cached: {
         detail: encodeBody(JSON.stringify(detail.value), etagFor(detail.version, 'json')),
-        skillMd: encodeBody(detail.value.skillMdRaw, etagFor(detail.version, 'md')),
+        skillMd:
+          detail.value.status === 'quarantined'
+            ? { gone: quarantinedMessage(key, detail.value.quarantineReason) }
+            : encodeBody(detail.value.skillMdRaw, etagFor(detail.version, 'md')),
       },
       version: detail.version,
     };

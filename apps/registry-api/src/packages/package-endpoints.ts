@@ -4,17 +4,11 @@ import { type Logger, setRouteTemplate } from '@pkgreg/server-kit';
 import express from 'express';
 import type { DownloadRecorder } from '../downloads/download-recorder.js';
 import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
-import { badRequest, notFound } from '../http/api-error.js';
+import { badRequest, gone, notFound } from '../http/api-error.js';
 import { JSON_BODY_LIMIT, oversizedBody } from '../http/body.js';
 import { type CachePolicy, NO_STORE } from '../http/cache-policy.js';
 import { writeError } from '../http/error-writer.js';
-import {
-  DETAIL_CACHE_CONTROL,
-  type EncodedBody,
-  JSON_CONTENT_TYPE,
-  SKILL_MD_CONTENT_TYPE,
-  sendEncoded,
-} from '../http/etag.js';
+import { DETAIL_CACHE_CONTROL, JSON_CONTENT_TYPE, SKILL_MD_CONTENT_TYPE, sendEncoded } from '../http/etag.js';
 import { requestIdFor } from '../http/request-id.js';
 import type { CachedPackage, PackageCache } from './package-cache.js';
 import type { PackageKey } from './package-path.js';
@@ -104,10 +98,17 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
     writeError(res, error, { logger, requestId, method: req.method, path });
   };
 
-  const send = (req: IncomingMessage, res: ServerResponse, endpoint: Endpoint, pkg: CachedPackage) => {
-    const body: EncodedBody = endpoint === 'detail' ? pkg.detail : pkg.skillMd;
-    if (endpoint === 'detail') sendEncoded(req, res, body, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
-    else sendEncoded(req, res, body, SKILL_MD_CONTENT_TYPE, skillMdCacheControl);
+  const send = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    endpoint: Endpoint,
+    pkg: CachedPackage,
+    id: string,
+  ) => {
+    if (endpoint === 'detail')
+      return sendEncoded(req, res, pkg.detail, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
+    if ('gone' in pkg.skillMd) return fail(req, res, id, gone(pkg.skillMd.gone));
+    sendEncoded(req, res, pkg.skillMd, SKILL_MD_CONTENT_TYPE, skillMdCacheControl);
   };
 
   const read = (
@@ -119,9 +120,9 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
   ) => {
     // A hit costs one Map lookup; a miss reads (and caches) the package, or answers its 404.
     const hit = cache.peek(`${key.scope}/${key.name}`);
-    if (hit) return send(req, res, endpoint, hit);
+    if (hit) return send(req, res, endpoint, hit, id);
     cache.get(key).then(
-      (pkg) => send(req, res, endpoint, pkg),
+      (pkg) => send(req, res, endpoint, pkg, id),
       (error: unknown) => fail(req, res, id, error),
     );
   };

@@ -7,6 +7,11 @@ import { findVisiblePackage, findVisibleSource, type PackageDetailRow } from './
 
 const iso = (value: Date) => value.toISOString();
 
+/** The 410 message for a quarantined package's bytes: its files, archive and SKILL.md. */
+export function quarantinedMessage(key: PackageKey, reason: string | null): string {
+  return `@${key.scope}/${key.name} is quarantined by the registry operator${reason ? `: ${reason}` : ''}`;
+}
+
 export function toPackageDetail(row: PackageDetailRow, dependencies: PackageDependency[]): PackageDetail {
   return {
     id: row.id,
@@ -28,7 +33,8 @@ export function toPackageDetail(row: PackageDetailRow, dependencies: PackageDepe
     author: row.author,
     repoStars: row.repo_stars,
     license: row.license,
-    skillMdRaw: row.skill_md_raw,
+    // A quarantined package's bytes reach no client (issue 26): its SKILL.md is withheld like its files.
+    skillMdRaw: row.quarantined_at ? '' : row.skill_md_raw,
     frontmatter: row.frontmatter,
     allowedTools: row.allowed_tools,
     tokenCount: row.token_count,

@@ -16,6 +16,7 @@ import semver from 'semver';
 import { versionDependencies } from '../dependencies/dependencies.service.js';
 import { ApiError, badRequest, gone, notFound } from '../http/api-error.js';
 import type { PackageKey } from '../packages/package-path.js';
+import { quarantinedMessage } from '../packages/packages.service.js';
 import type { ContentCache } from './content-cache.js';
 import {
   countVersions,
@@ -97,10 +98,7 @@ async function requireVersion(
   const pkg = await requirePackage(db, key, ref.exact !== null);
   // A quarantined package's manifest and findings stay readable for review, but no client gets its
   // bytes (issue 26): 410 with the operator's reason, which no cache keeps (errors are no-store).
-  if (bytes && pkg.quarantined_at) {
-    const reason = pkg.quarantine_reason ? `: ${pkg.quarantine_reason}` : '';
-    throw gone(`@${key.scope}/${key.name} is quarantined by the registry operator${reason}`);
-  }
+  if (bytes && pkg.quarantined_at) throw gone(quarantinedMessage(key, pkg.quarantine_reason));
   const row = await findVersionRow(db, pkg.id, ref.exact);
   if (!row) {
     // `latest` skips yanked versions: say so when there are versions but every one is yanked.

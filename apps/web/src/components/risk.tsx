@@ -93,7 +93,7 @@ export function QuarantineNotice(props: { reason: string | null }) {
       <AlertIcon width={20} height={20} />
       <div>
         <strong>This package is quarantined by the registry.</strong> It is out of the list and search while
-        it is reviewed, and the command-line client refuses to install it.
+        it is reviewed, its files are withheld, and the command-line client refuses to install it.
         {props.reason ? (
           <p class="quarantine-reason" data-testid="quarantine-reason">
             {props.reason}

@@ -189,7 +189,9 @@ function PackageView(props: {
 
   // The latest version's SKILL.md comes with detail; an older one is fetched from its files.
   const fromDetail = view.version === null || view.version === pkg.version;
-  const olderVersion = fromDetail ? null : view.version;
+  // A quarantined package's bytes reach no client (410): its SKILL.md is withheld, not fetched.
+  const withheld = pkg.status === 'quarantined';
+  const olderVersion = fromDetail || withheld ? null : view.version;
   const [older, retryOlder] = useResource<string | null>(
     olderVersion ? `SKILL.md@${olderVersion}` : '',
     (signal) =>
@@ -197,16 +199,18 @@ function PackageView(props: {
         ? fetchFileText(fileUrl(scope, name, olderVersion, 'SKILL.md'), signal)
         : Promise.resolve(null),
   );
-  const doc: SkillDoc | null = fromDetail
-    ? {
-        raw: pkg.skillMdRaw,
-        rows: frontmatterRows(pkg.frontmatter, pkg.skillMdRaw),
-        yaml: null,
-        olderVersion: null,
-      }
-    : older.status === 'ok' && older.data !== null
-      ? { raw: older.data, rows: null, yaml: frontmatterText(older.data), olderVersion }
-      : null;
+  const doc: SkillDoc | null = withheld
+    ? null
+    : fromDetail
+      ? {
+          raw: pkg.skillMdRaw,
+          rows: frontmatterRows(pkg.frontmatter, pkg.skillMdRaw),
+          yaml: null,
+          olderVersion: null,
+        }
+      : older.status === 'ok' && older.data !== null
+        ? { raw: older.data, rows: null, yaml: frontmatterText(older.data), olderVersion }
+        : null;
   const warnings = fromDetail ? (pkg.warnings ?? []) : (shown?.warnings ?? []);
   // The risk scan of the version on screen: detail carries the latest's, a version record its own.
   const risk = fromDetail ? pkg.risk : (shown?.risk ?? null);
@@ -454,7 +458,16 @@ function PackageView(props: {
                   headingRef={viewerHeading}
                 />
               ) : null}
-              {doc ? (
+              {withheld ? (
+                <section class="card" aria-labelledby="skill-heading">
+                  <h2 id="skill-heading" class="card-title">
+                    SKILL.md
+                  </h2>
+                  <p data-testid="skill-withheld">
+                    Withheld while the package is quarantined: the registry serves none of its files.
+                  </p>
+                </section>
+              ) : doc ? (
                 <SkillBody doc={doc} links={links('')} linksKey={linksKey} />
               ) : older.status === 'error' ? (
                 <section class="card" aria-labelledby="skill-heading">

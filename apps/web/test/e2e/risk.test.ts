@@ -157,6 +157,9 @@ describe('risk on the package page', () => {
       'Reported: sends tokens away',
     );
     expect(await page.locator('[data-testid="status"]').textContent()).toBe('quarantined');
+    // Its bytes reach no client: SKILL.md is withheld, not rendered, and nothing offers to copy it.
+    expect(await page.locator('[data-testid="skill-withheld"]').textContent()).toContain('quarantined');
+    expect(await page.locator('[data-testid="skill-body"]').count()).toBe(0);
     expect(await axeViolations(page)).toEqual([]);
     await page.close();
   });
