@@ -113,6 +113,28 @@ export interface TestClient {
   token: string;
 }
 
+/**
+ * Another token of a registered client from the real token endpoint: `scope` narrows it, `resource`
+ * names the MCP resource (RFC 8707) it is for (default: the public base's).
+ */
+export async function tokenFor(
+  h: { app: Harness['app'] },
+  client: { clientId: string; clientSecret: string },
+  options: { scope?: string; resource?: string } = {},
+): Promise<string> {
+  const res = await request(h.app)
+    .post('/mcp/token')
+    .auth(client.clientId, client.clientSecret)
+    .type('form')
+    .send({
+      grant_type: 'client_credentials',
+      resource: options.resource ?? RESOURCE,
+      ...(options.scope ? { scope: options.scope } : {}),
+    });
+  if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.access_token as string;
+}
+
 /** Registers a client with `scopes` and gets a token through the real token endpoint. */
 export async function clientWithToken(
   h: Harness,

@@ -94,7 +94,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       case 'tasks/result':
         ex.taskId = parseParams(TaskIdParamsSchema, params, `${method} params`).taskId;
         // 9. Polling has a rate of its own per method, so it cannot be used to get around the tools'.
-        await limiter.check({ namespace: auth.namespace, tokenId: auth.tokenId, tool: method });
+        await limiter.check({ namespace: auth.namespace, tool: method });
         return method;
       case 'resources/list':
       case 'resources/templates/list':
@@ -107,7 +107,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         // 6. skill:// resources are the registry's catalog: pkgreg.registry.read, as its tools need.
         requireScopes(ex.caller, [SCOPES.registryRead]);
         // 9. Each method is rated as a tool is (one bucket per method).
-        await limiter.check({ namespace: auth.namespace, tokenId: auth.tokenId, tool: method });
+        await limiter.check({ namespace: auth.namespace, tool: method });
         return method;
       default:
         throw new RejectError('method_not_found', `unknown method ${method}`);
@@ -140,7 +140,6 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     const auth = ex.auth as AuthInfo;
     return limiter.check({
       namespace: auth.namespace,
-      tokenId: auth.tokenId,
       tool: spec.name,
       ...(spec.quota ? { quota: spec.quota } : {}),
     });

@@ -160,11 +160,7 @@ export function oauthRoutes(deps: {
     res.setHeader('Pragma', 'no-cache');
     try {
       // Every attempt counts against the caller's address, so client secrets cannot be guessed at speed.
-      await deps.limiter.check({
-        namespace: `ip:${req.ip ?? 'unknown'}`,
-        tokenId: 'token',
-        tool: 'oauth.token',
-      });
+      await deps.limiter.check({ namespace: `ip:${req.ip ?? 'unknown'}`, tool: 'oauth.token' });
       res.json(await issueToken(deps.db, deps.keyStore, ctx, tokenRequest(req)));
     } catch (error) {
       if (error instanceof OAuthError) writeOAuthError(res, error);

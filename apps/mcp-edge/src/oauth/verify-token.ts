@@ -13,8 +13,6 @@ export interface AuthInfo {
   scopes: string[];
   /** `app:` + sha256 hex of `<issuer>|<client_id or sub>` (decisions.md). */
   namespace: string;
-  /** Identifies this token for quota windows (`jti`, else a hash of the token). */
-  tokenId: string;
   /** Seconds since the epoch. */
   expiresAt: number;
 }
@@ -145,8 +143,6 @@ export function createTokenVerifier(options: {
       clientId,
       scopes: scopesOf(payload),
       namespace: deriveNamespace(config.issuer, clientId),
-      tokenId:
-        typeof payload.jti === 'string' ? payload.jti : createHash('sha256').update(token).digest('hex'),
       expiresAt: payload.exp as number,
     };
   }
