@@ -21,12 +21,14 @@ import { SignJWT } from 'jose';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  allowClient,
   clientWithToken,
   createHarness,
   expectRpcError,
   type Harness,
   rpc,
   type TestClient,
+  tokenAt,
 } from './helpers.js';
 
 // mcp-edge.md, Deployment backends; decisions.md, Backends and Tunnel envelope.
@@ -34,6 +36,8 @@ import {
 const SECRET = 's'.repeat(40);
 let h: Harness;
 let c: TestClient;
+/** A client with stm scopes only, also served by the tunnel session. */
+let stmOnly: TestClient;
 let localDb: Db;
 let receiver: Server;
 let runtime: LocalRuntime;
@@ -64,6 +68,16 @@ beforeAll(async () => {
     ]),
   });
   c = await clientWithToken(h);
+  // Issue 26: each tenant and tunnel session serves only the clients it names.
+  for (const [mode, id] of [
+    ['hosted', 'acme'],
+    ['hosted', 'beta'],
+    ['local_tunnel', 'sess-1'],
+    ['local_tunnel', 'sess-3'],
+  ] as const)
+    await allowClient(h, { mode, id }, c);
+  stmOnly = await clientWithToken(h, [SCOPES.stmWrite, SCOPES.stmRead]);
+  await allowClient(h, { mode: 'local_tunnel', id: 'sess-1' }, stmOnly);
   localDb = createDb(h.t.url, { schema: 'local_runtime' });
   await migrateToLatest(h.t.db, { schema: 'local_runtime' });
   runtime = createLocalRuntime({
@@ -80,7 +94,14 @@ beforeAll(async () => {
   });
   app.use(
     tunnelReceiverRoutes(
-      createTunnelReceiver({ sessionId: 'sess-1', secret: SECRET, nonces, runtime, onError: () => {} }),
+      createTunnelReceiver({
+        sessionId: 'sess-1',
+        secret: SECRET,
+        nonces,
+        runtime,
+        allowedClients: [c.clientId, stmOnly.clientId, 'x'],
+        onError: () => {},
+      }),
     ),
   );
   receiver.on('request', app);
@@ -95,8 +116,19 @@ afterAll(async () => {
   await h?.close();
 });
 
-const at = (host: string, method: string, params: Record<string, unknown> = {}) =>
-  rpc(h, c.token, method, params, { headers: { Host: host } });
+/** A token of `c` for each host's own resource (issue 26: a token is for one host's resource). */
+const tokens = new Map<string, Promise<string>>();
+const tokenOf = (host: string) => {
+  if (host.startsWith('localhost')) return Promise.resolve(c.token);
+  let token = tokens.get(host);
+  if (!token) {
+    token = tokenAt(h, c, host);
+    tokens.set(host, token);
+  }
+  return token;
+};
+const at = async (host: string, method: string, params: Record<string, unknown> = {}) =>
+  rpc(h, await tokenOf(host), method, params, { headers: { Host: host } });
 const info = async (host: string) =>
   (await at(host, 'tools/call', { name: 'pkgreg.system.v1.info' })).body.result.server.backendMode;
 const putAt = (host: string, content: string) =>
@@ -282,10 +314,10 @@ describe('tunnel envelope, receiving side (decisions.md, Tunnel envelope)', () =
   });
 
   it('scope checks of the entry tier also apply behind the tunnel', async () => {
-    const mine = await clientWithToken(h, [SCOPES.stmWrite, SCOPES.stmRead]);
+    const mine = stmOnly;
     const put = await rpc(
       h,
-      mine.token,
+      await tokenAt(h, mine, 'dev.tunnel.example.com'),
       'tools/call',
       {
         name: 'pkgreg.memory.v1.put',

@@ -6,6 +6,8 @@ import { Redis } from 'ioredis';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import request from 'supertest';
 import { afterAll, beforeAll } from 'vitest';
+import { insertGrant } from '../src/admission/access.repository.js';
+import { hostnameOf, hostResource } from '../src/admission/backends.js';
 import { createEdge, type Edge } from '../src/app.js';
 import { type Env, loadEnv } from '../src/env.js';
 import { createClient } from '../src/oauth/clients.service.js';
@@ -133,6 +135,35 @@ export async function tokenFor(
     });
   if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.access_token as string;
+}
+
+/** The MCP resource a Host header's host serves (a tenant's or tunnel session's own, issue 26). */
+export function resourceOf(host: string): string {
+  return hostResource(BASE, hostnameOf(host));
+}
+
+/** A token of `client` for the resource of `host` (which must serve the client). */
+export function tokenAt(
+  h: { app: Harness['app'] },
+  client: { clientId: string; clientSecret: string },
+  host: string,
+  options: { scope?: string } = {},
+): Promise<string> {
+  return tokenFor(h, client, { ...options, resource: resourceOf(host) });
+}
+
+/** Lets `client` use a hosted tenant or a tunnel session, as `pnpm edge tenants:allow|tunnels:allow` does. */
+export async function allowClient(
+  h: { t: TestDatabase },
+  backend: { mode: 'hosted' | 'local_tunnel'; id: string },
+  client: { clientId: string },
+): Promise<void> {
+  await insertGrant(h.t.db, {
+    mode: backend.mode,
+    backendId: backend.id,
+    namespace: deriveNamespace(ISSUER, client.clientId),
+    clientId: client.clientId,
+  });
 }
 
 /** Registers a client with `scopes` and gets a token through the real token endpoint. */

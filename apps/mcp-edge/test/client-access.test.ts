@@ -1,0 +1,394 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createDb, type Db, migrateToLatest } from '@pkgreg/db';
+import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import {
+  createDbNonceStore,
+  createLocalRuntime,
+  createTunnelReceiver,
+  type LocalRuntime,
+  tunnelReceiverRoutes,
+} from '@pkgreg/runtime';
+import { createLogger } from '@pkgreg/server-kit';
+import { openQueueJobs } from '@pkgreg/tasks';
+import express from 'express';
+import { decodeJwt } from 'jose';
+import { sql } from 'kysely';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEdge, type Edge } from '../src/app.js';
+import { disableClient } from '../src/oauth/clients.service.js';
+import {
+  allowClient,
+  BASE,
+  clientWithToken,
+  createHarness,
+  expectRpcError,
+  forgeToken,
+  type Harness,
+  RESOURCE,
+  resourceOf,
+  rpc,
+  type TestClient,
+  tokenAt,
+  tokenFor,
+} from './helpers.js';
+
+// Issue 26, "A client reaches only the tenants and tunnels it is allowed to": each hosted tenant and
+// tunnel session serves only the clients it names; any other is refused exactly as a host that maps to no
+// backend (so it cannot tell which hosts exist), before anything is dispatched. A token is for one host's
+// resource (its `aud`); a disabled client's tokens stop at once, on every edge.
+
+const SECRET = 'z'.repeat(40);
+const ACME = 'acme.mcp.example.com';
+const TUNNEL = 'alice.tunnel.example.com';
+let h: Harness;
+/** A second edge on the same database and Redis (several edges are one service). */
+let second: Edge;
+let storeDb: Db;
+let storeRuntime: LocalRuntime;
+let receiver: Server;
+/** Calls that reached the tunnel's local runtime. */
+let forwarded = 0;
+/** Allowed on acme and beta (stored grants) and on alice's tunnel session. */
+let owner: TestClient;
+/** Every scope, allowed on no tenant and no session. */
+let intruder: TestClient;
+/** Allowed on beta only. */
+let neighbour: TestClient;
+
+beforeAll(async () => {
+  receiver = createServer();
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/tunnel/mcp`;
+  h = await createHarness({
+    EDGE_RATE_LIMIT_PER_MINUTE: '100000',
+    EDGE_INVOKE_PER_MINUTE: '100000',
+    EDGE_COMPACT_PER_MINUTE: '100000',
+    PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: JSON.stringify([
+      { host: ACME, tenant: 'acme' },
+      { handle: 'beta', tenant: 'beta' },
+    ]),
+    PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: JSON.stringify([
+      { host: TUNNEL, sessionId: 'alice-sess', target, secret: SECRET },
+    ]),
+  });
+  second = createEdge({ db: h.t.db, redis: h.redis, logger: createLogger('second', 'silent'), env: h.env });
+  [owner, intruder, neighbour] = [
+    await clientWithToken(h),
+    await clientWithToken(h),
+    await clientWithToken(h),
+  ];
+  await allowClient(h, { mode: 'hosted', id: 'acme' }, owner);
+  await allowClient(h, { mode: 'hosted', id: 'beta' }, owner);
+  await allowClient(h, { mode: 'local_tunnel', id: 'alice-sess' }, owner);
+  await allowClient(h, { mode: 'hosted', id: 'beta' }, neighbour);
+
+  storeDb = createDb(h.t.url, { schema: 'alice_store' });
+  await migrateToLatest(h.t.db, { schema: 'alice_store' });
+  storeRuntime = createLocalRuntime({
+    db: storeDb,
+    jobs: () => openQueueJobs({ connection: TEST_REDIS_URL, prefix: testKeyPrefix('alice-q') }),
+    syncThresholdMs: 300,
+    pollWindowSeconds: 300,
+  });
+  const app = express();
+  app.use((_req, _res, next) => {
+    forwarded += 1;
+    next();
+  });
+  app.use(
+    tunnelReceiverRoutes(
+      createTunnelReceiver({
+        sessionId: 'alice-sess',
+        secret: SECRET,
+        nonces: createDbNonceStore(storeDb),
+        runtime: storeRuntime,
+        allowedClients: [owner.clientId],
+        onError: () => {},
+      }),
+    ),
+  );
+  receiver.on('request', app);
+});
+afterAll(async () => {
+  await new Promise<void>((r) => {
+    receiver.close(() => r());
+    receiver.closeAllConnections();
+  });
+  await storeRuntime?.close();
+  await storeDb?.destroy();
+  await second?.shutdown();
+  await h?.close();
+});
+
+const at = (host: string, token: string, method: string, params: Record<string, unknown> = {}, edge?: Edge) =>
+  rpc(edge ?? h, token, method, params, { headers: { Host: host } });
+
+/** Every kind of call: ones answered at the edge, memory writes, invokes, compactions, task polls. */
+const CALLS = (namespace: string): Array<[string, Record<string, unknown>]> => [
+  ['ping', {}],
+  ['initialize', { protocolVersion: '2025-11-25', clientInfo: { name: 't', version: '1' } }],
+  ['tools/list', {}],
+  ['tools/call', { name: 'pkgreg.system.v1.info', arguments: {} }],
+  [
+    'tools/call',
+    { name: 'pkgreg.memory.v1.put', arguments: { namespace, tier: 'stm', content: 'written by a stranger' } },
+  ],
+  [
+    'tools/call',
+    {
+      name: 'pkgreg.agents.v1.invoke',
+      arguments: {
+        agentId: 'engineering.workflow',
+        input: { type: 'text', text: 'plan' },
+        memory: { namespace, readTiers: [], writeTiers: ['stm'] },
+        executionMode: 'async',
+      },
+    },
+  ],
+  [
+    'tools/call',
+    {
+      name: 'pkgreg.memory.v1.compact',
+      arguments: { namespace, strategy: 'summarize', executionMode: 'async' },
+    },
+  ],
+  ['tasks/get', { taskId: '00000000-0000-4000-8000-000000000000' }],
+  ['tasks/result', { taskId: '00000000-0000-4000-8000-000000000000' }],
+  ['no/such/method', {}],
+];
+
+/** What a response says, without its request id: two refusals must be the same bytes otherwise. */
+function shape(res: { status: number; headers: Record<string, string>; body: Record<string, unknown> }) {
+  const { error } = res.body as { error?: { data?: Record<string, unknown> } };
+  return {
+    status: res.status,
+    wwwAuthenticate: res.headers['www-authenticate'],
+    body: { ...res.body, error: error ? { ...error, data: { ...error.data, requestId: '-' } } : undefined },
+  };
+}
+
+/** Rows of `namespace` in a schema's memory or tasks (0 when the schema was never provisioned). */
+async function rowsIn(schema: string, table: 'memory_entries' | 'tasks', namespace: string): Promise<number> {
+  const exists = await sql`select 1 from information_schema.schemata where schema_name = ${schema}`.execute(
+    h.t.db,
+  );
+  if (!exists.rows.length) return 0;
+  const db = createDb(h.t.url, { schema, max: 1 });
+  try {
+    const rows =
+      table === 'tasks'
+        ? await db.selectFrom('tasks').select('task_id').where('subject_namespace', '=', namespace).execute()
+        : await db
+            .selectFrom('memory_entries')
+            .select('entry_id')
+            .where('namespace', '=', namespace)
+            .execute();
+    return rows.length;
+  } finally {
+    await db.destroy();
+  }
+}
+
+describe('a tenant or tunnel session serves only the clients it names', () => {
+  it('any other client is answered exactly as an unknown host, for every method, host and token', async () => {
+    const unknown = shape(await at('nowhere.example.com', intruder.token, 'ping'));
+    expect(unknown.status).toBe(421);
+    const forged = await forgeToken(h, { clientId: intruder.clientId, aud: resourceOf(ACME) });
+    const tokens = [intruder.token, await tokenFor(h, intruder), forged];
+    // Other hosts of the same backends (exact host, handle under two domains, a port), the tunnel, and a
+    // client allowed elsewhere (neighbour is allowed on beta, not on acme or the tunnel).
+    const cases: Array<[string, TestClient, string[]]> = [
+      [ACME, intruder, tokens],
+      [`${ACME}:443`, intruder, tokens],
+      ['beta.mcp.example.com', intruder, tokens],
+      ['beta.elsewhere.example:4100', intruder, tokens],
+      [TUNNEL, intruder, tokens],
+      [ACME, neighbour, [neighbour.token, await tokenAt(h, neighbour, 'beta.mcp.example.com')]],
+      [TUNNEL, neighbour, [neighbour.token]],
+    ];
+    for (const [host, who, whoTokens] of cases) {
+      for (const token of whoTokens) {
+        for (const [method, params] of CALLS(who.namespace)) {
+          const res = await at(host, token, method, params);
+          expect(shape(res), `${host} ${method}`).toEqual(unknown);
+        }
+      }
+    }
+    // Nothing was written, enqueued or sent through the tunnel.
+    expect(forwarded).toBe(0);
+    for (const who of [intruder, neighbour]) {
+      for (const schema of ['tenant_acme', 'tenant_beta', 'public']) {
+        expect(await rowsIn(schema, 'memory_entries', who.namespace)).toBe(0);
+        expect(await rowsIn(schema, 'tasks', who.namespace)).toBe(0);
+      }
+      expect(await rowsIn('alice_store', 'memory_entries', who.namespace)).toBe(0);
+    }
+  });
+
+  it('a client it names is served, on every host of the backend, with a token for that host', async () => {
+    for (const host of [ACME, 'beta.mcp.example.com', TUNNEL]) {
+      const token = await tokenAt(h, owner, host);
+      const put = await at(host, token, 'tools/call', {
+        name: 'pkgreg.memory.v1.put',
+        arguments: { namespace: owner.namespace, tier: 'stm', content: `owner at ${host}` },
+      });
+      expect(put.status, JSON.stringify(put.body)).toBe(200);
+    }
+    expect(await rowsIn('tenant_acme', 'memory_entries', owner.namespace)).toBe(1);
+    expect(await rowsIn('alice_store', 'memory_entries', owner.namespace)).toBe(1);
+    expect(forwarded).toBe(1);
+    // neighbour is served where it is named.
+    const beta = await tokenAt(h, neighbour, 'beta.mcp.example.com');
+    expect((await at('beta.mcp.example.com', beta, 'ping')).status).toBe(200);
+  });
+
+  it('a grant and its revocation apply at once, on every edge', async () => {
+    const late = await clientWithToken(h);
+    // Before the grant no token for acme can even be issued.
+    const refused = await request(h.app)
+      .post('/mcp/token')
+      .auth(late.clientId, late.clientSecret)
+      .type('form')
+      .send({ grant_type: 'client_credentials', resource: resourceOf(ACME) });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_target');
+    await allowClient(h, { mode: 'hosted', id: 'acme' }, late);
+    const token = await tokenAt(h, late, ACME);
+    for (const edge of [h.edge, second]) expect((await at(ACME, token, 'ping', {}, edge)).status).toBe(200);
+    await h.t.db.deleteFrom('edge_backend_clients').where('client_id', '=', late.clientId).execute();
+    for (const edge of [h.edge, second]) {
+      expectRpcError(await at(ACME, token, 'ping', {}, edge), 421, 'deployment_not_resolved');
+    }
+  });
+});
+
+describe('the token endpoint issues a token only for a resource the client may use (RFC 8707)', () => {
+  const ask = (who: TestClient, resource: string | readonly string[]) =>
+    request(h.app)
+      .post('/mcp/token')
+      .auth(who.clientId, who.clientSecret)
+      .type('form')
+      .send({ grant_type: 'client_credentials', resource });
+
+  it('the audience is the resource asked for: the base, or a tenant or tunnel host the client may use', async () => {
+    for (const resource of [RESOURCE, resourceOf(ACME), `${resourceOf(ACME)}/`, resourceOf(TUNNEL)]) {
+      const res = await ask(owner, resource);
+      expect(res.status, resource).toBe(200);
+      expect(decodeJwt(res.body.access_token).aud).toBe(resource.replace(/\/$/, ''));
+    }
+    const both = await ask(owner, [resourceOf(ACME), resourceOf(TUNNEL)]);
+    expect(decodeJwt(both.body.access_token).aud).toEqual([resourceOf(ACME), resourceOf(TUNNEL)]);
+  });
+
+  it('a resource the client may not use reads exactly as one that does not exist', async () => {
+    const unknown = await ask(intruder, 'http://nowhere.example.com:4100/mcp');
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toBe('invalid_target');
+    for (const [who, resource] of [
+      [intruder, resourceOf(ACME)],
+      [intruder, resourceOf(TUNNEL)],
+      [intruder, resourceOf('beta.mcp.example.com')],
+      [neighbour, resourceOf(ACME)],
+      [intruder, [RESOURCE, resourceOf(ACME)]],
+      // Not the host's resource: another port, scheme or path, or not a URL at all.
+      [owner, 'http://acme.mcp.example.com:9999/mcp'],
+      [owner, 'https://acme.mcp.example.com:4100/mcp'],
+      [owner, `${BASE.replace('localhost', ACME)}/other`],
+      [owner, 'acme.mcp.example.com'],
+    ] as const) {
+      const res = await ask(who, resource);
+      expect({ status: res.status, body: res.body }, String(resource)).toEqual({
+        status: unknown.status,
+        body: unknown.body,
+      });
+    }
+  });
+});
+
+describe("a token is for one host's resource (aud)", () => {
+  it('a token for host A is refused on host B, in both directions and across kinds of backend', async () => {
+    const acme = await tokenAt(h, owner, ACME);
+    const tunnel = await tokenAt(h, owner, TUNNEL);
+    const beta = await tokenAt(h, owner, 'beta.mcp.example.com');
+    // owner may use every one of these hosts: only the audience is wrong.
+    for (const [host, token] of [
+      [ACME, owner.token],
+      [ACME, tunnel],
+      [ACME, beta],
+      [TUNNEL, acme],
+      [TUNNEL, owner.token],
+      ['localhost:4100', acme],
+      ['localhost:4100', tunnel],
+      // The same tenant under another domain is another resource.
+      ['beta.elsewhere.example', beta],
+    ] as const) {
+      const res = await at(host, token, 'tools/call', { name: 'pkgreg.system.v1.info', arguments: {} });
+      expectRpcError(res, 401, 'token_invalid');
+      expect(res.body.error.message).toBe('token not issued for this resource');
+    }
+    expect(forwarded).toBe(1);
+  });
+});
+
+describe("a disabled client's tokens stop at once, not at their expiry", () => {
+  it('every token, cached or not, on every edge, for every host', async () => {
+    const doomed = await clientWithToken(h);
+    await allowClient(h, { mode: 'hosted', id: 'acme' }, doomed);
+    const cases: Array<[string, string]> = [
+      ['localhost:4100', doomed.token],
+      ['localhost:4100', await tokenFor(h, doomed)],
+      [ACME, await tokenAt(h, doomed, ACME)],
+    ];
+    // Both edges have verified (and cached) every token.
+    for (const edge of [h.edge, second])
+      for (const [host, token] of cases) expect((await at(host, token, 'ping', {}, edge)).status).toBe(200);
+    expect(await disableClient(h.t.db, doomed.clientId)).toBe(true);
+    for (const edge of [h.edge, second]) {
+      for (const [host, token] of cases) {
+        const res = await at(
+          host,
+          token,
+          'tools/call',
+          { name: 'pkgreg.system.v1.info', arguments: {} },
+          edge,
+        );
+        expectRpcError(res, 401, 'token_invalid');
+        expect(res.body.error.message).toBe('token revoked');
+      }
+    }
+    // Other clients are not touched.
+    expect((await at('localhost:4100', owner.token, 'ping', {}, second)).status).toBe(200);
+  });
+});
+
+describe('the audit record names the backend', () => {
+  it('development, hosted:<tenant> or local_tunnel:<session>; a refused stranger is audited with the host it tried', async () => {
+    const requests = [
+      await at('localhost:4100', owner.token, 'ping'),
+      await at(ACME, await tokenAt(h, owner, ACME), 'ping'),
+      await at(TUNNEL, await tokenAt(h, owner, TUNNEL), 'tools/call', {
+        name: 'pkgreg.memory.v1.search',
+        arguments: { namespace: owner.namespace, query: 'owner' },
+      }),
+      await at(ACME, intruder.token, 'ping'),
+      await at('nowhere.example.com', intruder.token, 'ping'),
+    ];
+    await h.edge.shutdown(); // flushes the audit buffer
+    const ids = requests.map((r) => String(r.headers['x-request-id']));
+    const rows = await h.t.db
+      .selectFrom('audit_records')
+      .selectAll()
+      .where('request_id', 'in', ids)
+      .execute();
+    const byId = new Map(rows.map((r) => [r.request_id, r]));
+    expect(ids.map((id) => [byId.get(id)?.backend, byId.get(id)?.reason])).toEqual([
+      ['development', null],
+      ['hosted:acme', null],
+      ['local_tunnel:alice-sess', null],
+      ['hosted:acme', 'deployment_not_resolved'],
+      [null, 'deployment_not_resolved'],
+    ]);
+  });
+});
