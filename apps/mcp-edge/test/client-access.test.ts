@@ -23,6 +23,7 @@ import {
   BASE,
   clientWithToken,
   createHarness,
+  eventually,
   expectRpcError,
   forgeToken,
   type Harness,
@@ -259,7 +260,9 @@ describe('a tenant or tunnel session serves only the clients it names', () => {
     for (const edge of [h.edge, second]) expect((await at(ACME, token, 'ping', {}, edge)).status).toBe(200);
     await h.t.db.deleteFrom('edge_backend_clients').where('client_id', '=', late.clientId).execute();
     for (const edge of [h.edge, second]) {
-      expectRpcError(await at(ACME, token, 'ping', {}, edge), 421, 'deployment_not_resolved');
+      await eventually(async () =>
+        expectRpcError(await at(ACME, token, 'ping', {}, edge), 421, 'deployment_not_resolved'),
+      );
     }
   });
 });

@@ -284,6 +284,23 @@ export function unsignedToken(): string {
   })}.`;
 }
 
+/**
+ * Retries `check` (every 5 ms) until it passes or `timeoutMs` ends, then throws its last failure: for
+ * what takes effect within a millisecond or two rather than in the same instant (a revoked grant or a
+ * disabled client, which each edge sees at its next read of who may call, at most 1 ms old).
+ */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 2000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+}
+
 export function expectRpcError(
   res: { status: number; body: { error?: { code: number; data?: { reason?: string; requestId?: string } } } },
   status: number,

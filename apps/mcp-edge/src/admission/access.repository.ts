@@ -1,4 +1,4 @@
-import type { Db } from '@pkgreg/db';
+import { type Db, queryNamed } from '@pkgreg/db';
 
 // SQL of who may call (issue 26): grants of hosted tenants and tunnel sessions to clients, disabled
 // clients, and the version every change of either bumps (by trigger, migration 2026-11-28T1430).
@@ -11,10 +11,19 @@ export interface AccessRows {
   grants: Array<{ backend_mode: GrantedMode; backend_id: string; namespace: string }>;
 }
 
-/** The version alone: one index-free read of a one-row table, made once per event-loop turn. */
+/**
+ * The version alone, read once per event-loop turn: a named statement, so each connection parses and
+ * plans it once (docs/benchmarks.md measures what the read costs).
+ */
 export async function readAccessVersion(db: Db): Promise<number> {
-  const row = await db.selectFrom('edge_access_version').select('version').executeTakeFirstOrThrow();
-  return row.version;
+  const [row] = await queryNamed<{ version: number }>(
+    db,
+    'pkgreg_edge_access_version',
+    'select version from edge_access_version',
+    [],
+  );
+  if (!row) throw new Error('edge_access_version has no row (migration 2026-11-28T1430)');
+  return Number(row.version);
 }
 
 /** Everything, as of one snapshot: the version read in the same transaction as what it versions. */

@@ -8,9 +8,11 @@ import type { Backend } from './backends.js';
 // Who may call (issue 26): a hosted tenant or a tunnel session serves only the clients it names (its
 // seeded setting's `clients` and the stored grants), and a disabled client's tokens stop at once, not at
 // their expiry. Both can change while edges run, on any edge or by hand in SQL; every change bumps one
-// version row (by trigger). Each event-loop turn reads that version once for all its requests, and a
-// changed version reloads the whole state, so a request that arrives after a change committed is
-// judged by it, on every edge, at the cost of one small read per turn (docs/benchmarks.md).
+// version row (by trigger). A request is judged by a read of that version that started at most
+// MAX_AGE_MS before it arrived, on every edge; a changed version reloads the whole state. A read per
+// request cost the cheapest calls a fifth more CPU (docs/benchmarks.md); with the age, a busy edge
+// reads about once a millisecond and an idle one not at all. One read runs at a time; calls it is too
+// old for share the next.
 
 export interface AccessState {
   /** Whether the client `namespace` may use `backend` (the development backend: every client). */
@@ -20,9 +22,15 @@ export interface AccessState {
 }
 
 export interface Access {
-  /** The state as of this event-loop turn (reloaded when it changed since the last one). */
-  current(): Promise<AccessState>;
+  /**
+   * The state as of a version read that started at most `maxAgeMs` (default MAX_AGE_MS) before this
+   * call: at once when the last read is that recent, else once a read is. 0 asks for a read after now.
+   */
+  current(maxAgeMs?: number): AccessState | Promise<AccessState>;
 }
+
+/** How old the read behind a request's verdict may be: a change takes effect within this on every edge. */
+export const MAX_AGE_MS = 1;
 
 export interface AccessOptions {
   db: Db;
@@ -74,7 +82,30 @@ export function createAccess(options: AccessOptions): Access {
 
   let snapshot: Snapshot | undefined;
   let loading: Promise<Snapshot> | undefined;
-  let turn: Promise<AccessState> | undefined;
+  /** When the version read behind `snapshot` started (performance.now()). */
+  let snapshotAt = Number.NEGATIVE_INFINITY;
+  /** The version read running now, and the one to start when it ends (for calls it is too old for). */
+  let running: { startedAt: number; state: Promise<AccessState> } | undefined;
+  let next: Promise<AccessState> | undefined;
+
+  function startRead(): { startedAt: number; state: Promise<AccessState> } {
+    const startedAt = performance.now();
+    const read = {
+      startedAt,
+      state: refresh().then((state) => {
+        snapshotAt = Math.max(snapshotAt, startedAt);
+        return state;
+      }),
+    };
+    running = read;
+    read.state
+      .finally(() => {
+        if (running === read) running = undefined;
+      })
+      // A refusal that never asks (an unknown host) must not leave a failed read unhandled.
+      .catch(() => {});
+    return read;
+  }
 
   async function refresh(): Promise<AccessState> {
     const version = await readAccessVersion(db);
@@ -94,17 +125,19 @@ export function createAccess(options: AccessOptions): Access {
   }
 
   return {
-    current() {
-      if (!turn) {
-        const read = refresh();
-        // Refusals that never ask (an unknown host) must not leave it unhandled.
-        read.catch(() => {});
-        turn = read;
-        setImmediate(() => {
-          turn = undefined;
+    current(maxAgeMs = MAX_AGE_MS) {
+      const now = performance.now();
+      if (snapshot && now - snapshotAt <= maxAgeMs) return snapshot;
+      if (running && now - running.startedAt <= maxAgeMs) return running.state;
+      if (!running) return startRead().state;
+      // One read at a time: the calls the running one is too old for share the next.
+      next ??= running.state
+        .catch(() => undefined)
+        .then(() => {
+          next = undefined;
+          return (running ?? startRead()).state;
         });
-      }
-      return turn;
+      return next;
     },
   };
 }

@@ -77,7 +77,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     // 3. Bearer token, missing, malformed, invalid, expired or for another audience: 401 token_invalid.
     const auth = await verifier.verifyAccessToken(tokenOf(req.headers.authorization));
     ex.auth = auth;
-    const state = await access.current();
+    const current = access.current();
+    const state = current instanceof Promise ? await current : current;
     // A client the tenant or tunnel session does not serve is answered as for a host that maps to no
     // backend (same status, code and message): it cannot learn which hosts exist. Checked before anything
     // that answers differently per host (a revoked token, the audience, the method).

@@ -55,7 +55,8 @@ export interface IssuerContext {
  */
 async function audiencesFor(ctx: IssuerContext, resources: string[], namespace: string): Promise<string[]> {
   if (!resources.length) return [ctx.resource];
-  const state = await ctx.access.current();
+  // A fresh read: a token request follows a grant closely, and costs a scrypt anyway.
+  const state = await ctx.access.current(0);
   const audiences = new Set<string>();
   for (const requested of resources) {
     let host: string | undefined;
