@@ -1,11 +1,13 @@
 import { SCOPES } from '@pkgreg/contracts';
 import { describe, expect, it } from 'vitest';
 import {
+  allowClient,
   callTool,
   clientWithToken,
   type Harness,
   rpc,
   type TestClient,
+  tokenAt,
   tokenFor,
   useHarness,
 } from './helpers.js';
@@ -13,7 +15,9 @@ import {
 // Issue 26: quotas and per-tool rates are counted per namespace, the client's identity, not per token:
 // minting more tokens (narrowed or not) never adds to a client's budget. Another client has its own.
 
+const ACME = 'acme.mcp.example.com';
 const h = useHarness({
+  PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: JSON.stringify([{ host: ACME, tenant: 'acme' }]),
   EDGE_RATE_LIMIT_PER_MINUTE: '3',
   EDGE_RATE_LIMITS_JSON: JSON.stringify({ 'pkgreg.agents.v1.invoke': 100, 'pkgreg.memory.v1.compact': 100 }),
   EDGE_INVOKE_PER_MINUTE: '2',
@@ -49,20 +53,30 @@ async function secondTokens(h: Harness, c: TestClient): Promise<string[]> {
 }
 
 describe('limits per namespace, whatever the token', () => {
-  it('the per-tool rate is shared by every token of a client', async () => {
+  it('the per-tool rate is shared by every token of a client, on every host it may use', async () => {
     await inOneWindow(async () => {
       const c = await clientWithToken(h);
+      await allowClient(h, { mode: 'hosted', id: 'acme' }, c);
       const [second, narrowed] = (await secondTokens(h, c)) as [string, string];
-      const info = (token: string) => callTool(h, token, 'pkgreg.system.v1.info');
-      expect([await info(c.token), await info(second), await info(narrowed)].map(reason)).toEqual([
+      const atAcme = await tokenAt(h, c, ACME);
+      const info = (token: string, host?: string) =>
+        rpc(
+          h,
+          token,
+          'tools/call',
+          { name: 'pkgreg.system.v1.info', arguments: {} },
+          host ? { headers: { Host: host } } : {},
+        );
+      expect([await info(c.token), await info(second), await info(atAcme, ACME)].map(reason)).toEqual([
         '200',
         '200',
         '200',
       ]);
-      // The rate (3) is spent for the client: every token of it is refused, a fresh one too.
+      // The rate (3) is spent for the client: every token of it is refused, on either host, a fresh one too.
       const fresh = await tokenFor(h, c);
       for (const token of [c.token, second, narrowed, fresh])
         expect(reason(await info(token))).toBe('rate_limited');
+      expect(reason(await info(atAcme, ACME))).toBe('rate_limited');
       // Another tool has its own rate; another client its own budget.
       expect(reason(await callTool(h, fresh, 'pkgreg.agents.v1.list'))).toBe('200');
       const other = await clientWithToken(h);

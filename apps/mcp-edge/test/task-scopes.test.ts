@@ -1,11 +1,13 @@
 import { SCOPES } from '@pkgreg/contracts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  allowClient,
   callTool,
   clientWithToken,
   expectRpcError,
   rpc,
   type TestClient,
+  tokenAt,
   tokenFor,
   useHarness,
 } from './helpers.js';
@@ -13,7 +15,12 @@ import {
 // Issue 26: tasks/get and tasks/result need every scope the call that created the task needed. A token of
 // the same client narrowed to fewer scopes reads no more through polling than it could have asked for.
 
-const h = useHarness({ EDGE_RATE_LIMIT_PER_MINUTE: '1000', EDGE_INVOKE_PER_MINUTE: '100' });
+const ACME = 'acme.mcp.example.com';
+const h = useHarness({
+  PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: JSON.stringify([{ host: ACME, tenant: 'acme' }]),
+  EDGE_RATE_LIMIT_PER_MINUTE: '1000',
+  EDGE_INVOKE_PER_MINUTE: '100',
+});
 let c: TestClient;
 beforeAll(async () => {
   c = await clientWithToken(h);
@@ -110,6 +117,34 @@ describe('tasks/get and tasks/result need the scopes of the call that made the t
         'task_not_ready',
       ]);
     }
+  });
+
+  it("a hosted tenant's tasks: the same rule, with tokens for the tenant's host", async () => {
+    await allowClient(h, { mode: 'hosted', id: 'acme' }, c);
+    const full = await tokenAt(h, c, ACME);
+    const { name, arguments: args } = TASK_TOOLS.extractFacts(c.namespace);
+    const started = await rpc(h, full, 'tools/call', { name, arguments: args }, { headers: { Host: ACME } });
+    expect(started.body.result?.mode, JSON.stringify(started.body)).toBe('task');
+    const taskId = started.body.result.task.taskId as string;
+    const pollAt = async (token: string, host: string) => {
+      const verdicts: string[] = [];
+      for (const method of ['tasks/get', 'tasks/result']) {
+        const res = await rpc(h, token, method, { taskId }, { headers: { Host: host } });
+        verdicts.push(res.body.error ? res.body.error.data.reason : 'ok');
+      }
+      return verdicts;
+    };
+    for (const scope of [SCOPES.stmRead, SCOPES.ltmWrite, `${SCOPES.stmRead} ${SCOPES.stmWrite}`]) {
+      expect(await pollAt(await tokenAt(h, c, ACME, { scope }), ACME)).toEqual([
+        'scope_insufficient',
+        'scope_insufficient',
+      ]);
+    }
+    expect(
+      await pollAt(await tokenAt(h, c, ACME, { scope: `${SCOPES.stmRead} ${SCOPES.ltmWrite}` }), ACME),
+    ).toEqual(['ok', 'task_not_ready']);
+    // The task lives in the tenant's storage: the development backend does not know it.
+    expect(await poll(c.token, taskId)).toEqual(['task_not_found', 'task_not_found']);
   });
 
   it('another client holding every scope still gets task_not_found (tasks stay subject-scoped)', async () => {
