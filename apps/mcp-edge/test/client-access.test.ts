@@ -350,15 +350,17 @@ describe("a disabled client's tokens stop at once, not at their expiry", () => {
     expect(await disableClient(h.t.db, doomed.clientId)).toBe(true);
     for (const edge of [h.edge, second]) {
       for (const [host, token] of cases) {
-        const res = await at(
-          host,
-          token,
-          'tools/call',
-          { name: 'pkgreg.system.v1.info', arguments: {} },
-          edge,
-        );
-        expectRpcError(res, 401, 'token_invalid');
-        expect(res.body.error.message).toBe('token revoked');
+        await eventually(async () => {
+          const res = await at(
+            host,
+            token,
+            'tools/call',
+            { name: 'pkgreg.system.v1.info', arguments: {} },
+            edge,
+          );
+          expectRpcError(res, 401, 'token_invalid');
+          expect(res.body.error.message).toBe('token revoked');
+        });
       }
     }
     // Other clients are not touched.
