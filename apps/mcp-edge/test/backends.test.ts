@@ -1,22 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SCOPES } from '@pkgreg/contracts';
-import { createDb, type Db, migrateToLatest } from '@pkgreg/db';
-import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
-import {
-  bodySha256,
-  createDbNonceStore,
-  createLocalRuntime,
-  createTunnelReceiver,
-  ENVELOPE_HEADER,
-  type LocalRuntime,
-  type NonceStore,
-  signEnvelope,
-  tunnelReceiverRoutes,
-  verifyEnvelope,
-} from '@pkgreg/runtime';
-import { openQueueJobs } from '@pkgreg/tasks';
-import express from 'express';
+import { createDb } from '@pkgreg/db';
+import { bodySha256, ENVELOPE_HEADER, signEnvelope, verifyEnvelope } from '@pkgreg/runtime';
 import { SignJWT } from 'jose';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +14,7 @@ import {
   type TestClient,
   tokenAt,
 } from './helpers.js';
+import { listenReceiver, type TestReceiver } from './tunnel-receiver.js';
 
 // mcp-edge.md, Deployment backends; decisions.md, Backends and Tunnel envelope.
 
@@ -38,19 +23,14 @@ let h: Harness;
 let c: TestClient;
 /** A client with stm scopes only, also served by the tunnel session. */
 let stmOnly: TestClient;
-let localDb: Db;
-let receiver: Server;
-let runtime: LocalRuntime;
-let nonces: NonceStore;
-let target: string;
+/** The local runtime behind the tunnel: its own storage (a schema of this test's database here). */
+let receiver: TestReceiver;
 /** Authorization headers the local runtime received: the caller's token must never be among them. */
-const seenAuthorization: (string | undefined)[] = [];
+const seenAuthorization = () => receiver.seen.map((req) => req.headers.authorization);
 
 beforeAll(async () => {
-  // The local runtime behind the tunnel: its own storage (a schema of this test's database here).
-  receiver = createServer();
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/tunnel/mcp`;
+  receiver = await listenReceiver();
+  const { target } = receiver;
   h = await createHarness({
     PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: JSON.stringify([
       { host: 'acme.mcp.example.com', tenant: 'acme' },
@@ -78,41 +58,15 @@ beforeAll(async () => {
     await allowClient(h, { mode, id }, c);
   stmOnly = await clientWithToken(h, [SCOPES.stmWrite, SCOPES.stmRead]);
   await allowClient(h, { mode: 'local_tunnel', id: 'sess-1' }, stmOnly);
-  localDb = createDb(h.t.url, { schema: 'local_runtime' });
-  await migrateToLatest(h.t.db, { schema: 'local_runtime' });
-  runtime = createLocalRuntime({
-    db: localDb,
-    jobs: () => openQueueJobs({ connection: TEST_REDIS_URL, prefix: testKeyPrefix('local-q') }),
-    syncThresholdMs: 300,
-    pollWindowSeconds: 300,
+  await receiver.serve(h, {
+    sessionId: 'sess-1',
+    secret: SECRET,
+    schema: 'local_runtime',
+    allowedClients: [c.clientId, stmOnly.clientId, 'x'],
   });
-  nonces = createDbNonceStore(localDb);
-  const app = express();
-  app.use((req, _res, next) => {
-    seenAuthorization.push(req.headers.authorization);
-    next();
-  });
-  app.use(
-    tunnelReceiverRoutes(
-      createTunnelReceiver({
-        sessionId: 'sess-1',
-        secret: SECRET,
-        nonces,
-        runtime,
-        allowedClients: [c.clientId, stmOnly.clientId, 'x'],
-        onError: () => {},
-      }),
-    ),
-  );
-  receiver.on('request', app);
 });
 afterAll(async () => {
-  await new Promise<void>((r) => {
-    receiver.close(() => r());
-    receiver.closeAllConnections();
-  });
-  await runtime?.close();
-  await localDb?.destroy();
+  await receiver?.close();
   await h?.close();
 });
 
@@ -214,8 +168,8 @@ describe('local_tunnel backend: admitted calls forwarded with a signed envelope'
   });
 
   it('never forwards the inbound bearer token to the local runtime', async () => {
-    expect(seenAuthorization.length).toBeGreaterThan(0);
-    expect(seenAuthorization.every((a) => a === undefined)).toBe(true);
+    expect(seenAuthorization().length).toBeGreaterThan(0);
+    expect(seenAuthorization().every((a) => a === undefined)).toBe(true);
   });
 
   it('an unreachable local runtime is tunnel_unavailable with HTTP 503', async () => {
@@ -259,7 +213,7 @@ describe('tunnel envelope, receiving side (decisions.md, Tunnel envelope)', () =
   });
   const namespace = `app:${'a'.repeat(64)}`;
   const check = (envelope: string | undefined, b: string = body, sessionId = 'sess-1') =>
-    verifyEnvelope({ envelope, sessionId, secret: SECRET, body: b, nonces });
+    verifyEnvelope({ envelope, sessionId, secret: SECRET, body: b, nonces: receiver.nonces });
 
   it('accepts a fresh envelope once, then tunnel_replay_detected', async () => {
     const env = await signEnvelope({ sessionId: 'sess-1', secret: SECRET, namespace, body });
@@ -295,7 +249,7 @@ describe('tunnel envelope, receiving side (decisions.md, Tunnel envelope)', () =
   it('the receiver endpoint refuses a replayed forwarded request and one whose caller differs from sub', async () => {
     const env = await signEnvelope({ sessionId: 'sess-1', secret: SECRET, namespace, body });
     const send = (e: string, b: string) =>
-      request(receiver)
+      request(receiver.target.replace('/tunnel/mcp', ''))
         .post('/tunnel/mcp')
         .set('content-type', 'application/json')
         .set(ENVELOPE_HEADER, e)

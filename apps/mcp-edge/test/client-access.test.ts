@@ -1,17 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createDb, type Db, migrateToLatest } from '@pkgreg/db';
-import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
-import {
-  createDbNonceStore,
-  createLocalRuntime,
-  createTunnelReceiver,
-  type LocalRuntime,
-  tunnelReceiverRoutes,
-} from '@pkgreg/runtime';
+import { createDb } from '@pkgreg/db';
 import { createLogger } from '@pkgreg/server-kit';
-import { openQueueJobs } from '@pkgreg/tasks';
-import express from 'express';
 import { decodeJwt } from 'jose';
 import { sql } from 'kysely';
 import request from 'supertest';
@@ -34,6 +22,7 @@ import {
   tokenAt,
   tokenFor,
 } from './helpers.js';
+import { listenReceiver, type TestReceiver } from './tunnel-receiver.js';
 
 // Issue 26, "A client reaches only the tenants and tunnels it is allowed to": each hosted tenant and
 // tunnel session serves only the clients it names; any other is refused exactly as a host that maps to no
@@ -46,11 +35,8 @@ const TUNNEL = 'alice.tunnel.example.com';
 let h: Harness;
 /** A second edge on the same database and Redis (several edges are one service). */
 let second: Edge;
-let storeDb: Db;
-let storeRuntime: LocalRuntime;
-let receiver: Server;
-/** Calls that reached the tunnel's local runtime. */
-let forwarded = 0;
+/** alice's local runtime behind the session's HTTP target. */
+let receiver: TestReceiver;
 /** Allowed on acme and beta (stored grants) and on alice's tunnel session. */
 let owner: TestClient;
 /** Every scope, allowed on no tenant and no session. */
@@ -59,9 +45,7 @@ let intruder: TestClient;
 let neighbour: TestClient;
 
 beforeAll(async () => {
-  receiver = createServer();
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/tunnel/mcp`;
+  receiver = await listenReceiver();
   h = await createHarness({
     EDGE_RATE_LIMIT_PER_MINUTE: '100000',
     EDGE_INVOKE_PER_MINUTE: '100000',
@@ -71,7 +55,7 @@ beforeAll(async () => {
       { handle: 'beta', tenant: 'beta' },
     ]),
     PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: JSON.stringify([
-      { host: TUNNEL, sessionId: 'alice-sess', target, secret: SECRET },
+      { host: TUNNEL, sessionId: 'alice-sess', target: receiver.target, secret: SECRET },
     ]),
   });
   second = createEdge({ db: h.t.db, redis: h.redis, logger: createLogger('second', 'silent'), env: h.env });
@@ -84,44 +68,21 @@ beforeAll(async () => {
   await allowClient(h, { mode: 'hosted', id: 'beta' }, owner);
   await allowClient(h, { mode: 'local_tunnel', id: 'alice-sess' }, owner);
   await allowClient(h, { mode: 'hosted', id: 'beta' }, neighbour);
-
-  storeDb = createDb(h.t.url, { schema: 'alice_store' });
-  await migrateToLatest(h.t.db, { schema: 'alice_store' });
-  storeRuntime = createLocalRuntime({
-    db: storeDb,
-    jobs: () => openQueueJobs({ connection: TEST_REDIS_URL, prefix: testKeyPrefix('alice-q') }),
-    syncThresholdMs: 300,
-    pollWindowSeconds: 300,
+  await receiver.serve(h, {
+    sessionId: 'alice-sess',
+    secret: SECRET,
+    schema: 'alice_store',
+    allowedClients: [owner.clientId],
   });
-  const app = express();
-  app.use((_req, _res, next) => {
-    forwarded += 1;
-    next();
-  });
-  app.use(
-    tunnelReceiverRoutes(
-      createTunnelReceiver({
-        sessionId: 'alice-sess',
-        secret: SECRET,
-        nonces: createDbNonceStore(storeDb),
-        runtime: storeRuntime,
-        allowedClients: [owner.clientId],
-        onError: () => {},
-      }),
-    ),
-  );
-  receiver.on('request', app);
 });
 afterAll(async () => {
-  await new Promise<void>((r) => {
-    receiver.close(() => r());
-    receiver.closeAllConnections();
-  });
-  await storeRuntime?.close();
-  await storeDb?.destroy();
+  await receiver?.close();
   await second?.shutdown();
   await h?.close();
 });
+
+/** Calls that reached the tunnel's local runtime. */
+const forwarded = () => receiver.seen.length;
 
 const at = (host: string, token: string, method: string, params: Record<string, unknown> = {}, edge?: Edge) =>
   rpc(edge ?? h, token, method, params, { headers: { Host: host } });
@@ -218,7 +179,7 @@ describe('a tenant or tunnel session serves only the clients it names', () => {
       }
     }
     // Nothing was written, enqueued or sent through the tunnel.
-    expect(forwarded).toBe(0);
+    expect(forwarded()).toBe(0);
     for (const who of [intruder, neighbour]) {
       for (const schema of ['tenant_acme', 'tenant_beta', 'public']) {
         expect(await rowsIn(schema, 'memory_entries', who.namespace)).toBe(0);
@@ -239,7 +200,7 @@ describe('a tenant or tunnel session serves only the clients it names', () => {
     }
     expect(await rowsIn('tenant_acme', 'memory_entries', owner.namespace)).toBe(1);
     expect(await rowsIn('alice_store', 'memory_entries', owner.namespace)).toBe(1);
-    expect(forwarded).toBe(1);
+    expect(forwarded()).toBe(1);
     // neighbour is served where it is named.
     const beta = await tokenAt(h, neighbour, 'beta.mcp.example.com');
     expect((await at('beta.mcp.example.com', beta, 'ping')).status).toBe(200);
@@ -331,7 +292,7 @@ describe("a token is for one host's resource (aud)", () => {
       expectRpcError(res, 401, 'token_invalid');
       expect(res.body.error.message).toBe('token not issued for this resource');
     }
-    expect(forwarded).toBe(1);
+    expect(forwarded()).toBe(1);
   });
 });
 
