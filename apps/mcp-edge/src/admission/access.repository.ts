@@ -12,8 +12,8 @@ export interface AccessRows {
 }
 
 /**
- * The version alone, read once per event-loop turn: a named statement, so each connection parses and
- * plans it once (docs/benchmarks.md measures what the read costs).
+ * The version alone, read about once a millisecond by a busy edge (access.ts): a named statement, so each
+ * connection parses and plans it once.
  */
 export async function readAccessVersion(db: Db): Promise<number> {
   const [row] = await queryNamed<{ version: number }>(

@@ -12,8 +12,6 @@ import type { Env, HostedBinding, TunnelSession } from '../env.js';
 
 export interface Backend {
   mode: BackendMode;
-  /** The tenant or the tunnel session id; `development` for the development backend. */
-  id: string;
   /** `development`, `hosted:<tenant>` or `local_tunnel:<session id>`: the audit record's backend. */
   label: string;
   /** Where this backend's admitted calls run. Dispatch asks, after admission: never a refused request. */
@@ -61,7 +59,6 @@ export function createBackendResolver(env: Env, runtimes: BackendRuntimes): Back
   const development: Resolved = {
     backend: {
       mode: 'development',
-      id: 'development',
       label: 'development',
       runtime: () => runtimes.development,
     },
@@ -73,7 +70,6 @@ export function createBackendResolver(env: Env, runtimes: BackendRuntimes): Back
   for (const { tenant } of bindings) {
     hosted.set(tenant, {
       mode: 'hosted',
-      id: tenant,
       label: `hosted:${tenant}`,
       runtime: () => runtimes.hosted(tenant),
     });
@@ -83,12 +79,12 @@ export function createBackendResolver(env: Env, runtimes: BackendRuntimes): Back
     const runtime = runtimes.tunnel(session);
     tunnels.set(session, {
       mode: 'local_tunnel',
-      id: session.sessionId,
       label: `local_tunnel:${session.sessionId}`,
       runtime: () => runtime,
     });
   }
-  // Resolutions of exact hosts are made once; a handle's depend on the whole host, so they are made per call.
+  // Each host's resolution is made once and kept; at most 10,000 of them, since a handle matches under
+  // any domain and the hosts are then the callers' choice.
   const byHost = new Map<string, Resolved>();
   const resolved = (backend: Backend | undefined, host: string): Resolved | undefined => {
     if (!backend) return undefined;
