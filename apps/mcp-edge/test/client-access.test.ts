@@ -1,11 +1,15 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createDb } from '@pkgreg/db';
 import { createLogger } from '@pkgreg/server-kit';
-import { decodeJwt } from 'jose';
+import { decodeJwt, SignJWT } from 'jose';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEdge, type Edge } from '../src/app.js';
+import { loadEnv } from '../src/env.js';
 import { disableClient } from '../src/oauth/clients.service.js';
+import { deriveNamespace } from '../src/oauth/verify-token.js';
 import {
   allowClient,
   BASE,
@@ -21,6 +25,7 @@ import {
   type TestClient,
   tokenAt,
   tokenFor,
+  unknownKey,
 } from './helpers.js';
 import { listenReceiver, type TestReceiver } from './tunnel-receiver.js';
 
@@ -356,5 +361,68 @@ describe('the audit record names the backend', () => {
       ['hosted:acme', 'deployment_not_resolved'],
       [null, 'deployment_not_resolved'],
     ]);
+  });
+});
+
+describe("a trusted issuer's clients: named by namespace, tokens for each host's resource", () => {
+  it("a grant by namespace serves that issuer's client only; a grant by client id never another issuer's", async () => {
+    const signer = await unknownKey();
+    const jwks = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ keys: [signer.publicJwk] }));
+    });
+    await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r));
+    const issuer = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}`;
+    const env = loadEnv({
+      ...Object.fromEntries(
+        Object.entries(h.env).map(([k, v]) => [k, typeof v === 'string' ? v : undefined]),
+      ),
+      PKGREG_PUBLIC_BASE_URL: BASE,
+      DATABASE_URL: h.t.url,
+      EDGE_RATE_LIMIT_PER_MINUTE: '100000',
+      PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: JSON.stringify([
+        // `external` by namespace; owner's client id names the edge's own client, whatever its text.
+        {
+          host: 'ext.mcp.example.com',
+          tenant: 'ext',
+          clients: [deriveNamespace(issuer, 'external'), owner.clientId],
+        },
+      ]),
+      EDGE_TRUSTED_ISSUERS_JSON: JSON.stringify([
+        { issuer, jwksUrl: `${issuer}/jwks`, audience: 'urn:pkgreg:edge' },
+      ]),
+    });
+    const edge = createEdge({ db: h.t.db, redis: h.redis, logger: createLogger('t', 'silent'), env });
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      const sign = (subject: string, aud: string) =>
+        new SignJWT({ scope: 'pkgreg.system.read' })
+          .setProtectedHeader({ alg: 'ES256', kid: signer.kid })
+          .setIssuer(issuer)
+          .setAudience(aud)
+          .setSubject(subject)
+          .setIssuedAt(now)
+          .setExpirationTime(now + 60)
+          .sign(signer.key);
+      const ping = async (host: string, token: string) =>
+        rpc(edge, token, 'ping', {}, { headers: { Host: host } });
+      const EXT = 'ext.mcp.example.com';
+      // Its configured audience is the base's resource: development only.
+      expect((await ping('localhost:4100', await sign('external', 'urn:pkgreg:edge'))).status).toBe(200);
+      expectRpcError(await ping(EXT, await sign('external', 'urn:pkgreg:edge')), 401, 'token_invalid');
+      // The tenant's host needs a token for its resource.
+      expect((await ping(EXT, await sign('external', resourceOf(EXT)))).status).toBe(200);
+      // Another client of that issuer, and one whose subject is the text of owner's client id: not served.
+      for (const subject of ['someone-else', owner.clientId]) {
+        expect(shape(await ping(EXT, await sign(subject, resourceOf(EXT))))).toEqual(
+          shape(await ping('nowhere.example.com', await sign(subject, resourceOf(EXT)))),
+        );
+      }
+      // owner itself (the edge's own client of that id) is.
+      expect((await ping(EXT, await tokenAt(edge, owner, EXT))).status).toBe(200);
+    } finally {
+      await edge.shutdown();
+      await new Promise<void>((r) => jwks.close(() => r()));
+    }
   });
 });
