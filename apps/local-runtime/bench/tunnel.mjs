@@ -58,21 +58,21 @@ try {
     REDIS_URL: TEST_REDIS_URL,
     PKGREG_PUBLIC_BASE_URL: `http://127.0.0.1:${PORT}`,
   };
-  const sessions = [];
-  for (const handle of ['lite', 'pg']) {
-    const out = cli(['tunnels:create', '--handle', handle], {
-      ...base,
-      PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: JSON.stringify(sessions),
-    });
-    sessions.length = 0;
-    sessions.push(...JSON.parse(/PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON='(.+)'/.exec(out)[1]));
-  }
   const client = JSON.parse(
     cli(
       ['clients:create', '--name', 'bench', '--scopes', 'pkgreg.memory.stm.read pkgreg.memory.stm.write'],
       base,
     ),
   );
+  const sessions = [];
+  for (const handle of ['lite', 'pg']) {
+    const out = cli(['tunnels:create', '--handle', handle, '--client', client.clientId], {
+      ...base,
+      PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: JSON.stringify(sessions),
+    });
+    sessions.length = 0;
+    sessions.push(...JSON.parse(/PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON='(.+)'/.exec(out)[1]));
+  }
   children.push(
     await start(
       join(EDGE, 'dist/index.js'),
@@ -95,24 +95,32 @@ try {
       await start(
         RUNTIME,
         ['local', '--edge', `http://127.0.0.1:${PORT}`, '--session-id', session.sessionId, ...store],
-        { PKGREG_TUNNEL_SECRET: session.secret, LOG_LEVEL: 'info' },
+        { PKGREG_TUNNEL_SECRET: session.secret, PKGREG_TUNNEL_CLIENTS: client.clientId, LOG_LEVEL: 'info' },
         'tunnel connected',
       ),
     );
   }
-  const tokenRes = await fetch(`http://127.0.0.1:${PORT}/mcp/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: 'grant_type=client_credentials',
-  });
-  const { access_token: token } = await tokenRes.json();
+  // A token per host: each tenant or tunnel host is an OAuth resource of its own (its MCP URL).
+  const tokens = new Map();
+  async function tokenFor(host) {
+    if (!tokens.has(host)) {
+      const tokenRes = await fetch(`http://127.0.0.1:${PORT}/mcp/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', resource: `http://${host}/mcp` }),
+      });
+      tokens.set(host, (await tokenRes.json()).access_token);
+    }
+    return tokens.get(host);
+  }
   const namespace = `app:${createHash('sha256').update(`http://127.0.0.1:${PORT}/mcp|${client.clientId}`).digest('hex')}`;
   const pool = new Pool(`http://127.0.0.1:${PORT}`, { connections: CONCURRENCY * 2 });
 
   async function call(host, name, args) {
+    const token = await tokenFor(host);
     const res = await pool.request({
       path: '/mcp',
       method: 'POST',

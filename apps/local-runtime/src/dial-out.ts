@@ -83,6 +83,8 @@ export function dialOut(options: DialOutOptions): DialOut {
       headers: { authorization: `Bearer ${token}` },
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
       maxPayload: MAX_FRAME_BYTES,
+      // The session's credential goes to the edge it was given, never where a redirect points.
+      followRedirects: false,
     });
     socket = ws;
     let pongTimer: NodeJS.Timeout | undefined;

@@ -16,6 +16,19 @@ export const ConfigSchema = z
   .object({
     /** The tunnel session this runtime serves (`pnpm edge tunnels:create` prints it). */
     PKGREG_TUNNEL_SESSION_ID: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, 'expected the session id'),
+    /**
+     * The clients this runtime serves (comma-separated): client ids, or `app:<namespace>` for a client of
+     * another issuer. Whatever the edge admits, a call of anyone else is refused here: the edge's grants
+     * are the operator's say, this is the user's (`tunnels:create --client` prints it).
+     */
+    PKGREG_TUNNEL_CLIENTS: z
+      .string()
+      .transform((v) => [...new Set(v.split(/[\s,]+/).filter(Boolean))])
+      .pipe(
+        z
+          .array(z.string().max(200))
+          .min(1, 'expected the clients this runtime serves (comma-separated client ids)'),
+      ),
     /** The session's HS256 secret, shared with the edge (at least 32 characters). Never logged. */
     PKGREG_TUNNEL_SECRET: z.string().min(32, 'expected the session secret (32 characters or more)'),
     /** The edge's base URL; the runtime dials out to `{edge}/tunnel/connect` (ws:, or wss: for https:). */
@@ -75,6 +88,7 @@ export const ConfigSchema = z
   .transform((c) => ({
     sessionId: c.PKGREG_TUNNEL_SESSION_ID,
     secret: c.PKGREG_TUNNEL_SECRET,
+    clients: c.PKGREG_TUNNEL_CLIENTS,
     edgeUrl: c.PKGREG_EDGE_URL,
     listen:
       c.PKGREG_RUNTIME_PORT === undefined

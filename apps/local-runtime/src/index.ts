@@ -12,6 +12,7 @@ import { startLocalRuntime } from './local-runtime.js';
 interface LocalOptions {
   edge?: string;
   sessionId?: string;
+  client?: string[];
   secretFile?: string;
   dataDir?: string;
   databaseUrl?: string;
@@ -34,6 +35,7 @@ async function runLocal(opts: LocalOptions): Promise<void> {
   const flags: ConfigFlags = {
     PKGREG_EDGE_URL: opts.edge,
     PKGREG_TUNNEL_SESSION_ID: opts.sessionId,
+    PKGREG_TUNNEL_CLIENTS: opts.client?.join(','),
     PKGREG_TUNNEL_SECRET: opts.secretFile ? readSecretFile(opts.secretFile) : undefined,
     PKGREG_RUNTIME_DATA_DIR: opts.dataDir,
     DATABASE_URL: opts.databaseUrl,
@@ -73,6 +75,11 @@ program
   )
   .option('--edge <url>', "the edge's base URL (PKGREG_EDGE_URL)")
   .option('--session-id <id>', 'the tunnel session id (PKGREG_TUNNEL_SESSION_ID)')
+  .option(
+    '--client <id>',
+    'a client this runtime serves, repeatable: its id, or app:<namespace> (PKGREG_TUNNEL_CLIENTS)',
+    (value: string, previous: string[] = []) => [...previous, value],
+  )
   .option('--secret-file <path>', 'a file holding the session secret (else PKGREG_TUNNEL_SECRET)')
   .option('--data-dir <dir>', 'embedded store folder (PKGREG_RUNTIME_DATA_DIR; default under $XDG_DATA_HOME)')
   .option('--database-url <url>', 'a PostgreSQL of your own instead of the embedded store (DATABASE_URL)')

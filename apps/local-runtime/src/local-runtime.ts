@@ -72,6 +72,7 @@ export async function startLocalRuntime(
       secret: config.secret,
       nonces,
       runtime,
+      allowedClients: config.clients,
       onError: (error) => logger.error({ err: error }, 'tunnel call failed'),
     });
 
@@ -121,6 +122,7 @@ export async function startLocalRuntime(
     logger.info(
       {
         sessionId: config.sessionId,
+        clients: config.clients,
         store: store.description,
         edge: config.edgeUrl ?? null,
         receiver: address ? `http://${address.address}:${address.port}/tunnel/mcp` : null,

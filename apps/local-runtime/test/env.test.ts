@@ -6,7 +6,12 @@ import { loadConfig } from '../src/env.js';
 // setting and never its value, the embedded store under the XDG data home by default.
 
 const SECRET = 's'.repeat(40);
-const base = { PKGREG_TUNNEL_SESSION_ID: 'ts_abc', PKGREG_TUNNEL_SECRET: SECRET, HOME: '/home/u' };
+const base = {
+  PKGREG_TUNNEL_SESSION_ID: 'ts_abc',
+  PKGREG_TUNNEL_SECRET: SECRET,
+  PKGREG_TUNNEL_CLIENTS: 'pkc_1',
+  HOME: '/home/u',
+};
 
 describe('loadConfig', () => {
   it('defaults: the embedded store per session under $XDG_DATA_HOME (else ~/.local/share)', () => {
@@ -50,6 +55,25 @@ describe('loadConfig', () => {
     expect(message).not.toContain('short-secret-value');
     expect(() => loadConfig({}, base)).toThrow(/PKGREG_EDGE_URL/);
     expect(() => loadConfig({ PKGREG_EDGE_URL: 'ftp://e' }, base)).toThrow(/PKGREG_EDGE_URL/);
+  });
+
+  it('the clients it serves are required: a list of ids or namespaces, flags over the variable (issue 26)', () => {
+    const { PKGREG_TUNNEL_CLIENTS: _, ...without } = base;
+    for (const missing of [
+      without,
+      { ...base, PKGREG_TUNNEL_CLIENTS: '' },
+      { ...base, PKGREG_TUNNEL_CLIENTS: ' , ' },
+    ]) {
+      expect(() => loadConfig({ PKGREG_EDGE_URL: 'http://e' }, missing)).toThrow(/PKGREG_TUNNEL_CLIENTS/);
+    }
+    const ns = `app:${'a'.repeat(64)}`;
+    expect(
+      loadConfig({ PKGREG_EDGE_URL: 'http://e' }, { ...base, PKGREG_TUNNEL_CLIENTS: `pkc_1, ${ns},pkc_1` })
+        .clients,
+    ).toEqual(['pkc_1', ns]);
+    expect(
+      loadConfig({ PKGREG_EDGE_URL: 'http://e', PKGREG_TUNNEL_CLIENTS: 'pkc_flag' }, base).clients,
+    ).toEqual(['pkc_flag']);
   });
 
   it('the connect URL follows the edge scheme (ws: for http:, wss: for https:)', () => {

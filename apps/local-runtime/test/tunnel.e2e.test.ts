@@ -41,7 +41,10 @@ let edge: Proc;
 const runtimes: Record<'alice' | 'bob', Proc | undefined> = { alice: undefined, bob: undefined };
 const sessions: Record<'alice' | 'bob', Session> = {} as never;
 const dataDirs: Record<'alice' | 'bob', string> = {} as never;
-let token: string;
+/** The client's token for each session's host: a token is for one host's resource (issue 26). */
+const tokens: Record<'alice' | 'bob', string> = {} as never;
+/** The client both sessions serve (tunnels:create --client). */
+let client: { clientId: string; clientSecret: string };
 let namespace: string;
 /** The HTTP receiver of alice's runtime (it also listens, for the envelope checks). */
 let aliceReceiver: string;
@@ -66,9 +69,11 @@ function edgeCli(args: string[], env: Record<string, string> = {}): string {
 
 /** `tunnels:create`'s output: the session's credentials and the sessions setting that adds it. */
 function createSession(handle: string, existing: string): { session: Session; setting: string } {
-  const out = edgeCli(['tunnels:create', '--handle', handle], {
+  const out = edgeCli(['tunnels:create', '--handle', handle, '--client', client.clientId], {
     PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: existing,
   });
+  // The runtime's command names the clients the session serves: the runtime checks them itself.
+  expect(out).toContain(`PKGREG_TUNNEL_CLIENTS=${client.clientId} `);
   const setting = /PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON='(.+)'/.exec(out)?.[1];
   const sessionId = /PKGREG_TUNNEL_SESSION_ID=(\S+)/.exec(out)?.[1];
   const secret = /PKGREG_TUNNEL_SECRET=(\S+)/.exec(out)?.[1];
@@ -80,7 +85,7 @@ function startEdge(): Proc {
   return start(join(EDGE_DIR, 'dist/index.js'), [], edgeEnv);
 }
 
-function startRuntime(name: 'alice' | 'bob', extra: string[] = []): Proc {
+function startRuntime(name: 'alice' | 'bob', extra: string[] = [], clients = client.clientId): Proc {
   const { sessionId, secret } = sessions[name];
   return start(
     RUNTIME,
@@ -96,6 +101,7 @@ function startRuntime(name: 'alice' | 'bob', extra: string[] = []): Proc {
     ],
     {
       PKGREG_TUNNEL_SECRET: secret,
+      PKGREG_TUNNEL_CLIENTS: clients,
       PKGREG_TUNNEL_HEARTBEAT_MS: '1000',
       PKGREG_TUNNEL_HEARTBEAT_TIMEOUT_MS: '2000',
       PKGREG_TUNNEL_RECONNECT_MIN_MS: '200',
@@ -114,7 +120,7 @@ const hostOf = (name: 'alice' | 'bob') => `${name}.tunnel.test:${port}`;
 async function mcp(name: 'alice' | 'bob'): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(`http://${hostOf(name)}/mcp`), {
     fetch: loopbackFetch,
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    requestInit: { headers: { Authorization: `Bearer ${tokens[name]}` } },
   });
   const client = new Client({ name: `e2e-${name}`, version: '1.0.0' });
   await client.connect(transport);
@@ -122,7 +128,12 @@ async function mcp(name: 'alice' | 'bob'): Promise<Client> {
 }
 
 /** A plain JSON-RPC call, for the exact wire form of refusals. */
-async function rpc(name: 'alice' | 'bob', method: string, params: Record<string, unknown>) {
+async function rpc(
+  name: 'alice' | 'bob',
+  method: string,
+  params: Record<string, unknown>,
+  token: string = tokens[name],
+) {
   const res = await loopbackFetch(`http://${hostOf(name)}/mcp`, {
     method: 'POST',
     headers: {
@@ -134,6 +145,21 @@ async function rpc(name: 'alice' | 'bob', method: string, params: Record<string,
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   return { status: res.status, body: (await res.json()) as Json };
+}
+
+/** A token of `who` for the host of `name`'s session (RFC 8707 resource: that host's MCP URL). */
+async function tokenFor(who: { clientId: string; clientSecret: string }, name: 'alice' | 'bob') {
+  const res = await fetch(`http://127.0.0.1:${port}/mcp/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${who.clientId}:${who.clientSecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource: `http://${hostOf(name)}/mcp` }),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  if (!body.access_token) throw new Error(`no token: ${res.status} ${JSON.stringify(body)}`);
+  return body.access_token;
 }
 
 const structured = (result: unknown) => (result as { structuredContent: Json }).structuredContent;
@@ -167,7 +193,7 @@ const searchCall = () =>
     method: 'tools/call',
     name: 'pkgreg.memory.v1.search',
     args: { namespace, query: 'deploy' },
-    caller: { namespace, clientId: 'edge', scopes: ['pkgreg.memory.stm.read'] },
+    caller: { namespace, clientId: client.clientId, scopes: ['pkgreg.memory.stm.read'] },
   });
 
 beforeAll(async () => {
@@ -184,6 +210,10 @@ beforeAll(async () => {
     EDGE_TUNNEL_HEARTBEAT_MS: '1000',
     LOG_LEVEL: 'info',
   };
+  client = JSON.parse(edgeCli(['clients:create', '--name', 'e2e', '--scopes', ALL_SCOPES.join(' ')])) as {
+    clientId: string;
+    clientSecret: string;
+  };
   const alice = createSession('alice', '[]');
   const bob = createSession('bob', alice.setting);
   sessions.alice = alice.session;
@@ -191,21 +221,9 @@ beforeAll(async () => {
   edgeEnv.PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON = bob.setting;
   expect(JSON.parse(bob.setting)).toHaveLength(2);
 
-  const client = JSON.parse(
-    edgeCli(['clients:create', '--name', 'e2e', '--scopes', ALL_SCOPES.join(' ')]),
-  ) as { clientId: string; clientSecret: string };
   edge = startEdge();
   await edge.waitFor('mcp-edge listening');
-  const tokenRes = await fetch(`http://127.0.0.1:${port}/mcp/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: 'grant_type=client_credentials',
-  });
-  token = ((await tokenRes.json()) as { access_token: string }).access_token;
-  expect(token).toBeTruthy();
+  for (const name of ['alice', 'bob'] as const) tokens[name] = await tokenFor(client, name);
   // decisions.md, Namespace: app: + sha256 of `<issuer>|<client_id>`.
   const issuer = `http://127.0.0.1:${port}/mcp`;
   namespace = `app:${createHash('sha256').update(`${issuer}|${client.clientId}`).digest('hex')}`;
@@ -373,6 +391,62 @@ describe('the runtime checks every envelope (decisions.md, Tunnel envelope)', ()
       expect(res.status).toBe(401);
       expect(res.body.error.reason).toBe('tunnel_envelope_invalid');
     }
+  });
+});
+
+describe('the runtime serves only the clients its user named, whatever the edge admits (issue 26)', () => {
+  it('a client the operator allowed at the edge but the runtime does not serve is refused by the runtime', async () => {
+    const stranger = JSON.parse(
+      edgeCli(['clients:create', '--name', 'stranger', '--scopes', ALL_SCOPES.join(' ')]),
+    ) as { clientId: string; clientSecret: string };
+    const strangerNs = `app:${createHash('sha256').update(`http://127.0.0.1:${port}/mcp|${stranger.clientId}`).digest('hex')}`;
+    // Not allowed anywhere yet: no token for the session's host, and refused as an unknown host.
+    await expect(tokenFor(stranger, 'alice')).rejects.toThrow(/invalid_target/);
+    edgeCli(['tunnels:allow', sessions.alice.sessionId, stranger.clientId]);
+    expect(edgeCli(['tunnels:clients', sessions.alice.sessionId])).toContain(stranger.clientId);
+    const token = await tokenFor(stranger, 'alice');
+    // The edge admits and forwards; alice's runtime (serving only the e2e client) refuses each call.
+    for (const [method, params] of [
+      [
+        'tools/call',
+        {
+          name: 'pkgreg.memory.v1.put',
+          arguments: { namespace: strangerNs, tier: 'stm', content: 'not here' },
+        },
+      ],
+      ['tools/call', { name: 'pkgreg.memory.v1.search', arguments: { namespace: strangerNs, query: 'x' } }],
+      ['tasks/get', { taskId: '00000000-0000-4000-8000-000000000000' }],
+    ] as const) {
+      const res = await rpc('alice', method, params, token);
+      expect(res.status).toBe(200);
+      expect(res.body.error.code).toBe(-32012);
+      expect(res.body.error.data.reason).toBe('tunnel_envelope_invalid');
+      expect(res.body.error.message).toBe('the local runtime does not serve this client');
+    }
+    // bob's session was not opened to it: refused at the edge as an unknown host.
+    const bobToken = await tokenFor(client, 'bob');
+    expect((await rpc('bob', 'ping', {}, bobToken)).status).toBe(200);
+    const atBob = await rpc('bob', 'ping', {}, token);
+    expect(atBob.status).toBe(421);
+    expect(atBob.body.error.data.reason).toBe('deployment_not_resolved');
+    // A forwarded call signed with the session's secret for the stranger, straight to the receiver.
+    const body = JSON.stringify({
+      method: 'tools/call',
+      name: 'pkgreg.memory.v1.search',
+      args: { namespace: strangerNs, query: 'deploy' },
+      caller: { namespace: strangerNs, clientId: stranger.clientId, scopes: ['pkgreg.memory.stm.read'] },
+    });
+    const direct = await sendToReceiver(
+      await signEnvelope({ ...sessions.alice, namespace: strangerNs, body }),
+      body,
+    );
+    expect(direct.status).toBe(403);
+    expect(direct.body.error.reason).toBe('tunnel_envelope_invalid');
+    // Revoked at the edge: refused there at once, as an unknown host.
+    edgeCli(['tunnels:revoke', sessions.alice.sessionId, stranger.clientId]);
+    const revoked = await rpc('alice', 'ping', {}, token);
+    expect(revoked.status).toBe(421);
+    expect(revoked.body.error.data.reason).toBe('deployment_not_resolved');
   });
 });
 

@@ -288,7 +288,8 @@ request's audit row, for memory.get also its share of the batched read. On this 
 out of the same two cores as the edge and autocannon, so it lowers the edge's throughput even when the
 edge's own CPU per request does not change.
 
-Every edge request runs full admission: host and origin, bearer (verified-token LRU), transport
+Every edge request runs full admission: host and origin, bearer (verified-token LRU), who may call
+(a version read at most 1 ms old: docs/decisions.md, "MCP edge: who may call"), transport
 headers, schema, scopes, namespace, the rate limit (the Lua script in Redis, or a unit of the hot key's
 lease: docs/decisions.md, "Rate-limit leases"), and one buffered audit row (${r.auditRows} rows written during the run).
 

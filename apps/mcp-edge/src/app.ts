@@ -14,7 +14,8 @@ import {
 import { openQueueJobs } from '@pkgreg/tasks';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { Redis } from 'ioredis';
-import { createBackendResolver } from './admission/backends.js';
+import { type Access, createAccess } from './admission/access.js';
+import { type BackendResolver, createBackendResolver } from './admission/backends.js';
 import { createLimiter, type Limiter } from './admission/limits.js';
 import { createOriginPolicy } from './admission/origin.js';
 import { createAuditWriter } from './audit/audit-writer.js';
@@ -96,6 +97,12 @@ export function createEdge(deps: AppDeps): Edge {
     hosted: (tenant) => tenants.runtimeFor(tenant),
     tunnel: (session) => createTunnelRuntime(session, { hub, timeoutMs: env.EDGE_TUNNEL_TIMEOUT_MS }),
   });
+  const access = createAccess({
+    db,
+    issuer: urls.issuer,
+    hosted: env.PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON,
+    tunnels: env.PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON,
+  });
   const audit = createAuditWriter(db, logger, {
     flushMs: env.EDGE_AUDIT_FLUSH_MS,
     batchSize: env.EDGE_AUDIT_BATCH_SIZE,
@@ -117,6 +124,7 @@ export function createEdge(deps: AppDeps): Edge {
     env,
     logger,
     resolver,
+    access,
     origins: createOriginPolicy(env),
     verifier: createTokenVerifier({
       keyStore,
@@ -133,7 +141,7 @@ export function createEdge(deps: AppDeps): Edge {
     metrics,
   });
 
-  const app = createExpressApp({ deps, keyStore, urls, limiter, handleMcp });
+  const app = createExpressApp({ deps, keyStore, urls, limiter, resolver, access, handleMcp });
   // The fast path's server span (tracing.ts); `handleMcp` itself stays untouched when tracing is off.
   const tracedMcp = traceRequests(
     (req: IncomingMessage, res: ServerResponse) => void handleMcp(req, res),
@@ -171,9 +179,11 @@ function createExpressApp(parts: {
   keyStore: KeyStore;
   urls: OAuthUrls;
   limiter: Limiter;
+  resolver: BackendResolver;
+  access: Access;
   handleMcp: ReturnType<typeof createMcpHandler>;
 }): Express {
-  const { deps, keyStore, urls, limiter, handleMcp } = parts;
+  const { deps, keyStore, urls, limiter, resolver, access, handleMcp } = parts;
   const { env, db, logger } = deps;
   const app = express();
   app.disable('x-powered-by');
@@ -191,7 +201,17 @@ function createExpressApp(parts: {
       error: { code: -32000, message: 'Method not allowed: this endpoint accepts POST only' },
     });
   });
-  app.use(oauthRoutes({ db, keyStore, urls, tokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS, limiter }));
+  app.use(
+    oauthRoutes({
+      db,
+      keyStore,
+      urls,
+      tokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS,
+      limiter,
+      resolver,
+      access,
+    }),
+  );
   app.use(healthRoutes({ db, redis: deps.redis }));
   // Unknown paths: JSON as every other refusal here, not Express's HTML page echoing the path.
   app.use((_req, res) => {

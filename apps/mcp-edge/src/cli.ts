@@ -3,6 +3,15 @@ import { NamespaceSchema } from '@pkgreg/contracts';
 import { createDb, type Db } from '@pkgreg/db';
 import { listQuarantined, purgeNamespace, quarantineNamespace, releaseNamespace } from '@pkgreg/memory';
 import { Command, InvalidArgumentError } from 'commander';
+import { clientNamespace } from './admission/access.js';
+import {
+  allowClient,
+  type GrantTarget,
+  listGrants,
+  resolveClient,
+  revokeClient,
+  UnknownClientError,
+} from './admission/access.service.js';
 import { listAuditRows } from './audit/audit.repository.js';
 import { loadEnv, type TunnelSession, TunnelSessionSchema } from './env.js';
 import {
@@ -60,6 +69,98 @@ function positive(value: string): number {
 }
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
+const issuer = () => `${env.PKGREG_PUBLIC_BASE_URL}/mcp`;
+
+/** Commander's collector for a repeatable option. */
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/**
+ * The tenant or tunnel session a grant command names, with the clients its seeded setting allows; an
+ * unknown one is an error (a typo would otherwise grant nothing anyone notices).
+ */
+function grantTarget(mode: GrantTarget['mode'], backendId: string): GrantTarget & { seeded: string[] } {
+  const seeded =
+    mode === 'hosted'
+      ? env.PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON.filter((b) => b.tenant === backendId)
+      : env.PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON.filter((s) => s.sessionId === backendId);
+  if (!seeded.length) {
+    program.error(
+      mode === 'hosted'
+        ? `no hosted tenant ${backendId} in PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON`
+        : `no tunnel session ${backendId} in PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON`,
+    );
+  }
+  return { mode, backendId, seeded: seeded.flatMap((b) => b.clients) };
+}
+
+/** `<kind>:allow`, `<kind>:revoke` and `<kind>:clients` for hosted tenants and tunnel sessions. */
+function grantCommands(
+  kind: 'tenants' | 'tunnels',
+  mode: GrantTarget['mode'],
+  what: string,
+  arg: string,
+): void {
+  program
+    .command(`${kind}:allow <${arg}> <client>`)
+    .description(
+      `let a client (its id, or app:<namespace> for a trusted issuer's) use a ${what}; every edge applies it at once`,
+    )
+    .action(async (id: string, client: string) =>
+      withDb(async (db) => {
+        const target = grantTarget(mode, id);
+        try {
+          const added = await allowClient(db, issuer(), target, client);
+          console.log(added ? `allowed ${client} on ${id}` : `${client} was already allowed on ${id}`);
+        } catch (error) {
+          if (error instanceof UnknownClientError) program.error(error.message);
+          throw error;
+        }
+      }),
+    );
+  program
+    .command(`${kind}:revoke <${arg}> <client>`)
+    .description(`stop a client using a ${what}; its requests there are refused at once`)
+    .action(async (id: string, client: string) =>
+      withDb(async (db) => {
+        const target = grantTarget(mode, id);
+        if (await revokeClient(db, issuer(), target, client)) {
+          console.log(`revoked ${client} on ${id}`);
+          return;
+        }
+        const namespace = clientNamespace(issuer(), client);
+        if (target.seeded.some((c) => clientNamespace(issuer(), c) === namespace)) {
+          program.error(
+            `${client} is allowed by the ${id} setting itself: remove it there and restart the edge`,
+          );
+        }
+        program.error(`${client} was not allowed on ${id}`);
+      }),
+    );
+  program
+    .command(`${kind}:clients <${arg}>`)
+    .description(`clients allowed to use a ${what}: its setting's and the stored ones`)
+    .action(async (id: string) =>
+      withDb(async (db) => {
+        const target = grantTarget(mode, id);
+        print({
+          setting: target.seeded,
+          stored: (await listGrants(db, target)).map((g) => ({
+            client: g.client_id ?? g.namespace,
+            namespace: g.namespace,
+            since: g.created_at,
+          })),
+        });
+      }),
+    );
+}
+
+interface TunnelCreateOptions {
+  host?: string;
+  handle?: string;
+  target?: string;
+  expiresInHours?: number;
+  client: string[];
+}
 
 const program = new Command('edge')
   .description('pkgreg MCP edge operator commands')
@@ -109,7 +210,7 @@ program
 
 program
   .command('clients:disable <clientId>')
-  .description('disable a client: it gets no new tokens (issued ones expire within the token lifetime)')
+  .description('disable a client: it gets no new tokens, and the tokens it has stop working at once')
   .action(async (clientId: string) =>
     withDb(async (db) => {
       if (!(await disableClient(db, clientId))) program.error(`no enabled client ${clientId}`);
@@ -129,7 +230,21 @@ program
     "the local runtime's HTTP receiver, when the edge can reach it (else WebSocket only)",
   )
   .option('--expires-in-hours <n>', 'the session ends after this many hours', positive)
-  .action((opts: { host?: string; handle?: string; target?: string; expiresInHours?: number }) => {
+  .requiredOption(
+    '--client <id>',
+    "a client the session serves (repeatable): its id, or app:<namespace> for a trusted issuer's; the user's own client",
+    collect,
+  )
+  .action(async (opts: TunnelCreateOptions) => {
+    // The clients must exist: a session serving no one by a typo would only show as refusals later.
+    await withDb(async (db) => {
+      for (const client of opts.client) {
+        await resolveClient(db, issuer(), client).catch((error: unknown) => {
+          if (error instanceof UnknownClientError) program.error(error.message);
+          throw error;
+        });
+      }
+    });
     const candidate = {
       ...(opts.host ? { host: opts.host } : {}),
       ...(opts.handle ? { handle: opts.handle } : {}),
@@ -139,6 +254,7 @@ program
       ...(opts.expiresInHours
         ? { expiresAt: new Date(Date.now() + opts.expiresInHours * 3_600_000).toISOString() }
         : {}),
+      clients: [...new Set(opts.client)],
     };
     const parsed = TunnelSessionSchema.safeParse(candidate);
     if (!parsed.success) {
@@ -158,17 +274,22 @@ program
       [
         `session id   ${session.sessionId}`,
         `serves       ${session.host ?? `${session.handle}.<any domain>`}`,
+        `clients      ${session.clients.join(' ')} (more: pnpm edge tunnels:allow ${session.sessionId} <client>)`,
         '',
         'Edge (restart it with):',
         `  PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON='${JSON.stringify(sessions)}'`,
         '',
         'Local runtime:',
         `  PKGREG_TUNNEL_SESSION_ID=${session.sessionId} PKGREG_TUNNEL_SECRET=${session.secret} \\`,
+        `  PKGREG_TUNNEL_CLIENTS=${session.clients.join(',')} \\`,
         `    pkgreg-runtime local --edge ${edgeUrl}`,
       ].join('\n'),
     );
     console.error('Store the secret now: the edge keeps it only in the setting above.');
   });
+
+grantCommands('tenants', 'hosted', 'hosted tenant', 'tenant');
+grantCommands('tunnels', 'local_tunnel', 'tunnel session', 'sessionId');
 
 program
   .command('keys:rotate')

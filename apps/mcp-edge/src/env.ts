@@ -37,9 +37,15 @@ const hostOrHandle = {
   handle: z.string().min(1).toLowerCase().optional(),
 };
 const needsHostOrHandle = (b: { host?: string; handle?: string }) => Boolean(b.host || b.handle);
+/**
+ * Clients allowed to use the tenant or session (issue 26), beside those `pnpm edge tenants:allow` /
+ * `tunnels:allow` stored: a client id of the edge's own authorization server, or a namespace (`app:` + 64
+ * hex) for a client of a trusted issuer. No one else may use it.
+ */
+const allowedClients = z.array(z.string().min(1).max(200)).max(1000).default([]);
 
 export const HostedBindingSchema = z
-  .object({ ...hostOrHandle, tenant: z.string().regex(/^[a-z0-9_]{1,40}$/) })
+  .object({ ...hostOrHandle, tenant: z.string().regex(/^[a-z0-9_]{1,40}$/), clients: allowedClients })
   .refine(needsHostOrHandle, { error: 'host or handle is required' });
 export type HostedBinding = z.infer<typeof HostedBindingSchema>;
 
@@ -56,6 +62,7 @@ export const TunnelSessionSchema = z
     /** HS256 secret shared with the local runtime (at least 32 bytes). */
     secret: z.string().min(32),
     expiresAt: z.iso.datetime({ offset: true }).optional(),
+    clients: allowedClients,
   })
   .refine(needsHostOrHandle, { error: 'host or handle is required' });
 export type TunnelSession = z.infer<typeof TunnelSessionSchema>;
@@ -84,9 +91,9 @@ export const EnvSchema = z
       .url()
       .default('http://localhost:4100')
       .transform((u) => u.replace(/\/+$/, '')),
-    /** Seeded hosted tenant bindings: JSON array of {host?, handle?, tenant}. */
+    /** Seeded hosted tenant bindings: JSON array of {host?, handle?, tenant, clients?}. */
     PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: jsonVar(z.array(HostedBindingSchema), '[]'),
-    /** Seeded tunnel sessions: JSON array of {host?, handle?, sessionId, target?, secret, expiresAt?}. */
+    /** Seeded tunnel sessions: JSON array of {host?, handle?, sessionId, target?, secret, expiresAt?, clients?}. */
     PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: jsonVar(
       z.array(TunnelSessionSchema).refine((all) => new Set(all.map((s) => s.sessionId)).size === all.length, {
         error: 'sessionId must be unique',
@@ -108,7 +115,7 @@ export const EnvSchema = z
     EDGE_TOKEN_REQUESTS_PER_MINUTE: positiveInt(60),
     /** Verified tokens kept in memory (until their exp) so a hot client is not re-verified per request. */
     EDGE_TOKEN_CACHE_SIZE: positiveInt(10_000),
-    /** Default per-tool request rate per namespace + token, per minute. */
+    /** Default per-tool request rate per namespace (all tokens of a client), per minute. */
     EDGE_RATE_LIMIT_PER_MINUTE: positiveInt(60),
     /** Per-tool overrides of the rate: JSON object {toolName: perMinute}. */
     EDGE_RATE_LIMITS_JSON: jsonVar(z.record(z.string(), z.number().int().positive()), '{}'),

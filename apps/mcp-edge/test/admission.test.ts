@@ -218,7 +218,7 @@ describe('row: scope_insufficient → 403 + WWW-Authenticate insufficient_scope'
 });
 
 describe('row: quota_exceeded, rate_limited → 429 + Retry-After (decisions.md: Quotas)', () => {
-  it('rate_limited after the per-tool rate for this namespace + token, with a configurable override', async () => {
+  it('rate_limited after the per-tool rate for this namespace, with a configurable override', async () => {
     const mine = await clientWithToken(h, [SCOPES.systemRead]);
     for (let i = 0; i < 2; i++)
       expect((await callTool(h, mine.token, 'pkgreg.agents.v1.list')).status).toBe(200);
@@ -229,7 +229,7 @@ describe('row: quota_exceeded, rate_limited → 429 + Retry-After (decisions.md:
     expect(retry).toBeLessThanOrEqual(60);
     // Per tool: info still has its own (default 5) budget.
     expect((await callTool(h, mine.token, 'pkgreg.system.v1.info')).status).toBe(200);
-    // Per token: a new token of the same client starts a fresh window.
+    // Per client: another client starts a fresh window.
     const again = await clientWithToken(h, [SCOPES.systemRead]);
     expect((await callTool(h, again.token, 'pkgreg.agents.v1.list')).status).toBe(200);
   });

@@ -4,8 +4,8 @@ import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { createLogger } from '@pkgreg/server-kit';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createAuditWriter } from '../src/audit/audit-writer.js';
 import type { AuditRow } from '../src/audit/audit.repository.js';
+import { createAuditWriter } from '../src/audit/audit-writer.js';
 
 // decisions.md, Audit: one record per /mcp request, written off the request path. The writer keeps
 // rows through a failure of the database and writes each exactly once; rows Postgres refuses as data

@@ -1,52 +1,36 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SCOPES } from '@pkgreg/contracts';
-import { createDb, type Db, migrateToLatest } from '@pkgreg/db';
-import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
-import {
-  bodySha256,
-  createDbNonceStore,
-  createLocalRuntime,
-  createTunnelReceiver,
-  ENVELOPE_HEADER,
-  type LocalRuntime,
-  type NonceStore,
-  signEnvelope,
-  tunnelReceiverRoutes,
-  verifyEnvelope,
-} from '@pkgreg/runtime';
-import { openQueueJobs } from '@pkgreg/tasks';
-import express from 'express';
+import { createDb } from '@pkgreg/db';
+import { bodySha256, ENVELOPE_HEADER, signEnvelope, verifyEnvelope } from '@pkgreg/runtime';
 import { SignJWT } from 'jose';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  allowClient,
   clientWithToken,
   createHarness,
   expectRpcError,
   type Harness,
   rpc,
   type TestClient,
+  tokenAt,
 } from './helpers.js';
+import { listenReceiver, type TestReceiver } from './tunnel-receiver.js';
 
 // mcp-edge.md, Deployment backends; decisions.md, Backends and Tunnel envelope.
 
 const SECRET = 's'.repeat(40);
 let h: Harness;
 let c: TestClient;
-let localDb: Db;
-let receiver: Server;
-let runtime: LocalRuntime;
-let nonces: NonceStore;
-let target: string;
+/** A client with stm scopes only, also served by the tunnel session. */
+let stmOnly: TestClient;
+/** The local runtime behind the tunnel: its own storage (a schema of this test's database here). */
+let receiver: TestReceiver;
 /** Authorization headers the local runtime received: the caller's token must never be among them. */
-const seenAuthorization: (string | undefined)[] = [];
+const seenAuthorization = () => receiver.seen.map((req) => req.headers.authorization);
 
 beforeAll(async () => {
-  // The local runtime behind the tunnel: its own storage (a schema of this test's database here).
-  receiver = createServer();
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/tunnel/mcp`;
+  receiver = await listenReceiver();
+  const { target } = receiver;
   h = await createHarness({
     PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: JSON.stringify([
       { host: 'acme.mcp.example.com', tenant: 'acme' },
@@ -64,39 +48,41 @@ beforeAll(async () => {
     ]),
   });
   c = await clientWithToken(h);
-  localDb = createDb(h.t.url, { schema: 'local_runtime' });
-  await migrateToLatest(h.t.db, { schema: 'local_runtime' });
-  runtime = createLocalRuntime({
-    db: localDb,
-    jobs: () => openQueueJobs({ connection: TEST_REDIS_URL, prefix: testKeyPrefix('local-q') }),
-    syncThresholdMs: 300,
-    pollWindowSeconds: 300,
+  // Issue 26: each tenant and tunnel session serves only the clients it names.
+  for (const [mode, id] of [
+    ['hosted', 'acme'],
+    ['hosted', 'beta'],
+    ['local_tunnel', 'sess-1'],
+    ['local_tunnel', 'sess-3'],
+  ] as const)
+    await allowClient(h, { mode, id }, c);
+  stmOnly = await clientWithToken(h, [SCOPES.stmWrite, SCOPES.stmRead]);
+  await allowClient(h, { mode: 'local_tunnel', id: 'sess-1' }, stmOnly);
+  await receiver.serve(h, {
+    sessionId: 'sess-1',
+    secret: SECRET,
+    schema: 'local_runtime',
+    allowedClients: [c.clientId, stmOnly.clientId, 'x'],
   });
-  nonces = createDbNonceStore(localDb);
-  const app = express();
-  app.use((req, _res, next) => {
-    seenAuthorization.push(req.headers.authorization);
-    next();
-  });
-  app.use(
-    tunnelReceiverRoutes(
-      createTunnelReceiver({ sessionId: 'sess-1', secret: SECRET, nonces, runtime, onError: () => {} }),
-    ),
-  );
-  receiver.on('request', app);
 });
 afterAll(async () => {
-  await new Promise<void>((r) => {
-    receiver.close(() => r());
-    receiver.closeAllConnections();
-  });
-  await runtime?.close();
-  await localDb?.destroy();
+  await receiver?.close();
   await h?.close();
 });
 
-const at = (host: string, method: string, params: Record<string, unknown> = {}) =>
-  rpc(h, c.token, method, params, { headers: { Host: host } });
+/** A token of `c` for each host's own resource (issue 26: a token is for one host's resource). */
+const tokens = new Map<string, Promise<string>>();
+const tokenOf = (host: string) => {
+  if (host.startsWith('localhost')) return Promise.resolve(c.token);
+  let token = tokens.get(host);
+  if (!token) {
+    token = tokenAt(h, c, host);
+    tokens.set(host, token);
+  }
+  return token;
+};
+const at = async (host: string, method: string, params: Record<string, unknown> = {}) =>
+  rpc(h, await tokenOf(host), method, params, { headers: { Host: host } });
 const info = async (host: string) =>
   (await at(host, 'tools/call', { name: 'pkgreg.system.v1.info' })).body.result.server.backendMode;
 const putAt = (host: string, content: string) =>
@@ -182,8 +168,8 @@ describe('local_tunnel backend: admitted calls forwarded with a signed envelope'
   });
 
   it('never forwards the inbound bearer token to the local runtime', async () => {
-    expect(seenAuthorization.length).toBeGreaterThan(0);
-    expect(seenAuthorization.every((a) => a === undefined)).toBe(true);
+    expect(seenAuthorization().length).toBeGreaterThan(0);
+    expect(seenAuthorization().every((a) => a === undefined)).toBe(true);
   });
 
   it('an unreachable local runtime is tunnel_unavailable with HTTP 503', async () => {
@@ -227,7 +213,7 @@ describe('tunnel envelope, receiving side (decisions.md, Tunnel envelope)', () =
   });
   const namespace = `app:${'a'.repeat(64)}`;
   const check = (envelope: string | undefined, b: string = body, sessionId = 'sess-1') =>
-    verifyEnvelope({ envelope, sessionId, secret: SECRET, body: b, nonces });
+    verifyEnvelope({ envelope, sessionId, secret: SECRET, body: b, nonces: receiver.nonces });
 
   it('accepts a fresh envelope once, then tunnel_replay_detected', async () => {
     const env = await signEnvelope({ sessionId: 'sess-1', secret: SECRET, namespace, body });
@@ -263,7 +249,7 @@ describe('tunnel envelope, receiving side (decisions.md, Tunnel envelope)', () =
   it('the receiver endpoint refuses a replayed forwarded request and one whose caller differs from sub', async () => {
     const env = await signEnvelope({ sessionId: 'sess-1', secret: SECRET, namespace, body });
     const send = (e: string, b: string) =>
-      request(receiver)
+      request(receiver.target.replace('/tunnel/mcp', ''))
         .post('/tunnel/mcp')
         .set('content-type', 'application/json')
         .set(ENVELOPE_HEADER, e)
@@ -282,10 +268,10 @@ describe('tunnel envelope, receiving side (decisions.md, Tunnel envelope)', () =
   });
 
   it('scope checks of the entry tier also apply behind the tunnel', async () => {
-    const mine = await clientWithToken(h, [SCOPES.stmWrite, SCOPES.stmRead]);
+    const mine = stmOnly;
     const put = await rpc(
       h,
-      mine.token,
+      await tokenAt(h, mine, 'dev.tunnel.example.com'),
       'tools/call',
       {
         name: 'pkgreg.memory.v1.put',

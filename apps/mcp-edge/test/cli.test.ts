@@ -4,8 +4,9 @@ import { promisify } from 'node:util';
 import { SCOPES } from '@pkgreg/contracts';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { createClient } from '../src/oauth/clients.service.js';
 import { deriveNamespace } from '../src/oauth/verify-token.js';
-import { callTool, ISSUER, RESOURCE, useHarness } from './helpers.js';
+import { callTool, expectRpcError, ISSUER, RESOURCE, rpc, tokenAt, tokenFor, useHarness } from './helpers.js';
 
 // The operator commands (`pnpm edge …` runs dist/cli.js): clients, keys, audit, quarantine.
 
@@ -144,5 +145,103 @@ describe('pnpm edge (operator CLI)', () => {
     expect(lines[0]).toContain('rejected:source_quarantined');
     expect(audit.stdout).not.toContain(token);
     await expect(edge('audit', '--namespace', 'nope')).rejects.toMatchObject({ code: 2 });
+  });
+});
+
+describe('pnpm edge: which clients a tenant or tunnel session serves (issue 26)', () => {
+  const SETTINGS = {
+    PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON: JSON.stringify([
+      { host: 'acme.mcp.example.com', tenant: 'acme' },
+    ]),
+    PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: JSON.stringify([
+      { handle: 'carol', sessionId: 'ts_carol', secret: 'c'.repeat(43) },
+    ]),
+  };
+  const bound = useHarness(SETTINGS);
+  const cli = async (...args: string[]) =>
+    run(process.execPath, [CLI, ...args], {
+      env: { ...process.env, DATABASE_URL: bound.t.url, LOG_LEVEL: 'silent', ...SETTINGS },
+    });
+  // Made in process: clients:create has its own test above, and each CLI run costs a process start.
+  const newClient = () => createClient(bound.t.db, { name: 'bound', scopes: [SCOPES.systemRead] });
+  const ping = (host: string, token: string) => rpc(bound, token, 'ping', {}, { headers: { Host: host } });
+
+  it('tenants:allow and tunnels:allow open a host to a client at once; revoke closes it at once', async () => {
+    const client = await newClient();
+    for (const [kind, id, host] of [
+      ['tenants', 'acme', 'acme.mcp.example.com'],
+      ['tunnels', 'ts_carol', 'carol.tunnel.example'],
+    ] as const) {
+      expect((await ping(host, await tokenFor(bound, client))).status).toBe(421);
+      expect((await cli(`${kind}:allow`, id, client.clientId)).stdout).toContain(
+        `allowed ${client.clientId}`,
+      );
+      if (kind === 'tenants') {
+        expect((await cli(`${kind}:allow`, id, client.clientId)).stdout).toContain('already allowed');
+        const listed = JSON.parse((await cli(`${kind}:clients`, id)).stdout);
+        expect(listed.stored.map((s: { client: string }) => s.client)).toEqual([client.clientId]);
+      }
+      const token = await tokenAt(bound, client, host);
+      // The edge needs no restart: the next request sees the grant (ping answers at the edge; a tunnel
+      // call would need a runtime).
+      expect((await ping(host, token)).status).toBe(200);
+      await cli(`${kind}:revoke`, id, client.clientId);
+      expectRpcError(await ping(host, token), 421, 'deployment_not_resolved');
+      await expect(cli(`${kind}:revoke`, id, client.clientId)).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('was not allowed'),
+      });
+    }
+  });
+
+  it('refuses an unknown tenant, session or client (exit 1) and stores nothing', async () => {
+    const client = await newClient();
+    for (const [args, message] of [
+      [['tenants:allow', 'nope', client.clientId], 'no hosted tenant nope'],
+      [['tunnels:allow', 'ts_nope', client.clientId], 'no tunnel session ts_nope'],
+      [['tenants:allow', 'acme', 'pkc_missing'], 'no client pkc_missing'],
+    ] as const) {
+      await expect(cli(...args)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(message) });
+    }
+    // A namespace (a trusted issuer's client) is taken as given.
+    const ns = `app:${'e'.repeat(64)}`;
+    await cli('tunnels:allow', 'ts_carol', ns);
+    const stored = await bound.t.db.selectFrom('edge_backend_clients').selectAll().execute();
+    expect(stored.filter((g) => g.client_id === client.clientId)).toEqual([]);
+    expect(stored.find((g) => g.namespace === ns)).toMatchObject({ backend_id: 'ts_carol', client_id: null });
+  });
+
+  it('tunnels:create needs the clients the session serves, and prints them for the edge and the runtime', async () => {
+    await expect(cli('tunnels:create', '--handle', 'dave')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--client'),
+    });
+    await expect(cli('tunnels:create', '--handle', 'dave', '--client', 'pkc_missing')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no client pkc_missing'),
+    });
+    const [a, b] = [await newClient(), await newClient()];
+    const out = (
+      await cli('tunnels:create', '--handle', 'dave', '--client', a.clientId, '--client', b.clientId)
+    ).stdout;
+    const setting = JSON.parse(/PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON='(.+)'/.exec(out)?.[1] ?? '[]');
+    expect(setting.at(-1).clients).toEqual([a.clientId, b.clientId]);
+    expect(out).toContain(`PKGREG_TUNNEL_CLIENTS=${a.clientId},${b.clientId}`);
+  });
+
+  it("clients:disable stops the client's tokens at once, not at their expiry", async () => {
+    const client = await newClient();
+    await cli('tenants:allow', 'acme', client.clientId);
+    const tokens: Array<[string, string]> = [
+      ['localhost:4100', await tokenFor(bound, client)],
+      ['acme.mcp.example.com', await tokenAt(bound, client, 'acme.mcp.example.com')],
+    ];
+    for (const [host, token] of tokens) expect((await ping(host, token)).status).toBe(200);
+    await cli('clients:disable', client.clientId);
+    for (const [host, token] of tokens) {
+      const res = await ping(host, token);
+      expectRpcError(res, 401, 'token_invalid');
+      expect(res.body.error.message).toBe('token revoked');
+    }
   });
 });

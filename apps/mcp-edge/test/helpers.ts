@@ -6,6 +6,8 @@ import { Redis } from 'ioredis';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import request from 'supertest';
 import { afterAll, beforeAll } from 'vitest';
+import { insertGrant } from '../src/admission/access.repository.js';
+import { hostnameOf, hostResource } from '../src/admission/backends.js';
 import { createEdge, type Edge } from '../src/app.js';
 import { type Env, loadEnv } from '../src/env.js';
 import { createClient } from '../src/oauth/clients.service.js';
@@ -111,6 +113,57 @@ export interface TestClient {
   clientSecret: string;
   namespace: string;
   token: string;
+}
+
+/**
+ * Another token of a registered client from the real token endpoint: `scope` narrows it, `resource`
+ * names the MCP resource (RFC 8707) it is for (default: the public base's).
+ */
+export async function tokenFor(
+  h: { app: Harness['app'] },
+  client: { clientId: string; clientSecret: string },
+  options: { scope?: string; resource?: string } = {},
+): Promise<string> {
+  const res = await request(h.app)
+    .post('/mcp/token')
+    .auth(client.clientId, client.clientSecret)
+    .type('form')
+    .send({
+      grant_type: 'client_credentials',
+      resource: options.resource ?? RESOURCE,
+      ...(options.scope ? { scope: options.scope } : {}),
+    });
+  if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.access_token as string;
+}
+
+/** The MCP resource a Host header's host serves (a tenant's or tunnel session's own, issue 26). */
+export function resourceOf(host: string): string {
+  return hostResource(BASE, hostnameOf(host));
+}
+
+/** A token of `client` for the resource of `host` (which must serve the client). */
+export function tokenAt(
+  h: { app: Harness['app'] },
+  client: { clientId: string; clientSecret: string },
+  host: string,
+  options: { scope?: string } = {},
+): Promise<string> {
+  return tokenFor(h, client, { ...options, resource: resourceOf(host) });
+}
+
+/** Lets `client` use a hosted tenant or a tunnel session, as `pnpm edge tenants:allow|tunnels:allow` does. */
+export async function allowClient(
+  h: { t: TestDatabase },
+  backend: { mode: 'hosted' | 'local_tunnel'; id: string },
+  client: { clientId: string },
+): Promise<void> {
+  await insertGrant(h.t.db, {
+    mode: backend.mode,
+    backendId: backend.id,
+    namespace: deriveNamespace(ISSUER, client.clientId),
+    clientId: client.clientId,
+  });
 }
 
 /** Registers a client with `scopes` and gets a token through the real token endpoint. */
@@ -229,6 +282,23 @@ export function unsignedToken(): string {
     exp: now + 300,
     jti: randomUUID(),
   })}.`;
+}
+
+/**
+ * Retries `check` (every 5 ms) until it passes or `timeoutMs` ends, then throws its last failure: for
+ * what takes effect within a millisecond or two rather than in the same instant (a revoked grant or a
+ * disabled client, which each edge sees at its next read of who may call, at most 1 ms old).
+ */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 2000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
 }
 
 export function expectRpcError(

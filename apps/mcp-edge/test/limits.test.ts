@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLimiter, type Limiter } from '../src/admission/limits.js';
 
-// decisions.md, Quotas: fixed one-minute windows per namespace + token for invoke and compact, and a
+// decisions.md, Quotas: fixed one-minute windows per namespace (all tokens of a client) for invoke and compact, and a
 // per-tool request rate. The checks of one event-loop turn that share their keys are counted in the
 // script with one INCRBY; these tests hold that to what one INCR per request, in order, would decide.
 
@@ -38,7 +38,7 @@ async function verdicts(l: Limiter, checks: Parameters<Limiter['check']>[0][]): 
 
 const window = Math.floor(at / 60_000);
 let n = 0;
-const subject = () => ({ namespace: `app:${(++n).toString(16).padStart(64, '0')}`, tokenId: `jti-${n}` });
+const subject = () => ({ namespace: `app:${(++n).toString(16).padStart(64, '0')}` });
 
 describe('limiter: checks of one turn with the same keys', () => {
   it('let through exactly the rate, in the order they arrived, and count every one', async () => {
@@ -49,7 +49,7 @@ describe('limiter: checks of one turn with the same keys', () => {
     );
     expect(got).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 'rate_limited', 'rate_limited', 'rate_limited']);
     // As eight INCRs: refused requests count too; the key lives for the window (+5 s).
-    const key = `edge:rate:${who.namespace}:${who.tokenId}:pkgreg.system.v1.info:${window}`;
+    const key = `edge:rate:${who.namespace}:pkgreg.system.v1.info:${window}`;
     expect(await redis.get(key)).toBe('8');
     expect(await redis.ttl(key)).toBeGreaterThan(60);
     // A later turn continues from the count: the window is spent.
@@ -66,13 +66,11 @@ describe('limiter: checks of one turn with the same keys', () => {
     );
     expect(got).toEqual(['ok', 'ok', 'ok', 'quota_exceeded', 'quota_exceeded', 'rate_limited']);
     // One INCR per rate-passed check on the quota key, as the check-by-check script counted them.
-    expect(await redis.get(`edge:quota:${who.namespace}:${who.tokenId}:invoke:${window}`)).toBe('5');
-    expect(
-      await redis.get(`edge:rate:${who.namespace}:${who.tokenId}:pkgreg.agents.v1.invoke:${window}`),
-    ).toBe('6');
+    expect(await redis.get(`edge:quota:${who.namespace}:invoke:${window}`)).toBe('5');
+    expect(await redis.get(`edge:rate:${who.namespace}:pkgreg.agents.v1.invoke:${window}`)).toBe('6');
   });
 
-  it('keep groups apart: other tools, other tokens and the quota kinds each have their own count', async () => {
+  it('keep groups apart: other tools, other namespaces and the quota kinds each have their own count', async () => {
     const a = subject();
     const b = subject();
     const info = (w: typeof a) => ({ ...w, tool: 'pkgreg.system.v1.info' });
@@ -100,7 +98,7 @@ describe('limiter: checks of one turn with the same keys', () => {
   });
 
   it('split a very busy turn over several script calls without losing or double-counting a check', async () => {
-    // 300 tokens, 2 checks each: more groups than one call takes (256).
+    // 300 namespaces, 2 checks each: more groups than one call takes (256).
     const whos = Array.from({ length: 300 }, subject);
     const checks = whos.flatMap((w) => [
       { ...w, tool: 'pkgreg.system.v1.info' },
@@ -110,7 +108,7 @@ describe('limiter: checks of one turn with the same keys', () => {
     expect(got.filter((v) => v === 'ok')).toHaveLength(300);
     expect(got.every((v, i) => v === (i % 2 === 0 ? 'ok' : 'rate_limited'))).toBe(true);
     const counts = await Promise.all(
-      whos.map((w) => redis.get(`edge:rate:${w.namespace}:${w.tokenId}:pkgreg.system.v1.info:${window}`)),
+      whos.map((w) => redis.get(`edge:rate:${w.namespace}:pkgreg.system.v1.info:${window}`)),
     );
     expect(counts.every((c) => c === '2')).toBe(true);
   });
@@ -126,7 +124,7 @@ describe('limiter: checks of one turn with the same keys', () => {
       );
       const who = subject();
       const info = { ...who, tool: 'pkgreg.system.v1.info' };
-      const key = `edge:rate:${who.namespace}:${who.tokenId}:pkgreg.system.v1.info:${window}`;
+      const key = `edge:rate:${who.namespace}:pkgreg.system.v1.info:${window}`;
       // Turn after turn of 10 checks: the first calls lease nothing, then each spent lease doubles.
       let checks = 0;
       for (let turn = 0; turn < 12; turn++) {
@@ -194,7 +192,7 @@ describe('limiter: checks of one turn with the same keys', () => {
     const third = subject();
     const c = make();
     const d = make();
-    const key = `edge:rate:${third.namespace}:${third.tokenId}:pkgreg.system.v1.info:${window}`;
+    const key = `edge:rate:${third.namespace}:pkgreg.system.v1.info:${window}`;
     let byC = 0;
     let counted = 0;
     // 20 turns or more, until c is left holding units (a lease can end exactly with a turn).
@@ -236,17 +234,13 @@ describe('limiter: checks of one turn with the same keys', () => {
       expect(await verdicts(l, [{ ...who, tool: 'pkgreg.system.v1.info' }])).toEqual(['ok']);
       clock += 150; // slower than one call per LEASE_HOT_MS
     }
-    expect(await redis.get(`edge:rate:${who.namespace}:${who.tokenId}:pkgreg.system.v1.info:${window}`)).toBe(
-      '20',
-    );
+    expect(await redis.get(`edge:rate:${who.namespace}:pkgreg.system.v1.info:${window}`)).toBe('20');
     clock = at;
     for (let i = 0; i < 20; i++) {
       await verdicts(l, [{ ...who, tool: 'pkgreg.agents.v1.invoke', quota: 'invoke' as const }]);
     }
-    expect(
-      await redis.get(`edge:rate:${who.namespace}:${who.tokenId}:pkgreg.agents.v1.invoke:${window}`),
-    ).toBe('20');
-    expect(await redis.get(`edge:quota:${who.namespace}:${who.tokenId}:invoke:${window}`)).toBe('20');
+    expect(await redis.get(`edge:rate:${who.namespace}:pkgreg.agents.v1.invoke:${window}`)).toBe('20');
+    expect(await redis.get(`edge:quota:${who.namespace}:invoke:${window}`)).toBe('20');
   });
 
   it('reject every waiter of the call when Redis fails, as an error and not a verdict', async () => {

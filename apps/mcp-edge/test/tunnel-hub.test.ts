@@ -4,12 +4,14 @@ import { parseFrame, signConnectToken, TUNNEL_CONNECT_PATH, TunnelCallFrameSchem
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import {
+  allowClient,
   clientWithToken,
   createHarness,
   expectRpcError,
   type Harness,
   rpc,
   type TestClient,
+  tokenAt,
 } from './helpers.js';
 
 // The edge's end of the tunnel WebSocket (tunnel-hub.ts) against peers that misbehave on purpose: no or
@@ -21,6 +23,8 @@ const TIMEOUT_MS = 2000;
 const TASK = { taskId: '00000000-0000-4000-8000-000000000000' };
 let h: Harness;
 let c: TestClient;
+/** c's token for `two.tunnel.example.com` (hub-2), the host the calls below go to. */
+let token: string;
 let server: Server;
 let url: string;
 
@@ -35,6 +39,8 @@ beforeAll(async () => {
     EDGE_TUNNEL_HEARTBEAT_MS: '100',
   });
   c = await clientWithToken(h);
+  await allowClient(h, { mode: 'local_tunnel', id: 'hub-2' }, c);
+  token = await tokenAt(h, c, 'two.tunnel.example.com');
   server = createServer(h.edge.handler);
   server.on('upgrade', h.edge.upgrade);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -46,8 +52,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-const at = (handle: string, method = 'tasks/get', params: Record<string, unknown> = TASK) =>
-  rpc(h, c.token, method, params, { headers: { Host: `${handle}.tunnel.example.com` } });
+const at = (handle: 'two', method = 'tasks/get', params: Record<string, unknown> = TASK) =>
+  rpc(h, token, method, params, { headers: { Host: `${handle}.tunnel.example.com` } });
 
 /** Opens a connection; resolves once open, or with the HTTP status the edge refused it with. */
 function connect(

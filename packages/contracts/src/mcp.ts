@@ -384,6 +384,20 @@ export const MemoryBindingSchema = z
   .strict();
 export type MemoryBinding = z.infer<typeof MemoryBindingSchema>;
 
+/** Scopes an invoke needs (decisions.md): pkgreg.agents.invoke plus its memory binding's tier scopes. */
+export function invokeScopes(memory: Pick<MemoryBinding, 'readTiers' | 'writeTiers'> | undefined): string[] {
+  return [
+    SCOPES.agentsInvoke,
+    ...[...new Set(memory?.readTiers ?? [])].map((t) => memoryScope(t, 'read')),
+    ...[...new Set(memory?.writeTiers ?? [])].map((t) => memoryScope(t, 'write')),
+  ];
+}
+
+/** Scopes a compaction needs (decisions.md): stm read, and the write scope of the tier it writes. */
+export function compactScopes(strategy: CompactStrategy): string[] {
+  return strategy === 'summarize' ? [SCOPES.stmRead, SCOPES.stmWrite] : [SCOPES.stmRead, SCOPES.ltmWrite];
+}
+
 export const AgentsInvokeArgsSchema = z
   .object({
     agentId: z.string().min(1).max(128),

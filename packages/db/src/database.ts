@@ -352,6 +352,25 @@ export interface OauthClientsTable {
   disabled_at: NullableTimestamp;
 }
 
+/**
+ * A client allowed to use a hosted tenant or a tunnel session (beside those its seeded setting names).
+ * `namespace` is the client's identity (decisions.md, Namespace); `client_id` is kept for people to read.
+ */
+export interface EdgeBackendClientsTable {
+  backend_mode: 'hosted' | 'local_tunnel';
+  /** The tenant, or the tunnel session id. */
+  backend_id: string;
+  namespace: string;
+  client_id: string | null;
+  created_at: Timestamp;
+}
+
+/** One row: bumped (by trigger) with every change of who may call the edge, so edges re-read it. */
+export interface EdgeAccessVersionTable {
+  id: Generated<boolean>;
+  version: number;
+}
+
 export interface OauthSigningKeysTable {
   kid: string;
   alg: string;
@@ -486,6 +505,8 @@ export interface Database {
   audit_records: AuditRecordsTable;
   quarantined_sources: QuarantinedSourcesTable;
   tunnel_nonces: TunnelNoncesTable;
+  edge_backend_clients: EdgeBackendClientsTable;
+  edge_access_version: EdgeAccessVersionTable;
   package_version_yanks: PackageVersionYanksTable;
   scope_owners: ScopeOwnersTable;
   publish_runs: PublishRunsTable;

@@ -13,6 +13,8 @@ export type {
   AuditRecordsTable,
   ContentBlobsTable,
   Database,
+  EdgeAccessVersionTable,
+  EdgeBackendClientsTable,
   IdempotencyRecordsTable,
   IndexedSourcesTable,
   IndexingRejectionsTable,

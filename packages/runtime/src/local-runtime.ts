@@ -98,8 +98,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
 
   return {
     callTool: (caller, name, args) => runTool(storage, caller, name, args),
-    getTask: (caller, taskId) => getTaskRecord(db, caller.namespace, taskId, pollWindowSeconds),
-    getTaskResult: (caller, taskId) => getTaskResult(db, caller.namespace, taskId, pollWindowSeconds),
+    getTask: (caller, taskId) =>
+      getTaskRecord(db, caller.namespace, taskId, pollWindowSeconds, caller.scopes),
+    getTaskResult: (caller, taskId) =>
+      getTaskResult(db, caller.namespace, taskId, pollWindowSeconds, caller.scopes),
     async close() {
       if (!opened) return;
       await (await opened.catch(() => undefined))?.close();

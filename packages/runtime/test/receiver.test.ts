@@ -26,23 +26,24 @@ let db: Db;
 let runtime: LocalRuntime;
 let receiver: TunnelReceiver;
 
-const newReceiver = () =>
+const newReceiver = (allowedClients: readonly string[] = ['c']) =>
   createTunnelReceiver({
     sessionId: SESSION,
     secret: SECRET,
     nonces: createDbNonceStore(db),
     runtime,
+    allowedClients,
     onError: (error) => {
       throw error;
     },
   });
 
-const call = (name: string, args: Record<string, unknown>, namespace = NS) =>
+const call = (name: string, args: Record<string, unknown>, namespace = NS, clientId = 'c') =>
   JSON.stringify({
     method: 'tools/call',
     name,
     args,
-    caller: { namespace, clientId: 'c', scopes: ['pkgreg.memory.stm.read', 'pkgreg.memory.stm.write'] },
+    caller: { namespace, clientId, scopes: ['pkgreg.memory.stm.read', 'pkgreg.memory.stm.write'] },
   });
 
 const signed = async (body: string, namespace = NS) => ({
@@ -113,6 +114,48 @@ describe('a receiver on the embedded store', () => {
         reply: { error: { reason: 'tunnel_envelope_invalid' } },
       });
     }
+  });
+
+  it('serves only the clients it was told to, by client id or namespace, whatever the edge signed (issue 26)', async () => {
+    const OTHER_NS = `app:${'f'.repeat(64)}`;
+    const entries = async () =>
+      (await db.selectFrom('memory_entries').select('content').execute()).map((r) => r.content);
+    const put = (namespace: string, clientId: string) =>
+      signed(
+        call(
+          'pkgreg.memory.v1.put',
+          { namespace, tier: 'stm', content: `from ${clientId}` },
+          namespace,
+          clientId,
+        ),
+        namespace,
+      );
+    const refused = { status: 403, reply: { error: { reason: 'tunnel_envelope_invalid' } } };
+    // Another client id, another client's namespace, a client id that is a prefix or differs in case.
+    for (const [receiverOf, namespace, clientId] of [
+      [receiver, OTHER_NS, 'intruder'],
+      [receiver, NS, 'intruder'],
+      [receiver, NS, 'C'],
+      [receiver, NS, 'c '],
+      [newReceiver([OTHER_NS]), NS, 'c'],
+      [newReceiver([]), NS, 'c'],
+    ] as const) {
+      const req = await put(namespace, clientId);
+      expect(await receiverOf.receive(req.envelope, req.body)).toMatchObject(refused);
+    }
+    // Task polls are refused too, before the runtime looks anything up.
+    const poll = JSON.stringify({
+      method: 'tasks/get',
+      args: { taskId: '00000000-0000-4000-8000-000000000000' },
+      caller: { namespace: NS, clientId: 'intruder', scopes: [] },
+    });
+    const polled = await signed(poll);
+    expect(await receiver.receive(polled.envelope, polled.body)).toMatchObject(refused);
+    expect((await entries()).filter((c) => !c.startsWith('on pglite'))).toEqual([]);
+    // A namespace entry serves that namespace whatever the client id says.
+    const byNamespace = await put(OTHER_NS, 'whoever');
+    expect((await newReceiver([OTHER_NS]).receive(byNamespace.envelope, byNamespace.body)).status).toBe(200);
+    expect(await entries()).toContain('from whoever');
   });
 
   it('expired nonces are swept', async () => {

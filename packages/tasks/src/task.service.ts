@@ -3,6 +3,10 @@ import {
   type AgentsInvokeArgs,
   type AgentsInvokeResult,
   type CompactOutcome,
+  type CompactStrategy,
+  compactScopes,
+  invokeScopes,
+  type MemoryBinding,
   type MemoryCompactArgs,
   type MemoryCompactResult,
   type OutputItem,
@@ -66,16 +70,40 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
   };
 }
 
+/**
+ * The subject's task. With `callerScopes` (every call a client makes), the caller must also hold each
+ * scope the call that created the task needed: a token narrowed to fewer scopes reads no more through
+ * tasks/get and tasks/result than it could have asked for itself.
+ */
 async function subjectTask(
   db: Db,
   namespace: string,
   taskId: string,
   pollWindowSeconds: number,
+  callerScopes: ReadonlySet<string> | undefined,
 ): Promise<TaskRow> {
   const row = await findSubjectTask(db, namespace, taskId, pollWindowSeconds);
   // Another subject's task and a missing one are indistinguishable on purpose.
   if (!row) throw new RejectError('task_not_found');
+  const missing = callerScopes ? requiredScopesOf(row).filter((s) => !callerScopes.has(s)) : [];
+  if (missing.length) {
+    throw new RejectError('scope_insufficient', `missing scope ${missing.join(' ')}`, {
+      requiredScopes: missing,
+    });
+  }
   return row;
+}
+
+/**
+ * The scopes the call that created the task needed, from what the task keeps of it (its tool, memory
+ * binding and strategy), by the same rules admission used. A task of any other tool names a scope no
+ * token holds, so it can never be read by mistake.
+ */
+function requiredScopesOf(row: Pick<TaskRow, 'tool_name' | 'input'>): string[] {
+  const input = row.input as { memory?: MemoryBinding | null; strategy?: CompactStrategy };
+  if (row.tool_name === TOOL_NAMES.agentsInvoke) return invokeScopes(input.memory ?? undefined);
+  if (row.tool_name === TOOL_NAMES.memoryCompact && input.strategy) return compactScopes(input.strategy);
+  return [`${row.tool_name}.unknown-task`];
 }
 
 /** tasks/get. */
@@ -84,8 +112,9 @@ export async function getTaskRecord(
   namespace: string,
   taskId: string,
   pollWindowSeconds = DEFAULT_POLL_WINDOW_SECONDS,
+  callerScopes?: ReadonlySet<string>,
 ): Promise<TaskRecord> {
-  return toTaskRecord(await subjectTask(db, namespace, taskId, pollWindowSeconds));
+  return toTaskRecord(await subjectTask(db, namespace, taskId, pollWindowSeconds, callerScopes));
 }
 
 /** tasks/result: terminal only; a queued or running task is `task_not_ready`. */
@@ -94,8 +123,9 @@ export async function getTaskResult(
   namespace: string,
   taskId: string,
   pollWindowSeconds = DEFAULT_POLL_WINDOW_SECONDS,
+  callerScopes?: ReadonlySet<string>,
 ): Promise<TasksResultResult> {
-  const row = await subjectTask(db, namespace, taskId, pollWindowSeconds);
+  const row = await subjectTask(db, namespace, taskId, pollWindowSeconds, callerScopes);
   if (row.status === 'completed') {
     return { taskId: row.task_id, status: 'completed', result: row.result as TaskResult };
   }

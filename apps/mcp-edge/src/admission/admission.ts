@@ -19,6 +19,7 @@ import type { Exchange, McpMethod } from '../mcp/exchange.js';
 import { isObject, type Parsed } from '../mcp/transport.js';
 import type { AuthInfo, TokenVerifier } from '../oauth/verify-token.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
+import type { Access } from './access.js';
 import type { BackendResolver } from './backends.js';
 import { createBearerReader } from './bearer-token.js';
 import type { Limiter } from './limits.js';
@@ -31,6 +32,8 @@ import type { OriginPolicy } from './origin.js';
 
 export interface AdmissionDeps {
   resolver: BackendResolver;
+  /** Which clients each tenant and tunnel session serves, and which clients are disabled. */
+  access: Access;
   origins: OriginPolicy;
   verifier: TokenVerifier;
   limiter: Limiter;
@@ -47,7 +50,7 @@ export interface Admission {
 }
 
 export function createAdmission(deps: AdmissionDeps): Admission {
-  const { resolver, origins, verifier, limiter } = deps;
+  const { resolver, access, origins, verifier, limiter } = deps;
   const tools = new Map<string, ToolSpec>(deps.tools.map((t) => [t.name, t]));
   const tokenOf = createBearerReader();
   // A verified token's AuthInfo is reused from the token cache, so its Caller (and scope Set) is built
@@ -65,14 +68,25 @@ export function createAdmission(deps: AdmissionDeps): Admission {
 
   async function admit(req: IncomingMessage, ex: Exchange, message: Parsed): Promise<McpMethod | undefined> {
     // 1. Host → backend: 421 deployment_not_resolved.
-    ex.backend = resolver.resolve(req.headers.host);
-    if (!ex.backend) throw new RejectError('deployment_not_resolved');
+    const resolved = resolver.resolve(req.headers.host);
+    if (!resolved) throw new RejectError('deployment_not_resolved');
+    ex.backend = resolved.backend;
     // 2. Origin, when sent (DNS rebinding): 403 origin_not_allowed.
     const origin = req.headers.origin;
     if (origin !== undefined && !origins.allows(origin)) throw new RejectError('origin_not_allowed');
     // 3. Bearer token, missing, malformed, invalid, expired or for another audience: 401 token_invalid.
     const auth = await verifier.verifyAccessToken(tokenOf(req.headers.authorization));
     ex.auth = auth;
+    const current = access.current();
+    const state = current instanceof Promise ? await current : current;
+    // A client the tenant or tunnel session does not serve is answered as for a host that maps to no
+    // backend (same status, code and message): it cannot learn which hosts exist. Checked before anything
+    // that answers differently per host (a revoked token, the audience, the method).
+    if (!state.allows(resolved.backend, auth.namespace)) throw new RejectError('deployment_not_resolved');
+    if (state.disabled(auth.issuer, auth.clientId)) throw new RejectError('token_invalid', 'token revoked');
+    if (!auth.audiences.includes(resolved.resource)) {
+      throw new RejectError('token_invalid', 'token not issued for this resource');
+    }
     ex.caller = callerOf(auth);
     // 4. Streamable HTTP headers (415, 406, 400), then the JSON-RPC message itself (400).
     checkTransportHeaders(req);
@@ -94,7 +108,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       case 'tasks/result':
         ex.taskId = parseParams(TaskIdParamsSchema, params, `${method} params`).taskId;
         // 9. Polling has a rate of its own per method, so it cannot be used to get around the tools'.
-        await limiter.check({ namespace: auth.namespace, tokenId: auth.tokenId, tool: method });
+        await limiter.check({ namespace: auth.namespace, tool: method });
         return method;
       case 'resources/list':
       case 'resources/templates/list':
@@ -107,7 +121,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         // 6. skill:// resources are the registry's catalog: pkgreg.registry.read, as its tools need.
         requireScopes(ex.caller, [SCOPES.registryRead]);
         // 9. Each method is rated as a tool is (one bucket per method).
-        await limiter.check({ namespace: auth.namespace, tokenId: auth.tokenId, tool: method });
+        await limiter.check({ namespace: auth.namespace, tool: method });
         return method;
       default:
         throw new RejectError('method_not_found', `unknown method ${method}`);
@@ -140,7 +154,6 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     const auth = ex.auth as AuthInfo;
     return limiter.check({
       namespace: auth.namespace,
-      tokenId: auth.tokenId,
       tool: spec.name,
       ...(spec.quota ? { quota: spec.quota } : {}),
     });

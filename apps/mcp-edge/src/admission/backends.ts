@@ -5,11 +5,24 @@ import type { Env, HostedBinding, TunnelSession } from '../env.js';
 // decisions.md, Backends: a request resolves by its Host. The same public contract holds in every mode;
 // only the runtime its admitted calls run on differs. Resolving builds nothing: every backend exists from
 // the start, and a hosted tenant's storage is provisioned by the first call that needs it.
+//
+// Each host is its own OAuth protected resource (issue 26): `{base}/mcp` for the development backend,
+// the base URL with the host's name for a tenant or a tunnel session (`https://acme.mcp.example.com/mcp`
+// for a base of `https://mcp.example.com`). Tokens name it as their audience (RFC 8707).
 
 export interface Backend {
   mode: BackendMode;
+  /** `development`, `hosted:<tenant>` or `local_tunnel:<session id>`: the audit record's backend. */
+  label: string;
   /** Where this backend's admitted calls run. Dispatch asks, after admission: never a refused request. */
   runtime(): Runtime;
+}
+
+/** A host's backend and the MCP resource the host serves. */
+export interface Resolved {
+  backend: Backend;
+  /** The resource URL a token must name (its `aud`) to be used on this host. */
+  resource: string;
 }
 
 export interface BackendRuntimes {
@@ -21,7 +34,7 @@ export interface BackendRuntimes {
 }
 
 export interface BackendResolver {
-  resolve(hostHeader: string | undefined): Backend | undefined;
+  resolve(hostHeader: string | undefined): Resolved | undefined;
 }
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
@@ -33,22 +46,56 @@ export function hostnameOf(hostHeader: string): string {
   return h.split(':')[0] ?? '';
 }
 
+/** The MCP resource a host serves: the public base URL with that host's name, then `/mcp`. */
+export function hostResource(baseUrl: string, hostname: string): string {
+  const url = new URL(baseUrl);
+  url.hostname = hostname.includes(':') ? `[${hostname}]` : hostname;
+  return `${url.toString().replace(/\/+$/, '')}/mcp`;
+}
+
 export function createBackendResolver(env: Env, runtimes: BackendRuntimes): BackendResolver {
-  const baseHost = new URL(env.PKGREG_PUBLIC_BASE_URL).hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  const development: Backend = { mode: 'development', runtime: () => runtimes.development };
+  const base = env.PKGREG_PUBLIC_BASE_URL;
+  const baseHost = new URL(base).hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  const development: Resolved = {
+    backend: {
+      mode: 'development',
+      label: 'development',
+      runtime: () => runtimes.development,
+    },
+    resource: `${base}/mcp`,
+  };
   const bindings: HostedBinding[] = env.PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON;
   const sessions: TunnelSession[] = env.PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON;
   const hosted = new Map<string, Backend>();
   for (const { tenant } of bindings) {
-    hosted.set(tenant, { mode: 'hosted', runtime: () => runtimes.hosted(tenant) });
+    hosted.set(tenant, {
+      mode: 'hosted',
+      label: `hosted:${tenant}`,
+      runtime: () => runtimes.hosted(tenant),
+    });
   }
   const tunnels = new Map<TunnelSession, Backend>();
   for (const session of sessions) {
     const runtime = runtimes.tunnel(session);
-    tunnels.set(session, { mode: 'local_tunnel', runtime: () => runtime });
+    tunnels.set(session, {
+      mode: 'local_tunnel',
+      label: `local_tunnel:${session.sessionId}`,
+      runtime: () => runtime,
+    });
   }
+  // Each host's resolution is made once and kept; at most 10,000 of them, since a handle matches under
+  // any domain and the hosts are then the callers' choice.
+  const byHost = new Map<string, Resolved>();
+  const resolved = (backend: Backend | undefined, host: string): Resolved | undefined => {
+    if (!backend) return undefined;
+    let found = byHost.get(host);
+    if (found?.backend !== backend) {
+      found = { backend, resource: hostResource(base, host) };
+      if (byHost.size < 10_000) byHost.set(host, found);
+    }
+    return found;
+  };
 
-  const hostedBackend = (binding: HostedBinding) => hosted.get(binding.tenant);
   function tunnel(session: TunnelSession): Backend | undefined {
     if (session.expiresAt && Date.parse(session.expiresAt) <= Date.now()) return undefined;
     return tunnels.get(session);
@@ -59,16 +106,16 @@ export function createBackendResolver(env: Env, runtimes: BackendRuntimes): Back
       if (!hostHeader) return undefined;
       const host = hostnameOf(hostHeader);
       const binding = bindings.find((b) => b.host === host);
-      if (binding) return hostedBackend(binding);
+      if (binding) return resolved(hosted.get(binding.tenant), host);
       const session = sessions.find((s) => s.host === host);
-      if (session) return tunnel(session);
+      if (session) return resolved(tunnel(session), host);
       if (host === baseHost || (env.EDGE_ALLOW_LOCALHOST && LOCAL_HOSTS.has(host))) return development;
       const handle = host.split('.')[0];
       if (host.includes('.') && handle) {
         const byHandle = bindings.find((b) => b.handle === handle);
-        if (byHandle) return hostedBackend(byHandle);
+        if (byHandle) return resolved(hosted.get(byHandle.tenant), host);
         const sessionByHandle = sessions.find((s) => s.handle === handle);
-        if (sessionByHandle) return tunnel(sessionByHandle);
+        if (sessionByHandle) return resolved(tunnel(sessionByHandle), host);
       }
       return undefined;
     },

@@ -1,9 +1,12 @@
 import { RejectError } from '@pkgreg/contracts';
 import type { Redis } from 'ioredis';
 
-// Per-tool request rate and the invoke/compact quotas in fixed one-minute windows per namespace + token
-// (decisions.md). The counting is one Lua script, loaded with defineCommand, so concurrent requests (on
-// one edge or on several) can never both take the last unit of a window.
+// Per-tool request rate and the invoke/compact quotas in fixed one-minute windows per namespace, the
+// client's identity (decisions.md, Quotas): every token of a client counts against one budget, so minting
+// new tokens never adds to it. (A per-token bucket within it, at the same limits, could never refuse what
+// the namespace's let through, so there is none.) The counting is one Lua script, loaded with
+// defineCommand, so concurrent requests (on one edge or on several) can never both take the last unit of
+// a window.
 //
 // One script call carries every check of an event-loop turn. Checks with the same keys form a group,
 // counted with one INCRBY and given the verdicts one INCR each, in order, would have given them. A hot
@@ -94,8 +97,11 @@ export interface LimiterConfig {
 }
 
 export interface Limiter {
-  /** Counts one request against the rate of `tool` and, when given, the quota; throws when over either. */
-  check(input: { namespace: string; tokenId: string; tool: string; quota?: QuotaKind }): Promise<void>;
+  /**
+   * Counts one request of `namespace` (a client; an address for the token endpoint) against the rate of
+   * `tool` and, when given, the quota; throws when over either.
+   */
+  check(input: { namespace: string; tool: string; quota?: QuotaKind }): Promise<void>;
 }
 
 export function createLimiter(redis: Redis, config: LimiterConfig, now: () => number = Date.now): Limiter {
@@ -123,14 +129,13 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
   }
 
   return {
-    check({ namespace, tokenId, tool, quota }) {
+    check({ namespace, tool, quota }) {
       const ms = now();
       const seconds = Math.floor(ms / 1000);
       const window = Math.floor(seconds / WINDOW_SECONDS);
       leases.startWindow(window);
-      if (!quota && leases.take(namespace, tokenId, tool)) return ADMITTED;
-      const subject = `${namespace}:${tokenId}`;
-      const rateKey = `edge:rate:${subject}:${tool}:${window}`;
+      if (!quota && leases.take(namespace, tool)) return ADMITTED;
+      const rateKey = `edge:rate:${namespace}:${tool}:${window}`;
       const groupKey = quota ? `${rateKey}\n${quota}` : rateKey;
       return new Promise<void>((resolve, reject) => {
         let group = pending.get(groupKey);
@@ -138,14 +143,14 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
           if (pending.size >= MAX_GROUPS_PER_CALL) flush();
           group = {
             rateKey,
-            quotaKey: quota ? `edge:quota:${subject}:${quota}:${window}` : undefined,
+            quotaKey: quota ? `edge:quota:${namespace}:${quota}:${window}` : undefined,
             rate: config.rateOverrides[tool] ?? config.ratePerMinute,
             quota:
               quota === 'invoke' ? config.invokePerMinute : quota === 'compact' ? config.compactPerMinute : 0,
             retryAfterSeconds: WINDOW_SECONDS - (seconds % WINDOW_SECONDS),
             tool,
             quotaKind: quota,
-            lease: quota ? undefined : leases.forGroup(namespace, tokenId, tool, ms),
+            lease: quota ? undefined : leases.forGroup(namespace, tool, ms),
             waiters: [],
           };
           pending.set(groupKey, group);
@@ -158,12 +163,12 @@ export function createLimiter(redis: Redis, config: LimiterConfig, now: () => nu
 }
 
 /**
- * Lease state of the current window by namespace, token and tool. Keyed by the caller's own strings, the
- * same objects on every call (the token cache's AuthInfo, the catalog's names), whose hashes V8 keeps: a
+ * Lease state of the current window by namespace and tool. Keyed by the caller's own strings, the same
+ * objects on every call (the token cache's AuthInfo, the catalog's names), whose hashes V8 keeps: a
  * lookup hashes nothing, where a rate key built per call would be hashed whole each time.
  */
 class LeaseTable {
-  private byNamespace = new Map<string, Map<string, Map<string, Lease>>>();
+  private byNamespace = new Map<string, Map<string, Lease>>();
   private keys = 0;
   private window = -1;
 
@@ -176,30 +181,25 @@ class LeaseTable {
   }
 
   /** Takes one of the key's leased units, if it has one left. */
-  take(namespace: string, tokenId: string, tool: string): boolean {
-    const lease = this.byNamespace.get(namespace)?.get(tokenId)?.get(tool);
+  take(namespace: string, tool: string): boolean {
+    const lease = this.byNamespace.get(namespace)?.get(tool);
     if (!lease || lease.units <= 0) return false;
     lease.units -= 1;
     return true;
   }
 
   /** The lease to ask for with a group of the key, whose leased units (if any) are spent. */
-  forGroup(namespace: string, tokenId: string, tool: string, ms: number): Lease {
-    let lease = this.byNamespace.get(namespace)?.get(tokenId)?.get(tool);
+  forGroup(namespace: string, tool: string, ms: number): Lease {
+    let lease = this.byNamespace.get(namespace)?.get(tool);
     if (!lease) {
       if (this.keys >= MAX_LEASE_KEYS) {
         this.byNamespace = new Map();
         this.keys = 0;
       }
-      let byToken = this.byNamespace.get(namespace);
-      if (!byToken) {
-        byToken = new Map();
-        this.byNamespace.set(namespace, byToken);
-      }
-      let byTool = byToken.get(tokenId);
+      let byTool = this.byNamespace.get(namespace);
       if (!byTool) {
         byTool = new Map();
-        byToken.set(tokenId, byTool);
+        this.byNamespace.set(namespace, byTool);
       }
       lease = { units: 0, size: 0, askedAt: ms };
       byTool.set(tool, lease);

@@ -90,7 +90,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       reason,
       http_status: status,
       latency_ms: performance.now() - started,
-      backend: ex.backend?.mode ?? null,
+      backend: ex.backend?.label ?? null,
     });
   };
 }

@@ -1,6 +1,8 @@
 import { ALL_SCOPES, RejectError } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import express, { type Router as ExpressRouter, type Request, type Response, Router } from 'express';
+import type { Access } from '../admission/access.js';
+import type { BackendResolver } from '../admission/backends.js';
 import type { Limiter } from '../admission/limits.js';
 import type { KeyStore } from './signing-keys.service.js';
 import { type IssuerContext, issueToken, OAuthError, type TokenRequest } from './token.service.js';
@@ -94,6 +96,8 @@ export function oauthRoutes(deps: {
   urls: OAuthUrls;
   tokenTtlSeconds: number;
   limiter: Limiter;
+  resolver: BackendResolver;
+  access: Access;
 }): ExpressRouter {
   const { urls } = deps;
   const router = Router();
@@ -101,6 +105,8 @@ export function oauthRoutes(deps: {
     issuer: urls.issuer,
     resource: urls.resource,
     ttlSeconds: deps.tokenTtlSeconds,
+    resolver: deps.resolver,
+    access: deps.access,
   };
 
   // RFC 8414. `authorization_endpoint` and `response_types_supported` are required members even for a
@@ -160,11 +166,7 @@ export function oauthRoutes(deps: {
     res.setHeader('Pragma', 'no-cache');
     try {
       // Every attempt counts against the caller's address, so client secrets cannot be guessed at speed.
-      await deps.limiter.check({
-        namespace: `ip:${req.ip ?? 'unknown'}`,
-        tokenId: 'token',
-        tool: 'oauth.token',
-      });
+      await deps.limiter.check({ namespace: `ip:${req.ip ?? 'unknown'}`, tool: 'oauth.token' });
       res.json(await issueToken(deps.db, deps.keyStore, ctx, tokenRequest(req)));
     } catch (error) {
       if (error instanceof OAuthError) writeOAuthError(res, error);

@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { ALL_SCOPES } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { SignJWT } from 'jose';
+import type { Access } from '../admission/access.js';
+import type { BackendResolver } from '../admission/backends.js';
 import { authenticateClient } from './clients.service.js';
 import { type KeyStore, SIGNING_ALG } from './signing-keys.service.js';
+import { deriveNamespace } from './verify-token.js';
 
 /** An RFC 6749 §5.2 error; the route writes it as `{error, error_description}`. */
 export class OAuthError extends Error {
@@ -36,22 +39,55 @@ export interface TokenRequest {
 
 export interface IssuerContext {
   issuer: string;
+  /** The public base's MCP resource, `{base}/mcp`: a token's audience when it names none. */
   resource: string;
   ttlSeconds: number;
+  /** Each host's backend and resource: a tenant's or tunnel session's host is a resource of its own. */
+  resolver: BackendResolver;
+  /** Which clients each tenant and tunnel session serves. */
+  access: Access;
 }
 
-/** client_credentials: authenticate, narrow the scope, sign a short-lived JWT for the MCP resource. */
+/**
+ * The audiences of a token for `resources` (RFC 8707), each an MCP resource this edge serves to the
+ * client: the base's, or the host of a tenant or tunnel session that names the client. One it does not
+ * serve to this client is refused in the same words whether its host exists or not.
+ */
+async function audiencesFor(ctx: IssuerContext, resources: string[], namespace: string): Promise<string[]> {
+  if (!resources.length) return [ctx.resource];
+  // A fresh read: a token request follows a grant closely, and costs a scrypt anyway.
+  const state = await ctx.access.current(0);
+  const audiences = new Set<string>();
+  for (const requested of resources) {
+    let host: string | undefined;
+    try {
+      host = new URL(requested).host;
+    } catch {
+      host = undefined;
+    }
+    const resolved = host ? ctx.resolver.resolve(host) : undefined;
+    // Trailing slashes aside, the resource must be exactly the one its host serves (scheme, port, path).
+    if (
+      !resolved ||
+      requested.replace(/\/+$/, '') !== resolved.resource ||
+      !state.allows(resolved.backend, namespace)
+    ) {
+      throw new OAuthError('invalid_target', 'resource is not an MCP resource this client may use');
+    }
+    audiences.add(resolved.resource);
+  }
+  return [...audiences];
+}
+
+/** client_credentials: authenticate, narrow the scope, sign a short-lived JWT for the MCP resource(s). */
 export async function issueToken(db: Db, keyStore: KeyStore, ctx: IssuerContext, req: TokenRequest) {
   if (req.grantType !== 'client_credentials') {
     throw new OAuthError('unsupported_grant_type', 'only client_credentials is supported');
   }
-  // Trailing slashes aside, the only resource this server issues tokens for is the MCP endpoint.
-  const strip = (u: string) => u.replace(/\/+$/, '');
-  if (req.resources.some((r) => strip(r) !== strip(ctx.resource))) {
-    throw new OAuthError('invalid_target', `resource must be ${ctx.resource}`);
-  }
+  // The client first: whether a resource is served to it is for its eyes only.
   const client = await authenticateClient(db, req.clientId, req.clientSecret);
   if (!client) throw new OAuthError('invalid_client', 'client authentication failed');
+  const audiences = await audiencesFor(ctx, req.resources, deriveNamespace(ctx.issuer, client.clientId));
 
   const requested = req.scope?.split(' ').filter(Boolean) ?? [];
   const unknown = requested.filter((s) => !ALL_SCOPES.includes(s as (typeof ALL_SCOPES)[number]));
@@ -66,7 +102,7 @@ export async function issueToken(db: Db, keyStore: KeyStore, ctx: IssuerContext,
   const accessToken = await new SignJWT({ scope, client_id: client.clientId })
     .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: 'at+jwt' })
     .setIssuer(ctx.issuer)
-    .setAudience(ctx.resource)
+    .setAudience(audiences.length === 1 ? (audiences[0] as string) : audiences)
     .setSubject(client.clientId)
     .setIssuedAt()
     .setExpirationTime(`${ctx.ttlSeconds}s`)

@@ -13,10 +13,13 @@ export interface AuthInfo {
   scopes: string[];
   /** `app:` + sha256 hex of `<issuer>|<client_id or sub>` (decisions.md). */
   namespace: string;
-  /** Identifies this token for quota windows (`jti`, else a hash of the token). */
-  tokenId: string;
   /** Seconds since the epoch. */
   expiresAt: number;
+  /**
+   * The MCP resources the token is for (its `aud`): admission checks the one of the request's host is
+   * among them. A trusted issuer's configured audience for this edge reads as the base resource.
+   */
+  audiences: string[];
 }
 
 /** Admission needs only this: how a token is checked (own keys, trusted issuers, the cache) stays behind it. */
@@ -119,10 +122,10 @@ export function createTokenVerifier(options: {
     if (!config) throw invalid('untrusted issuer');
     let payload: JWTPayload;
     try {
-      // jose refuses `alg: none` and any algorithm outside the allow-list before looking up a key.
+      // jose refuses `alg: none` and any algorithm outside the allow-list before looking up a key. The
+      // audience depends on the host the token is used at, so admission checks it per request.
       ({ payload } = await jwtVerify(token, config.key, {
         issuer: config.issuer,
-        audience: config.audience,
         algorithms: config.algorithms,
         requiredClaims: ['exp', 'iss', 'aud'],
       }));
@@ -140,14 +143,16 @@ export function createTokenVerifier(options: {
           ? payload.sub
           : '';
     if (!clientId) throw invalid('token names no client or subject');
+    const aud = (Array.isArray(payload.aud) ? payload.aud : [payload.aud]).filter(
+      (a): a is string => typeof a === 'string',
+    );
     return {
       issuer: config.issuer,
       clientId,
       scopes: scopesOf(payload),
       namespace: deriveNamespace(config.issuer, clientId),
-      tokenId:
-        typeof payload.jti === 'string' ? payload.jti : createHash('sha256').update(token).digest('hex'),
       expiresAt: payload.exp as number,
+      audiences: aud.map((a) => (a === config.audience ? options.resource : a)),
     };
   }
 

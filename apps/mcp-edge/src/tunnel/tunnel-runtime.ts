@@ -60,7 +60,11 @@ async function forwardCall(
   return fromReply(await post(session.target, envelope, body, deps.timeoutMs));
 }
 
-/** The session's direct HTTP target (a local runtime reachable from the edge). */
+/**
+ * The session's direct HTTP target (a local runtime reachable from the edge). A redirect is never
+ * followed (issue 26): the call, its envelope and its caller go to the target the operator set, or
+ * nowhere, never to a URL the target's host names.
+ */
 async function post(
   target: string,
   envelope: string,
@@ -73,6 +77,7 @@ async function post(
       method: 'POST',
       headers: { 'content-type': 'application/json', [ENVELOPE_HEADER]: envelope },
       body,
+      redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (error) {
@@ -81,6 +86,13 @@ async function post(
       'tunnel_unavailable',
       timedOut ? `local runtime did not answer within ${timeoutMs} ms` : 'local runtime unreachable',
       { httpStatus: timedOut ? 504 : 503 },
+    );
+  }
+  if (res.status >= 300 && res.status < 400) {
+    await res.body?.cancel();
+    throw new RejectError(
+      'tunnel_unavailable',
+      'local runtime answered with a redirect, which is not followed',
     );
   }
   const reply = ForwardReplySchema.safeParse(await res.json().catch(() => undefined));

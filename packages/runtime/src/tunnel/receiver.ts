@@ -1,4 +1,4 @@
-import { RejectError, TaskIdParamsSchema } from '@pkgreg/contracts';
+import { NAMESPACE_PATTERN, RejectError, TaskIdParamsSchema } from '@pkgreg/contracts';
 import express, { type Router as ExpressRouter, Router } from 'express';
 import type { Runtime } from '../runtime.js';
 import { ENVELOPE_HEADER, verifyEnvelope } from './envelope.js';
@@ -11,6 +11,12 @@ export interface TunnelReceiverDeps {
   secret: string;
   nonces: NonceStore;
   runtime: Runtime;
+  /**
+   * The clients this session serves: client ids, or namespaces (`app:` + 64 hex) for clients of other
+   * issuers. A call for anyone else is refused whatever the edge admitted (issue 26: defence in depth,
+   * the user's own say over their machine). Empty serves no one.
+   */
+  allowedClients: readonly string[];
   /** Told of an unexpected failure (its details stay in the log, never in the reply). */
   onError(error: unknown): void;
 }
@@ -25,11 +31,17 @@ export interface TunnelReceiver {
 
 /**
  * The local runtime's end of a tunnel session: it accepts only calls the edge admitted and signed, and
- * runs them on its own runtime (a local one: createLocalRuntime). It never sees a bearer token and does no
- * admission of its own. The same receiver serves both ways a call arrives: the WebSocket the local runtime
- * dialed out to the edge, and the HTTP route below for a session whose `target` points at it.
+ * runs them on its own runtime (a local one: createLocalRuntime). It never sees a bearer token; of the
+ * edge's admission it repeats one check, that the caller is a client the session serves. The same receiver
+ * serves both ways a call arrives: the WebSocket the local runtime dialed out to the edge, and the HTTP
+ * route below for a session whose `target` points at it.
  */
 export function createTunnelReceiver(deps: TunnelReceiverDeps): TunnelReceiver {
+  const clientIds = new Set(deps.allowedClients.filter((c) => !NAMESPACE_PATTERN.test(c)));
+  const namespaces = new Set(deps.allowedClients.filter((c) => NAMESPACE_PATTERN.test(c)));
+  const serves = (caller: ForwardedCall['caller']) =>
+    clientIds.has(caller.clientId) || namespaces.has(caller.namespace);
+
   async function run(call: ForwardedCall): Promise<object> {
     const caller = { ...call.caller, scopes: new Set(call.caller.scopes) };
     if (call.method === 'tools/call' && call.name) {
@@ -55,6 +67,18 @@ export function createTunnelReceiver(deps: TunnelReceiverDeps): TunnelReceiver {
         // The envelope's subject binds the call to one namespace: a body naming another is refused.
         if (call.caller?.namespace !== namespace) {
           throw new RejectError('tunnel_envelope_invalid', 'envelope subject differs from the call');
+        }
+        // A binding failure of its own: the envelope is good, the caller is not one this session serves.
+        if (!serves(call.caller)) {
+          return {
+            status: 403,
+            reply: {
+              error: {
+                reason: 'tunnel_envelope_invalid',
+                message: 'the local runtime does not serve this client',
+              },
+            },
+          };
         }
         return { status: 200, reply: { result: (await run(call)) as Record<string, unknown> } };
       } catch (error) {

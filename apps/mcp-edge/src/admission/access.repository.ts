@@ -1,0 +1,92 @@
+import { type Db, queryNamed } from '@pkgreg/db';
+
+// SQL of who may call (issue 26): grants of hosted tenants and tunnel sessions to clients, disabled
+// clients, and the version every change of either bumps (by trigger, migration 2026-11-28T1430).
+
+export type GrantedMode = 'hosted' | 'local_tunnel';
+
+export interface AccessRows {
+  version: number;
+  disabledClients: string[];
+  grants: Array<{ backend_mode: GrantedMode; backend_id: string; namespace: string }>;
+}
+
+/**
+ * The version alone, read about once a millisecond by a busy edge (access.ts): a named statement, so each
+ * connection parses and plans it once.
+ */
+export async function readAccessVersion(db: Db): Promise<number> {
+  const [row] = await queryNamed<{ version: number }>(
+    db,
+    'pkgreg_edge_access_version',
+    'select version from edge_access_version',
+    [],
+  );
+  if (!row) throw new Error('edge_access_version has no row (migration 2026-11-28T1430)');
+  return Number(row.version);
+}
+
+/** Everything, as of one snapshot: the version read in the same transaction as what it versions. */
+export function readAccessRows(db: Db): Promise<AccessRows> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (trx) => {
+      const { version } = await trx
+        .selectFrom('edge_access_version')
+        .select('version')
+        .executeTakeFirstOrThrow();
+      const disabled = await trx
+        .selectFrom('oauth_clients')
+        .select('client_id')
+        .where('disabled_at', 'is not', null)
+        .execute();
+      const grants = await trx
+        .selectFrom('edge_backend_clients')
+        .select(['backend_mode', 'backend_id', 'namespace'])
+        .execute();
+      return { version, disabledClients: disabled.map((r) => r.client_id), grants };
+    });
+}
+
+export async function insertGrant(
+  db: Db,
+  grant: { mode: GrantedMode; backendId: string; namespace: string; clientId: string | null },
+): Promise<boolean> {
+  const row = await db
+    .insertInto('edge_backend_clients')
+    .values({
+      backend_mode: grant.mode,
+      backend_id: grant.backendId,
+      namespace: grant.namespace,
+      client_id: grant.clientId,
+    })
+    .onConflict((oc) => oc.columns(['backend_mode', 'backend_id', 'namespace']).doNothing())
+    .returning('namespace')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function deleteGrant(
+  db: Db,
+  grant: { mode: GrantedMode; backendId: string; namespace: string },
+): Promise<boolean> {
+  const result = await db
+    .deleteFrom('edge_backend_clients')
+    .where('backend_mode', '=', grant.mode)
+    .where('backend_id', '=', grant.backendId)
+    .where('namespace', '=', grant.namespace)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export function listGrants(db: Db, backend: { mode: GrantedMode; backendId: string }) {
+  return db
+    .selectFrom('edge_backend_clients')
+    .select(['namespace', 'client_id', 'created_at'])
+    .where('backend_mode', '=', backend.mode)
+    .where('backend_id', '=', backend.backendId)
+    .orderBy('created_at')
+    .execute();
+}

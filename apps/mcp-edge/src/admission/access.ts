@@ -1,0 +1,143 @@
+import { NAMESPACE_PATTERN } from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import type { HostedBinding, TunnelSession } from '../env.js';
+import { deriveNamespace } from '../oauth/verify-token.js';
+import { type AccessRows, readAccessRows, readAccessVersion } from './access.repository.js';
+import type { Backend } from './backends.js';
+
+// Who may call (issue 26): a hosted tenant or a tunnel session serves only the clients it names (its
+// seeded setting's `clients` and the stored grants), and a disabled client's tokens stop at once, not at
+// their expiry. Both can change while edges run, on any edge or by hand in SQL; every change bumps one
+// version row (by trigger). A request is judged by a read of that version that started at most
+// MAX_AGE_MS before it arrived, on every edge; a changed version reloads the whole state. A read per
+// request cost the cheapest calls a fifth more CPU (docs/benchmarks.md); with the age, a busy edge
+// reads about once a millisecond and an idle one not at all. One read runs at a time; calls it is too
+// old for share the next.
+
+export interface AccessState {
+  /** Whether the client `namespace` may use `backend` (the development backend: every client). */
+  allows(backend: Backend, namespace: string): boolean;
+  /** Whether a client of the edge's own authorization server is disabled. */
+  disabled(issuer: string, clientId: string): boolean;
+}
+
+export interface Access {
+  /**
+   * The state as of a version read that started at most `maxAgeMs` (default MAX_AGE_MS) before this
+   * call: at once when the last read is that recent, else once a read is. 0 asks for a read after now.
+   */
+  current(maxAgeMs?: number): AccessState | Promise<AccessState>;
+}
+
+/** How old the read behind a request's verdict may be: a change takes effect within this on every edge. */
+export const MAX_AGE_MS = 1;
+
+export interface AccessOptions {
+  db: Db;
+  /** The built-in authorization server's issuer: client ids in settings and `disabled` are its clients. */
+  issuer: string;
+  /** Seeded tenants and sessions: their `clients` are granted beside the stored grants. */
+  hosted: readonly HostedBinding[];
+  tunnels: readonly TunnelSession[];
+}
+
+/** A `clients` entry as a namespace: `app:…` as it is, anything else a client id of our own issuer. */
+export function clientNamespace(issuer: string, entry: string): string {
+  return NAMESPACE_PATTERN.test(entry) ? entry : deriveNamespace(issuer, entry);
+}
+
+interface Snapshot extends AccessState {
+  version: number;
+}
+
+export function createAccess(options: AccessOptions): Access {
+  const { db, issuer } = options;
+  // Seeds never change while the process runs: their sets are built once and copied into each snapshot.
+  const seeded = new Map<string, string[]>();
+  const seed = (label: string, clients: readonly string[]) =>
+    seeded.set(label, [...(seeded.get(label) ?? []), ...clients.map((c) => clientNamespace(issuer, c))]);
+  for (const b of options.hosted) seed(`hosted:${b.tenant}`, b.clients);
+  for (const s of options.tunnels) seed(`local_tunnel:${s.sessionId}`, s.clients);
+
+  function build(rows: AccessRows): Snapshot {
+    const grants = new Map<string, Set<string>>();
+    for (const [label, namespaces] of seeded) grants.set(label, new Set(namespaces));
+    for (const g of rows.grants) {
+      const label = `${g.backend_mode}:${g.backend_id}`;
+      let set = grants.get(label);
+      if (!set) {
+        set = new Set();
+        grants.set(label, set);
+      }
+      set.add(g.namespace);
+    }
+    const disabled = new Set(rows.disabledClients);
+    return {
+      version: rows.version,
+      allows: (backend, namespace) =>
+        backend.mode === 'development' || grants.get(backend.label)?.has(namespace) === true,
+      disabled: (tokenIssuer, clientId) => tokenIssuer === issuer && disabled.has(clientId),
+    };
+  }
+
+  let snapshot: Snapshot | undefined;
+  let loading: Promise<Snapshot> | undefined;
+  /** When the version read behind `snapshot` started (performance.now()). */
+  let snapshotAt = Number.NEGATIVE_INFINITY;
+  /** The version read running now, and the one to start when it ends (for calls it is too old for). */
+  let running: { startedAt: number; state: Promise<AccessState> } | undefined;
+  let next: Promise<AccessState> | undefined;
+
+  function startRead(): { startedAt: number; state: Promise<AccessState> } {
+    const startedAt = performance.now();
+    const read = {
+      startedAt,
+      state: refresh().then((state) => {
+        snapshotAt = Math.max(snapshotAt, startedAt);
+        return state;
+      }),
+    };
+    running = read;
+    read.state
+      .finally(() => {
+        if (running === read) running = undefined;
+      })
+      // A refusal that never asks (an unknown host) must not leave a failed read unhandled.
+      .catch(() => {});
+    return read;
+  }
+
+  async function refresh(): Promise<AccessState> {
+    const version = await readAccessVersion(db);
+    if (snapshot?.version === version) return snapshot;
+    // Loads run one at a time, each reading after the previous ended: one started before this version
+    // committed may be older, so wait for one that is not.
+    for (;;) {
+      loading ??= readAccessRows(db)
+        .then(build)
+        .finally(() => {
+          loading = undefined;
+        });
+      const loaded = await loading;
+      snapshot = loaded;
+      if (loaded.version >= version) return loaded;
+    }
+  }
+
+  return {
+    current(maxAgeMs = MAX_AGE_MS) {
+      const now = performance.now();
+      if (snapshot && now - snapshotAt <= maxAgeMs) return snapshot;
+      if (running && now - running.startedAt <= maxAgeMs) return running.state;
+      if (!running) return startRead().state;
+      // One read at a time: the calls the running one is too old for share the next.
+      next ??= running.state
+        .catch(() => undefined)
+        .then(() => {
+          next = undefined;
+          return (running ?? startRead()).state;
+        });
+      return next;
+    },
+  };
+}
