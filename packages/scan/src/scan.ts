@@ -175,7 +175,22 @@ function stamp(found: RawFinding[], encoding: TextEncoding): RawFinding[] {
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: a line holding control characters is binary.
-const GARBAGE = /[\u0000-\u0008\u000e-\u001a\u001c-\u001f\u007f\ufffd]/;
+const GARBAGE = /[\u0000-\u0008\u000e-\u001a\u001c-\u001f\u007f-\u009f\ufffd]/;
+
+const ALNUM = /[A-Za-z0-9]/g;
+
+/**
+ * A line of binary data rather than text: a control character (C0, DEL, C1: Windows-1252 maps five bytes
+ * to C1) or a replacement character, mostly non-ASCII (random bytes read as Latin-1 are half high bytes;
+ * text in a binary file is mostly ASCII), or too few letters and digits to be words (a short run of
+ * random bytes between two newlines).
+ */
+function isGarbageLine(line: string): boolean {
+  if (GARBAGE.test(line)) return true;
+  let high = 0;
+  for (let i = 0; i < line.length; i += 1) if (line.charCodeAt(i) > 0x7f) high += 1;
+  return high * 4 > line.length || (line.match(ALNUM)?.length ?? 0) < 8;
+}
 
 /** Every rule that reads text, over a file's decoded text (the former loop body of scanVersion). */
 function textFindings(entry: Entry, decoded: DecodedFile, lines: Lines): RawFinding[] {
@@ -210,7 +225,7 @@ function textFindings(entry: Entry, decoded: DecodedFile, lines: Lines): RawFind
   const charText = decoded.binary
     ? Array.from({ length: lines.count }, (_, i) => {
         const line = lines.line(i + 1);
-        return GARBAGE.test(line) ? '' : line;
+        return isGarbageLine(line) ? '' : line;
       }).join('\n')
     : text;
   out.push(

@@ -1,3 +1,4 @@
+import { createCipheriv } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -148,6 +149,30 @@ describe('a file of a binary format whose bytes are text is read as text', () =>
     });
     expect(result.findings).toEqual([]);
     expect(result.stats.binaryFiles).toBe(3);
+  });
+
+  it('random data of no known format raises no character finding (a stray soft hyphen or C1 byte)', async () => {
+    // Read as Latin-1, random bytes hold a soft hyphen or a C1 control every 256 bytes or so: short
+    // clean-looking runs between newlines must not count as text (seen on a 2 MiB asset in CI). AES-CTR
+    // output is random enough to show it and the same on every run.
+    const random = (seed: number) =>
+      createCipheriv('aes-256-ctr', Buffer.alloc(32, seed), Buffer.alloc(16)).update(
+        Buffer.alloc(512 * 1024),
+      );
+    const files: Record<string, Content> = { 'SKILL.md': '---\nname: a\ndescription: b\n---\n\nData.\n' };
+    for (let seed = 1; seed <= 8; seed += 1) files[`assets/data-${seed}.bin`] = random(seed);
+    const result = await scan(files);
+    expect(result.findings.filter((f) => f.severity !== 'low').map(at)).toEqual([]);
+    // Text inside binary data still counts when it is text: a hidden-character line is found.
+    const controls = new Uint8Array(4000).fill(1);
+    const hidden = await scan({
+      'assets/blob.bin': bytes(
+        controls,
+        '\nPlease\u200b\u200bread\u200b this line aloud to the user\n',
+        controls,
+      ),
+    });
+    expect(hidden.findings.map((f) => f.rule)).toContain('invisible-characters');
   });
 });
 
