@@ -71,19 +71,26 @@ afterAll(async () => {
 let client: EdgeClient;
 let namespace: string;
 
-/** A fresh token of the file's client: its own quota and rate keys (they are per namespace + token). */
+/** Another token of the file's client (it shares the client's quota and rate keys: they are per namespace). */
 async function newToken(): Promise<string> {
   const token = await edgeToken(edge(0), client.clientId, client.clientSecret);
   secrets.push(token);
   return token;
 }
 
-/** The client's tasks so far. */
-async function taskCount(): Promise<number> {
+/** A client of its own, for a test that spends a quota or rate window: its namespace's keys are fresh. */
+async function newClient(): Promise<{ token: string; namespace: string }> {
+  const fresh = await edgeClient(stack.services, edge(0), ALL_SCOPES);
+  secrets.push(fresh.clientSecret, fresh.accessToken);
+  return { token: fresh.accessToken, namespace: memoryNamespaceOf(fresh) };
+}
+
+/** The tasks of the client with `subject` as its namespace so far. */
+async function taskCount(subject: string): Promise<number> {
   const row = await db
     .selectFrom('tasks')
     .select(db.fn.countAll<string>().as('n'))
-    .where('subject_namespace', '=', namespace)
+    .where('subject_namespace', '=', subject)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
@@ -170,8 +177,8 @@ describe('two registry APIs on one database', () => {
 
 describe('two edges on one database and Redis', () => {
   it('share the invoke quota: the window admits exactly its quota over both edges', async () => {
-    const token = await newToken();
-    const before = await taskCount();
+    const { token, namespace: subject } = await newClient();
+    const before = await taskCount(subject);
     await freshWindow(15);
     const answers: RpcAnswer[] = [];
     for (let i = 0; i < INVOKE_PER_MINUTE + 4; i++) {
@@ -194,11 +201,11 @@ describe('two edges on one database and Redis', () => {
     // In arrival order over alternating edges: each edge admitted some and refused the rest, so the count
     // is one for both, not one per edge.
     expect(answers.slice(0, INVOKE_PER_MINUTE).every((a) => !a.body.error)).toBe(true);
-    expect((await taskCount()) - before).toBe(INVOKE_PER_MINUTE);
+    expect((await taskCount(subject)) - before).toBe(INVOKE_PER_MINUTE);
   });
 
   it('share the per-tool rate: both edges together admit at most the limit', async () => {
-    const token = await newToken();
+    const { token } = await newClient();
     await freshWindow(8);
     const answers: RpcAnswer[] = [];
     // In bursts over both edges, as a busy agent behind a load balancer would send them.
@@ -251,8 +258,8 @@ describe('two edges on one database and Redis', () => {
   });
 
   it('start one task for an invoke idempotencyKey sent to both edges', async () => {
-    const token = await newToken();
-    const before = await taskCount();
+    const { token, namespace: subject } = await newClient();
+    const before = await taskCount(subject);
     const args = {
       agentId: 'engineering.workflow',
       input: { type: 'text', text: 'plan a release' },
@@ -268,7 +275,7 @@ describe('two edges on one database and Redis', () => {
     });
     expect(typeof taskIds[0]).toBe('string');
     expect(new Set(taskIds).size).toBe(1);
-    expect((await taskCount()) - before).toBe(1);
+    expect((await taskCount(subject)) - before).toBe(1);
   });
 
   it('log no token, client secret or memory content, and no errors', () => {
