@@ -1,6 +1,6 @@
 import type { Db } from '@pkgreg/db';
 import { type Logger, startPeriodic } from '@pkgreg/server-kit';
-import { foldDownloadDeltas, vacuumDownloadBatches } from './downloads.repository.js';
+import { foldDownloadDeltas, forgetPastDownloaders, vacuumDownloadBatches } from './downloads.repository.js';
 
 /** Batch rows per fold transaction (each holds up to the recorder's maxBatch calls). */
 const FOLD_BATCH = 5_000;
@@ -25,13 +25,25 @@ export interface DownloadFlusher {
 /**
  * Runs in every API process: each tick folds the deltas into packages.download_count, so detail's
  * downloadCount trails a track call by at most about one interval. Several processes are safe: the
- * fold takes an advisory lock and the others skip their tick.
+ * fold takes an advisory lock and the others skip their tick. On its first tick of each UTC day (by
+ * `now`) it deletes the past days' keys and the downloaders before yesterday (forgetPastDownloaders).
  */
-export function startDownloadFlusher(db: Db, logger: Logger, intervalMs: number): DownloadFlusher {
+export function startDownloadFlusher(
+  db: Db,
+  logger: Logger,
+  intervalMs: number,
+  now: () => number = Date.now,
+): DownloadFlusher {
   let foldedSinceVacuum = 0;
+  let forgottenBefore = '';
   const loop = startPeriodic(
     async () => {
       foldedSinceVacuum += await foldAllDownloadDeltas(db);
+      const today = new Date(now()).toISOString().slice(0, 10);
+      if (today !== forgottenBefore) {
+        await forgetPastDownloaders(db, today);
+        forgottenBefore = today;
+      }
       if (foldedSinceVacuum < VACUUM_AFTER_ROWS) return;
       foldedSinceVacuum = 0;
       await vacuumDownloadBatches(db);

@@ -3,6 +3,7 @@ import { INVALID_PACKAGE_PATH_MESSAGE, parsePackagePath, TRACK_NOT_FOUND_MESSAGE
 import { type Logger, setRouteTemplate } from '@pkgreg/server-kit';
 import express from 'express';
 import type { DownloadRecorder } from '../downloads/download-recorder.js';
+import type { TrackAdmission } from '../downloads/track-admission.js';
 import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
 import { badRequest, notFound } from '../http/api-error.js';
 import { JSON_BODY_LIMIT, oversizedBody } from '../http/body.js';
@@ -88,13 +89,15 @@ export interface PackageEndpointsDeps {
   app: RequestListener;
   cache: PackageCache;
   recorder: DownloadRecorder;
+  /** Who a track call is from (a unique downloader), and the per-address limit (429). */
+  admission: TrackAdmission;
   logger: Logger;
   /** skill-md is a moving answer (docs/caching.md); detail always revalidates. */
   caching: CachePolicy;
 }
 
 export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListener {
-  const { app, cache, recorder, logger } = deps;
+  const { app, cache, recorder, admission, logger } = deps;
   const skillMdCacheControl = deps.caching.moving;
   const parseJson = express.json({ limit: JSON_BODY_LIMIT });
 
@@ -127,20 +130,24 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
   };
 
   const track = (req: IncomingMessage, res: ServerResponse, key: PackageKey, id: string) => {
-    recorder.record(key.scope, key.name).then(
-      (counted) => {
-        // registry-api.md: track's 404 body is `Not found` (not detail's `Package not found`).
-        if (!counted) return fail(req, res, id, notFound(TRACK_NOT_FOUND_MESSAGE));
-        res.writeHead(200, {
-          'X-Request-Id': id,
-          'Cache-Control': NO_STORE,
-          'Content-Type': JSON_CONTENT_TYPE,
-          'Content-Length': TRACK_OK_LENGTH,
-        });
-        res.end(TRACK_OK);
-      },
-      (error: unknown) => fail(req, res, id, error),
-    );
+    // A call past its address's limit (429) records nothing.
+    admission
+      .admit(req)
+      .then((downloader) => recorder.record(key.scope, key.name, downloader))
+      .then(
+        (counted) => {
+          // registry-api.md: track's 404 body is `Not found` (not detail's `Package not found`).
+          if (!counted) return fail(req, res, id, notFound(TRACK_NOT_FOUND_MESSAGE));
+          res.writeHead(200, {
+            'X-Request-Id': id,
+            'Cache-Control': NO_STORE,
+            'Content-Type': JSON_CONTENT_TYPE,
+            'Content-Length': TRACK_OK_LENGTH,
+          });
+          res.end(TRACK_OK);
+        },
+        (error: unknown) => fail(req, res, id, error),
+      );
   };
 
   return (req, res) => {

@@ -22,6 +22,7 @@ import * as tunnelNonces from './2026-11-25T1600-tunnel-nonces.js';
 import * as dependencies from './2026-11-25T1610-dependencies.js';
 import * as registryDiscovery from './2026-11-25T1700-registry-discovery.js';
 import * as popularityRanksTable from './2026-11-25T1710-popularity-ranks-table.js';
+import * as uniqueDownloaders from './2026-11-28T1300-unique-downloaders.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T1610-dependencies': dependencies,
   '2026-11-25T1700-registry-discovery': registryDiscovery,
   '2026-11-25T1710-popularity-ranks-table': popularityRanksTable,
+  '2026-11-28T1300-unique-downloaders': uniqueDownloaders,
 };
