@@ -154,7 +154,7 @@ describe('unique downloaders per package and UTC day (sort=downloads, trending, 
   it('a client id the caller declares never makes a downloader, nor merges two addresses', async () => {
     // No pkgreg client sends an id (the CLI sends its User-Agent, the web UI nothing), and one a caller
     // picks could be new on every call: whatever it sends, one address is one downloader.
-    const declared = [
+    const declared: Array<Record<string, string>> = [
       { 'X-Client-Id': 'a' },
       { 'X-Client-Id': 'b' },
       { 'X-Pkgreg-Client-Id': 'c' },

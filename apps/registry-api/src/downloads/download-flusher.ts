@@ -1,6 +1,11 @@
 import type { Db } from '@pkgreg/db';
 import { type Logger, startPeriodic } from '@pkgreg/server-kit';
-import { foldDownloadDeltas, forgetPastDownloaders, vacuumDownloadBatches } from './downloads.repository.js';
+import {
+  deleteOldDownloaders,
+  deletePastDayKeys,
+  foldDownloadDeltas,
+  vacuumDownloadBatches,
+} from './downloads.repository.js';
 
 /** Batch rows per fold transaction (each holds up to the recorder's maxBatch calls). */
 const FOLD_BATCH = 5_000;
@@ -25,8 +30,9 @@ export interface DownloadFlusher {
 /**
  * Runs in every API process: each tick folds the deltas into packages.download_count, so detail's
  * downloadCount trails a track call by at most about one interval. Several processes are safe: the
- * fold takes an advisory lock and the others skip their tick. On its first tick of each UTC day (by
- * `now`) it deletes the past days' keys and the downloaders before yesterday (forgetPastDownloaders).
+ * fold takes an advisory lock and the others skip their tick. Each tick also deletes the keys of past
+ * UTC days (by `now`; one a process with a late clock made again after midnight goes at the next
+ * tick), and the first tick of each day the downloaders before yesterday.
  */
 export function startDownloadFlusher(
   db: Db,
@@ -35,14 +41,15 @@ export function startDownloadFlusher(
   now: () => number = Date.now,
 ): DownloadFlusher {
   let foldedSinceVacuum = 0;
-  let forgottenBefore = '';
+  let downloadersKeptFrom = '';
   const loop = startPeriodic(
     async () => {
       foldedSinceVacuum += await foldAllDownloadDeltas(db);
       const today = new Date(now()).toISOString().slice(0, 10);
-      if (today !== forgottenBefore) {
-        await forgetPastDownloaders(db, today);
-        forgottenBefore = today;
+      await deletePastDayKeys(db, today);
+      if (today !== downloadersKeptFrom) {
+        await deleteOldDownloaders(db, today);
+        downloadersKeptFrom = today;
       }
       if (foldedSinceVacuum < VACUUM_AFTER_ROWS) return;
       foldedSinceVacuum = 0;

@@ -210,13 +210,16 @@ export async function foldDownloadDeltas(db: Db, limit: number): Promise<number>
   });
 }
 
-/**
- * Deletes the day keys of days before `today` (their digests can then be linked to nothing) and the
- * downloaders seen before yesterday (yesterday's stay a day: a batch received before midnight may be
- * folded after it).
- */
-export async function forgetPastDownloaders(db: Db, today: string): Promise<void> {
+/** Deletes the keys of days before `today`: their digests can then be linked to nothing. */
+export async function deletePastDayKeys(db: Db, today: string): Promise<void> {
   await sql`delete from download_day_keys where day < ${today}::date`.execute(db);
+}
+
+/**
+ * Deletes the downloaders seen before yesterday; yesterday's stay a day, since a batch received
+ * before midnight may be folded after it.
+ */
+export async function deleteOldDownloaders(db: Db, today: string): Promise<void> {
   await sql`delete from package_downloaders where day < ${today}::date - 1`.execute(db);
 }
 
