@@ -1,5 +1,5 @@
 // A/B of two registry-api builds under the same load, interleaved so both see the same machine:
-//   node bench/ab.mjs <other-dist-dir> [--rounds 4] [--seconds 4] [--other-env NAME=VALUE]...
+//   node bench/ab.mjs <other-dist-dir> [--rounds 4] [--seconds 4] [--other-env NAME=VALUE]... [--only TEXT]
 // Both builds serve the 1M database pkgreg_bench (made by `pnpm bench:registry`; migrated by this
 // build), pinned to core 0, with autocannon on core 1 (bench/load.mjs). Each round runs every scenario
 // on both builds, taking turns going first, so a burst of other work weighs on both alike. Prints the
@@ -92,6 +92,9 @@ const scenarios = [
   { label: 'search "data"', paths: ['/api/search?q=data'], connections: 1 },
   { label: 'search "pdf edi"', paths: ['/api/search?q=pdf%20edi'], connections: 1 },
 ];
+// --only: the scenarios whose label holds this text (say, `track`).
+const only = arg('only', '');
+if (only) scenarios.splice(0, scenarios.length, ...scenarios.filter((sc) => sc.label.includes(only)));
 const runs = scenarios.map(() => ({ this: [], other: [] }));
 try {
   for (const b of Object.values(builds)) load(b.base, sample, { connections: 4 }); // warm-up

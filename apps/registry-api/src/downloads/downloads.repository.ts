@@ -160,6 +160,8 @@ const FOLD_LOCK_KEY = 0x706b_646c; // "pkdl"
  * to that day's package_downloads_daily row and to packages.unique_download_count (the popularity
  * orders). A fold that counted a new downloader bumps package_download_changes (the popularity
  * refresher's cue). Returns how many batch rows were folded (-1 when another process holds the lock).
+ * Downloaders are not checked against packages (a probe per new downloader): packages are never
+ * deleted, and one deleted anyway leaves a day's rows that nothing reads.
  */
 export async function foldDownloadDeltas(db: Db, limit: number): Promise<number> {
   return db.transaction().execute(async (trx) => {
@@ -184,8 +186,7 @@ export async function foldDownloadDeltas(db: Db, limit: number): Promise<number>
         where m.package_ids[r.ref] is not null
       ), fresh as (
         insert into package_downloaders (day, package_id, downloader)
-        select s.day, s.package_id, s.downloader from seen s join packages p on p.id = s.package_id
-        order by 1, 2, 3
+        select day, package_id, downloader from seen order by 1, 2, 3
         on conflict do nothing
         returning day, package_id
       ), fresh_daily as (

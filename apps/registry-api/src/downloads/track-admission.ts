@@ -5,13 +5,20 @@ import type { WindowLimiter } from '../http/window-limiter.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
 import type { Downloader, DownloaderIds } from './downloaders.js';
 
-export interface TrackAdmission {
+/** A track call's downloader, and its check against the per-address limit. */
+export interface Admitted {
   /**
-   * The downloader behind `req` once its address is within TRACK_PER_MINUTE; a 429 past it. Undefined
-   * when the day's key could not be read (PostgreSQL away): the call then goes on to the recorder,
+   * Undefined when the day's key could not be read (PostgreSQL away): the call goes on to the recorder,
    * which answers the outage as before, or counts it in downloadCount alone should PostgreSQL be back.
    */
-  admit(req: IncomingMessage): Promise<Downloader | undefined>;
+  downloader: Downloader | undefined;
+  /** Resolves when the address is within TRACK_PER_MINUTE; rejects with the 429 past it. */
+  check: Promise<void> | undefined;
+}
+
+export interface TrackAdmission {
+  /** Synchronous once the day's key is at hand; the check runs while the call waits for its batch. */
+  admit(req: IncomingMessage): Admitted | Promise<Admitted>;
 }
 
 export interface TrackAdmissionDeps {
@@ -31,35 +38,34 @@ export interface TrackAdmissionDeps {
 export function createTrackAdmission(deps: TrackAdmissionDeps): TrackAdmission {
   const outages = outageMonitorOf(deps.logger);
 
-  const withinLimit = async (downloader: Downloader): Promise<Downloader> => {
-    let verdict: Awaited<ReturnType<WindowLimiter['take']>>;
-    try {
-      verdict = await deps.limiter.take(downloader.digest);
-    } catch (error) {
-      if (!outages.failed(error)) deps.logger.warn({ err: error }, 'track limit not checked');
-      return downloader;
-    }
-    if (verdict.allowed) return downloader;
-    const seconds = verdict.retryAfterSeconds;
-    throw new ApiError(
-      'too_many_requests',
-      `Too many downloads from this address; try again in ${seconds} s`,
-      {
-        headers: { 'Retry-After': String(seconds) },
+  const check = (downloader: Downloader): Promise<void> =>
+    deps.limiter.take(downloader.digest).then(
+      (verdict) => {
+        if (verdict.allowed) return;
+        const seconds = verdict.retryAfterSeconds;
+        throw new ApiError(
+          'too_many_requests',
+          `Too many downloads from this address; try again in ${seconds} s`,
+          { headers: { 'Retry-After': String(seconds) } },
+        );
+      },
+      (error: unknown) => {
+        if (!outages.failed(error)) deps.logger.warn({ err: error }, 'track limit not checked');
       },
     );
-  };
 
-  const withoutKey = (error: unknown): undefined => {
+  const admitted = (downloader: Downloader): Admitted => ({ downloader, check: check(downloader) });
+
+  const withoutKey = (error: unknown): Admitted => {
     if (!dependencyOutageOf(error)) deps.logger.warn({ err: error }, 'download day key not read');
-    return undefined;
+    return { downloader: undefined, check: undefined };
   };
 
   return {
     admit(req) {
       const downloader = deps.ids.of(clientAddress(req, deps.trust));
-      if (!(downloader instanceof Promise)) return withinLimit(downloader);
-      return downloader.then(withinLimit, withoutKey);
+      if (!(downloader instanceof Promise)) return admitted(downloader);
+      return downloader.then(admitted, withoutKey);
     },
   };
 }

@@ -3,7 +3,7 @@ import { INVALID_PACKAGE_PATH_MESSAGE, parsePackagePath, TRACK_NOT_FOUND_MESSAGE
 import { type Logger, setRouteTemplate } from '@pkgreg/server-kit';
 import express from 'express';
 import type { DownloadRecorder } from '../downloads/download-recorder.js';
-import type { TrackAdmission } from '../downloads/track-admission.js';
+import type { Admitted, TrackAdmission } from '../downloads/track-admission.js';
 import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
 import { badRequest, notFound } from '../http/api-error.js';
 import { JSON_BODY_LIMIT, oversizedBody } from '../http/body.js';
@@ -130,24 +130,25 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
   };
 
   const track = (req: IncomingMessage, res: ServerResponse, key: PackageKey, id: string) => {
-    // A call past its address's limit (429) records nothing.
-    admission
-      .admit(req)
-      .then((downloader) => recorder.record(key.scope, key.name, downloader))
-      .then(
-        (counted) => {
-          // registry-api.md: track's 404 body is `Not found` (not detail's `Package not found`).
-          if (!counted) return fail(req, res, id, notFound(TRACK_NOT_FOUND_MESSAGE));
-          res.writeHead(200, {
-            'X-Request-Id': id,
-            'Cache-Control': NO_STORE,
-            'Content-Type': JSON_CONTENT_TYPE,
-            'Content-Length': TRACK_OK_LENGTH,
-          });
-          res.end(TRACK_OK);
-        },
-        (error: unknown) => fail(req, res, id, error),
-      );
+    // The call joins its batch at once; the per-address limit is checked while it waits there, and a
+    // call past it (429) is left out of the batch.
+    const admitted = admission.admit(req);
+    const record = ({ downloader, check }: Admitted) =>
+      recorder.record(key.scope, key.name, downloader, check);
+    (admitted instanceof Promise ? admitted.then(record) : record(admitted)).then(
+      (counted) => {
+        // registry-api.md: track's 404 body is `Not found` (not detail's `Package not found`).
+        if (!counted) return fail(req, res, id, notFound(TRACK_NOT_FOUND_MESSAGE));
+        res.writeHead(200, {
+          'X-Request-Id': id,
+          'Cache-Control': NO_STORE,
+          'Content-Type': JSON_CONTENT_TYPE,
+          'Content-Length': TRACK_OK_LENGTH,
+        });
+        res.end(TRACK_OK);
+      },
+      (error: unknown) => fail(req, res, id, error),
+    );
   };
 
   return (req, res) => {
