@@ -130,6 +130,11 @@ for (const [i, sc] of scenarios.entries()) {
     `| ${sc.label} | ${sc.connections} | ${rps('this').toFixed(0)} | ${rps('other').toFixed(0)} | ${(rps('this') / rps('other')).toFixed(2)} | ${p95('this').toFixed(1)} | ${p95('other').toFixed(1)} |`,
   );
 }
+// Each round's this / other, to judge the spread behind the medians.
+for (const [i, sc] of scenarios.entries()) {
+  const ratios = runs[i].this.map((r, k) => (r.rps / (runs[i].other[k]?.rps ?? Number.NaN)).toFixed(2));
+  console.log(`${sc.label}: this / other by round ${ratios.join(' ')}`);
+}
 console.log(
   `load average ${os
     .loadavg()

@@ -267,6 +267,17 @@ describe('per-address limit on POST …/track (TRACK_PER_MINUTE)', () => {
     expect(statuses.slice(3)).toEqual([429, 429, 429]);
   });
 
+  it('two API processes share one window (Redis): a process new to an address asks Redis first', async () => {
+    const first = appWith({ TRACK_PER_MINUTE: '3' });
+    const second = appWith({ TRACK_PER_MINUTE: '3' });
+    for (let i = 0; i < 3; i += 1) await track(first, 'limited', '192.0.2.54').expect(200);
+    await track(second, 'limited', '192.0.2.54').expect(429);
+    await track(second, 'limited', '192.0.2.54').expect(429);
+    await track(first, 'limited', '192.0.2.54').expect(429);
+    await track(second, 'limited', '192.0.2.55').expect(200);
+    expect((await counts('limited')).calls).toBe(5 + 2 + 2 + 2 + 1 + 3 + 1);
+  });
+
   it('the window is per UTC day too: a new day is a new digest, so a new window', async () => {
     let clock = Date.parse(`${dayOf(Date.now() - DAY_MS)}T23:59:59.000Z`);
     const limited = appWith({ TRACK_PER_MINUTE: '2' }, { now: () => clock });

@@ -4,15 +4,12 @@ import { type BatchOutcome, type DownloadCount, insertDownloadBatch } from './do
 
 /** Known ids are dropped all at once past this many (a bound, not an LRU: refilling costs one batch). */
 const MAX_KNOWN_IDS = 100_000;
-/** Known downloader pairs likewise (refilling costs their digests in a batch or two). */
-const MAX_KNOWN_PAIRS = 100_000;
+/** Packages remembered per downloader likewise (refilling costs the digest in a batch or two). */
+const MAX_COMMITTED_PER_DOWNLOADER = 1_000;
 
 interface Waiter {
   key: string;
   downloader: Downloader | undefined;
-  /** Settles true when the call may count, false (see `refusal`) when not; undefined: nothing to check. */
-  admitted: Promise<boolean> | undefined;
-  refusal?: unknown;
   resolve(found: boolean): void;
   reject(error: unknown): void;
 }
@@ -21,11 +18,9 @@ export interface DownloadRecorder {
   /**
    * Resolves true once the download is durably recorded (its delta committed), false if not visible.
    * With a downloader it counts on the downloader's day, once per day among the unique downloaders
-   * (downloads.repository.ts, the fold); without one only in downloadCount. With `admission` (the
-   * per-address limit, track-admission.ts) the call waits in the batch while it is checked and is
-   * written only if it resolves; if it rejects, so does the call, and nothing is counted.
+   * (downloads.repository.ts, the fold); without one only in downloadCount.
    */
-  record(scope: string, name: string, downloader?: Downloader, admission?: Promise<void>): Promise<boolean>;
+  record(scope: string, name: string, downloader?: Downloader): Promise<boolean>;
   /** Waits for every pending batch. */
   drain(): Promise<void>;
   /** Calls waiting for a batch and batches being committed (metrics read it on every scrape). */
@@ -77,10 +72,6 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
   const insert = (counts: DownloadCount[], generation: number, day: string | null): Promise<BatchOutcome> =>
     insertDownloadBatch(pool, counts, generation, day);
 
-  // Downloaders (day, package, digest) this process has committed: the fold has them, or will, so a
-  // batch leaves their digests out (a client tracking again today costs no downloader row to check).
-  const knownPairs = new Set<string>();
-
   // Ids of packages seen visible at list-change generation `knownGeneration` (downloads.repository.ts):
   // a batch of known packages then needs no lookup at all. Only a hint: the statement re-checks every
   // package whenever the generation moved, so a stale entry can never count an invisible package.
@@ -95,24 +86,11 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
     for (const { scope, name, id } of outcome.found) knownIds.set(`${scope}/${name}`, id);
   };
 
-  /** The calls of `batch` that may count: refused ones are rejected here with their refusal. */
-  const admittedOf = async (batch: Waiter[]): Promise<Waiter[]> => {
-    if (!batch.some((w) => w.admitted)) return batch;
-    // Mostly settled already: the checks ran while the batch waited for the previous commit.
-    const verdicts = await Promise.all(batch.map((w) => w.admitted ?? true));
-    const admitted: Waiter[] = [];
-    batch.forEach((waiter, i) => {
-      if (verdicts[i]) admitted.push(waiter);
-      else waiter.reject(waiter.refusal);
-    });
-    return admitted;
-  };
-
-  const writeBatch = async (all: Waiter[]) => {
-    const batch = await admittedOf(all);
-    if (batch.length === 0) return;
+  const writeBatch = async (batch: Waiter[]) => {
     const counts = new Map<string, DownloadCount>();
-    const newPairs: Array<[key: string, pair: string]> = [];
+    // A client tracking a package again today costs no downloader row to check: each Downloader (one
+    // object per address and day, downloaders.ts) remembers the packages committed for it.
+    const fresh: Array<[key: string, downloader: Downloader]> = [];
     for (const waiter of batch) {
       let entry = counts.get(waiter.key);
       if (entry) entry.count += 1;
@@ -122,19 +100,21 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
         counts.set(waiter.key, entry);
       }
       const downloader = waiter.downloader;
-      if (!downloader) continue;
-      const pair = `${downloader.day} ${waiter.key} ${downloader.digest}`;
-      if (knownPairs.has(pair)) continue;
+      if (!downloader || downloader.committed?.has(waiter.key)) continue;
       entry.downloaders ??= new Set();
       entry.downloaders.add(downloader.digest);
-      newPairs.push([waiter.key, pair]);
+      fresh.push([waiter.key, downloader]);
     }
     try {
       const outcome = await insert([...counts.values()], knownGeneration, batch[0]?.downloader?.day ?? null);
       learn(outcome);
       const missing = new Set(outcome.missing.map((r) => `${r.scope}/${r.name}`));
-      if (knownPairs.size + newPairs.length > MAX_KNOWN_PAIRS) knownPairs.clear();
-      for (const [key, pair] of newPairs) if (!missing.has(key)) knownPairs.add(pair);
+      for (const [key, downloader] of fresh) {
+        if (missing.has(key)) continue;
+        downloader.committed ??= new Set();
+        if (downloader.committed.size >= MAX_COMMITTED_PER_DOWNLOADER) downloader.committed.clear();
+        downloader.committed.add(key);
+      }
       for (const waiter of batch) waiter.resolve(!missing.has(waiter.key));
     } catch (error) {
       for (const waiter of batch) waiter.reject(error);
@@ -198,18 +178,9 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
   };
 
   return {
-    record(scope, name, downloader, admission) {
+    record(scope, name, downloader) {
       return new Promise<boolean>((resolve, reject) => {
-        const waiter: Waiter = { key: `${scope}/${name}`, downloader, admitted: undefined, resolve, reject };
-        // Settled here, so a refusal is never an unhandled rejection while the call waits.
-        waiter.admitted = admission?.then(
-          () => true,
-          (error: unknown) => {
-            waiter.refusal = error;
-            return false;
-          },
-        );
-        pending.push(waiter);
+        pending.push({ key: `${scope}/${name}`, downloader, resolve, reject });
         schedulePump();
       });
     },

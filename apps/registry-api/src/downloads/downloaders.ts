@@ -1,5 +1,6 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import type { Db } from '@pkgreg/db';
+import { LRUCache } from 'lru-cache';
 import { downloaderAddress } from './client-address.js';
 import { dayKey } from './downloads.repository.js';
 
@@ -9,6 +10,11 @@ export interface Downloader {
   day: string;
   /** HMAC-SHA256(the day's key, the downloader's address), its first 8 bytes as a signed int8 decimal. */
   digest: string;
+  /**
+   * Packages (`scope/name`) the download recorder has committed this downloader for: the fold has
+   * them, or will, so later batches leave the digest out for them (download-recorder.ts).
+   */
+  committed?: Set<string>;
 }
 
 export interface DownloaderIds {
@@ -16,15 +22,16 @@ export interface DownloaderIds {
   of(address: string): Downloader | Promise<Downloader>;
 }
 
-/** Addresses whose digest is kept per process, dropped all at once past this (one HMAC each to refill). */
+/** Addresses whose digest is kept per process, the least recently used dropped past this. */
 const MAX_KNOWN = 100_000;
 const DAY_MS = 86_400_000;
 
 interface DayState {
   epochDay: number;
   day: string;
-  key: Buffer;
-  known: Map<string, Downloader>;
+  /** A KeyObject: createHmac with a Buffer key set the key up again on every call (4x the cost). */
+  key: KeyObject;
+  known: LRUCache<string, Downloader>;
 }
 
 /**
@@ -42,7 +49,12 @@ export function createDownloaderIds(db: Db, now: () => number = Date.now): Downl
     if (loading?.epochDay === epochDay) return loading.state;
     const day = new Date(epochDay * DAY_MS).toISOString().slice(0, 10);
     const state = dayKey(db, day, randomBytes(32)).then((key) => {
-      const loaded: DayState = { epochDay, day, key, known: new Map() };
+      const loaded: DayState = {
+        epochDay,
+        day,
+        key: createSecretKey(key),
+        known: new LRUCache({ max: MAX_KNOWN }),
+      };
       // A slower load of an earlier day must not replace a later one.
       if (!current || current.epochDay <= epochDay) current = loaded;
       return loaded;
@@ -60,7 +72,6 @@ export function createDownloaderIds(db: Db, now: () => number = Date.now): Downl
     if (known) return known;
     const mac = createHmac('sha256', state.key).update(downloaderAddress(address)).digest();
     const downloader = { day: state.day, digest: mac.readBigInt64BE(0).toString() };
-    if (state.known.size >= MAX_KNOWN) state.known.clear();
     state.known.set(address, downloader);
     return downloader;
   };

@@ -1,24 +1,18 @@
 import type { IncomingMessage } from 'node:http';
 import { dependencyOutageOf, type Logger, outageMonitorOf } from '@pkgreg/server-kit';
 import { ApiError } from '../http/api-error.js';
-import type { WindowLimiter } from '../http/window-limiter.js';
+import type { WindowLimiter, WindowVerdict } from '../http/window-limiter.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
 import type { Downloader, DownloaderIds } from './downloaders.js';
 
-/** A track call's downloader, and its check against the per-address limit. */
-export interface Admitted {
-  /**
-   * Undefined when the day's key could not be read (PostgreSQL away): the call goes on to the recorder,
-   * which answers the outage as before, or counts it in downloadCount alone should PostgreSQL be back.
-   */
-  downloader: Downloader | undefined;
-  /** Resolves when the address is within TRACK_PER_MINUTE; rejects with the 429 past it. */
-  check: Promise<void> | undefined;
-}
-
 export interface TrackAdmission {
-  /** Synchronous once the day's key is at hand; the check runs while the call waits for its batch. */
-  admit(req: IncomingMessage): Admitted | Promise<Admitted>;
+  /**
+   * The downloader behind `req` when its address is within TRACK_PER_MINUTE; throws (or rejects with)
+   * the 429 past it. At once when the day's key and the address's window are at hand. Undefined when
+   * the day's key could not be read (PostgreSQL away): the call goes on to the recorder, which answers
+   * the outage as before, or counts it in downloadCount alone should PostgreSQL be back.
+   */
+  admit(req: IncomingMessage): Downloader | undefined | Promise<Downloader | undefined>;
 }
 
 export interface TrackAdmissionDeps {
@@ -33,39 +27,46 @@ export interface TrackAdmissionDeps {
  * Who a track call is from, and whether that address may count another download now. The limit is
  * per address (IPv6: per /64, as the downloader is), over every package; a call past it is answered
  * 429 with Retry-After and counts nothing. Counting never waits on Redis: while it is away the limit
- * is not checked (the outage is logged once), as track needed no Redis before it had a limit.
+ * is not checked for addresses this process has not judged yet (the outage is logged once), as track
+ * needed no Redis before it had a limit.
  */
 export function createTrackAdmission(deps: TrackAdmissionDeps): TrackAdmission {
   const outages = outageMonitorOf(deps.logger);
 
-  const check = (downloader: Downloader): Promise<void> =>
-    deps.limiter.take(downloader.digest).then(
-      (verdict) => {
-        if (verdict.allowed) return;
-        const seconds = verdict.retryAfterSeconds;
-        throw new ApiError(
-          'too_many_requests',
-          `Too many downloads from this address; try again in ${seconds} s`,
-          { headers: { 'Retry-After': String(seconds) } },
-        );
-      },
-      (error: unknown) => {
-        if (!outages.failed(error)) deps.logger.warn({ err: error }, 'track limit not checked');
+  const judged = (downloader: Downloader, verdict: WindowVerdict): Downloader => {
+    if (verdict.allowed) return downloader;
+    const seconds = verdict.retryAfterSeconds;
+    throw new ApiError(
+      'too_many_requests',
+      `Too many downloads from this address; try again in ${seconds} s`,
+      {
+        headers: { 'Retry-After': String(seconds) },
       },
     );
+  };
 
-  const admitted = (downloader: Downloader): Admitted => ({ downloader, check: check(downloader) });
+  const withinLimit = (downloader: Downloader): Downloader | Promise<Downloader> => {
+    const verdict = deps.limiter.take(downloader.digest);
+    if (!(verdict instanceof Promise)) return judged(downloader, verdict);
+    return verdict.then(
+      (v) => judged(downloader, v),
+      (error: unknown) => {
+        if (!outages.failed(error)) deps.logger.warn({ err: error }, 'track limit not checked');
+        return downloader;
+      },
+    );
+  };
 
-  const withoutKey = (error: unknown): Admitted => {
+  const withoutKey = (error: unknown): undefined => {
     if (!dependencyOutageOf(error)) deps.logger.warn({ err: error }, 'download day key not read');
-    return { downloader: undefined, check: undefined };
+    return undefined;
   };
 
   return {
     admit(req) {
       const downloader = deps.ids.of(clientAddress(req, deps.trust));
-      if (!(downloader instanceof Promise)) return admitted(downloader);
-      return downloader.then(admitted, withoutKey);
+      if (!(downloader instanceof Promise)) return withinLimit(downloader);
+      return downloader.then(withinLimit, withoutKey);
     },
   };
 }

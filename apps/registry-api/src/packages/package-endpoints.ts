@@ -3,7 +3,8 @@ import { INVALID_PACKAGE_PATH_MESSAGE, parsePackagePath, TRACK_NOT_FOUND_MESSAGE
 import { type Logger, setRouteTemplate } from '@pkgreg/server-kit';
 import express from 'express';
 import type { DownloadRecorder } from '../downloads/download-recorder.js';
-import type { Admitted, TrackAdmission } from '../downloads/track-admission.js';
+import type { Downloader } from '../downloads/downloaders.js';
+import type { TrackAdmission } from '../downloads/track-admission.js';
 import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
 import { badRequest, notFound } from '../http/api-error.js';
 import { JSON_BODY_LIMIT, oversizedBody } from '../http/body.js';
@@ -130,11 +131,14 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
   };
 
   const track = (req: IncomingMessage, res: ServerResponse, key: PackageKey, id: string) => {
-    // The call joins its batch at once; the per-address limit is checked while it waits there, and a
-    // call past it (429) is left out of the batch.
-    const admitted = admission.admit(req);
-    const record = ({ downloader, check }: Admitted) =>
-      recorder.record(key.scope, key.name, downloader, check);
+    // Who the call is from, and whether that address may count one more (a 429 records nothing).
+    let admitted: ReturnType<TrackAdmission['admit']>;
+    try {
+      admitted = admission.admit(req);
+    } catch (error) {
+      return fail(req, res, id, error);
+    }
+    const record = (downloader: Downloader | undefined) => recorder.record(key.scope, key.name, downloader);
     (admitted instanceof Promise ? admitted.then(record) : record(admitted)).then(
       (counted) => {
         // registry-api.md: track's 404 body is `Not found` (not detail's `Package not found`).
