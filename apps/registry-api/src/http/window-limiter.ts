@@ -49,8 +49,6 @@ export interface WindowLimiterOptions {
   keyPrefix: string;
   perWindow: number;
   windowMs: number;
-  /** The clock (tests move it); Date.now when not given. */
-  now?: () => number;
 }
 
 /** One client's window as this process knows it. */
@@ -89,7 +87,6 @@ export function createWindowLimiter(redis: Redis, options: WindowLimiterOptions)
   if (typeof client.pkgregWindowCount !== 'function') {
     redis.defineCommand('pkgregWindowCount', { lua: SCRIPT });
   }
-  const now = options.now ?? Date.now;
   const windows = new LRUCache<string, Window>({ max: MAX_WINDOWS });
   // Windows with requests to send (held here too: `windows` may drop them).
   let dirty = new Set<Window>();
@@ -118,7 +115,7 @@ export function createWindowLimiter(redis: Redis, options: WindowLimiterOptions)
       resolve(client.pkgregWindowCount(keys.length, ...keys, options.windowMs, ...batch.map((b) => b.add))),
     ).then(
       (counts) => {
-        const at = now();
+        const at = Date.now();
         batch.forEach(({ window, add, waiters }, i) => {
           // Redis answers in order: `total` holds this call and those before, not a later one in flight.
           const total = counts[2 * i] ?? 0;
@@ -161,7 +158,7 @@ export function createWindowLimiter(redis: Redis, options: WindowLimiterOptions)
   return {
     take(id) {
       const key = `${options.keyPrefix}${id}`;
-      const at = now();
+      const at = Date.now();
       let window = windows.get(key);
       if (window && window.endsAt > 0 && window.endsAt <= at) {
         windows.delete(key);
