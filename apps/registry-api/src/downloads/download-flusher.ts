@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import type { Db } from '@pkgreg/db';
 import { type Logger, startPeriodic } from '@pkgreg/server-kit';
 import {
   deleteOldDownloaders,
   deletePastDayKeys,
+  ensureDayKey,
   foldDownloadDeltas,
   vacuumDownloadBatches,
 } from './downloads.repository.js';
@@ -32,7 +34,7 @@ export interface DownloadFlusher {
  * downloadCount trails a track call by at most about one interval. Several processes are safe: the
  * fold takes an advisory lock and the others skip their tick. Each tick also deletes the keys of past
  * UTC days (by `now`; one a process with a late clock made again after midnight goes at the next
- * tick), and the first tick of each day the downloaders before yesterday.
+ * tick); the first tick of each day deletes the downloaders before yesterday and makes tomorrow's key.
  */
 export function startDownloadFlusher(
   db: Db,
@@ -49,6 +51,8 @@ export function startDownloadFlusher(
       await deletePastDayKeys(db, today);
       if (today !== downloadersKeptFrom) {
         await deleteOldDownloaders(db, today);
+        const tomorrow = new Date(Date.parse(today) + 86_400_000).toISOString().slice(0, 10);
+        await ensureDayKey(db, tomorrow, randomBytes(32));
         downloadersKeptFrom = today;
       }
       if (foldedSinceVacuum < VACUUM_AFTER_ROWS) return;

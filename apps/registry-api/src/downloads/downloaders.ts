@@ -76,6 +76,9 @@ export function createDownloaderIds(db: Db, now: () => number = Date.now): Downl
     return downloader;
   };
 
+  // Today's key is read as the process starts, not by its first track call.
+  void load(Math.floor(now() / DAY_MS));
+
   return {
     of(address) {
       const epochDay = Math.floor(now() / DAY_MS);

@@ -225,10 +225,17 @@ export async function deleteOldDownloaders(db: Db, today: string): Promise<void>
 }
 
 /**
- * The HMAC key of `day`'s downloader digests: `candidate` when this call creates it, else the one
- * another process created first (one statement, so concurrent callers all get the same key).
+ * The HMAC key of `day`'s downloader digests: read when it exists (the flusher makes each key the day
+ * before); else `candidate`, or the key another process created first (one statement, so concurrent
+ * callers all get the same key).
  */
 export async function dayKey(db: Db, day: string, candidate: Buffer): Promise<Buffer> {
+  const found = await db
+    .selectFrom('download_day_keys')
+    .select('key')
+    .where('day', '=', day)
+    .executeTakeFirst();
+  if (found) return found.key;
   const result = await sql<{ key: Buffer }>`
     insert into download_day_keys (day, key) values (${day}::date, ${candidate})
     on conflict (day) do update set key = download_day_keys.key
@@ -236,6 +243,13 @@ export async function dayKey(db: Db, day: string, candidate: Buffer): Promise<Bu
   const key = result.rows[0]?.key;
   if (!key) throw new Error('download_day_keys: no key returned');
   return key;
+}
+
+/** Makes `day`'s key unless it exists: a track call then only reads it (a refused call writes no row). */
+export async function ensureDayKey(db: Db, day: string, candidate: Buffer): Promise<void> {
+  await sql`
+    insert into download_day_keys (day, key) values (${day}::date, ${candidate})
+    on conflict (day) do nothing`.execute(db);
 }
 
 /**
