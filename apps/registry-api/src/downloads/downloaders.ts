@@ -36,8 +36,8 @@ interface DayState {
 
 /**
  * Digests of client addresses under a key that is random per UTC day, shared by every API process
- * through download_day_keys (the first process to need a day's key makes it) and deleted by the
- * flusher once the day is over: a downloader's digests of two days cannot be linked, and no address
+ * through download_day_keys (the flusher makes it the day before; a process that finds none makes it)
+ * and deleted by the flusher once the day is over: a downloader's digests of two days cannot be linked, and no address
  * can be recovered (an IPv4 address could be found by trying them all only while its day's key lives).
  * `now` is the clock the day is read from (tests move it).
  */
