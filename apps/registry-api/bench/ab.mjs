@@ -1,5 +1,5 @@
 // A/B of two registry-api builds under the same load, interleaved so both see the same machine:
-//   node bench/ab.mjs <other-dist-dir> [--rounds 4] [--seconds 4]
+//   node bench/ab.mjs <other-dist-dir> [--rounds 4] [--seconds 4] [--other-env NAME=VALUE]... [--only TEXT]
 // Both builds serve the 1M database pkgreg_bench (made by `pnpm bench:registry`; migrated by this
 // build), pinned to core 0, with autocannon on core 1 (bench/load.mjs). Each round runs every scenario
 // on both builds, taking turns going first, so a burst of other work weighs on both alike. Prints the
@@ -32,10 +32,14 @@ if (!otherDist) throw new Error('usage: node bench/ab.mjs <other-dist-dir> [--ro
 const rounds = Number(arg('rounds', '4'));
 const seconds = Number(arg('seconds', '4'));
 const url = benchDatabaseUrl(arg('database-url', 'postgres://postgres@127.0.0.1:5432/postgres'));
+// Settings for the other build only (say, an older build's flusher kept from folding this one's batches).
+const otherEnv = Object.fromEntries(
+  args.flatMap((a, i) => (a === '--other-env' ? [args[i + 1]?.split(/=(.*)/s).slice(0, 2) ?? []] : [])),
+);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function load(base, paths, { connections, method = 'GET' }) {
-  const spec = JSON.stringify({ url: base, connections, duration: seconds, method, paths });
+function load(base, paths, { connections, method = 'GET', forwardedFor }) {
+  const spec = JSON.stringify({ url: base, connections, duration: seconds, method, paths, forwardedFor });
   const r = spawnSync('taskset', ['-c', '1', process.execPath, path.join(here, 'load.mjs'), spec], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
@@ -44,9 +48,9 @@ function load(base, paths, { connections, method = 'GET' }) {
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
-async function startServer(dist, port) {
+async function startServer(dist, port, env = {}) {
   const child = spawn('taskset', ['-c', '0', process.execPath, path.join(dist, 'index.js')], {
-    env: { ...process.env, ...benchServerEnv(url, port) },
+    env: { ...process.env, ...benchServerEnv(url, port), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
@@ -70,17 +74,27 @@ await client.end();
 
 const builds = {
   this: await startServer(path.resolve(here, '../dist'), 4794),
-  other: await startServer(otherDist, 4795),
+  other: await startServer(otherDist, 4795, otherEnv),
 };
 const scenarios = [
   { label: 'detail (1000 packages)', paths: sample, connections: 50 },
   { label: 'detail, cache hits', paths: [sample[0]], connections: 50 },
   { label: 'skill-md, cache hits', paths: [`${sample[0]}/skill-md`], connections: 50 },
   { label: 'track uniform', paths: sample.map((p) => `${p}/track`), connections: 50, method: 'POST' },
+  {
+    label: 'track uniform, 100k addresses',
+    paths: sample.map((p) => `${p}/track`),
+    connections: 50,
+    method: 'POST',
+    forwardedFor: 100_000,
+  },
   { label: 'list page 1', paths: ['/api/packages'], connections: 1 },
   { label: 'search "data"', paths: ['/api/search?q=data'], connections: 1 },
   { label: 'search "pdf edi"', paths: ['/api/search?q=pdf%20edi'], connections: 1 },
 ];
+// --only: the scenarios whose label holds this text (say, `track`).
+const only = arg('only', '');
+if (only) scenarios.splice(0, scenarios.length, ...scenarios.filter((sc) => sc.label.includes(only)));
 const runs = scenarios.map(() => ({ this: [], other: [] }));
 try {
   for (const b of Object.values(builds)) load(b.base, sample, { connections: 4 }); // warm-up
@@ -115,6 +129,11 @@ for (const [i, sc] of scenarios.entries()) {
   console.log(
     `| ${sc.label} | ${sc.connections} | ${rps('this').toFixed(0)} | ${rps('other').toFixed(0)} | ${(rps('this') / rps('other')).toFixed(2)} | ${p95('this').toFixed(1)} | ${p95('other').toFixed(1)} |`,
   );
+}
+// Each round's this / other, to judge the spread behind the medians.
+for (const [i, sc] of scenarios.entries()) {
+  const ratios = runs[i].this.map((r, k) => (r.rps / (runs[i].other[k]?.rps ?? Number.NaN)).toFixed(2));
+  console.log(`${sc.label}: this / other by round ${ratios.join(' ')}`);
 }
 console.log(
   `load average ${os

@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { refreshDerivedTables } from '../dist/packages/derived-tables-refresher.js';
 import { generatorDownloads, generatorFunctions, generatorInsert } from './generate.mjs';
 
-export const BENCH_DATABASE = 'pkgreg_bench';
+/** The benchmark database; PKGREG_BENCH_DATABASE picks another (a branch with migrations of its own). */
+export const BENCH_DATABASE = process.env.PKGREG_BENCH_DATABASE || 'pkgreg_bench';
 
 export function benchDatabaseUrl(adminUrl) {
   const url = new URL(adminUrl);

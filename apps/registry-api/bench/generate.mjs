@@ -9,7 +9,8 @@
 // none 15% and a tail of licenses; 6% verified; risk none 80%, low 11%, medium 6%, high 2%, unscanned
 // 1%; 2% deprecated, 1% delisted, 0.05% quarantined. Owners: 8 packages per scope for most, 40
 // organisations of ~1,000 packages and one of ~10,000. Downloads are log-uniform up to 200k (a long
-// tail near 0); the most downloaded 11% have per-day rows on about half of the last 30 days.
+// tail near 0), unique downloaders (the downloads order, issue 26) a third of them; the most downloaded
+// 11% have per-day rows on about half of the last 30 days.
 
 const HEAD_WORDS = `data code test api docs pdf git review agent file web search build deploy debug
 format lint chart image text json yaml sql query cloud server client auth token cache queue stream
@@ -100,7 +101,7 @@ export function generatorInsert(from, count) {
       source_repo, source_path, source_ref, repo_url, repo_owner, author, repo_stars, license, skill_md_raw,
       frontmatter, allowed_tools, token_count, file_count, progressive_disclosure, verified, featured,
       status, hosted, first_indexed_at, last_indexed_at, last_commit_sha, risk, quarantined_at,
-      quarantine_reason, download_count)
+      quarantine_reason, download_count, unique_download_count)
     select scope, name, description,
       case when u1 < 70 then 'skill' when u1 < 80 then 'composite' when u1 < 92 then 'workflow' else 'app' end,
       ${weighted('u2', CATEGORIES)},
@@ -119,7 +120,7 @@ export function generatorInsert(from, count) {
       md5(i::text) || substr(md5(name), 1, 8),
       case when u6 < 80 then 'none' when u6 < 91 then 'low' when u6 < 97 then 'medium' when u6 < 99 then 'high' end,
       case when i % 2000 = 7 then now() end, case when i % 2000 = 7 then 'reported' end,
-      floor(exp(random() * ln(200001)))::bigint - 1
+      downloads, downloads / 3
     from (
       select i, scope, w1, w2, w1 || '-' || w2 || case when i % 3 = 0 then '-' || pg_temp.bench_zword() else '' end
           || '-' || (${sqlArray(SUFFIXES)})[1 + (i % 8)] || case when big then '-' || i else '' end as name,
@@ -129,7 +130,7 @@ export function generatorInsert(from, count) {
           || pg_temp.bench_zword() || ' ' || pg_temp.bench_zword() || ' and ' || pg_temp.bench_zword() || '.'
           as description,
         random() * 100 as u1, random() * 100 as u2, random() * 100 as u3, random() * 100 as u4,
-        random() * 100 as u5, random() * 100 as u6
+        random() * 100 as u5, random() * 100 as u6, floor(exp(random() * ln(200001)))::bigint - 1 as downloads
       from (
         select i, pg_temp.bench_zword() as w1, pg_temp.bench_zword() as w2, i % 100 < 5 as big,
           case when i % 100 < 4 then 'org-' || pg_temp.bench_word(100 + (i / 100) % 40)

@@ -1,5 +1,7 @@
 // Load generator, run as its own process (pinned by run.mjs to the core the server does not use).
-// Input: one JSON argument {url, connections, duration, method, paths, headers?}; output: one JSON line.
+// Input: one JSON argument {url, connections, duration, method, paths, headers?, forwardedFor?};
+// output: one JSON line. `forwardedFor: n` sends each request from one of n client addresses (an
+// X-Forwarded-For the server trusts from loopback), picked at random.
 import autocannon from 'autocannon';
 
 const spec = JSON.parse(process.argv[2]);
@@ -15,7 +17,13 @@ const instance = autocannon({
       method: spec.method ?? 'GET',
       headers: spec.headers ?? {},
       // A fresh random path per request (uniform over `paths`; one path = one hot key).
-      setupRequest: (request) => ({ ...request, path: paths[Math.floor(Math.random() * paths.length)] }),
+      setupRequest: (request) => {
+        const path = paths[Math.floor(Math.random() * paths.length)];
+        if (!spec.forwardedFor) return { ...request, path };
+        const n = Math.floor(Math.random() * spec.forwardedFor);
+        const from = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+        return { ...request, path, headers: { ...request.headers, 'x-forwarded-for': from } };
+      },
     },
   ],
 });

@@ -6,15 +6,19 @@ import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { dependenciesRoutes } from './dependencies/dependencies.routes.js';
+import { compileTrustProxy } from './downloads/client-address.js';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
+import { createDownloaderIds } from './downloads/downloaders.js';
+import { createTrackAdmission, type TrackAdmission } from './downloads/track-admission.js';
 import { type Env, publishingSettings } from './env.js';
 import { JSON_BODY_LIMIT, oversizedBody } from './http/body.js';
 import { cachePolicy, NO_STORE } from './http/cache-policy.js';
 import { errorHandler, notFoundHandler } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
+import { createWindowLimiter } from './http/window-limiter.js';
 import { createRegistryMetrics, type RegistryMetrics } from './metrics.js';
 import { moderationRoutes } from './moderation/moderation.routes.js';
-import { createReportLimiter, createWindowLimiter } from './moderation/report-limiter.js';
+import { createReportLimiter } from './moderation/report-limiter.js';
 import { openApiRoutes } from './openapi/openapi.routes.js';
 import { createCatalogValidator } from './packages/catalog-validator.js';
 import { createPackageCache, type PackageCache } from './packages/package-cache.js';
@@ -50,6 +54,8 @@ export interface AppDeps {
   queue?: RuntimeQueue;
   /** Prometheus metrics (index.ts serves them on METRICS_PORT); a registry of its own when not given. */
   metrics?: RegistryMetrics;
+  /** The clock whose UTC day a track call counts on (tests move it); Date.now when not given. */
+  now?: () => number;
 }
 
 /**
@@ -68,6 +74,7 @@ export interface Registry {
   express: Express;
   cache: PackageCache;
   recorder: DownloadRecorder;
+  admission: TrackAdmission;
   metrics: RegistryMetrics;
 }
 
@@ -83,16 +90,27 @@ export function createRegistry(deps: AppDeps): Registry {
   const metrics = deps.metrics ?? createRegistryMetrics();
   metrics.watchConnections(deps.db, deps.redis);
   metrics.watchDownloads(recorder, deps.db, deps.logger);
+  const admission = createTrackAdmission({
+    ids: createDownloaderIds(deps.db, deps.now),
+    limiter: createWindowLimiter(deps.redis, {
+      keyPrefix: 'pkgreg:registry:track:',
+      perWindow: deps.env.TRACK_PER_MINUTE,
+      windowMs: 60_000,
+    }),
+    trust: compileTrustProxy(deps.env.TRUST_PROXY),
+    logger: deps.logger,
+  });
   const handler = metrics.http.instrument(
     createPackageEndpoints({
       app: express,
       cache,
       recorder,
+      admission,
       logger: deps.logger,
       caching: cachePolicy(deps.env),
     }),
   );
-  return { handler, express, cache, recorder, metrics };
+  return { handler, express, cache, recorder, admission, metrics };
 }
 
 const HOUR_MS = 3_600_000;
@@ -103,7 +121,7 @@ function publishingDeps(deps: AppDeps): PublishingDeps {
   let queue = deps.queue;
   const replay = createReplayGuard(deps.redis);
   const limiter = (name: string, perWindow: number) =>
-    createWindowLimiter(deps.redis, { name, perWindow, windowMs: HOUR_MS });
+    createWindowLimiter(deps.redis, { keyPrefix: `pkgreg:registry:${name}:`, perWindow, windowMs: HOUR_MS });
   return {
     db: deps.db,
     logger: deps.logger,

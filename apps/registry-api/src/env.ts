@@ -26,6 +26,11 @@ const EnvFields = z.object({
   TRACK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(1),
   /** After a busy commit, how long (ms) the next track batch may wait for more calls (0 = never). */
   TRACK_HOLD_MS: z.coerce.number().min(0).max(10).default(0.3),
+  /**
+   * Track calls one client address (IPv6: its /64) may make per minute, over all packages; past it a
+   * call is answered 429 with Retry-After and counts nothing (docs/decisions.md, unique downloaders).
+   */
+  TRACK_PER_MINUTE: z.coerce.number().int().min(1).max(10_000_000).default(600),
   /** Detail/skill-md micro-cache lifetime per process, ms (0 = off); changes show within this much more. */
   DETAIL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   /**

@@ -49,6 +49,8 @@ beforeAll(async () => {
         risk: RISKS[i % RISKS.length] ?? null,
         repo_stars: (i * 37) % 23,
         download_count: (i * 53) % 17,
+        // The downloads order counts unique downloaders (issue 26), a number of its own.
+        unique_download_count: (i * 29) % 13,
         last_indexed_at: new Date(Date.UTC(2026, 10, 1 + (i % 20))).toISOString(),
       }),
     );
@@ -90,8 +92,8 @@ const ORDER_SQL: Record<string, string> = {
   'stars.desc': 'repo_stars desc, scope, name',
   'indexed.asc': 'last_indexed_at, scope, name',
   'indexed.desc': 'last_indexed_at desc, scope, name',
-  'downloads.asc': 'download_count, scope, name',
-  'downloads.desc': 'download_count desc, scope, name',
+  'downloads.asc': 'unique_download_count, scope, name',
+  'downloads.desc': 'unique_download_count desc, scope, name',
   // docs/decisions.md: today 7, yesterday 6, ... six days ago 1.
   'trending.asc': 'trending, scope, name',
   'trending.desc': 'trending desc, scope, name',
@@ -208,8 +210,12 @@ describe('downloads per day (issue 20: Sorts; detail downloadsLast7Days, downloa
     const before = PackageDetailSchema.parse(
       (await request(t.app).get('/api/packages/@owner-1/pkg-010').expect(200)).body,
     );
+    // Three downloaders (a trusted proxy's X-Forwarded-For): the day counts each once (issue 26).
     for (let i = 0; i < 3; i += 1)
-      await request(t.app).post('/api/packages/@owner-1/pkg-010/track').expect(200);
+      await request(t.app)
+        .post('/api/packages/@owner-1/pkg-010/track')
+        .set('X-Forwarded-For', `198.51.100.${i + 1}`)
+        .expect(200);
     await foldAllDownloadDeltas(t.db);
     const after = PackageDetailSchema.parse(
       (await request(t.app).get('/api/packages/@owner-1/pkg-010').expect(200)).body,
@@ -274,7 +280,10 @@ describe('downloads per day (issue 20: Sorts; detail downloadsLast7Days, downloa
     await refreshPopularity(t.db);
     expect(await refreshPopularity(t.db)).toBe(false);
     for (let i = 0; i < 40; i += 1)
-      await request(t.app).post('/api/packages/@owner-0/pkg-000/track').expect(200);
+      await request(t.app)
+        .post('/api/packages/@owner-0/pkg-000/track')
+        .set('X-Forwarded-For', `203.0.113.${i + 1}`)
+        .expect(200);
     await foldAllDownloadDeltas(t.db);
     expect(await refreshPopularity(t.db)).toBe(true);
     const top = await request(t.app).get('/api/packages?sort=trending&order=desc&pageSize=1').expect(200);

@@ -99,6 +99,7 @@ describe('what the endpoints answer and what goes to Express (src/packages/packa
       },
       cache: parts.cache,
       recorder: parts.recorder,
+      admission: parts.admission,
       logger: silentLogger,
       caching: cachePolicy(loadEnv({})),
     });

@@ -104,7 +104,7 @@ export const PackageDetailSchema = z.object({
   fileCount: z.number().int().nonnegative(),
   /** Whether the skill uses progressive disclosure. */
   progressiveDisclosure: z.boolean(),
-  /** Total download/install count. */
+  /** Total download/install count: every accepted track call adds one. */
   downloadCount: z.number().int().nonnegative(),
   /** Number of dependencies. */
   depCount: z.number().int().nonnegative(),
@@ -145,9 +145,13 @@ export const PackageDetailSchema = z.object({
    * whether it resolves now; `depCount` is their number. Added to the contract.
    */
   dependencies: z.array(PackageDependencySchema).default([]),
-  /** Downloads of the last 7 days (UTC): today and the 6 days before. Added to the contract. */
+  /**
+   * Downloads of the last 7 days (UTC): today and the 6 days before, each day's unique downloaders
+   * (a client counts once a day, however often it tracks; days before issue 26 count calls). Added to
+   * the contract.
+   */
   downloadsLast7Days: z.number().int().nonnegative().default(0),
-  /** Downloads of the last 30 days (UTC): today and the 29 days before. Added to the contract. */
+  /** Downloads of the last 30 days (UTC): today and the 29 days before, counted as the last 7 are. */
   downloadsLast30Days: z.number().int().nonnegative().default(0),
   /** The same 30 days one by one (what the web page's sparkline draws); null from older registries. */
   dailyDownloads: DailyDownloadsSchema.nullable().default(null),
@@ -176,8 +180,9 @@ export const ErrorBodySchema = z.object({
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 /**
- * `downloads`: all-time downloads; `trending`: the last 7 days' downloads weighted by recency
- * (docs/decisions.md, "Registry: discovery"). Both added to the contract's three.
+ * `downloads`: all-time downloads; `trending`: the last 7 days' downloads weighted by recency; both
+ * count each day's unique downloaders, not calls (docs/decisions.md, "Registry: discovery", "Registry:
+ * unique downloaders"). Both added to the contract's three.
  */
 export const LIST_SORTS = ['name', 'stars', 'indexed', 'downloads', 'trending'] as const;
 export const LIST_ORDERS = ['asc', 'desc'] as const;

@@ -33,6 +33,8 @@ export interface PackagesTable {
   progressive_disclosure: Generated<boolean>;
   /** bigint; parsed to number by createDb (counts stay far below 2^53). */
   download_count: Generated<number>;
+  /** bigint: the sum over UTC days of that day's unique downloaders (the downloads order). */
+  unique_download_count: Generated<number>;
   dep_count: Generated<number>;
   dependant_count: Generated<number>;
   verified: Generated<boolean>;
@@ -187,12 +189,29 @@ export interface PackageSearchFacetStatsTable {
   stored: string;
 }
 
-/** Downloads of a package on one UTC day, added to by the download fold. */
+/** Unique downloaders of a package on one UTC day (rows before issue 26: downloads), added to by the fold. */
 export interface PackageDownloadsDailyTable {
   package_id: string;
   day: ColumnType<string, string, string>;
   /** bigint; parsed to number by createDb. */
   count: number;
+}
+
+/** The downloaders the fold has counted, per UTC day and package; only today's and yesterday's are kept. */
+export interface PackageDownloadersTable {
+  day: ColumnType<string, string, string>;
+  package_id: string;
+  /**
+   * int8 digest (HMAC-SHA256 under the day's key, first 8 bytes), written as a decimal string; read it
+   * as `downloader::text` (createDb's int8 parser would round it to a double).
+   */
+  downloader: string;
+}
+
+/** The HMAC key of one UTC day's downloader digests; deleted once the day is over. */
+export interface DownloadDayKeysTable {
+  day: ColumnType<string, string, string>;
+  key: Buffer;
 }
 
 /** Each visible package's dense position by downloads and by trending score; rebuilt by registry-api. */
@@ -224,9 +243,16 @@ export interface PackageDerivedStateTable {
 /** One group-committed batch of track calls: parallel arrays, folded into packages.download_count. */
 export interface PackageDownloadBatchesTable {
   id: Generated<number>;
-  package_ids: string[];
+  /** NULL at a position whose package the batch did not count (keeps downloader_refs' positions). */
+  package_ids: Array<string | null>;
   counts: number[];
   created_at: Timestamp;
+  /** The UTC day the calls were received on (null: the commit's day). */
+  day: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 1-based positions in package_ids, one per distinct (package, downloader) of the batch. */
+  downloader_refs: number[] | null;
+  /** The downloader digests (int8, as strings), parallel to downloader_refs. */
+  downloaders: string[] | null;
 }
 
 export interface IndexedSourcesTable {
@@ -487,6 +513,8 @@ export interface Database {
   package_search_facet_stats: PackageSearchFacetStatsTable;
   package_derived_state: PackageDerivedStateTable;
   package_downloads_daily: PackageDownloadsDailyTable;
+  package_downloaders: PackageDownloadersTable;
+  download_day_keys: DownloadDayKeysTable;
   package_popularity_ranks: PackagePopularityRanksTable;
   content_blobs: ContentBlobsTable;
   package_versions: PackageVersionsTable;

@@ -102,6 +102,8 @@ function appEnv(app: AppName, services: Services, port: number): Record<string, 
         QUEUE_PREFIX: services.queuePrefix,
         DERIVED_REFRESH_INTERVAL_MS: '200',
         DOWNLOAD_FLUSH_INTERVAL_MS: '100',
+        // Every load lane tracks from 127.0.0.1: one address, far past production's per-address limit.
+        TRACK_PER_MINUTE: '10000000',
       };
     case 'mcp-edge':
       return {

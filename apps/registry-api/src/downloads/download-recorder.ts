@@ -1,18 +1,26 @@
 import { type Db, type PgPool, requirePool } from '@pkgreg/db';
+import type { Downloader } from './downloaders.js';
 import { type BatchOutcome, type DownloadCount, insertDownloadBatch } from './downloads.repository.js';
 
 /** Known ids are dropped all at once past this many (a bound, not an LRU: refilling costs one batch). */
 const MAX_KNOWN_IDS = 100_000;
+/** Packages remembered per downloader likewise (refilling costs the digest in a batch or two). */
+const MAX_COMMITTED_PER_DOWNLOADER = 1_000;
 
 interface Waiter {
   key: string;
+  downloader: Downloader | undefined;
   resolve(found: boolean): void;
   reject(error: unknown): void;
 }
 
 export interface DownloadRecorder {
-  /** Resolves true once the download is durably recorded (its delta committed), false if not visible. */
-  record(scope: string, name: string): Promise<boolean>;
+  /**
+   * Resolves true once the download is durably recorded (its delta committed), false if not visible.
+   * With a downloader it counts on the downloader's day, once per day among the unique downloaders
+   * (downloads.repository.ts, the fold); without one only in downloadCount.
+   */
+  record(scope: string, name: string, downloader?: Downloader): Promise<boolean>;
   /** Waits for every pending batch. */
   drain(): Promise<void>;
   /** Calls waiting for a batch and batches being committed (metrics read it on every scrape). */
@@ -61,8 +69,8 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
   let pending: Waiter[] = [];
   const inFlight = new Set<Promise<void>>();
   const pool = options.pool ?? requirePool(db, 'the download recorder');
-  const insert = (counts: DownloadCount[], generation: number): Promise<BatchOutcome> =>
-    insertDownloadBatch(pool, counts, generation);
+  const insert = (counts: DownloadCount[], generation: number, day: string | null): Promise<BatchOutcome> =>
+    insertDownloadBatch(pool, counts, generation, day);
 
   // Ids of packages seen visible at list-change generation `knownGeneration` (downloads.repository.ts):
   // a batch of known packages then needs no lookup at all. Only a hint: the statement re-checks every
@@ -80,18 +88,33 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
 
   const writeBatch = async (batch: Waiter[]) => {
     const counts = new Map<string, DownloadCount>();
+    // A client tracking a package again today costs no downloader row to check: each Downloader (one
+    // object per address and day, downloaders.ts) remembers the packages committed for it.
+    const fresh: Array<[key: string, downloader: Downloader]> = [];
     for (const waiter of batch) {
-      const entry = counts.get(waiter.key);
+      let entry = counts.get(waiter.key);
       if (entry) entry.count += 1;
       else {
         const [scope = '', name = ''] = waiter.key.split('/');
-        counts.set(waiter.key, { scope, name, count: 1, id: knownIds.get(waiter.key) });
+        entry = { scope, name, count: 1, id: knownIds.get(waiter.key) };
+        counts.set(waiter.key, entry);
       }
+      const downloader = waiter.downloader;
+      if (!downloader || downloader.committed?.has(waiter.key)) continue;
+      entry.downloaders ??= new Set();
+      entry.downloaders.add(downloader.digest);
+      fresh.push([waiter.key, downloader]);
     }
     try {
-      const outcome = await insert([...counts.values()], knownGeneration);
+      const outcome = await insert([...counts.values()], knownGeneration, batch[0]?.downloader?.day ?? null);
       learn(outcome);
       const missing = new Set(outcome.missing.map((r) => `${r.scope}/${r.name}`));
+      for (const [key, downloader] of fresh) {
+        if (missing.has(key)) continue;
+        downloader.committed ??= new Set();
+        if (downloader.committed.size >= MAX_COMMITTED_PER_DOWNLOADER) downloader.committed.clear();
+        downloader.committed.add(key);
+      }
       for (const waiter of batch) waiter.resolve(!missing.has(waiter.key));
     } catch (error) {
       for (const waiter of batch) waiter.reject(error);
@@ -101,10 +124,19 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
   const holdMs = options.holdMs ?? 0;
   let holding = false;
 
+  // A batch holds calls of one UTC day (its row carries the day): around midnight it ends where the
+  // day changes.
+  const batchLength = () => {
+    const limit = Math.min(maxBatch, pending.length);
+    const day = pending[0]?.downloader?.day;
+    for (let i = 1; i < limit; i += 1) if (pending[i]?.downloader?.day !== day) return i;
+    return limit;
+  };
+
   const pump = () => {
     if (holding) return;
     while (inFlight.size < maxInFlight && pending.length > 0) {
-      const batch = pending.slice(0, maxBatch);
+      const batch = pending.slice(0, batchLength());
       pending = pending.slice(batch.length);
       const write: Promise<void> = writeBatch(batch).finally(() => {
         inFlight.delete(write);
@@ -146,9 +178,9 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
   };
 
   return {
-    record(scope, name) {
+    record(scope, name, downloader) {
       return new Promise<boolean>((resolve, reject) => {
-        pending.push({ key: `${scope}/${name}`, resolve, reject });
+        pending.push({ key: `${scope}/${name}`, downloader, resolve, reject });
         schedulePump();
       });
     },

@@ -7,6 +7,8 @@ export interface DownloadCount {
   name: string;
   count: number;
   id?: string;
+  /** The distinct downloader digests (int8 decimals, downloaders.ts) among the calls. */
+  downloaders?: Set<string>;
 }
 
 /** What a batch insert learned: packages looked up (with their ids), packages not visible. */
@@ -24,29 +26,33 @@ export interface BatchOutcome {
 // bumps that sequence on every insert, delete and status (or name) change, so while it has not moved
 // no package has become invisible and those ids are counted without a lookup. When it moved, every
 // package of the batch is looked up again by scope and name. The whole batch is one row of parallel
-// arrays. The result lists only what was looked up, and the packages not found.
+// arrays in the order the recorder sent them, NULL for a package not counted, so that the downloader
+// refs ($7, positions in those arrays) stay right. The result lists only what was looked up, and the
+// packages not found.
 const INSERT_BATCH_SQL = `
   with gen as (
     select case when is_called then last_value else 0 end as value from package_list_changes
   ), wanted as (
-    select * from unnest($1::text[], $2::text[], $3::int[], $4::uuid[]) as w(scope, name, n, id)
+    select * from unnest($1::text[], $2::text[], $3::int[], $4::uuid[]) with ordinality as w(scope, name, n, id, ord)
   ), trusted as (
-    select w.id, w.n from wanted w, gen where w.id is not null and gen.value = $5
+    select w.ord, w.id from wanted w, gen where w.id is not null and gen.value = $5
   ), looked_up as (
-    select p.id, w.scope, w.name, w.n from wanted w cross join gen
+    select w.ord, p.id, w.scope, w.name from wanted w cross join gen
     join packages p on p.scope = w.scope and p.name = w.name and p.status <> 'delisted'
     where w.id is null or gen.value <> $5
   ), counted as (
-    select id, n from trusted union all select id, n from looked_up
+    select ord, id from trusted union all select ord, id from looked_up
   ), inserted as (
-    insert into package_download_batches (package_ids, counts)
-    select array_agg(id), array_agg(n) from counted having count(*) > 0
+    insert into package_download_batches (package_ids, counts, day, downloader_refs, downloaders)
+    select array_agg(c.id order by w.ord), array_agg(w.n order by w.ord), $6::date, $7::int4[], $8::int8[]
+    from wanted w left join counted c on c.ord = w.ord
+    having count(c.id) > 0
   )
   select l.scope, l.name, l.id, g.value as generation from looked_up l, gen g
   union all
   select w.scope, w.name, null, g.value from wanted w, gen g
   where (w.id is null or g.value <> $5)
-    and not exists (select 1 from looked_up l where l.scope = w.scope and l.name = w.name)`;
+    and not exists (select 1 from looked_up l where l.ord = w.ord)`;
 
 interface BatchRow {
   scope: string;
@@ -64,12 +70,28 @@ function quotedArray(values: string[]): string {
   return values.length ? `{"${values.join('","')}"}` : '{}';
 }
 
-const batchParams = (counts: DownloadCount[], generation: number) => [
+/** The batch's downloaders as two array literals: 1-based positions in `counts`, and the digests. */
+function downloaderParams(counts: DownloadCount[]): [string | null, string | null] {
+  let refs = '';
+  let digests = '';
+  counts.forEach((c, i) => {
+    if (!c.downloaders) return;
+    for (const digest of c.downloaders) {
+      refs += refs ? `,${i + 1}` : `${i + 1}`;
+      digests += digests ? `,${digest}` : digest;
+    }
+  });
+  return refs ? [`{${refs}}`, `{${digests}}`] : [null, null];
+}
+
+const batchParams = (counts: DownloadCount[], generation: number, day: string | null) => [
   quotedArray(counts.map((c) => c.scope)),
   quotedArray(counts.map((c) => c.name)),
   `{${counts.map((c) => c.count).join(',')}}`,
   `{${counts.map((c) => c.id ?? 'NULL').join(',')}}`,
   generation,
+  day,
+  ...downloaderParams(counts),
 ];
 
 function toOutcome(rows: BatchRow[]): BatchOutcome {
@@ -87,18 +109,21 @@ function toOutcome(rows: BatchRow[]): BatchOutcome {
 // Postgres markedly less CPU per batch than the general statement (docs/benchmarks.md).
 // No row inserted means the generation moved, and the batch goes through INSERT_BATCH_SQL.
 const INSERT_KNOWN_SQL = `
-  insert into package_download_batches (package_ids, counts)
-  select $1::uuid[], $2::int[] from package_list_changes
+  insert into package_download_batches (package_ids, counts, day, downloader_refs, downloaders)
+  select $1::uuid[], $2::int[], $4::date, $5::int4[], $6::int8[] from package_list_changes
   where (case when is_called then last_value else 0 end) = $3`;
 
 /**
  * Writes one batch of track calls in ONE statement, named (prepared) on the pool: each connection parses
  * and plans it once (Kysely sends every statement unnamed, so Postgres would re-plan the CTE per batch).
+ * `day` is the UTC day (YYYY-MM-DD) the calls' downloader digests were made for; null counts them on
+ * the commit's day.
  */
 export async function insertDownloadBatch(
   pool: PgPool,
   counts: DownloadCount[],
   generation: number,
+  day: string | null = null,
 ): Promise<BatchOutcome> {
   if (counts.length > 0 && counts.every((c) => c.id !== undefined)) {
     const known = await pool.query({
@@ -108,6 +133,8 @@ export async function insertDownloadBatch(
         `{${counts.map((c) => c.id).join(',')}}`,
         `{${counts.map((c) => c.count).join(',')}}`,
         generation,
+        day,
+        ...downloaderParams(counts),
       ],
     });
     // What INSERT_BATCH_SQL answers when every package was trusted: nothing looked up, nothing missing.
@@ -116,7 +143,7 @@ export async function insertDownloadBatch(
   const result = await pool.query<BatchRow>({
     name: 'pkgreg_insert_download_batch',
     text: INSERT_BATCH_SQL,
-    values: batchParams(counts, generation),
+    values: batchParams(counts, generation, day),
   });
   return toOutcome(result.rows);
 }
@@ -126,11 +153,15 @@ export async function insertDownloadBatch(
 const FOLD_LOCK_KEY = 0x706b_646c; // "pkdl"
 
 /**
- * Folds up to `limit` batch rows into packages.download_count and into package_downloads_daily (by the
- * UTC day of each batch's commit), and deletes them, in one transaction: a crash before commit leaves
- * the batches in place, after commit they are counted in both, never twice. A fold that folded anything
- * bumps package_download_changes (the popularity refresher's cue). Returns how many batch rows were
- * folded (-1 when another process holds the fold lock).
+ * Folds up to `limit` batch rows and deletes them, in one transaction: a crash before commit leaves the
+ * batches in place, after commit they are counted, never twice. Every call adds one to
+ * packages.download_count (the contract's downloadCount). The batches' downloaders go into
+ * package_downloaders by the UTC day they were received on; only those new there count: each adds one
+ * to that day's package_downloads_daily row and to packages.unique_download_count (the popularity
+ * orders). A fold that counted a new downloader bumps package_download_changes (the popularity
+ * refresher's cue). Returns how many batch rows were folded (-1 when another process holds the lock).
+ * Downloaders are not checked against packages (a probe per new downloader): packages are never
+ * deleted, and one deleted anyway leaves a day's rows that nothing reads.
  */
 export async function foldDownloadDeltas(db: Db, limit: number): Promise<number> {
   return db.transaction().execute(async (trx) => {
@@ -142,27 +173,83 @@ export async function foldDownloadDeltas(db: Db, limit: number): Promise<number>
       with moved as (
         delete from package_download_batches
         where id in (select id from package_download_batches order by id limit ${limit} for update skip locked)
-        returning package_ids, counts, created_at
-      ), days as (
-        select u.package_id, (m.created_at at time zone 'UTC')::date as day, sum(u.n)::bigint as total
+        returning package_ids, counts, downloader_refs, downloaders,
+          coalesce(day, (created_at at time zone 'UTC')::date) as day
+      ), calls as (
+        select u.package_id, sum(u.n)::bigint as total
         from moved m cross join lateral unnest(m.package_ids, m.counts) as u(package_id, n)
-        group by 1, 2
-      ), sums as (
-        select package_id, sum(total)::bigint as total from days group by package_id
+        where u.package_id is not null
+        group by 1
+      ), seen as (
+        select distinct m.day, m.package_ids[r.ref] as package_id, r.downloader
+        from moved m cross join lateral unnest(m.downloader_refs, m.downloaders) as r(ref, downloader)
+        where m.package_ids[r.ref] is not null
+      ), fresh as (
+        insert into package_downloaders (day, package_id, downloader)
+        select day, package_id, downloader from seen order by 1, 2, 3
+        on conflict do nothing
+        returning day, package_id
+      ), fresh_daily as (
+        select package_id, day, count(*)::bigint as n from fresh group by 1, 2
+      ), fresh_total as (
+        select package_id, sum(n)::bigint as n from fresh_daily group by 1
       ), updated as (
-        update packages p set download_count = p.download_count + s.total from sums s where p.id = s.package_id
-        returning p.id
+        update packages p set download_count = p.download_count + c.total,
+          unique_download_count = p.unique_download_count + coalesce(f.n, 0)
+        from calls c left join fresh_total f on f.package_id = c.package_id
+        where p.id = c.package_id
       ), daily as (
         insert into package_downloads_daily as d (package_id, day, count)
-        select days.package_id, days.day, days.total from days join updated u on u.id = days.package_id
-        order by 1, 2
+        select package_id, day, n from fresh_daily order by 1, 2
         on conflict (package_id, day) do update set count = d.count + excluded.count
       )
-      select count(*)::int as folded,
-        case when count(*) > 0 then nextval('package_download_changes') end as change
-      from moved`.execute(trx);
+      select (select count(*)::int from moved) as folded,
+        case when exists (select 1 from fresh) then nextval('package_download_changes') end as change`.execute(
+      trx,
+    );
     return result.rows[0]?.folded ?? 0;
   });
+}
+
+/** Deletes the keys of days before `today`: their digests can then be linked to nothing. */
+export async function deletePastDayKeys(db: Db, today: string): Promise<void> {
+  await sql`delete from download_day_keys where day < ${today}::date`.execute(db);
+}
+
+/**
+ * Deletes the downloaders seen before yesterday; yesterday's stay a day, since a batch received
+ * before midnight may be folded after it.
+ */
+export async function deleteOldDownloaders(db: Db, today: string): Promise<void> {
+  await sql`delete from package_downloaders where day < ${today}::date - 1`.execute(db);
+}
+
+/**
+ * The HMAC key of `day`'s downloader digests: read when it exists (the flusher makes each key the day
+ * before); else `candidate`, or the key another process created first (one statement, so concurrent
+ * callers all get the same key).
+ */
+export async function dayKey(db: Db, day: string, candidate: Buffer): Promise<Buffer> {
+  const found = await db
+    .selectFrom('download_day_keys')
+    .select('key')
+    .where('day', '=', day)
+    .executeTakeFirst();
+  if (found) return found.key;
+  const result = await sql<{ key: Buffer }>`
+    insert into download_day_keys (day, key) values (${day}::date, ${candidate})
+    on conflict (day) do update set key = download_day_keys.key
+    returning key`.execute(db);
+  const key = result.rows[0]?.key;
+  if (!key) throw new Error('download_day_keys: no key returned');
+  return key;
+}
+
+/** Makes `day`'s key unless it exists: a track call then only reads it (a refused call writes no row). */
+export async function ensureDayKey(db: Db, day: string, candidate: Buffer): Promise<void> {
+  await sql`
+    insert into download_day_keys (day, key) values (${day}::date, ${candidate})
+    on conflict (day) do nothing`.execute(db);
 }
 
 /**

@@ -248,11 +248,22 @@ export function buildOpenApiDocument(): JsonObject {
       '/api/packages/{scope}/{name}/track': {
         post: {
           summary: 'Count a download or install',
+          description:
+            'Each accepted call adds one to `downloadCount`; the downloads and trending orders and the downloads per day count each downloader (the client address, IPv6 by its /64) once per UTC day. Each client address may send `TRACK_PER_MINUTE` calls a minute (docs/decisions.md, "Registry: unique downloaders").',
           parameters: packagePathParameters,
           responses: {
             200: { description: 'Counted', content: json('TrackResponse') },
             400: error('Invalid package path'),
             404: error('Not found'),
+            429: {
+              ...error('Too many downloads from this address; nothing was counted'),
+              headers: {
+                'Retry-After': {
+                  description: 'Seconds until a call from this address is counted again',
+                  schema: { type: 'integer' },
+                },
+              },
+            },
           },
         },
       },

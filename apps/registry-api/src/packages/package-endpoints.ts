@@ -3,6 +3,8 @@ import { INVALID_PACKAGE_PATH_MESSAGE, parsePackagePath, TRACK_NOT_FOUND_MESSAGE
 import { type Logger, setRouteTemplate } from '@pkgreg/server-kit';
 import express from 'express';
 import type { DownloadRecorder } from '../downloads/download-recorder.js';
+import type { Downloader } from '../downloads/downloaders.js';
+import type { TrackAdmission } from '../downloads/track-admission.js';
 import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
 import { badRequest, gone, notFound } from '../http/api-error.js';
 import { JSON_BODY_LIMIT, oversizedBody } from '../http/body.js';
@@ -82,13 +84,15 @@ export interface PackageEndpointsDeps {
   app: RequestListener;
   cache: PackageCache;
   recorder: DownloadRecorder;
+  /** Who a track call is from (a unique downloader), and the per-address limit (429). */
+  admission: TrackAdmission;
   logger: Logger;
   /** skill-md is a moving answer (docs/caching.md); detail always revalidates. */
   caching: CachePolicy;
 }
 
 export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListener {
-  const { app, cache, recorder, logger } = deps;
+  const { app, cache, recorder, admission, logger } = deps;
   const skillMdCacheControl = deps.caching.moving;
   const parseJson = express.json({ limit: JSON_BODY_LIMIT });
 
@@ -128,7 +132,15 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
   };
 
   const track = (req: IncomingMessage, res: ServerResponse, key: PackageKey, id: string) => {
-    recorder.record(key.scope, key.name).then(
+    // Who the call is from, and whether that address may count one more (a 429 records nothing).
+    let admitted: ReturnType<TrackAdmission['admit']>;
+    try {
+      admitted = admission.admit(req);
+    } catch (error) {
+      return fail(req, res, id, error);
+    }
+    const record = (downloader: Downloader | undefined) => recorder.record(key.scope, key.name, downloader);
+    (admitted instanceof Promise ? admitted.then(record) : record(admitted)).then(
       (counted) => {
         // registry-api.md: track's 404 body is `Not found` (not detail's `Package not found`).
         if (!counted) return fail(req, res, id, notFound(TRACK_NOT_FOUND_MESSAGE));

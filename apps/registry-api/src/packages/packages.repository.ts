@@ -3,7 +3,13 @@ import { type Selectable, sql } from 'kysely';
 
 export type PackageRow = Omit<
   Selectable<PackagesTable>,
-  'search_vector' | 'updated_at' | 'updated_xid' | 'removed_at' | 'removal_reason' | 'deprecated_at'
+  | 'search_vector'
+  | 'updated_at'
+  | 'updated_xid'
+  | 'removed_at'
+  | 'removal_reason'
+  | 'deprecated_at'
+  | 'unique_download_count'
 >;
 
 const DETAIL_COLUMNS = [
@@ -183,7 +189,8 @@ const POPULARITY_ORDERS = ['downloads_asc', 'downloads_desc', 'trending_asc', 't
  * them in: readers keep the old table until the swap, whose lock covers only the drop and renames. A
  * concurrent refresh of a materialized view diffed every row (70 s at 1M packages, against 7 s). Stores
  * the inputs they were built from, read before the rebuild (a fold racing it leaves the state behind).
- * Trending: the last 7 UTC days, today weighted 7, the day before 6, ... six days ago 1.
+ * Downloads: all-time unique downloaders (each day's summed); trending: the last 7 UTC days' unique
+ * downloaders, today weighted 7, the day before 6, ... six days ago 1 (docs/decisions.md).
  */
 export async function refreshPopularityRanks(db: Db, inputs: PopularityState): Promise<void> {
   await sql`drop table if exists package_popularity_ranks_next`.execute(db);
@@ -197,8 +204,8 @@ export async function refreshPopularityRanks(db: Db, inputs: PopularityState): P
       group by d.package_id
     )
     select p.id,
-      (row_number() over (order by p.download_count, p.scope, p.name))::int as downloads_asc,
-      (row_number() over (order by p.download_count desc, p.scope, p.name))::int as downloads_desc,
+      (row_number() over (order by p.unique_download_count, p.scope, p.name))::int as downloads_asc,
+      (row_number() over (order by p.unique_download_count desc, p.scope, p.name))::int as downloads_desc,
       (row_number() over (order by coalesce(tr.score, 0), p.scope, p.name))::int as trending_asc,
       (row_number() over (order by coalesce(tr.score, 0) desc, p.scope, p.name))::int as trending_desc
     from packages p left join trending tr on tr.package_id = p.id

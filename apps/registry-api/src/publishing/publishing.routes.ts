@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, Router } from 'express';
 import { oversizedBody } from '../http/body.js';
-import type { WindowLimiter } from '../moderation/report-limiter.js';
+import type { WindowLimiter } from '../http/window-limiter.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
 import { deprecate, undeprecate, unyank, yank } from './owner.service.js';
 import { bearerToken } from './proof.js';

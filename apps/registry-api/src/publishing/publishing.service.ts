@@ -28,7 +28,7 @@ import {
   unauthorized,
   unavailable,
 } from '../http/api-error.js';
-import type { WindowLimiter } from '../moderation/report-limiter.js';
+import type { WindowLimiter } from '../http/window-limiter.js';
 import type { ProofVerifier, ProvenIdentity } from './proof.js';
 import {
   deleteWebhook,

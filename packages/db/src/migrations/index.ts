@@ -23,6 +23,7 @@ import * as dependencies from './2026-11-25T1610-dependencies.js';
 import * as registryDiscovery from './2026-11-25T1700-registry-discovery.js';
 import * as popularityRanksTable from './2026-11-25T1710-popularity-ranks-table.js';
 import * as webhookOwner from './2026-11-28T1200-webhook-owner.js';
+import * as uniqueDownloaders from './2026-11-28T1300-unique-downloaders.js';
 import * as edgeClientAccess from './2026-11-28T1430-edge-client-access.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
@@ -51,5 +52,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T1700-registry-discovery': registryDiscovery,
   '2026-11-25T1710-popularity-ranks-table': popularityRanksTable,
   '2026-11-28T1200-webhook-owner': webhookOwner,
+  '2026-11-28T1300-unique-downloaders': uniqueDownloaders,
   '2026-11-28T1430-edge-client-access': edgeClientAccess,
 };
