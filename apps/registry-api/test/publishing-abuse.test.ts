@@ -95,7 +95,14 @@ afterAll(async () => {
 });
 
 /** Each scenario its own client address (loopback is a trusted proxy), so the limits stay apart. */
-const address = () => `198.51.100.${Math.floor(Math.random() * 250) + 1}`;
+// A new documentation address per call: a random one repeats (birthday odds over ~30 calls), and a
+// repeat spends another test's per-address budget.
+const TEST_NETS = ['198.51.100', '203.0.113', '192.0.2'];
+let addresses = 0;
+const address = () => {
+  addresses += 1;
+  return `${TEST_NETS[Math.floor(addresses / 254) % TEST_NETS.length]}.${(addresses % 254) + 1}`;
+};
 
 function publish(target: RequestListener, token: string | null, body: unknown, from = address()) {
   const req = request(target)
