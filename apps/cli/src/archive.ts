@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { normalizeSkillFilePath, type VersionDetail } from '@pkgreg/contracts';
 import { CliError, EXIT } from './errors.js';
-import { FILE_MODES, type LockedFile, lockedFilesOf, sha256Hex } from './lockfile.js';
+import { FILE_MODES, type LockedFile, lockedFilesOf, sha256Hex } from './lockfile/lockfile.js';
 import type { SkillFile } from './skill-files.js';
 
 // A version's archive.tgz (docs/versions.md): entries under `<name>/`, regular files and symbolic links
