@@ -4,6 +4,7 @@ import {
   createRegistryClient as createClient,
   JSON_MAX_BYTES,
   type RegistryError,
+  readChunks,
   type RetryPolicy,
   type Transport,
   TransportError,
@@ -118,26 +119,22 @@ function nodeTransport(timeoutMs: number): Transport {
             return Array.isArray(value) ? value[0] : value;
           },
           async read(maxBytes, onChunk) {
-            const chunks: Buffer[] = [];
-            let received = 0;
             try {
-              for await (const chunk of res as AsyncIterable<Buffer>) {
-                touch();
-                received += chunk.length;
-                if (received > maxBytes) {
-                  res.destroy();
-                  chunks.push(chunk);
-                  return { bytes: Buffer.concat(chunks).subarray(0, maxBytes), truncated: true };
-                }
-                chunks.push(chunk);
-                onChunk?.(received);
-              }
+              // Each chunk restarts a download's silence timer.
+              return await readChunks(
+                res,
+                maxBytes,
+                () => res.destroy(),
+                (received) => {
+                  touch();
+                  onChunk?.(received);
+                },
+              );
             } catch (error) {
               throw transportError(error, timeoutMs);
             } finally {
               finish();
             }
-            return { bytes: Buffer.concat(chunks), truncated: false };
           },
           discard() {
             res.destroy();

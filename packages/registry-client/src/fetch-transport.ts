@@ -1,4 +1,4 @@
-import { type Transport, TransportError } from './transport.js';
+import { readChunks, type Transport, TransportError } from './transport.js';
 
 // A transport over the Fetch API: what a browser has (the web UI), and Node too.
 
@@ -20,17 +20,13 @@ function failure(error: unknown, timeoutMs: number | undefined): TransportError 
   return new TransportError(typeof name === 'string' ? name : 'network', { cause: error });
 }
 
-/** Copies the first `size` bytes of `chunks` into one array. */
-function joined(chunks: readonly Uint8Array[], size: number): Uint8Array {
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    const part = chunk.subarray(0, size - offset);
-    bytes.set(part, offset);
-    offset += part.length;
-    if (offset === size) break;
+/** A stream's chunks as an async iterable (not every browser iterates a ReadableStream itself). */
+async function* chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<Uint8Array> {
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    yield value;
   }
-  return bytes;
 }
 
 export function fetchTransport(options: FetchTransportOptions = {}): Transport {
@@ -63,26 +59,17 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
       header: (name) => response.headers.get(name) ?? undefined,
       async read(maxBytes, onChunk) {
         const reader = response.body?.getReader();
-        const chunks: Uint8Array[] = [];
-        let size = 0;
-        let truncated = false;
+        if (!reader) return { bytes: new Uint8Array(0), truncated: false };
         try {
-          while (reader) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            chunks.push(value);
-            size += value.length;
-            if (size > maxBytes) {
-              truncated = true;
-              await reader.cancel();
-              break;
-            }
-            onChunk?.(size);
-          }
+          return await readChunks(
+            chunksOf(reader),
+            maxBytes,
+            () => void reader.cancel().catch(() => {}),
+            onChunk,
+          );
         } catch (error) {
           return rethrow(error);
         }
-        return { bytes: joined(chunks, Math.min(size, maxBytes)), truncated };
       },
       discard() {
         response.body?.cancel().catch(() => {});

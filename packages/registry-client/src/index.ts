@@ -24,6 +24,7 @@ export { backoffMs, type RetryPolicy, retryAfterMs } from './retry.js';
 export {
   type BodyRead,
   type Method,
+  readChunks,
   type Transport,
   TransportError,
   type TransportRequest,

@@ -63,3 +63,42 @@ export class TransportError extends Error {
     this.notSent = options.notSent ?? false;
   }
 }
+
+/**
+ * Reads a body's chunks up to `maxBytes`, for a transport's `read`: at the first chunk past the bound,
+ * `stop` is called (drop the connection) and the start of the body comes back `truncated`. `onChunk`
+ * hears the bytes received so far after each chunk kept.
+ */
+export async function readChunks(
+  chunks: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  stop: () => void,
+  onChunk?: (received: number) => void,
+): Promise<BodyRead> {
+  const kept: Uint8Array[] = [];
+  let received = 0;
+  for await (const chunk of chunks) {
+    received += chunk.length;
+    kept.push(chunk);
+    if (received > maxBytes) {
+      stop();
+      return { bytes: joined(kept, maxBytes), truncated: true };
+    }
+    onChunk?.(received);
+  }
+  return { bytes: joined(kept, received), truncated: false };
+}
+
+/** The first `size` bytes of `chunks` as one array. */
+function joined(chunks: readonly Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0]?.length === size) return chunks[0];
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, size - offset);
+    bytes.set(part, offset);
+    offset += part.length;
+    if (offset === size) break;
+  }
+  return bytes;
+}

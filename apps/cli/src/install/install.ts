@@ -20,18 +20,15 @@ import { agentsFromOption, displayDir, type InstallTarget, installTarget } from 
 // plan (plan.ts: versions, dependencies, gates, folders), then applying it (apply.ts: download, verify,
 // stage, swap), then the lockfile written.
 
+/** `pkgreg install [names...]`: with names, those packages and what they need, recorded in the lockfile. */
 export async function install(input: InstallOptions, command: Command): Promise<void> {
   // Names, versions and agents are checked before anything is read or fetched.
   const specs = input.names.map(parsePackageSpec);
   agentsFromOption(input.agent);
   const ctx = await createContext(command);
   const target = installTarget(ctx, input.global);
-  if (specs.length) await installNamed(ctx, target, input, new Set(specs.map((spec) => spec.ref.full)).size);
-  else await restore(ctx, target, input);
-}
-
-/** `pkgreg install <names...>`: the named packages and what they need, recorded in the lockfile. */
-async function installNamed(ctx: Context, target: InstallTarget, input: InstallOptions, count: number) {
+  if (specs.length === 0) return restore(ctx, target, input);
+  const count = new Set(specs.map((spec) => spec.ref.full)).size;
   let progress = progressFor(count);
   try {
     const plan = await planNamed(ctx, target, input, progress);

@@ -8,6 +8,7 @@ import {
 import {
   createRegistryClient as createClient,
   RegistryError,
+  readChunks,
   type Transport,
   TransportError,
 } from '@pkgreg/registry-client';
@@ -72,21 +73,11 @@ function poolTransport(pool: Pool, origin: string): Transport {
         return Array.isArray(value) ? value[0] : value;
       },
       async read(maxBytes) {
-        const chunks: Buffer[] = [];
-        let received = 0;
         try {
-          for await (const chunk of res.body) {
-            received += (chunk as Buffer).length;
-            chunks.push(chunk as Buffer);
-            if (received > maxBytes) {
-              res.body.destroy();
-              return { bytes: Buffer.concat(chunks).subarray(0, maxBytes), truncated: true };
-            }
-          }
+          return await readChunks(res.body, maxBytes, () => res.body.destroy());
         } catch (error) {
           throw failure(error);
         }
-        return { bytes: Buffer.concat(chunks), truncated: false };
       },
       discard() {
         res.body.dump().catch(() => {});
