@@ -215,7 +215,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const { transport, retry: policy } = options;
   const maxJsonBytes = options.maxJsonBytes ?? JSON_MAX_BYTES;
-  const log = options.log ?? (() => {});
+  const { log } = options;
   const sleep = options.sleep ?? defaultSleep;
   const attempts = policy?.attempts ?? 1;
 
@@ -241,6 +241,18 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     const cut = response.status === 200 && call.cut === true;
     const tooLarge = (received: string) =>
       fail(call, { code: 'too_large', received, maxBytes, download: download !== undefined });
+    const answer = (bytes: Uint8Array, truncated: boolean): Answer => ({
+      status: response.status,
+      statusText: response.statusText,
+      header: (name) => response.header(name),
+      bytes,
+      truncated,
+    });
+    // No body to read (RFC 9110): a revalidation answered 304 costs no read.
+    if (response.status === 304 || response.status === 204) {
+      response.discard();
+      return answer(new Uint8Array(0), false);
+    }
     const total = declaredLength(response);
     if (!cut && total !== undefined && total > maxBytes) {
       response.discard();
@@ -249,13 +261,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     const progress = download?.onProgress;
     const read = await response.read(maxBytes, progress && ((received) => progress(received, total)));
     if (read.truncated && !cut) throw tooLarge(`more than ${maxBytes}`);
-    return {
-      status: response.status,
-      statusText: response.statusText,
-      header: (name) => response.header(name),
-      bytes: read.bytes,
-      truncated: read.truncated,
-    };
+    return answer(read.bytes, read.truncated);
   }
 
   /** Sends a call, again after a 429, a 5xx (idempotent only) or no answer, as the policy allows. */
@@ -283,7 +289,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
           signal: call.signal,
         });
         const answer = await readBody(call, response);
-        log(`${call.method} ${url} -> ${answer.status} (${Date.now() - started} ms)`);
+        log?.(`${call.method} ${url} -> ${answer.status} (${Date.now() - started} ms)`);
         const retryable = answer.status === 429 || (answer.status >= 500 && call.idempotent);
         if (!policy || !retryable) return answer;
         // A 429, and a 503, may say when to come back (RFC 9110); otherwise back off exponentially.
@@ -293,14 +299,14 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
         lastFailure = `HTTP ${answer.status}${message ? `: ${message}` : ''}`;
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;
-        log(`${call.method} ${url} failed: ${error.code} (${Date.now() - started} ms)`);
+        log?.(`${call.method} ${url} failed: ${error.code} (${Date.now() - started} ms)`);
         lastFailure = error.reason;
         // Not sent again once it may have arrived, unless sending it twice changes nothing.
         if (!policy || (!call.idempotent && !error.notSent)) break;
         wait = backoffMs(policy, attempt - 1);
       }
       if (attempt < attempts) {
-        log(`retrying in ${wait} ms (attempt ${attempt + 1} of ${attempts})`);
+        log?.(`retrying in ${wait} ms (attempt ${attempt + 1} of ${attempts})`);
         await sleep(wait);
       }
     }

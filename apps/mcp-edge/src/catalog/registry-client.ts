@@ -74,6 +74,11 @@ function poolTransport(pool: Pool, origin: string): Transport {
       },
       async read(maxBytes) {
         try {
+          // A body of a declared length within the bound is taken whole (undici holds it to that
+          // length); the chunk by chunk read is for the rest.
+          const declared = Number(res.headers['content-length'] ?? Number.NaN);
+          if (declared <= maxBytes)
+            return { bytes: Buffer.from(await res.body.arrayBuffer()), truncated: false };
           return await readChunks(res.body, maxBytes, () => res.body.destroy());
         } catch (error) {
           throw failure(error);
