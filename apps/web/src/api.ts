@@ -51,8 +51,9 @@ function pageError(error: RegistryError): Error {
   return new RegistryUnavailableError();
 }
 
-// The client, zod and the contract schemas are a chunk of their own (docs/benchmarks.md, "Web UI"): asked
-// for as the page starts, beside its first chunk, and awaited by the first request.
+// The client, zod and the contract schemas are a chunk of their own (docs/benchmarks.md, "Structure
+// change (issue 27): the registry client and the CLI"): asked for as the page starts, beside its first
+// chunk, and awaited by the first request.
 const loaded = import('@pkgreg/registry-client').then(({ createRegistryClient, fetchTransport }) =>
   createRegistryClient({
     baseUrl: '',
