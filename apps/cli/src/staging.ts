@@ -73,7 +73,7 @@ async function removeLeftovers(target: string): Promise<void> {
 export interface StagedFolder {
   target: string;
   staging: string;
-  /** Throws when the folder's place on disk is no longer safe (installer.ts, safe-folders.ts). */
+  /** Throws when the folder's place on disk is no longer safe (install/targets.ts, safe-folders.ts). */
   check?: () => void;
 }
 
