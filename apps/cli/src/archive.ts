@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { normalizeSkillFilePath, type VersionDetail } from '@pkgreg/contracts';
 import { CliError, EXIT } from './errors.js';
-import { FILE_MODES, type LockedFile, lockedFilesOf, sha256Hex } from './lockfile.js';
+import { FILE_MODES, type LockedFile, lockedFilesOf, sha256Hex } from './lockfile/lockfile.js';
 import type { SkillFile } from './skill-files.js';
 
 // A version's archive.tgz (docs/versions.md): entries under `<name>/`, regular files and symbolic links
@@ -10,7 +10,7 @@ import type { SkillFile } from './skill-files.js';
 // before the whole archive has been checked.
 
 /** SRI sha512 of some bytes, as `integrity` names the archive. */
-export function integrityOf(bytes: Buffer): string {
+export function integrityOf(bytes: Uint8Array): string {
   return `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
 }
 
@@ -34,7 +34,7 @@ export async function unpackArchive(
   label: string,
   packageName: string,
   version: VersionDetail,
-  archive: Buffer,
+  archive: Uint8Array,
 ): Promise<SkillFile[]> {
   if (integrityOf(archive) !== version.integrity) {
     throw new CliError(

@@ -4,3 +4,12 @@
 export const DEFAULT_REGISTRY = 'https://registry.pkgreg.dev';
 
 export const LOCKFILE_NAME = 'pkgreg-lock.json';
+
+/** How publish, deprecate and yank find the proof they send (proof.ts). */
+export const PROOF_HELP = `Proof of ownership, first found wins:
+  --token <token>; in GitHub Actions with "permissions: id-token: write", an OIDC token for the
+  registry URL (trusted publishing, no secret to store); GITHUB_TOKEN; \`gh auth token\`.
+  A proof goes only to an https registry (or http on this machine). GITHUB_TOKEN or gh's token goes
+  to a registry other than ${DEFAULT_REGISTRY} only once you confirm, or with --yes.`;
+
+export const YES_HELP = "send GITHUB_TOKEN or gh's token to a registry other than the default without asking";

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { parseOptions } from './command-options.js';
 import { type ResolvedRegistry, readConfig, resolveRegistry } from './config.js';
 import { type Env, loadEnv } from './env.js';
-import { usageError } from './errors.js';
 import { createRegistryClient, DEFAULT_RETRY, type RegistryClient } from './http-client.js';
 import { jsonText, oneLine, terminalSafe } from './terminal-text.js';
 
@@ -26,20 +26,6 @@ export interface Context {
   out(line: string): void;
   /** A value as JSON on stdout (--json): the registry's strings exactly, no raw control character. */
   json(value: unknown): void;
-}
-
-/**
- * A command's options parsed by its zod schema, so no command runs on an unchecked value; a failure is a
- * usage error (exit 2).
- */
-export function parseOptions<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `${String(issue.path[0])}: ` : '';
-    throw usageError(`${where}${issue?.message ?? 'invalid options'}`);
-  }
-  return parsed.data;
 }
 
 export async function createContext(command: Command): Promise<Context> {

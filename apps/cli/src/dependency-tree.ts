@@ -5,7 +5,7 @@ import { parsePackageArg, parseVersionSpec } from './names.js';
 import { resolveVersion } from './versions.js';
 
 // The dependency tree `pkgreg info` shows (README: Dependencies). Apart from install's resolution
-// (dependencies.ts), so info loads none of the install pipeline.
+// (install/resolve.ts), so info loads none of the install pipeline.
 
 /** One dependency in `pkgreg info`'s tree: what its range resolves to now, and what that needs. */
 export interface DependencyTreeNode {

@@ -14,7 +14,7 @@ import {
   lockedFilesOf,
   pathConflict,
   sha256Hex,
-} from './lockfile.js';
+} from './lockfile/lockfile.js';
 import { foldCollision, foldPath } from './safe-folders.js';
 
 /** One file of a skill folder, ready to write: a regular file's bytes, or a symbolic link's target. */

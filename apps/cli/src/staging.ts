@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { FILE_MODES } from './lockfile.js';
+import { FILE_MODES } from './lockfile/lockfile.js';
 import type { SkillFile } from './skill-files.js';
 
 // A skill folder is never written in place: the new one is built beside it in a hidden staging folder,
@@ -73,7 +73,7 @@ async function removeLeftovers(target: string): Promise<void> {
 export interface StagedFolder {
   target: string;
   staging: string;
-  /** Throws when the folder's place on disk is no longer safe (installer.ts, safe-folders.ts). */
+  /** Throws when the folder's place on disk is no longer safe (install/targets.ts, safe-folders.ts). */
   check?: () => void;
 }
 

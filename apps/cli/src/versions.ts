@@ -3,7 +3,6 @@ import semverSatisfies from 'semver/functions/satisfies.js';
 import semverMaxSatisfying from 'semver/ranges/max-satisfying.js';
 import type { Context } from './context.js';
 import { CliError, EXIT } from './errors.js';
-import { type LockEntryV1, matchesV1Entry } from './lockfile.js';
 import type { PackageRef, VersionSpec } from './names.js';
 
 // Resolving what a name asks for to one immutable version (docs/versions.md: API, ranges).
@@ -102,20 +101,4 @@ export async function candidatesFor(
     .map((v) => v.version)
     .filter((v) => needed.every((range) => semverSatisfies(v, range, RANGE_OPTIONS)));
   return { latest, wanted: maxSatisfying(allowed, requested ?? '*') };
-}
-
-/**
- * The version holding the SKILL.md a lockfileVersion 1 entry locked, newest first; null when no version
- * has it (the source moved on before versions existed).
- */
-export async function findV1Version(
-  ctx: Context,
-  ref: PackageRef,
-  entry: LockEntryV1,
-): Promise<VersionDetail | null> {
-  for (const summary of await listVersions(ctx, ref)) {
-    const version = await ctx.client.version(ref.scope, ref.name, summary.version);
-    if (matchesV1Entry(entry, version)) return version;
-  }
-  return null;
 }

@@ -5,7 +5,7 @@ import { resolveSkillLink } from '@pkgreg/contracts';
 import { describe, expect, it } from 'vitest';
 import { unpackArchive } from '../src/archive.js';
 import { CliError } from '../src/errors.js';
-import { lockedFilesOf } from '../src/lockfile.js';
+import { lockedFilesOf } from '../src/lockfile/lockfile.js';
 import { checkManifest, inspectFolder } from '../src/skill-files.js';
 import { stageFolder, swapIntoPlace } from '../src/staging.js';
 import {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { dependencyFolders, fits, type GraphNode, refuseCycles } from '../src/dependencies.js';
+import { dependencyFolders, fits, type GraphNode, refuseCycles } from '../src/install/resolve.js';
 import { CliError } from '../src/errors.js';
 import {
   type LockEntry,
   type Lockfile,
   linkDependants,
-  parseLockfile,
   serializeLockfile,
   unlockedDependency,
-} from '../src/lockfile.js';
+} from '../src/lockfile/lockfile.js';
+import { parseLockfile } from '../src/lockfile/read.js';
 import { parsePackageArg } from '../src/names.js';
 import { fixtureVersion } from './helpers/archive.js';
 

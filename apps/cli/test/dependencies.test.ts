@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { LockEntry } from '../src/lockfile.js';
+import type { LockEntry } from '../src/lockfile/lockfile.js';
 import { type CliResult, runCli, tempDir } from './helpers/cli.js';
 import { type SkillFixture, updateSkill } from './helpers/seed.js';
 import { useSeededRegistry } from './helpers/seeded-registry.js';

@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CliError } from '../src/errors.js';
-import { createRegistryClient, retryAfterMs } from '../src/http-client.js';
+import { createRegistryClient } from '../src/http-client.js';
 import { type CliResult, runCli, tempDir } from './helpers/cli.js';
 import { type FaultProxy, startFaultProxy } from './helpers/fault-proxy.js';
 import { freePort } from './helpers/registry.js';
@@ -267,6 +267,7 @@ describe('a JSON body is read up to 16 MiB (issue 26), like archives up to their
   });
 });
 
+// Reading Retry-After itself is tested with the client (packages/registry-client/test/client.test.ts).
 describe('http client retry policy (in process, against the real registry behind the fault proxy)', () => {
   it('caps a long Retry-After at maxRetryAfterMs', async () => {
     proxy = await startFaultProxy(registry.url, (_req, index) =>
@@ -302,12 +303,5 @@ describe('http client retry policy (in process, against the real registry behind
     expect((error as CliError).exitCode).toBe(4);
     expect((error as CliError).message).toContain('HTTP 429: slow down');
     expect(proxy.requests).toHaveLength(3);
-  });
-
-  it('reads Retry-After as seconds or an HTTP date (RFC 9110)', () => {
-    expect(retryAfterMs('2')).toBe(2000);
-    expect(retryAfterMs(new Date(10_000 + 5_000).toUTCString(), 10_000)).toBe(5_000);
-    expect(retryAfterMs('soon')).toBeUndefined();
-    expect(retryAfterMs(undefined)).toBeUndefined();
   });
 });

@@ -4,16 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { AGENTS, detectAgents, findAgent, rootsFor, skillsDirOf } from '../src/agents.js';
 import { loadEnv } from '../src/env.js';
 import { CliError } from '../src/errors.js';
-import {
-  installedPackages,
-  type LockEntryV1,
-  type Lockfile,
-  lockedFilesOf,
-  matchesV1Entry,
-  parseLockfile,
-  serializeLockfile,
-  upgradeV1Entry,
-} from '../src/lockfile.js';
+import { type Lockfile, lockedFilesOf, serializeLockfile } from '../src/lockfile/lockfile.js';
+import { installedPackages, parseLockfile } from '../src/lockfile/read.js';
+import { type LockEntryV1, matchesV1Entry, upgradeV1Entry } from '../src/lockfile/v1.js';
 import { parsePackageSpec } from '../src/names.js';
 import { fixtureVersion } from './helpers/archive.js';
 import { tempDir } from './helpers/cli.js';

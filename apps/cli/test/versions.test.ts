@@ -13,7 +13,7 @@ import {
 } from '@pkgreg/contracts';
 import { gitBlobSha } from '@pkgreg/indexer';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type LockEntry, lockedFilesOf } from '../src/lockfile.js';
+import { type LockEntry, lockedFilesOf } from '../src/lockfile/lockfile.js';
 import { digestOf } from '../src/skill-files.js';
 import { type FixtureFile, fixtureVersion } from './helpers/archive.js';
 import { CLI_ENTRY, type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';

@@ -17,14 +17,35 @@ const { load, startServer, stopServers } = await import('./procs.mjs');
 
 // AB_NODE_ARGS: node flags for the current build only (e.g. to weigh a V8 heap setting).
 const currentArgs = (process.env.AB_NODE_ARGS ?? '').split(' ').filter(Boolean);
+// AB_READ=1 adds resources/read of a skill:// SKILL.md served by the built registry-api (registry.mjs),
+// both edges trusting a package's visibility for AB_CATALOG_TTL_MS (default 1000; 1 makes nearly every
+// read ask the registry again, through the edge's registry client).
+const withRead = process.env.AB_READ === '1';
+const catalogTtlMs = process.env.AB_CATALOG_TTL_MS ?? '1000';
+// AB_ONLY=read,info: only these scenarios.
+const only = process.env.AB_ONLY?.split(',');
 
 const t = await createTestDatabase();
+let registry;
 try {
   await ensureActiveKey(t.db);
   const client = await createClient(t.db, {
     name: 'ab',
-    scopes: ['pkgreg.system.read', 'pkgreg.memory.stm.read', 'pkgreg.memory.stm.write'],
+    scopes: [
+      'pkgreg.system.read',
+      'pkgreg.memory.stm.read',
+      'pkgreg.memory.stm.write',
+      ...(withRead ? ['pkgreg.registry.read'] : []),
+    ],
   });
+  if (withRead) {
+    const { startBenchRegistry } = await import('./registry.mjs');
+    registry = await startBenchRegistry({
+      db: t.db,
+      databaseUrl: t.url,
+      redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    });
+  }
   const env = {
     PKGREG_PUBLIC_BASE_URL: 'http://localhost:4100',
     DATABASE_URL: t.url,
@@ -33,6 +54,7 @@ try {
     EDGE_RATE_LIMIT_PER_MINUTE: '1000000000',
     EDGE_TOKEN_TTL_SECONDS: '7200',
     LOG_LEVEL: 'silent',
+    ...(registry ? { REGISTRY_URL: registry.url, EDGE_CATALOG_TTL_MS: catalogTtlMs } : {}),
   };
   const servers = {
     base: await startServer('edge', {
@@ -57,10 +79,20 @@ try {
   const bodies = {
     info: call('pkgreg.system.v1.info', {}),
     get: call('pkgreg.memory.v1.get', { namespace, entryId }),
+    ...(registry
+      ? {
+          read: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'resources/read',
+            params: { uri: registry.uri },
+          }),
+        }
+      : {}),
   };
   const results = {};
   for (let round = 0; round < Number(rounds); round++) {
-    for (const scenario of Object.keys(bodies)) {
+    for (const scenario of Object.keys(bodies).filter((key) => !only || only.includes(key))) {
       const order = Object.entries(servers);
       if (round % 2 === 1) order.reverse();
       for (const [name, server] of order) {
@@ -87,5 +119,6 @@ try {
   for (const [k, xs] of Object.entries(results)) console.log(`${k}: median ${median(xs).toFixed(1)} µs/req`);
 } finally {
   stopServers();
+  registry?.stop();
   await t.destroy();
 }

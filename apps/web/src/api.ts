@@ -1,6 +1,5 @@
 import type {
   DependantsResponse,
-  ErrorBody,
   ListQuery,
   ListResponse,
   PackageDetail,
@@ -10,11 +9,13 @@ import type {
   VersionDetail,
   VersionListResponse,
 } from '@pkgreg/contracts';
-
-import { filterParams } from './list-query.js';
+import type { FileHead, RegistryClient, RegistryError } from '@pkgreg/registry-client';
+import { archivePath, filePath, packagePath, sourcePath } from '@pkgreg/registry-client/paths';
 
 // The public REST API only (registry-api.md), same origin: proxied by the dev server, served alongside
-// by registry-api in production. Types come from @pkgreg/contracts; its zod schemas stay out of the bundle.
+// by registry-api in production. Every answer is parsed by its contract schema (@pkgreg/registry-client).
+
+export { type FileHead, packagePath };
 
 const TIMEOUT_MS = 10_000;
 
@@ -37,56 +38,45 @@ export class RegistryUnavailableError extends Error {
   }
 }
 
-export function packagePath(scope: string, name: string): string {
-  return `/api/packages/@${encodeURIComponent(scope)}/${encodeURIComponent(name)}`;
+/** What the page shows for a failure: the registry's own message, or that it is not there. */
+function pageError(error: RegistryError): Error {
+  if (error.code === 'status') {
+    const status = error.status ?? 0;
+    // A 5xx without our JSON error body comes from a proxy or gateway in front of a registry that is down.
+    if (status >= 500 && error.error === undefined) return new RegistryUnavailableError();
+    return new ApiError(status, error.error ?? error.statusText ?? '');
+  }
+  if (error.code === 'malformed')
+    return new RegistryUnavailableError('The registry sent an unreadable answer');
+  return new RegistryUnavailableError();
 }
 
-async function send(path: string, init: RequestInit & { signal?: AbortSignal }): Promise<Response> {
-  const timeout = AbortSignal.timeout(TIMEOUT_MS);
-  const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-  try {
+// The client, zod and the contract schemas are a chunk of their own (docs/benchmarks.md, "Structure
+// change (issue 27): the registry client and the CLI"): asked for as the page starts, beside its first
+// chunk, and awaited by the first request.
+const loaded = import('@pkgreg/registry-client').then(({ createRegistryClient, fetchTransport }) =>
+  createRegistryClient({
+    baseUrl: '',
     // The API lets caches keep lists for a minute (docs/caching.md); the UI revalidates every time instead
     // (a 304 when nothing changed), so it shows a delist or an outage at once, never a stale page.
-    return await fetch(path, { cache: 'no-cache', ...init, signal });
-  } catch (error) {
-    // The caller's own abort is not an outage: let it through so stale requests are simply dropped.
-    if (init.signal?.aborted) throw error;
+    transport: fetchTransport({ init: { cache: 'no-cache' }, timeoutMs: TIMEOUT_MS }),
+    mapError: pageError,
+  }),
+);
+
+/** Runs a call once the client is loaded; a chunk that fails to load is the registry not being reached. */
+async function withClient<T>(call: (client: RegistryClient) => Promise<T>): Promise<T> {
+  let client: RegistryClient;
+  try {
+    client = await loaded;
+  } catch {
     throw new RegistryUnavailableError();
   }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return text ? JSON.parse(text) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function errorOf(response: Response, body: unknown): Error {
-  const message = (body as Partial<ErrorBody> | undefined)?.error;
-  // A 5xx without our JSON error body comes from a proxy or gateway in front of a registry that is down.
-  if (response.status >= 500 && typeof message !== 'string') return new RegistryUnavailableError();
-  return new ApiError(response.status, typeof message === 'string' ? message : response.statusText);
-}
-
-async function request<T>(path: string, init: RequestInit & { signal?: AbortSignal } = {}): Promise<T> {
-  const response = await send(path, { ...init, headers: { accept: 'application/json' } });
-  const body = parseJson(await response.text());
-  if (!response.ok) throw errorOf(response, body);
-  if (body === undefined) throw new RegistryUnavailableError('The registry sent an unreadable answer');
-  return body as T;
+  return call(client);
 }
 
 export function listPackages(query: ListQuery, signal?: AbortSignal): Promise<ListResponse> {
-  const params = new URLSearchParams({
-    page: String(query.page),
-    pageSize: String(query.pageSize),
-    sort: query.sort,
-    order: query.order,
-  });
-  for (const [name, value] of filterParams(query)) params.set(name, value);
-  return request<ListResponse>(`/api/packages?${params}`, { signal });
+  return withClient((client) => client.list(query, { signal }));
 }
 
 export function searchPackages(
@@ -94,22 +84,20 @@ export function searchPackages(
   filters: PackageFilters = {},
   signal?: AbortSignal,
 ): Promise<SearchResponse> {
-  return request<SearchResponse>(`/api/search?${new URLSearchParams([['q', q], ...filterParams(filters)])}`, {
-    signal,
-  });
+  return withClient((client) => client.search(q, filters, { signal }));
 }
 
 export function getPackage(scope: string, name: string, signal?: AbortSignal): Promise<PackageDetail> {
-  return request<PackageDetail>(packagePath(scope, name), { signal });
+  return withClient((client) => client.detail(scope, name, { signal }));
 }
 
 /** Counts one download (registry-api.md: track). Callers fire and forget. */
 export function trackDownload(scope: string, name: string): Promise<TrackResponse> {
-  return request<TrackResponse>(`${packagePath(scope, name)}/track`, { method: 'POST', keepalive: true });
+  return withClient((client) => client.track(scope, name));
 }
 
 export function sourceUrl(scope: string, name: string): string {
-  return `${packagePath(scope, name)}/source`;
+  return sourcePath(scope, name);
 }
 
 /** The newest versions first; one page of the API's largest size (docs/versions.md). */
@@ -118,7 +106,7 @@ export function listVersions(
   name: string,
   signal?: AbortSignal,
 ): Promise<VersionListResponse> {
-  return request<VersionListResponse>(`${packagePath(scope, name)}/versions?pageSize=100`, { signal });
+  return withClient((client) => client.versions(scope, name, 1, 100, { signal }));
 }
 
 /** A page of the packages whose latest version depends on this one (docs/versions.md, Dependencies). */
@@ -129,8 +117,7 @@ export function listDependants(
   pageSize: number,
   signal?: AbortSignal,
 ): Promise<DependantsResponse> {
-  const params = new URLSearchParams({ page: String(page), pageSize: String(pageSize) });
-  return request<DependantsResponse>(`${packagePath(scope, name)}/dependants?${params}`, { signal });
+  return withClient((client) => client.dependants(scope, name, page, pageSize, { signal }));
 }
 
 /** `version`: an exact version, or `latest`. */
@@ -140,19 +127,16 @@ export function getVersion(
   version: string,
   signal?: AbortSignal,
 ): Promise<VersionDetail> {
-  return request<VersionDetail>(`${packagePath(scope, name)}/versions/${encodeURIComponent(version)}`, {
-    signal,
-  });
+  return withClient((client) => client.version(scope, name, version, { signal }));
 }
 
 /** The bytes of a file of an exact version (served with a sandbox CSP, so opening it runs nothing). */
 export function fileUrl(scope: string, name: string, version: string, path: string): string {
-  const segments = path.split('/').map(encodeURIComponent).join('/');
-  return `${packagePath(scope, name)}/versions/${encodeURIComponent(version)}/files/${segments}`;
+  return filePath(scope, name, version, path);
 }
 
 export function archiveUrl(scope: string, name: string, version: string): string {
-  return `${packagePath(scope, name)}/versions/${encodeURIComponent(version)}/archive.tgz`;
+  return archivePath(scope, name, version);
 }
 
 /** The name registry-api's Content-Disposition gives an archive. */
@@ -160,59 +144,27 @@ export function archiveFilename(scope: string, name: string, version: string): s
   return `${scope}-${name}-${version}.tgz`;
 }
 
-export interface FileHead {
-  /** At most `limit` bytes from the start of the file. */
-  bytes: Uint8Array;
-  /** Whether the file goes on past them. */
-  truncated: boolean;
-  contentType: string;
+/** The first `limit` bytes of a file: the rest is not downloaded (the stream is cancelled). */
+export function fetchFileHead(
+  scope: string,
+  name: string,
+  version: string,
+  path: string,
+  limit: number,
+  signal?: AbortSignal,
+): Promise<FileHead> {
+  return withClient((client) => client.fileHead(scope, name, version, path, limit, { signal }));
 }
 
-/** The first `limit` bytes of a file: the rest is not downloaded (the stream is cancelled). */
-export async function fetchFileHead(url: string, limit: number, signal?: AbortSignal): Promise<FileHead> {
-  const response = await send(url, { signal });
-  if (!response.ok) throw errorOf(response, parseJson(await response.text()));
-  const contentType = response.headers.get('content-type') ?? '';
-  const reader = response.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  try {
-    while (reader) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.length;
-      if (size > limit) {
-        truncated = true;
-        await reader.cancel();
-        break;
-      }
-    }
-  } catch (error) {
-    if (signal?.aborted) throw error;
-    throw new RegistryUnavailableError();
-  }
-  const bytes = new Uint8Array(Math.min(size, limit));
-  let offset = 0;
-  for (const chunk of chunks) {
-    const part = chunk.subarray(0, bytes.length - offset);
-    bytes.set(part, offset);
-    offset += part.length;
-  }
-  return { bytes, truncated, contentType };
-}
+const decoder = new TextDecoder();
 
 /** A whole text file (SKILL.md of an older version). */
-export async function fetchFileText(url: string, signal?: AbortSignal): Promise<string> {
-  const response = await send(url, { signal });
-  let text: string;
-  try {
-    text = await response.text();
-  } catch (error) {
-    if (signal?.aborted) throw error;
-    throw new RegistryUnavailableError();
-  }
-  if (!response.ok) throw errorOf(response, parseJson(text));
-  return text;
+export async function fetchFileText(
+  scope: string,
+  name: string,
+  version: string,
+  path: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  return decoder.decode(await withClient((client) => client.file(scope, name, version, path, { signal })));
 }

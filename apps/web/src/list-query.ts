@@ -1,4 +1,8 @@
 import type { ListQuery, PackageFilters } from '@pkgreg/contracts';
+import { filterParams } from '@pkgreg/registry-client/paths';
+
+/** The filters as query parameters, in the API's order (the registry client's, so both send the same). */
+export { filterParams };
 
 // List state lives in the URL query (page, sort, order, filters) so back, forward and reload restore
 // it. The filters keep the API's own parameter names, so a page's URL reads like its API request.
@@ -71,25 +75,6 @@ function withoutUndefined(filters: PackageFilters): PackageFilters {
   return Object.fromEntries(
     Object.entries(filters).filter(([, value]) => value !== undefined),
   ) as PackageFilters;
-}
-
-/** The filters as query parameters, in the API's order. */
-export function filterParams(filters: PackageFilters): Array<[string, string]> {
-  const order = [
-    'kind',
-    'category',
-    'tag',
-    'agent',
-    'license',
-    'verified',
-    'status',
-    'risk',
-    'owner',
-  ] as const;
-  return order.flatMap((name) => {
-    const value = filters[name];
-    return value === undefined ? [] : [[name, String(value)] as [string, string]];
-  });
 }
 
 /** Reads the list state from a query string; anything out of rule falls back to the API's default. */

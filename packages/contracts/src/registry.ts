@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PackageDependencySchema } from './dependencies.js';
+import { FILTER_NAMES } from './filter-names.js';
 import { RiskSchema, ScanFindingSchema } from './risk.js';
 
 // The registry REST API's shapes: ../shared/spec/registry-api.md and the Registry part of decisions.md.
@@ -190,19 +191,7 @@ export const LIST_ORDERS = ['asc', 'desc'] as const;
 /** Filter values `status` takes: active only, or deprecated only (absent: both). */
 export const STATUS_FILTERS = ['active', 'deprecated'] as const;
 
-/** The filters list and search take (issue 20), in the order the API documents them. */
-export const FILTER_NAMES = [
-  'kind',
-  'category',
-  'tag',
-  'agent',
-  'license',
-  'verified',
-  'status',
-  'risk',
-  'owner',
-] as const;
-export type FilterName = (typeof FILTER_NAMES)[number];
+export { FILTER_NAMES, type FilterName } from './filter-names.js';
 
 /** A category, tag or agent as a filter: compared lowercased, so 1-64 characters without controls. */
 const FACET_TEXT_PATTERN = /^[^\p{Cc}]{1,64}$/u;

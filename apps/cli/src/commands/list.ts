@@ -1,107 +1,26 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
-import { createContext, parseOptions } from '../context.js';
-import { displayDir, type InstallTarget, installTarget } from '../installer.js';
-import {
-  absoluteDir,
-  type InstalledPackage,
-  installedPackages,
-  LOCKFILE_NAME,
-  readLockfile,
-} from '../lockfile.js';
-import { table, terminalWidth } from '../output.js';
-import { inspectFolder } from '../skill-files.js';
+import { commandOptions, type OptionsOf } from '../command-options.js';
+import { LOCKFILE_NAME } from '../constants.js';
 
-export type InstalledState = 'ok' | 'modified' | 'missing';
+// `pkgreg list`: what it takes. What it does: actions/list.ts.
 
-export interface InstalledRow {
-  pkg: InstalledPackage;
-  state: InstalledState;
-  /** Files that differ from the lockfile or were added, as `folder/path`. */
-  modified: string[];
-  /** Files (or whole folders) the lockfile lists that are not there. */
-  missing: string[];
-}
+export const listOptions = commandOptions((z) =>
+  z.object({ json: z.boolean().default(false), global: z.boolean().default(false) }),
+);
+export type ListOptions = OptionsOf<typeof listOptions>;
 
-/**
- * Compares each package's folders with the files the lockfile records; no request is made. `pathOf`
- * says where a folder is read (remove reads the folders it checked on disk).
- */
-export async function inspectInstalled(
-  target: InstallTarget,
-  pkg: InstalledPackage,
-  pathOf: (dir: string) => string = (dir) => absoluteDir(target.base, dir),
-): Promise<InstalledRow> {
-  const modified: string[] = [];
-  const missing: string[] = [];
-  for (const dir of pkg.dirs) {
-    const shown = displayDir(target, dir);
-    const state = await inspectFolder(pathOf(dir), pkg.files);
-    if (state.kind === 'absent') missing.push(shown);
-    if (state.kind === 'incomplete' || state.kind === 'modified') {
-      missing.push(...state.missing.map((path) => `${shown}/${path}`));
-    }
-    if (state.kind === 'modified') {
-      modified.push(...state.changed.map((path) => (path === '.' ? shown : `${shown}/${path}`)));
-    }
-  }
-  const state: InstalledState = modified.length ? 'modified' : missing.length ? 'missing' : 'ok';
-  return { pkg, state, modified, missing };
-}
-
-const ListInputSchema = z.object({
-  json: z.boolean().default(false),
-  global: z.boolean().default(false),
-});
-
-export async function list(options: Record<string, unknown>, command: Command): Promise<void> {
-  const input = parseOptions(ListInputSchema, options);
-  const ctx = await createContext(command);
-  const target = installTarget(ctx, input.global);
-  const read = await readLockfile(target.lockPath, target.global);
-  const rows = read
-    ? await Promise.all(installedPackages(read).map((pkg) => inspectInstalled(target, pkg)))
-    : [];
-  if (input.json) {
-    const json = rows.map((row) => ({
-      name: row.pkg.name,
-      version: row.pkg.version,
-      requested: row.pkg.requested,
-      agents: row.pkg.agents,
-      dirs: row.pkg.dirs.map((dir) => displayDir(target, dir)),
-      state: row.state,
-      modified: row.modified,
-      missing: row.missing,
-      direct: row.pkg.direct,
-      dependencies: row.pkg.dependencies,
-      dependencyOf: row.pkg.dependencyOf,
-    }));
-    ctx.json(json);
-    return;
-  }
-  if (!read) {
-    ctx.out(`Nothing installed: no ${LOCKFILE_NAME} at ${target.lockPath}.`);
-    return;
-  }
-  if (rows.length === 0) {
-    ctx.out(`Nothing installed: ${LOCKFILE_NAME} lists no packages.`);
-    return;
-  }
-  const lines = table(
-    [{ header: 'NAME' }, { header: 'VERSION' }, { header: 'AGENTS' }, { header: 'STATE' }],
-    rows.map((row) => [
-      row.pkg.name,
-      row.pkg.version ?? `? (${LOCKFILE_NAME} version 1)`,
-      row.pkg.agents.join(', ') || '-',
-      row.state,
-    ]),
-    terminalWidth(),
-  );
-  for (const line of lines) ctx.out(line);
-  for (const row of rows) {
-    if (!row.pkg.direct)
-      ctx.out(`  ${row.pkg.name} is a dependency of: ${row.pkg.dependencyOf.join(', ') || '-'}`);
-    for (const path of row.modified) ctx.out(`  modified: ${path}`);
-    for (const path of row.missing) ctx.out(`  missing: ${path}`);
-  }
+export function configureListCommand(program: Command): void {
+  program
+    .command('list')
+    .alias('ls')
+    .description(
+      `list the installed skills from ${LOCKFILE_NAME}: version, agents, and whether they were modified`,
+    )
+    .option('-g, --global', 'list the global installs')
+    .option('--json', 'print the list as JSON')
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const input = await listOptions.parse(options);
+      const { list } = await import('../actions/list.js');
+      await list(input, command);
+    });
 }

@@ -1,17 +1,47 @@
-import {
-  FilterQueryShape,
-  LIST_ORDERS,
-  LIST_SORTS,
-  type PackageFilters,
-  SEARCH_MAX_QUERY_LENGTH,
-} from '@pkgreg/contracts';
 import type { Command } from 'commander';
-import { z } from 'zod';
-import { createContext, parseOptions } from '../context.js';
-import { formatCount, table, terminalWidth } from '../output.js';
+import { commandOptions, type OptionsOf } from '../command-options.js';
+
+// `pkgreg search [terms...]`: what it takes. What it does: actions/search.ts.
+
+export const searchOptions = commandOptions(async (z) => {
+  // The API's own rules for its query parameters (registry-api.md), so a bad filter is a usage error here.
+  const { FilterQueryShape, LIST_ORDERS, LIST_SORTS, SEARCH_MAX_QUERY_LENGTH } = await import(
+    '@pkgreg/contracts/registry'
+  );
+  return z
+    .object({
+      query: z
+        .string()
+        .trim()
+        .max(SEARCH_MAX_QUERY_LENGTH, {
+          error: `search terms must be at most ${SEARCH_MAX_QUERY_LENGTH} characters`,
+        }),
+      json: z.boolean().default(false),
+      sort: z.enum(LIST_SORTS, { error: `--sort must be one of ${LIST_SORTS.join(', ')}` }).optional(),
+      order: z.enum(LIST_ORDERS, { error: `--order must be one of ${LIST_ORDERS.join(', ')}` }).optional(),
+      ...FilterQueryShape,
+    })
+    .superRefine((input, ctx) => {
+      // Search ranks by relevance (registry-api.md, Search rule 2); a sort lists instead.
+      if (input.query && input.sort) {
+        ctx.addIssue({
+          code: 'custom',
+          message: '--sort lists packages and takes no search terms (search results are ranked by relevance)',
+        });
+      } else if (!input.query && !input.sort) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'search terms must not be empty (or give --sort to list packages)',
+        });
+      } else if (input.order && !input.sort) {
+        ctx.addIssue({ code: 'custom', message: '--order goes with --sort' });
+      }
+    });
+});
+export type SearchOptions = OptionsOf<typeof searchOptions>;
 
 /** Options as commander hands them over; the filters keep the API's names (issue 20). */
-export interface SearchOptions {
+interface SearchFlags {
   json?: boolean;
   kind?: string;
   category?: string;
@@ -26,134 +56,41 @@ export interface SearchOptions {
   order?: string;
 }
 
-const SearchInputSchema = z
-  .object({
-    query: z
-      .string()
-      .trim()
-      .max(SEARCH_MAX_QUERY_LENGTH, {
-        error: `search terms must be at most ${SEARCH_MAX_QUERY_LENGTH} characters`,
-      }),
-    json: z.boolean().default(false),
-    sort: z.enum(LIST_SORTS, { error: `--sort must be one of ${LIST_SORTS.join(', ')}` }).optional(),
-    order: z.enum(LIST_ORDERS, { error: `--order must be one of ${LIST_ORDERS.join(', ')}` }).optional(),
-    ...FilterQueryShape,
-  })
-  .superRefine((input, ctx) => {
-    // Search ranks by relevance (registry-api.md, Search rule 2); a sort lists instead.
-    if (input.query && input.sort) {
-      ctx.addIssue({
-        code: 'custom',
-        message: '--sort lists packages and takes no search terms (search results are ranked by relevance)',
+export function configureSearchCommand(program: Command): void {
+  program
+    .command('search')
+    .description('search the registry by scope, name and description, or list it by a sort')
+    .argument('[terms...]', 'search terms (each matches as a word prefix)')
+    .option('--kind <kind>', 'only this kind: skill, composite, workflow, app')
+    .option('--category <category>', 'only this category')
+    .option('--tag <tag>', 'only packages with this tag')
+    .option('--agent <agent>', 'only packages compatible with this agent (e.g. claude-code)')
+    .option('--license <spdx>', 'only this license (the whole SPDX expression)')
+    .option('--verified', 'only verified publishers')
+    .option('--status <status>', 'active (deprecated left out) or deprecated')
+    .option('--risk <level>', 'at most this risk: none, low, medium, high')
+    .option('--owner <scope>', "only this scope's packages")
+    .option('--sort <sort>', 'list instead of search: name, stars, indexed, downloads, trending')
+    .option('--order <order>', 'with --sort: asc or desc (default: name asc, the others desc)')
+    .option('--json', 'print the registry response as JSON')
+    .action(async (terms: string[], flags: SearchFlags, command: Command) => {
+      // The filters as the API's query parameters (strings; `--verified` a flag).
+      const input = await searchOptions.parse({
+        query: terms.join(' '),
+        json: flags.json,
+        sort: flags.sort,
+        order: flags.order,
+        kind: flags.kind,
+        category: flags.category,
+        tag: flags.tag,
+        agent: flags.agent,
+        license: flags.license,
+        verified: flags.verified ? 'true' : undefined,
+        status: flags.status,
+        risk: flags.risk,
+        owner: flags.owner,
       });
-    } else if (!input.query && !input.sort) {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'search terms must not be empty (or give --sort to list packages)',
-      });
-    } else if (input.order && !input.sort) {
-      ctx.addIssue({ code: 'custom', message: '--order goes with --sort' });
-    }
-  });
-
-/** What commander parsed, as the API's query parameters (strings; `--verified` a flag). */
-function filterArguments(options: SearchOptions): Record<string, string | undefined> {
-  return {
-    kind: options.kind,
-    category: options.category,
-    tag: options.tag,
-    agent: options.agent,
-    license: options.license,
-    verified: options.verified ? 'true' : undefined,
-    status: options.status,
-    risk: options.risk,
-    owner: options.owner,
-  };
-}
-
-export async function search(terms: string[], options: SearchOptions, command: Command): Promise<void> {
-  const input = parseOptions(SearchInputSchema, {
-    query: terms.join(' '),
-    json: options.json,
-    sort: options.sort,
-    order: options.order,
-    ...filterArguments(options),
-  });
-  const filters: PackageFilters = {
-    kind: input.kind,
-    category: input.category,
-    tag: input.tag,
-    agent: input.agent,
-    license: input.license,
-    verified: input.verified,
-    status: input.status,
-    risk: input.risk,
-    owner: input.owner,
-  };
-  const ctx = await createContext(command);
-  if (input.sort) {
-    const order = input.order ?? (input.sort === 'name' ? 'asc' : 'desc');
-    const page = await ctx.client.list({ page: 1, pageSize: 50, sort: input.sort, order, ...filters });
-    if (input.json) {
-      ctx.json(page);
-      return;
-    }
-    if (page.data.length === 0) {
-      ctx.out('No packages match these filters.');
-      return;
-    }
-    const rows = page.data.map((item) => [
-      `@${item.scope}/${item.name}`,
-      item.kind,
-      item.description,
-      formatCount(item.repoStars),
-    ]);
-    const lines = table(
-      [
-        { header: 'NAME' },
-        { header: 'KIND' },
-        { header: 'DESCRIPTION', flexible: true },
-        { header: 'STARS', align: 'right' },
-      ],
-      rows,
-      terminalWidth(),
-    );
-    for (const line of lines) ctx.out(line);
-    if (page.total > page.data.length)
-      ctx.out(`Showing ${page.data.length} of ${page.total} packages by ${input.sort}.`);
-    return;
-  }
-  const response = await ctx.client.search(input.query, filters);
-  if (input.json) {
-    ctx.json(response);
-    return;
-  }
-  if (response.results.length === 0) {
-    ctx.out(`No packages found for "${input.query}".`);
-    return;
-  }
-  const rows = response.results.map((item) => [
-    `@${item.scope}/${item.name}`,
-    item.kind,
-    item.description,
-    formatCount(item.tokenCount),
-    item.verified ? '✓' : '',
-  ]);
-  const lines = table(
-    [
-      { header: 'NAME' },
-      { header: 'KIND' },
-      { header: 'DESCRIPTION', flexible: true },
-      { header: 'TOKENS', align: 'right' },
-      { header: 'VERIFIED' },
-    ],
-    rows,
-    terminalWidth(),
-  );
-  for (const line of lines) ctx.out(line);
-  if (response.total > response.results.length) {
-    ctx.out(
-      `Showing ${response.results.length} of ${response.total} matches; narrow the search to see others.`,
-    );
-  }
+      const { search } = await import('../actions/search.js');
+      await search(input, command);
+    });
 }

@@ -1,22 +1,24 @@
 import {
-  ErrorBodySchema,
   type ListResponse,
-  ListResponseSchema,
   type PackageDetail,
-  PackageDetailSchema,
   RejectError,
   type SearchResponse,
-  SearchResponseSchema,
   type VersionDetail,
-  VersionDetailSchema,
 } from '@pkgreg/contracts';
+import {
+  createRegistryClient as createClient,
+  RegistryError,
+  readChunks,
+  type Transport,
+  TransportError,
+} from '@pkgreg/registry-client';
 import { type Logger, withTraceHeaders } from '@pkgreg/server-kit';
 import { Pool } from 'undici';
-import type { z } from 'zod';
 
-// The registry's REST API (registry-api.md, docs/versions.md) as the edge reads it: the registry stays the
-// one authority on what is visible, and every answer is parsed by its contract schema before use. A
-// registry that cannot be reached, times out or answers 5xx is `registry_unavailable` (503, retryable).
+// The registry's REST API (registry-api.md, docs/versions.md) as the edge reads it, through
+// @pkgreg/registry-client: the registry stays the one authority on what is visible, and every answer is
+// parsed by its contract schema before use. A registry that cannot be reached, times out, answers 5xx
+// or outside its contract is `registry_unavailable` (503, retryable).
 
 /** What a read of one package, version or file can come back as. */
 export type RegistryAnswer<T> =
@@ -43,112 +45,130 @@ export interface RegistryClientOptions {
   logger: Logger;
 }
 
-const pkgPath = (scope: string, name: string) => `/api/packages/@${scope}/${name}`;
-const segments = (path: string) => path.split('/').map(encodeURIComponent).join('/');
+/** The edge's connections to the registry: a keep-alive pool, each request in the caller's trace. */
+function poolTransport(pool: Pool, origin: string): Transport {
+  const failure = (error: unknown) =>
+    new TransportError(String((error as { code?: unknown }).code ?? (error as Error).name), {
+      reason: (error as Error).message,
+      cause: error,
+    });
+  return async (request) => {
+    let res: Awaited<ReturnType<Pool['request']>>;
+    try {
+      res = await pool.request({
+        path: request.url.slice(origin.length),
+        method: request.method,
+        // With tracing on, the registry's request span joins this request's trace (W3C traceparent).
+        headers: withTraceHeaders(request.headers),
+        body: request.body,
+      });
+    } catch (error) {
+      throw failure(error);
+    }
+    return {
+      status: res.statusCode,
+      statusText: '',
+      header: (name) => {
+        const value = res.headers[name];
+        return Array.isArray(value) ? value[0] : value;
+      },
+      async read(maxBytes) {
+        try {
+          // A body of a declared length within the bound is taken whole (undici holds it to that
+          // length); the chunk by chunk read is for the rest.
+          const declared = Number(res.headers['content-length'] ?? Number.NaN);
+          if (declared <= maxBytes)
+            return { bytes: Buffer.from(await res.body.arrayBuffer()), truncated: false };
+          return await readChunks(res.body, maxBytes, () => res.body.destroy());
+        } catch (error) {
+          throw failure(error);
+        }
+      },
+      discard() {
+        res.body.dump().catch(() => {});
+      },
+    };
+  };
+}
+
+const asBuffer = (bytes: Uint8Array) =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 export function createRegistryClient(options: RegistryClientOptions): RegistryClient {
   const base = new URL(options.url);
-  const prefix = base.pathname.replace(/\/+$/, '');
   const pool = new Pool(base.origin, {
     connections: 16,
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
     keepAliveTimeout: 30_000,
   });
+  const client = createClient({
+    baseUrl: `${base.origin}${base.pathname}`,
+    transport: poolTransport(pool, base.origin),
+  });
 
-  const unavailable = (what: string, detail: Record<string, unknown>) => {
-    options.logger.warn({ registry: what, ...detail }, 'registry request failed');
+  /** A registry answering outside its contract, or not at all, is a deployment fault: logged, retryable. */
+  function unavailable(error: unknown): RejectError {
+    if (!(error instanceof RegistryError)) throw error;
+    const detail =
+      error.code === 'status'
+        ? { status: error.status }
+        : error.code === 'malformed'
+          ? error.issues
+            ? { issues: error.issues }
+            : { body: 'not JSON' }
+          : { err: error.failure ?? error.message };
+    const path = error.request.slice(error.request.indexOf(' ') + 1);
+    options.logger.warn({ registry: path, ...detail }, 'registry request failed');
     return new RejectError('registry_unavailable');
-  };
-
-  async function get(path: string, headers: Record<string, string> = {}) {
-    try {
-      // With tracing on, the registry's request span joins this request's trace (W3C traceparent).
-      const res = await pool.request({
-        path: prefix + path,
-        method: 'GET',
-        headers: withTraceHeaders(headers),
-      });
-      return {
-        status: res.statusCode,
-        headers: res.headers,
-        bytes: Buffer.from(await res.body.arrayBuffer()),
-      };
-    } catch (error) {
-      throw unavailable(path, { err: (error as Error).message });
-    }
   }
 
-  function parse<T>(schema: z.ZodType<T>, bytes: Buffer, path: string): T {
-    let json: unknown;
-    try {
-      json = JSON.parse(bytes.toString('utf8'));
-    } catch {
-      throw unavailable(path, { body: 'not JSON' });
+  /** 400 too: the edge checked every part of the path already, so the registry refusing one means it
+   * names nothing the registry serves. */
+  function notServed(error: unknown): { status: 404 | 410; error: string } {
+    if (error instanceof RegistryError && error.code === 'status') {
+      const status = error.status ?? 0;
+      if (status === 404 || status === 410 || status === 400)
+        return { status: status === 410 ? 410 : 404, error: error.error ?? 'Not found' };
     }
-    const parsed = schema.safeParse(json);
-    // A registry answering outside its contract is a deployment fault: logged, and retryable for callers.
-    if (!parsed.success) throw unavailable(path, { issues: parsed.error.issues.slice(0, 5) });
-    return parsed.data;
-  }
-
-  function errorOf(bytes: Buffer): string {
-    try {
-      return ErrorBodySchema.parse(JSON.parse(bytes.toString('utf8'))).error;
-    } catch {
-      return 'Not found';
-    }
-  }
-
-  async function read<T>(
-    path: string,
-    body: (bytes: Buffer) => T,
-    etag?: string,
-  ): Promise<RegistryAnswer<T> | { status: 304 }> {
-    const res = await get(path, etag ? { 'if-none-match': etag } : {});
-    if (res.status === 200) {
-      const tag = typeof res.headers.etag === 'string' ? res.headers.etag : undefined;
-      return { status: 200, body: body(res.bytes), etag: tag };
-    }
-    if (res.status === 304 && etag) return { status: 304 };
-    // 400 too: the edge checked every part of the path already, so the registry refusing one means it
-    // names nothing the registry serves.
-    if (res.status === 404 || res.status === 410 || res.status === 400) {
-      return { status: res.status === 410 ? 410 : 404, error: errorOf(res.bytes) };
-    }
-    throw unavailable(path, { status: res.status });
+    throw unavailable(error);
   }
 
   /** A list or search answer: anything but 200 is the registry's fault, or the caller's (400). */
-  async function query<T>(path: string, schema: z.ZodType<T>): Promise<T> {
-    const res = await get(path);
-    if (res.status === 200) return parse(schema, res.bytes, path);
-    if (res.status === 400) throw new RejectError('request_schema_invalid', errorOf(res.bytes));
-    throw unavailable(path, { status: res.status });
+  function refused(error: unknown): never {
+    if (error instanceof RegistryError && error.code === 'status' && error.status === 400)
+      throw new RejectError('request_schema_invalid', error.error ?? 'Not found');
+    throw unavailable(error);
   }
 
-  /** An unconditional read: 304 cannot come back. */
-  const readWhole = read as <T>(path: string, body: (bytes: Buffer) => T) => Promise<RegistryAnswer<T>>;
-
   return {
-    detail(scope, name, etag) {
-      const path = pkgPath(scope, name);
-      return read(path, (b) => parse(PackageDetailSchema, b, path), etag);
+    async detail(scope, name, etag) {
+      try {
+        return await client.revalidateDetail(scope, name, etag);
+      } catch (error) {
+        return notServed(error);
+      }
     },
-    version(scope, name, version) {
-      const path = `${pkgPath(scope, name)}/versions/${encodeURIComponent(version)}`;
-      return readWhole(path, (b) => parse(VersionDetailSchema, b, path));
+    async version(scope, name, version) {
+      try {
+        return { status: 200, body: await client.version(scope, name, version), etag: undefined };
+      } catch (error) {
+        return notServed(error);
+      }
     },
-    file(scope, name, version, filePath) {
-      const path = `${pkgPath(scope, name)}/versions/${encodeURIComponent(version)}/files/${segments(filePath)}`;
-      return readWhole(path, (b) => b);
+    async file(scope, name, version, path) {
+      try {
+        return {
+          status: 200,
+          body: asBuffer(await client.file(scope, name, version, path)),
+          etag: undefined,
+        };
+      } catch (error) {
+        return notServed(error);
+      }
     },
-    list(page, pageSize) {
-      return query(`/api/packages?page=${page}&pageSize=${pageSize}&sort=name&order=asc`, ListResponseSchema);
-    },
-    search(q) {
-      return query(`/api/search?q=${encodeURIComponent(q)}`, SearchResponseSchema);
-    },
+    list: (page, pageSize) => client.list({ page, pageSize, sort: 'name', order: 'asc' }).catch(refused),
+    search: (q) => client.search(q).catch(refused),
     close: () => pool.close(),
   };
 }

@@ -156,7 +156,9 @@ export function FileViewer(props: {
   const url = fileUrl(props.scope, props.name, version.version, path);
   const fetchable = file !== undefined && file.linkTarget === null && file.size > 0 && !isBinaryName(path);
   const [head, retry] = useResource<FileHead | null>(fetchable ? url : '', (signal) =>
-    fetchable ? fetchFileHead(url, TEXT_PREVIEW_BYTES, signal) : Promise.resolve(null),
+    fetchable
+      ? fetchFileHead(props.scope, props.name, version.version, path, TEXT_PREVIEW_BYTES, signal)
+      : Promise.resolve(null),
   );
 
   let body: ComponentChildren;

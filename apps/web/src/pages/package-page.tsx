@@ -195,9 +195,7 @@ function PackageView(props: {
   const [older, retryOlder] = useResource<string | null>(
     olderVersion ? `SKILL.md@${olderVersion}` : '',
     (signal) =>
-      olderVersion
-        ? fetchFileText(fileUrl(scope, name, olderVersion, 'SKILL.md'), signal)
-        : Promise.resolve(null),
+      olderVersion ? fetchFileText(scope, name, olderVersion, 'SKILL.md', signal) : Promise.resolve(null),
   );
   const doc: SkillDoc | null = withheld
     ? null

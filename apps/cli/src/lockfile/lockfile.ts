@@ -1,20 +1,23 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { normalizeSkillFilePath, type VersionDetail } from '@pkgreg/contracts';
 import validVersion from 'semver/functions/valid.js';
 import validRange from 'semver/ranges/valid.js';
 import { z } from 'zod';
-import { findAgent } from './agents.js';
-import { LOCKFILE_NAME } from './constants.js';
-import { CliError, EXIT } from './errors.js';
-import { badSegment, foldCollision } from './safe-folders.js';
+import { LOCKFILE_NAME } from '../constants.js';
+import { CliError, EXIT } from '../errors.js';
+import { badSegment, foldCollision } from '../safe-folders.js';
 
 export { LOCKFILE_NAME };
 export const LOCKFILE_VERSION = 2;
 
-const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be a hex SHA-256' });
-const SCOPED_NAME = /^@[a-z0-9-]+\/([a-z0-9-]+)$/;
+// pkgreg-lock.json, lockfileVersion 2 (README: The lockfile): its schema, what an entry records, and
+// writing it. Reading it, and a version 1 file upgraded as it is read, is read.ts; version 1 is v1.ts.
+
+export const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be a hex SHA-256' });
+/** `@scope/name`; the name is the first group. */
+export const SCOPED_NAME = /^@[a-z0-9-]+\/([a-z0-9-]+)$/;
 
 /** Git's file modes, as the version's digest names them (docs/versions.md). */
 export const FILE_MODES = { file: '100644', executable: '100755', symlink: '120000' } as const;
@@ -73,41 +76,6 @@ export interface Lockfile {
   packages: Record<string, LockEntry>;
 }
 
-/** Lockfiles of pkgreg 0.1 (SKILL.md only), read so they can be upgraded. */
-export const V1_AGENT_DIRS = {
-  claude: '.claude/skills',
-  codex: '.codex/skills',
-  cursor: '.cursor/skills',
-  generic: '.agents/skills',
-} as const;
-export type V1Agent = keyof typeof V1_AGENT_DIRS;
-/** The agents of v1 lockfiles by today's ids. */
-export const V1_AGENT_IDS: Record<V1Agent, string> = {
-  claude: 'claude-code',
-  codex: 'codex',
-  cursor: 'cursor',
-  generic: 'universal',
-};
-
-export const LockEntryV1Schema = z.object({
-  name: z.string(),
-  sourceRepo: z.string(),
-  sourceRef: z.string(),
-  sourcePath: z.string(),
-  /** Git blob SHA-1 of SKILL.md as the registry reported it at install time. */
-  lastCommitSha: z.string().nullable(),
-  /** SHA-256 (hex) of the SKILL.md bytes written. */
-  sha256: Sha256Schema,
-  agents: z.array(z.enum(Object.keys(V1_AGENT_DIRS) as [V1Agent, ...V1Agent[]])),
-  paths: z.array(z.string()),
-});
-export type LockEntryV1 = z.infer<typeof LockEntryV1Schema>;
-
-export interface LockfileV1 {
-  lockfileVersion: 1;
-  packages: Record<string, LockEntryV1>;
-}
-
 /** A path of the lockfile's own choosing must stay inside the base: a cloned project's lockfile decides
  * where `install` writes and what `remove` deletes. */
 function safeRelative(path: string): boolean {
@@ -142,7 +110,8 @@ export function pathConflict(paths: Iterable<string>): string | undefined {
   return undefined;
 }
 
-function lockfileSchema(global: boolean) {
+/** The schema of a version 2 lockfile: a global one may name absolute folders (CODEX_HOME). */
+export function lockfileSchema(global: boolean) {
   return z
     .object({
       lockfileVersion: z.literal(LOCKFILE_VERSION),
@@ -179,37 +148,6 @@ function lockfileSchema(global: boolean) {
     });
 }
 
-const LockfileV1Schema = z
-  .object({
-    lockfileVersion: z.literal(1),
-    packages: z.record(z.string(), LockEntryV1Schema),
-  })
-  .superRefine((lock, ctx) => {
-    for (const [key, entry] of Object.entries(lock.packages)) {
-      const name = SCOPED_NAME.exec(key)?.[1];
-      if (!name || entry.name !== key) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['packages', key, 'name'],
-          message: 'must be the @scope/name key',
-        });
-        continue;
-      }
-      const allowed = new Set(entry.agents.map((agent) => `${V1_AGENT_DIRS[agent]}/${name}/SKILL.md`));
-      for (const path of entry.paths) {
-        if (!allowed.has(path)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['packages', key, 'paths'],
-            message: `unexpected path ${path}`,
-          });
-        }
-      }
-    }
-  });
-
-export type ReadLockfile = { version: 2; lock: Lockfile } | { version: 1; lock: LockfileV1 };
-
 export function sha256Hex(content: string | Buffer): string {
   return createHash('sha256').update(content).digest('hex');
 }
@@ -218,7 +156,8 @@ export function emptyLockfile(): Lockfile {
   return { lockfileVersion: LOCKFILE_VERSION, packages: {} };
 }
 
-function invalid(path: string, error: z.ZodError): CliError {
+/** A lockfile its schema refuses (exit 1), naming the first issue. */
+export function invalidLockfile(path: string, error: z.ZodError): CliError {
   const issue = error.issues[0];
   return new CliError(
     EXIT.error,
@@ -226,63 +165,14 @@ function invalid(path: string, error: z.ZodError): CliError {
   );
 }
 
-/** Parses lockfile text: version 2, or version 1 to be upgraded. Throws exit 1 on anything else. */
-export function parseLockfile(text: string, path: string, global: boolean): ReadLockfile {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new CliError(EXIT.error, `${path} is not valid JSON`);
-  }
-  const version = (json as { lockfileVersion?: unknown } | null)?.lockfileVersion;
-  if (version === 1) {
-    const parsed = LockfileV1Schema.safeParse(json);
-    if (!parsed.success) throw invalid(path, parsed.error);
-    return { version: 1, lock: parsed.data };
-  }
-  if (typeof version === 'number' && version > LOCKFILE_VERSION) {
-    throw new CliError(
-      EXIT.error,
-      `${path} has lockfileVersion ${version}, newer than this pkgreg understands (${LOCKFILE_VERSION}); upgrade pkgreg`,
-    );
-  }
-  const parsed = lockfileSchema(global).safeParse(json);
-  if (!parsed.success) throw invalid(path, parsed.error);
-  return { version: 2, lock: parsed.data as Lockfile };
-}
-
-export async function readLockfile(path: string, global: boolean): Promise<ReadLockfile | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CliError(EXIT.error, `Cannot read ${path}: ${(error as Error).message}`);
-  }
-  return parseLockfile(text, path, global);
-}
-
-const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+export const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Stable output: packages, lists and files sorted, fields in schema order, trailing newline. */
-export function serializeLockfile(lock: Lockfile | LockfileV1): string {
+export function serializeLockfile(lock: Lockfile): string {
   const packages: Record<string, unknown> = {};
   for (const key of Object.keys(lock.packages).sort(byCodePoint)) {
     const entry = lock.packages[key];
     if (!entry) continue;
-    if ('paths' in entry) {
-      packages[key] = {
-        name: entry.name,
-        sourceRepo: entry.sourceRepo,
-        sourceRef: entry.sourceRef,
-        sourcePath: entry.sourcePath,
-        lastCommitSha: entry.lastCommitSha,
-        sha256: entry.sha256,
-        agents: [...entry.agents].sort(),
-        paths: [...entry.paths].sort(),
-      };
-      continue;
-    }
     const files: Record<string, LockedFile> = {};
     for (const path of Object.keys(entry.files).sort(byCodePoint)) {
       const file = entry.files[path] as LockedFile;
@@ -359,13 +249,22 @@ export function unlockedDependency(
   return undefined;
 }
 
-export async function writeLockfile(path: string, lock: Lockfile | LockfileV1): Promise<void> {
+export function writeLockfile(path: string, lock: Lockfile): Promise<void> {
+  return writeLockfileText(path, serializeLockfile(lock));
+}
+
+export async function writeLockfileText(path: string, text: string): Promise<void> {
   // Write then rename, so an interrupted run never leaves half a lockfile behind. The temporary name is
   // unguessable and created exclusively: a link planted under it is never written through.
   await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(temporary, serializeLockfile(lock), { flag: 'wx' });
+  await writeFile(temporary, text, { flag: 'wx' });
   await rename(temporary, path);
+}
+
+/** Every folder the lockfile records, for the check that no two are one folder in another case. */
+export function lockedDirs(lock: Lockfile): string[] {
+  return Object.values(lock.packages).flatMap((entry) => entry.dirs);
 }
 
 /** A version's dependencies as the lockfile records them; undefined when it declares none. */
@@ -409,94 +308,4 @@ export function lockDirOf(base: string, absolute: string): string {
   const rel = relative(base, absolute);
   if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return absolute.split(sep).join('/');
   return rel.split(sep).join('/');
-}
-
-// ---- upgrading lockfileVersion 1 ---------------------------------------------------------------------
-
-/** The version whose SKILL.md is the one a v1 entry locked (by SHA-256, else by git blob id). */
-export function matchesV1Entry(entry: LockEntryV1, version: VersionDetail): boolean {
-  const skill = version.files.find((file) => file.path === 'SKILL.md');
-  if (!skill) return false;
-  return (
-    skill.sha256 === entry.sha256 ||
-    (entry.lastCommitSha !== null && skill.gitBlobSha === entry.lastCommitSha)
-  );
-}
-
-/** v1's agent names by today's ids (unknown ones cannot occur: the v1 schema allows four). */
-export function upgradedAgents(entry: LockEntryV1): string[] {
-  return [...new Set(entry.agents.map((agent) => findAgent(V1_AGENT_IDS[agent])?.id ?? V1_AGENT_IDS[agent]))];
-}
-
-/** The folders a v1 entry wrote SKILL.md into. */
-export function v1Dirs(entry: LockEntryV1): string[] {
-  return [...new Set(entry.paths.map((path) => posix.dirname(path)))];
-}
-
-/**
- * The v2 entry for a v1 entry and the version holding its SKILL.md. The folders are today's folders of
- * its agents (`dirFor`): v1 put Codex and Cursor skills where those agents no longer look.
- */
-export function upgradeV1Entry(
-  entry: LockEntryV1,
-  version: VersionDetail,
-  dirFor: (agentId: string) => string,
-): LockEntry {
-  const agents = upgradedAgents(entry);
-  return {
-    name: entry.name,
-    version: version.version,
-    requested: null,
-    integrity: version.integrity,
-    sourceRepo: entry.sourceRepo,
-    sourcePath: entry.sourcePath,
-    sourceCommit: version.sourceCommit,
-    agents,
-    dirs: [...new Set(agents.map(dirFor))],
-    files: lockedFilesOf(version),
-  };
-}
-
-/** What list and remove need of a lockfile entry, whichever lockfile version holds it. */
-export interface InstalledPackage {
-  name: string;
-  /** Null for a v1 entry (SKILL.md only, no version yet). */
-  version: string | null;
-  requested: string | null;
-  agents: string[];
-  dirs: string[];
-  files: Record<string, LockedFile>;
-  /** What the locked version needs (names), and who needs it. */
-  dependencies: string[];
-  dependencyOf: string[];
-  /** Named by you (false: installed only as a dependency). */
-  direct: boolean;
-}
-
-export function installedPackages(read: ReadLockfile): InstalledPackage[] {
-  const rows: InstalledPackage[] =
-    read.version === 2
-      ? Object.values(read.lock.packages).map((entry) => ({
-          name: entry.name,
-          version: entry.version,
-          requested: entry.requested,
-          agents: entry.agents,
-          dirs: entry.dirs,
-          files: entry.files,
-          dependencies: Object.keys(entry.dependencies ?? {}).sort(byCodePoint),
-          dependencyOf: [...(entry.dependencyOf ?? [])],
-          direct: isDirect(entry),
-        }))
-      : Object.values(read.lock.packages).map((entry) => ({
-          name: entry.name,
-          version: null,
-          requested: null,
-          agents: upgradedAgents(entry),
-          dirs: v1Dirs(entry),
-          files: { 'SKILL.md': { mode: FILE_MODES.file, sha256: entry.sha256 } },
-          dependencies: [],
-          dependencyOf: [],
-          direct: true,
-        }));
-  return rows.sort((a, b) => byCodePoint(a.name, b.name));
 }

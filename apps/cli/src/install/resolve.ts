@@ -1,14 +1,20 @@
 import { posix } from 'node:path';
 import type { PackageDetail, VersionDetail, VersionSummary } from '@pkgreg/contracts';
 import semverSatisfies from 'semver/functions/satisfies.js';
-import type { Context } from './context.js';
-import { CliError, EXIT } from './errors.js';
-import { lockedVersion } from './locked.js';
-import { isDirect, LOCKFILE_NAME, type Lockfile } from './lockfile.js';
-import { type PackageRef, parsePackageArg } from './names.js';
-import type { Progress } from './progress.js';
-import { checkVersionRisk, refuseQuarantined, yankedNote } from './risk.js';
-import { choosable, listVersions, maxSatisfying } from './versions.js';
+import type { Context } from '../context.js';
+import { CliError, EXIT } from '../errors.js';
+import {
+  isDirect,
+  LOCKFILE_NAME,
+  type LockEntry,
+  type Lockfile,
+  lockedFilesOf,
+  sameFiles,
+} from '../lockfile/lockfile.js';
+import { type PackageRef, parsePackageArg } from '../names.js';
+import type { Progress } from '../progress.js';
+import { checkVersionRisk, refuseQuarantined, yankedNote } from '../risk.js';
+import { choosable, listVersions, maxSatisfying } from '../versions.js';
 
 // Skill dependencies at install (README: Dependencies). Breadth-first from the packages named, one
 // version per package: the first package to need one chooses it (its locked version when that fits,
@@ -48,6 +54,19 @@ interface Need {
   range: string | null;
   /** `@scope/name@version` of the requirer, or what in the lockfile asks. */
   by: string;
+}
+
+/** The manifest of a locked version, refused when it differs from what the lockfile recorded. */
+export async function lockedVersion(ctx: Context, entry: LockEntry): Promise<VersionDetail> {
+  const ref = parsePackageArg(entry.name);
+  const version = await ctx.client.version(ref.scope, ref.name, entry.version);
+  if (version.integrity !== entry.integrity || !sameFiles(lockedFilesOf(version), entry.files)) {
+    throw new CliError(
+      EXIT.integrity,
+      `Integrity mismatch: the registry serves ${ref.full}@${entry.version} with other files than ${LOCKFILE_NAME} records`,
+    );
+  }
+  return version;
 }
 
 /** A null range asks for the latest: any version meets it. */

@@ -1,0 +1,227 @@
+import type { Context } from '../context.js';
+import { CliError, EXIT } from '../errors.js';
+import { LOCKFILE_NAME, lockedFilesOf } from '../lockfile/lockfile.js';
+import type { PackageRef } from '../names.js';
+import { createDownloadBar, type Progress } from '../progress.js';
+import { foldCollision, type GuardedFolder } from '../safe-folders.js';
+import {
+  checkManifest,
+  describeChanges,
+  type FolderState,
+  inspectFolder,
+  type SkillFile,
+} from '../skill-files.js';
+import { archiveBound, unpackArchive } from '../archive.js';
+import {
+  discardStaged,
+  removeFolder,
+  removeOld,
+  type StagedFolder,
+  stageFolder,
+  swapIntoPlace,
+} from '../staging.js';
+import type { InstallJob } from './plan.js';
+import { displayDir, guardDir, type InstallTarget, recheck } from './targets.js';
+
+// The second half of install (README: How install works): the jobs of plan.ts put in place, all or
+// none. Every folder checked on disk first, then each archive downloaded and checked against its
+// manifest, every folder staged beside its place, all swapped in at once, then the downloads counted.
+// Writing the lockfile is the caller's last step.
+
+export interface ApplyOptions {
+  force: boolean;
+  /** What to suggest when a folder was modified. */
+  modifiedHint: string;
+  progress: Progress;
+  /** Every folder the lockfile records: the jobs' folders may not be one of them in another case. */
+  lockedDirs: Iterable<string>;
+}
+
+export function labelOf(ref: PackageRef, version: string): string {
+  return `${ref.full}@${version}`;
+}
+
+interface FolderPlan {
+  dir: string;
+  /** The folder checked on disk (guardDir): where it is read, written and deleted. */
+  path: string;
+  write: boolean;
+}
+
+/** Decides per folder: write, keep (it already holds the version), or refuse (modified). */
+async function checkFolders(
+  target: InstallTarget,
+  job: InstallJob,
+  modified: string[],
+): Promise<FolderPlan[]> {
+  const incoming = lockedFilesOf(job.version);
+  const plans: FolderPlan[] = [];
+  for (const dir of job.entry.dirs) {
+    const { path } = guardDir(target, dir);
+    const current = await inspectFolder(path, incoming);
+    if (current.kind === 'intact') {
+      plans.push({ dir, path, write: false });
+      continue;
+    }
+    // Measured against what the lockfile says was installed there; a folder never installed is measured
+    // against the incoming version, so one holding something else is not silently replaced.
+    const baseline: FolderState = job.previous ? await inspectFolder(path, job.previous) : current;
+    if (baseline.kind === 'modified') modified.push(...describeChanges(displayDir(target, dir), baseline));
+    plans.push({ dir, path, write: true });
+  }
+  return plans;
+}
+
+export function modifiedError(ref: PackageRef, modified: string[], hint: string): CliError {
+  const shown = modified.length > 5 ? [...modified.slice(0, 5), `${modified.length - 5} more`] : modified;
+  return new CliError(
+    EXIT.integrity,
+    `${ref.full}: ${shown.join(', ')} ${modified.length === 1 ? 'was' : 'were'} modified locally (differs from ${LOCKFILE_NAME}); ${hint}`,
+  );
+}
+
+/** Downloads and checks every archive needed; a bar on a terminal when the download is big. */
+async function downloadAll(
+  ctx: Context,
+  jobs: readonly { job: InstallJob; plans: FolderPlan[] }[],
+  progress: Progress,
+): Promise<Map<InstallJob, SkillFile[]>> {
+  const needed = jobs.filter(({ plans }) => plans.some((plan) => plan.write)).map(({ job }) => job);
+  const files = new Map<InstallJob, SkillFile[]>();
+  if (needed.length === 0) return files;
+  const totalBytes = needed.reduce((sum, job) => sum + job.version.totalBytes, 0);
+  const totalFiles = needed.reduce((sum, job) => sum + job.version.fileCount, 0);
+  const bar = await createDownloadBar(totalBytes, totalFiles);
+  if (bar) progress.done();
+  let doneBytes = 0;
+  try {
+    for (const job of needed) {
+      const label = labelOf(job.ref, job.version.version);
+      if (!bar) progress.step(`installing ${label}`);
+      const bound = archiveBound(job.version);
+      const archive = await ctx.client.archive(job.ref.scope, job.ref.name, job.version.version, {
+        maxBytes: bound,
+        onProgress: bar
+          ? (received, total) => {
+              // Archive bytes shown as skill bytes: the bar's total is known before any download starts.
+              const share = total ? Math.min(1, received / total) : 0;
+              bar.update(doneBytes + Math.round(share * job.version.totalBytes), label);
+            }
+          : undefined,
+      });
+      files.set(job, await unpackArchive(label, job.ref.name, job.version, archive));
+      doneBytes += job.version.totalBytes;
+      bar?.update(doneBytes, label);
+    }
+  } finally {
+    bar?.stop();
+  }
+  return files;
+}
+
+/** Counts the install. A failed count never fails the install: the files are the user's goal. */
+async function trackInstall(ctx: Context, progress: Progress, ref: PackageRef): Promise<void> {
+  if (!ctx.track) {
+    ctx.debug(`not counting the download of ${ref.full} (DO_NOT_TRACK or "track": false)`);
+    return;
+  }
+  try {
+    await ctx.client.track(ref.scope, ref.name);
+  } catch (error) {
+    progress.note(`warning: could not record the download of ${ref.full}: ${(error as Error).message}`);
+  }
+}
+
+/** The v1 folders of a job that no agent reads any more, checked on disk like the folders written. */
+function staleFolders(target: InstallTarget, job: InstallJob): { dir: string; folder: GuardedFolder }[] {
+  const dirs = (job.stale?.dirs ?? []).filter((dir) => !job.entry.dirs.includes(dir));
+  return dirs.map((dir) => ({ dir, folder: guardDir(target, dir) }));
+}
+
+/** Removes v1 folders no agent reads any more, when they still hold exactly what v1 wrote. */
+async function removeStale(
+  target: InstallTarget,
+  job: InstallJob,
+  stale: { dir: string; folder: GuardedFolder }[],
+  progress: Progress,
+): Promise<void> {
+  if (!job.stale) return;
+  for (const { dir, folder } of stale) {
+    const state = await inspectFolder(folder.path, job.stale.files);
+    if (state.kind === 'absent') continue;
+    if (state.kind === 'intact') {
+      await removeFolder(folder.path, folder.root, recheck(target, dir, folder.path));
+      progress.note(
+        `note: ${job.ref.full}: removed ${displayDir(target, dir)}, which pkgreg 0.1 wrote and no agent reads`,
+      );
+    } else {
+      progress.note(
+        `warning: ${job.ref.full}: left ${displayDir(target, dir)} in place (modified); no agent reads it`,
+      );
+    }
+  }
+}
+
+export interface JobResult {
+  job: InstallJob;
+  /** Folders written. */
+  written: string[];
+}
+
+/**
+ * Puts every job in place or none: folders checked (modified ones refused unless --force), archives
+ * downloaded and checked against their manifests, every folder staged, then all swapped in at once.
+ */
+export async function applyJobs(
+  ctx: Context,
+  target: InstallTarget,
+  jobs: readonly InstallJob[],
+  options: ApplyOptions,
+): Promise<JobResult[]> {
+  // Every folder is checked before anything is downloaded or written (safe-folders.ts): names that
+  // one case-insensitive file system would merge, then each folder on disk.
+  const clash = foldCollision(new Set([...options.lockedDirs, ...jobs.flatMap((job) => job.entry.dirs)]));
+  if (clash) {
+    throw new CliError(
+      EXIT.integrity,
+      `${displayDir(target, clash[0])} and ${displayDir(target, clash[1])} are the same folder on a case-insensitive file system; pkgreg does not write where one name could mean the other`,
+    );
+  }
+  const planned: {
+    job: InstallJob;
+    plans: FolderPlan[];
+    stale: { dir: string; folder: GuardedFolder }[];
+  }[] = [];
+  for (const job of jobs) {
+    checkManifest(labelOf(job.ref, job.version.version), job.version);
+    const modified: string[] = [];
+    const plans = await checkFolders(target, job, modified);
+    if (modified.length && !options.force) throw modifiedError(job.ref, modified, options.modifiedHint);
+    planned.push({ job, plans, stale: staleFolders(target, job) });
+  }
+  const files = await downloadAll(ctx, planned, options.progress);
+  const staged: StagedFolder[] = [];
+  let old: string[];
+  try {
+    for (const { job, plans } of planned) {
+      const content = files.get(job);
+      for (const plan of plans) {
+        if (!plan.write || !content) continue;
+        staged.push(await stageFolder(plan.path, content, recheck(target, plan.dir, plan.path)));
+      }
+    }
+    old = swapIntoPlace(staged);
+  } catch (error) {
+    await discardStaged(staged);
+    throw error;
+  }
+  await removeOld(old);
+  const results: JobResult[] = [];
+  for (const { job, plans, stale } of planned) {
+    const written = plans.filter((plan) => plan.write).map((plan) => plan.dir);
+    await removeStale(target, job, stale, options.progress);
+    if (written.length) await trackInstall(ctx, options.progress, job.ref);
+    results.push({ job, written });
+  }
+  return results;
+}

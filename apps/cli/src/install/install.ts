@@ -1,0 +1,117 @@
+import type { Command } from 'commander';
+import type { InstallOptions } from '../commands/install.js';
+import { type Context, createContext } from '../context.js';
+import {
+  LOCKFILE_NAME,
+  type Lockfile,
+  isDirect,
+  linkDependants,
+  lockedDirs,
+  writeLockfile,
+} from '../lockfile/lockfile.js';
+import { upgradedNote } from '../lockfile/v1.js';
+import { parsePackageSpec } from '../names.js';
+import { progressFor } from '../progress.js';
+import { applyJobs, type JobResult, labelOf } from './apply.js';
+import { type NamedPlan, planNamed, planRestore } from './plan.js';
+import { agentsFromOption, displayDir, type InstallTarget, installTarget } from './targets.js';
+
+// `pkgreg install`, start to end (README: How install works; "Following the code" lists the stops): the
+// plan (plan.ts: versions, dependencies, gates, folders), then applying it (apply.ts: download, verify,
+// stage, swap), then the lockfile written.
+
+/** `pkgreg install [names...]`: with names, those packages and what they need, recorded in the lockfile. */
+export async function install(input: InstallOptions, command: Command): Promise<void> {
+  // Names, versions and agents are checked before anything is read or fetched.
+  const specs = input.names.map(parsePackageSpec);
+  agentsFromOption(input.agent);
+  const ctx = await createContext(command);
+  const target = installTarget(ctx, input.global);
+  if (specs.length === 0) return restore(ctx, target, input);
+  const count = new Set(specs.map((spec) => spec.ref.full)).size;
+  let progress = progressFor(count);
+  try {
+    const plan = await planNamed(ctx, target, input, progress);
+    if (plan.jobs.length !== count) {
+      progress.done();
+      progress = progressFor(plan.jobs.length);
+    }
+    const results = await applyJobs(ctx, target, plan.jobs, {
+      force: input.force,
+      modifiedHint: 'use --force to overwrite',
+      progress,
+      lockedDirs: lockedDirs(plan.loaded.lock),
+    });
+    progress.done();
+    for (const line of namedLines(target, results, plan)) ctx.out(line);
+    if (input.frozen) return;
+    const { lock } = plan.loaded;
+    for (const job of plan.jobs) lock.packages[job.ref.full] = job.entry;
+    linkDependants(lock);
+    await writeLockfile(target.lockPath, lock);
+    if (plan.loaded.v1.size) upgradedNote(ctx);
+    warnOrphans(lock, (line) => ctx.warn(line));
+  } finally {
+    progress.done();
+  }
+}
+
+/** `pkgreg install` with no names: every folder made to hold exactly what the lockfile lists. */
+async function restore(ctx: Context, target: InstallTarget, input: InstallOptions) {
+  const plan = await planRestore(ctx, target, input);
+  if (!plan) {
+    ctx.out(`Nothing to install: ${LOCKFILE_NAME} lists no packages.`);
+    return;
+  }
+  const lines = [...plan.upToDate];
+  try {
+    const results = await applyJobs(ctx, target, plan.jobs, {
+      force: input.force,
+      modifiedHint: input.frozen
+        ? 'restore the files or update the lockfile'
+        : 'use --force to restore the locked version',
+      progress: plan.progress,
+      lockedDirs: lockedDirs(plan.loaded.lock),
+    });
+    for (const { job, written } of results) {
+      const label = labelOf(job.ref, job.version.version);
+      if (written.length === 0) lines.push(`up to date ${label}`);
+      for (const dir of written) lines.push(`installed ${label} -> ${displayDir(target, dir)}`);
+    }
+  } finally {
+    plan.progress.done();
+  }
+  for (const line of lines.sort()) ctx.out(line);
+  // Only a version 1 lockfile changes: it is written back upgraded.
+  if (plan.loaded.v1.size && !input.frozen) {
+    await writeLockfile(target.lockPath, plan.loaded.lock);
+    upgradedNote(ctx);
+  }
+}
+
+/** One line per folder written; "up to date" for a dependency (or upgraded entry) already in place. */
+function namedLines(target: InstallTarget, results: readonly JobResult[], plan: NamedPlan): string[] {
+  const lines: string[] = [];
+  for (const { job, written } of results) {
+    const label = labelOf(job.ref, job.version.version);
+    const note = plan.notes.get(job) ?? '';
+    const dirs = plan.shown.get(job) ?? written;
+    if (job.quietWhenIntact && written.length === 0) {
+      lines.push(`up to date ${label}${note}`);
+      continue;
+    }
+    for (const dir of job.quietWhenIntact ? written : dirs)
+      lines.push(`installed ${label} -> ${displayDir(target, dir)}${note}`);
+  }
+  return lines;
+}
+
+/** Says which dependencies no package needs any more (kept: remove them by name). */
+function warnOrphans(lock: Lockfile, warn: (line: string) => void): void {
+  for (const entry of Object.values(lock.packages)) {
+    if (isDirect(entry) || (entry.dependencyOf?.length ?? 0) > 0) continue;
+    warn(
+      `${entry.name} was installed as a dependency and nothing needs it now; "pkgreg remove ${entry.name}" removes it`,
+    );
+  }
+}
