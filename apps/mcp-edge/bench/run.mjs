@@ -320,10 +320,10 @@ Reading the figures (targets missed are stated as missed):
 - RSS over the long run: the last quarter's maximum is ${(r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb).toFixed(1)} MB
   (${(((r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb) / r.rss.firstQuarterMaxMb) * 100).toFixed(1)}%) above the first quarter's${r.rss.quarterMaxMb ? ` (maximum per quarter: ${r.rss.quarterMaxMb.join(', ')} MB)` : ''}, and the run
   ends ${(r.rss.peakMb - r.rss.endMb).toFixed(1)} MB below its peak. The token cache, audit buffer and rate-limit state are bounded.
-  A heap check with a full GC before each reading (docs/benchmarks-history.md, "MCP edge") found
+  A heap check with a full GC before each reading (bench/history.md, "MCP edge") found
   heapUsed flat from 500k requests on: RSS growth is native memory the allocator keeps.
 
-Earlier runs and the changes each measured: docs/benchmarks-history.md ("MCP edge").
+Earlier runs and the changes each measured: bench/history.md ("MCP edge").
 
 `;
   const start = doc.indexOf('## MCP edge');

@@ -1,7 +1,7 @@
 // A bench client's session with the edge: a client_credentials token, the namespace the edge derives
 // for it, the headers every /mcp call carries, and a tools/call body builder. Shared by run.mjs,
 // ab.mjs and profile.mjs.
-const { deriveNamespace } = await import('../dist/oauth/verify-token.js');
+import { deriveNamespace } from '@pkgreg/contracts';
 
 /** `mcpUrl` is the edge's `/mcp` URL (its token endpoint is `{mcpUrl}/token`). */
 export async function openSession(mcpUrl, client) {

@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { SCOPES } from '@pkgreg/contracts';
+import { deriveNamespace, SCOPES } from '@pkgreg/contracts';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../src/oauth/clients.service.js';
-import { deriveNamespace } from '../src/oauth/verify-token.js';
 import { callTool, expectRpcError, ISSUER, RESOURCE, rpc, tokenAt, tokenFor, useHarness } from './helpers.js';
 
 // The operator commands (`pnpm edge …` runs dist/cli.js): clients, keys, audit, quarantine.

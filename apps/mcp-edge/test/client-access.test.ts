@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { deriveNamespace } from '@pkgreg/contracts';
 import { createDb } from '@pkgreg/db';
 import { createLogger } from '@pkgreg/server-kit';
 import { decodeJwt, SignJWT } from 'jose';
@@ -9,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEdge, type Edge } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { disableClient } from '../src/oauth/clients.service.js';
-import { deriveNamespace } from '../src/oauth/verify-token.js';
 import {
   allowClient,
   BASE,

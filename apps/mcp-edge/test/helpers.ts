@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ALL_SCOPES } from '@pkgreg/contracts';
+import { ALL_SCOPES, deriveNamespace } from '@pkgreg/contracts';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
 import { createLogger, type Logger } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
@@ -12,7 +12,6 @@ import { createEdge, type Edge } from '../src/app.js';
 import { type Env, loadEnv } from '../src/env.js';
 import { createClient } from '../src/oauth/clients.service.js';
 import { ensureActiveKey } from '../src/oauth/signing-keys.service.js';
-import { deriveNamespace } from '../src/oauth/verify-token.js';
 
 // Test harness: a real database of its own (createTestDatabase), a Redis key prefix and queue prefix of
 // its own, the real edge built by createEdge. Nothing of ours is mocked.

@@ -131,12 +131,12 @@ describe('with EMBEDDING_BASE_URL', () => {
   });
 
   it('an endpoint that fails or times out: text and recency, and the result says why', async () => {
+    // The endpoint's answer would come long after the test's own timeout: only the edge's query
+    // timeout (200 ms here) can answer this search, so no clock needs reading.
     server.behaviour = 'slow';
-    server.delayMs = 1000;
+    server.delayMs = 60_000;
     try {
-      const started = Date.now();
       const res = await search(h, c, 'database notes');
-      expect(Date.now() - started).toBeLessThan(900);
       expect(res.body.result.ranking).toMatchObject({ semantic: 'unavailable', semanticError: 'timeout' });
       server.behaviour = 'error';
       expect((await search(h, c, 'database notes')).body.result.ranking).toMatchObject({

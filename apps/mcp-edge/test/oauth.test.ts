@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SCOPES } from '@pkgreg/contracts';
+import { deriveNamespace, SCOPES } from '@pkgreg/contracts';
 import { createLogger } from '@pkgreg/server-kit';
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import request from 'supertest';
@@ -9,7 +9,6 @@ import { createEdge } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { createClient, disableClient } from '../src/oauth/clients.service.js';
 import { rotateSigningKey } from '../src/oauth/signing-keys.service.js';
-import { deriveNamespace } from '../src/oauth/verify-token.js';
 import {
   BASE,
   callTool,

@@ -3,10 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ALL_SCOPES } from '@pkgreg/contracts';
+import { ALL_SCOPES, deriveNamespace } from '@pkgreg/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../src/oauth/clients.service.js';
-import { deriveNamespace } from '../src/oauth/verify-token.js';
 import { createHarness, type Harness } from './helpers.js';
 
 // The official MCP TypeScript SDK client, given only the edge URL, a client id and a secret: it must

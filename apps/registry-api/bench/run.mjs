@@ -407,7 +407,7 @@ ${table}
 
 ${notes.join('\n')}
 ${READING}
-Earlier runs, one row each: docs/benchmarks-history.md ("Registry").
+Earlier runs, one row each: bench/history.md ("Registry").
 `;
 const start = doc.indexOf('## Registry');
 if (start >= 0) {
@@ -418,12 +418,12 @@ if (start >= 0) {
 }
 writeFileSync(docPath, doc);
 appendHistoryRows();
-console.log(`\nwrote ${path.relative(repoRoot, docPath)} and a row in docs/benchmarks-history.md`);
+console.log(`\nwrote ${path.relative(repoRoot, docPath)} and a row in bench/history.md`);
 
-// Each run adds its row to the table between these markers of docs/benchmarks-history.md, so the
+// Each run adds its row to the table between these markers of bench/history.md, so the
 // report keeps only the latest figures and the history keeps every run.
 function appendHistoryRows() {
-  const historyPath = path.join(repoRoot, 'docs/benchmarks-history.md');
+  const historyPath = path.join(repoRoot, 'bench/history.md');
   const end = '<!-- /registry-runs -->';
   if (!existsSync(historyPath)) return;
   const history = readFileSync(historyPath, 'utf8');

@@ -1,10 +1,11 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createPool } from '@pkgreg/db';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { foldAllDownloadDeltas, startDownloadFlusher } from '../src/downloads/download-flusher.js';
-import { createDownloadRecorder } from '../src/downloads/download-recorder.js';
+import { createDownloadRecorder, type DownloadRecorder } from '../src/downloads/download-recorder.js';
 import { loadEnv } from '../src/env.js';
 import { insertPackages, packageRow, silentLogger, useTestRegistry } from './fixtures.js';
 
@@ -159,69 +160,103 @@ describe('POST /api/packages/@:scope/:name/track (registry-api.md: track)', () =
   });
 
   describe('after a busy commit the next batch waits for the clients just answered (download-recorder.ts: holdMs)', () => {
+    // The hold reads a clock the test moves by hand, and the test waits on the recorder's state one
+    // event-loop turn at a time: nothing here depends on how fast this machine commits.
+    const handClock = () => {
+      let ms = 0;
+      return {
+        now: () => ms,
+        advance: (by: number) => {
+          ms += by;
+        },
+      };
+    };
+
+    /** Waits until `call` is answered or held by the recorder (the next batch waiting on the hold). */
+    const answeredOrHeld = async (recorder: DownloadRecorder, call: Promise<boolean>) => {
+      let answered = false;
+      const settle = () => {
+        answered = true;
+      };
+      call.then(settle, settle);
+      // A turn first: the recorder reacts to the call (a batch, or the hold's next poll) on setImmediate.
+      for (;;) {
+        await nextTurn();
+        if (answered) return 'answered';
+        if (recorder.backlog?.().holding) return 'held';
+      }
+    };
+
     /**
-     * Ten calls at once, then the same ten clients back one by one, `gapMs` apart; batch rows the
-     * second wave wrote.
+     * Ten calls at once, then the same ten clients back one by one, each once the one before was
+     * answered or is held, the clock moved `stepMs` before each: batch rows the second wave wrote, and
+     * how many of its calls were answered before its last one came.
      */
-    const twoWaves = async (holdMs: number, gapMs: number) => {
+    const twoWaves = async (options: { holdMs: number; stepMs: number }) => {
       await foldAllDownloadDeltas(t.db);
-      const recorder = createDownloadRecorder(t.db, { holdMs });
+      const clock = handClock();
+      const recorder = createDownloadRecorder(t.db, { holdMs: options.holdMs, now: clock.now });
       await Promise.all(Array.from({ length: 10 }, () => recorder.record('acme', 'cold')));
+      // The hold starts once the first batch's answers are out (its clients are now coming back).
+      if (options.holdMs > 0) while (!recorder.backlog?.().holding) await nextTurn();
       const before = await batchRows();
-      const wave = Array.from({ length: 10 }, (_, i) =>
-        new Promise((resolve) => setTimeout(resolve, gapMs * i)).then(() => recorder.record('acme', 'cold')),
-      );
+      let answered = 0;
+      const wave: Promise<boolean>[] = [];
+      for (let i = 0; i < 10; i += 1) {
+        clock.advance(options.stepMs);
+        const call = recorder.record('acme', 'cold');
+        call.then(() => {
+          answered += 1;
+        });
+        wave.push(call);
+        if (i === 9) break;
+        await answeredOrHeld(recorder, call);
+      }
+      const answeredBeforeLast = answered;
       expect((await Promise.all(wave)).every(Boolean)).toBe(true);
       const rows = (await batchRows()) - before;
       expect(await pendingCalls('cold')).toBe(20);
       await foldAllDownloadDeltas(t.db);
-      return rows;
+      return { rows, answeredBeforeLast };
     };
 
     it('one commit for the whole second wave when they come back within the hold; one each without it', async () => {
-      // The gap between returning clients comes from this machine's commit time, so that without a
-      // hold each client finds the previous commit done even while other work loads the machine.
-      await foldAllDownloadDeltas(t.db);
-      const lone = createDownloadRecorder(t.db, { holdMs: 0 });
-      const times: number[] = [];
-      for (let i = 0; i < 5; i += 1) {
-        const started = performance.now();
-        await lone.record('acme', 'cold');
-        times.push(performance.now() - started);
-      }
-      await foldAllDownloadDeltas(t.db);
-      const commitMs = times.sort((a, b) => a - b)[2] ?? 1;
-      const gapMs = Math.max(2, Math.ceil(3 * commitMs));
-      expect(await twoWaves(20 * gapMs + 500, gapMs)).toBe(1);
-      expect(await twoWaves(0, gapMs)).toBeGreaterThan(3);
+      // 10 steps of 20 ms: the last client comes back 200 ms into a hold of 300.
+      expect(await twoWaves({ holdMs: 300, stepMs: 20 })).toEqual({ rows: 1, answeredBeforeLast: 0 });
+      expect(await twoWaves({ holdMs: 0, stepMs: 20 })).toEqual({ rows: 10, answeredBeforeLast: 9 });
     });
 
     it('never after a small batch (an idle server adds no delay), and never past holdMs', async () => {
       await foldAllDownloadDeltas(t.db);
-      const idle = createDownloadRecorder(t.db, { holdMs: 5000 });
+      // The clock never moves: a call that waited on the hold would never be answered.
+      const idle = createDownloadRecorder(t.db, { holdMs: 5000, now: handClock().now });
       await Promise.all(Array.from({ length: 3 }, () => idle.record('acme', 'cold')));
-      let started = performance.now();
-      expect(await idle.record('acme', 'cold')).toBe(true);
-      expect(performance.now() - started).toBeLessThan(2500);
+      const lone = idle.record('acme', 'cold');
+      expect(await answeredOrHeld(idle, lone)).toBe('answered');
+      expect(await lone).toBe(true);
 
       // After a batch of 10, one client comes back: it waits out the hold (the other nine never do).
-      const busy = createDownloadRecorder(t.db, { holdMs: 300 });
+      const clock = handClock();
+      const busy = createDownloadRecorder(t.db, { holdMs: 300, now: clock.now });
       await Promise.all(Array.from({ length: 10 }, () => busy.record('acme', 'cold')));
-      started = performance.now();
-      expect(await busy.record('acme', 'cold')).toBe(true);
-      const waited = performance.now() - started;
-      expect(waited).toBeGreaterThanOrEqual(200);
-      expect(waited).toBeLessThan(5000);
+      const straggler = busy.record('acme', 'cold');
+      expect(await answeredOrHeld(busy, straggler)).toBe('held');
+      clock.advance(299);
+      for (let i = 0; i < 20; i += 1) await nextTurn(); // the hold polls once a turn
+      expect(await answeredOrHeld(busy, straggler)).toBe('held');
+      expect(busy.backlog?.()).toEqual({ waiting: 1, inFlight: 0, holding: true });
+      clock.advance(1);
+      expect(await straggler).toBe(true);
+      expect(busy.backlog?.().holding).toBe(false);
       expect(await pendingCalls('cold')).toBe(15);
 
       // Shutdown during a hold writes what waits at once (drain), instead of waiting out the hold.
-      const stopping = createDownloadRecorder(t.db, { holdMs: 5000 });
+      const stopping = createDownloadRecorder(t.db, { holdMs: 5000, now: handClock().now });
       await Promise.all(Array.from({ length: 10 }, () => stopping.record('acme', 'cold')));
       const late = stopping.record('acme', 'cold');
-      started = performance.now();
+      expect(await answeredOrHeld(stopping, late)).toBe('held');
       await stopping.drain();
       expect(await late).toBe(true);
-      expect(performance.now() - started).toBeLessThan(2500);
       await foldAllDownloadDeltas(t.db);
     });
   });

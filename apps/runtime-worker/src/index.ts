@@ -1,25 +1,16 @@
 import { createHttpPackageFinder } from '@pkgreg/agents';
-import { createDb, poolOf } from '@pkgreg/db';
 import { indexerSettings } from '@pkgreg/indexer';
 import { memorySettings } from '@pkgreg/memory';
-import {
-  createLogger,
-  createMetricsRegistry,
-  onShutdown,
-  outageMonitorOf,
-  startMetricsServer,
-  startTracing,
-  tracingSettings,
-} from '@pkgreg/server-kit';
+import { startService } from '@pkgreg/server-kit';
 import { loadEnv } from './env.js';
 import { startHealthServer } from './health-server.js';
 import { createWorkerMetrics } from './metrics.js';
 import { createWorker } from './worker.js';
 
 const env = loadEnv();
-const logger = createLogger('runtime-worker', env.LOG_LEVEL);
-// Traces are off unless an OTLP endpoint is configured (README, Traces).
-const tracing = await startTracing(tracingSettings(env, 'pkgreg-runtime-worker'));
+// Logger, traces, outage watch, metrics registry; the pool opened through it closes on shutdown.
+const service = await startService('runtime-worker', env);
+const { logger } = service;
 // bullmq, going to production: an unexpected error must be logged, not lost. After an uncaught exception
 // the process state is unknown, so it exits; its running jobs come back through stalled recovery.
 process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
@@ -27,18 +18,14 @@ process.on('uncaughtException', (error) => {
   logger.fatal({ err: error }, 'uncaught exception');
   process.exit(1);
 });
-const db = createDb(env.DATABASE_URL, {
+const db = service.openDb(env.DATABASE_URL, {
   applicationName: 'pkgreg-runtime-worker',
   ...(env.DATABASE_SCHEMA ? { schema: env.DATABASE_SCHEMA } : {}),
   // Each concurrent job holds at most one connection at a time (reads, then its completion transaction).
   max: Math.min(env.WORKER_CONCURRENCY + env.INDEXING_CONCURRENCY + 2, 50),
-  onIdleError: (error) => outageMonitorOf(logger).failed(error, 'postgres'),
 });
-// A PostgreSQL outage is logged once when it starts and once when it ends (server-kit outage.ts).
-const pool = poolOf(db);
-if (pool) outageMonitorOf(logger).watchPostgres(pool);
 
-const metrics = createWorkerMetrics(createMetricsRegistry({ processMetrics: true }));
+const metrics = createWorkerMetrics(service.metrics);
 const worker = createWorker({
   metrics,
   db,
@@ -73,12 +60,7 @@ const worker = createWorker({
 
 await worker.schedule();
 // Prometheus scrapes the operator port (README, METRICS_PORT): queue depth and age, job runs.
-const metricsServer = await startMetricsServer({
-  registry: metrics.registry,
-  port: env.METRICS_PORT,
-  host: env.METRICS_HOST,
-  logger,
-});
+await service.serveMetrics();
 const health =
   env.WORKER_HEALTH_PORT === undefined
     ? undefined
@@ -100,13 +82,7 @@ logger.info(
   'runtime-worker started',
 );
 
-onShutdown(
-  logger,
-  async () => {
-    await worker.close(env.SHUTDOWN_GRACE_MS);
-    await Promise.all([health?.close(), metricsServer.close()]);
-    await db.destroy();
-    await tracing.shutdown();
-  },
-  env.SHUTDOWN_GRACE_MS + 5_000,
-);
+service.onShutdown(async () => {
+  await worker.close(env.SHUTDOWN_GRACE_MS);
+  await health?.close();
+}, env.SHUTDOWN_GRACE_MS + 5_000);

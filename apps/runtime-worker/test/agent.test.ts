@@ -402,9 +402,10 @@ describe('optional model refinement (OpenAI-compatible endpoint on a local serve
     ['garbage', 'garbage'],
     ['HTTP 500', 'error'],
   ] as const)('a %s answer falls back to the model-free plan', async (_label, behaviour) => {
-    const model = await startModelServer(behaviour, 5000);
+    // A slow answer would come long after the test's own timeout: only the refiner's 400 ms timeout
+    // can give this plan, so no clock needs reading.
+    const model = await startModelServer(behaviour, 60_000);
     try {
-      const t0 = Date.now();
       const plan = await planWorkflow(
         {
           db: tdb.db,
@@ -413,7 +414,6 @@ describe('optional model refinement (OpenAI-compatible endpoint on a local serve
         },
         run(),
       );
-      expect(Date.now() - t0).toBeLessThan(3000);
       expect(model.requests).toHaveLength(1);
       expect(plan.refinedBy).toBe('rules');
       expect(titles(plan)).toEqual(['Design the database schema', 'Write integration tests']);

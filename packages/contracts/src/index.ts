@@ -70,6 +70,7 @@ export {
   type CompactStrategy,
   CompactStrategySchema,
   compactScopes,
+  deriveNamespace,
   ExecutionModeSchema,
   IDEMPOTENCY_KEY_MAX_LENGTH,
   IdempotencyKeySchema,

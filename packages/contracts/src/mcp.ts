@@ -1,3 +1,5 @@
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { hasLoneSurrogate, hasNul } from './storable-text.js';
 
@@ -13,6 +15,15 @@ export const NAMESPACE_PATTERN = /^app:[0-9a-f]{64}$/;
 export const NamespaceSchema = z
   .string()
   .regex(NAMESPACE_PATTERN, { error: 'namespace must be app: + 64 hex' });
+
+/**
+ * A client's memory namespace: `app:` + sha256 hex of `<issuer>|<client_id or sub>` (decisions.md). The
+ * edge gives it to a verified token; tests and operators derive the same one. Pure (no node:crypto),
+ * so every app and the browser can import contracts.
+ */
+export function deriveNamespace(issuer: string, clientOrSubject: string): string {
+  return `app:${bytesToHex(sha256(utf8ToBytes(`${issuer}|${clientOrSubject}`)))}`;
+}
 
 export const SCOPES = {
   systemRead: 'pkgreg.system.read',

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   AGENT_CATALOG,
@@ -8,6 +8,7 @@ import {
   AgentsListArgsSchema,
   AgentsListResultSchema,
   ALL_SCOPES,
+  deriveNamespace,
   ENGINEERING_WORKFLOW_AGENT_ID,
   findAgent,
   forbiddenBindingTiers,
@@ -79,6 +80,26 @@ describe('mcp-edge.md: Namespace', () => {
     ['trailing newline', `app:${'a'.repeat(64)}\n`],
   ])('rejects %s', (_label, value) => {
     expect(NamespaceSchema.safeParse(value).success).toBe(false);
+  });
+
+  it('deriveNamespace: app: + sha256 hex of "<issuer>|<client>", as node:crypto computes it', () => {
+    // Multi-byte text is hashed as UTF-8. The identity is the joined string (decisions.md), so ("a|b", "c")
+    // and ("a", "b|c") derive one namespace, as they always have.
+    const cases: Array<[string, string]> = [
+      ['http://localhost:4100/mcp', 'client-1'],
+      ['https://token.actions.githubusercontent.com', 'repo:acme/skills:ref:refs/heads/main'],
+      ['https://idp.example/', 'ünïcödé-☃-😀'],
+      ['', ''],
+      ['a|b', 'c'],
+      ['a', 'b|c'],
+    ];
+    const derived = cases.map(([issuer, client]) => deriveNamespace(issuer, client));
+    for (const [i, [issuer, client]] of cases.entries()) {
+      const hex = createHash('sha256').update(`${issuer}|${client}`).digest('hex');
+      expect(derived[i]).toBe(`app:${hex}`);
+      expect(NamespaceSchema.safeParse(derived[i]).success).toBe(true);
+    }
+    expect(new Set(derived).size).toBe(cases.length - 1); // "a|b|c" twice: the same identity string
   });
 });
 

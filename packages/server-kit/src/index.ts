@@ -45,6 +45,7 @@ export {
   requestRedisOptions,
 } from './outage.js';
 export { type PeriodicTask, startPeriodic } from './periodic.js';
+export { type Service, type ServiceEnv, startService } from './service.js';
 export { onShutdown } from './shutdown.js';
 export {
   annotateSpan,

@@ -64,14 +64,14 @@ describe('checkReadiness (server-kit health)', () => {
 
   it('Redis on a refusing port → not ok with a reason, within the timeout', async () => {
     const down = unreachableRedis(await closedPort());
-    const started = Date.now();
     const result = await checkReadiness({ db: t.db, redis: down, timeoutMs: 500 });
-    const elapsed = Date.now() - started;
     expect(result.ok).toBe(false);
     expect(result.checks.postgres).toBe('ok');
     expect(result.checks.redis).not.toBe('ok');
     expect(result.checks.redis?.length).toBeGreaterThan(0);
-    expect(elapsed).toBeLessThan(500 + 400);
+    // Ended by the refusal or by the check's own timer (ioredis queues the ping while it reconnects),
+    // never by ioredis giving up after its retries: the reason says which, no clock needs reading.
+    expect(result.checks.redis).toMatch(/^timed out after 500 ms$|ECONNREFUSED/);
   });
 
   it('Redis that never answers → "timed out" within the timeout', async () => {
@@ -80,9 +80,10 @@ describe('checkReadiness (server-kit health)', () => {
     const result = await checkReadiness({ db: t.db, redis: hung, timeoutMs: 300 });
     const elapsed = Date.now() - started;
     expect(result.ok).toBe(false);
+    // The check's own timer ended it (its message says so), and not before its time: no upper bound on
+    // the clock is needed, as a check that hung would never answer.
     expect(result.checks.redis).toBe('timed out after 300 ms');
     expect(elapsed).toBeGreaterThanOrEqual(290);
-    expect(elapsed).toBeLessThan(300 + 400);
   });
 
   it('Postgres on a refusing port → not ok with a reason; Redis still ok', async () => {

@@ -122,7 +122,7 @@ describe('submitInvoke (decisions.md: Invoke)', () => {
 
   it('sync finishing within the threshold answers mode completed with outputs', async () => {
     nextBehaviour = 'complete';
-    const t0 = Date.now();
+    // Completed, not promoted to a task: it was answered within the threshold, whatever the clock says.
     const result = await submitInvoke(
       { db: tdb.db, queue, events, syncThresholdMs: 5000 },
       { namespace: NS, clientId: 'c1', args: invokeArgs('quick', 'sync') },
@@ -131,7 +131,6 @@ describe('submitInvoke (decisions.md: Invoke)', () => {
       mode: 'completed',
       outputs: [{ type: 'text', text: 'done agent.invoke' }],
     });
-    expect(Date.now() - t0).toBeLessThan(5000);
   });
 
   it('sync without QueueEvents (row polling) also completes', async () => {
@@ -151,9 +150,8 @@ describe('submitInvoke (decisions.md: Invoke)', () => {
       { namespace: NS, clientId: 'c1', args: invokeArgs('slow', 'sync') },
     );
     nextBehaviour = 'complete';
-    const waited = Date.now() - t0;
-    expect(waited).toBeGreaterThanOrEqual(380);
-    expect(waited).toBeLessThan(3000);
+    // Not before the threshold; and not after the run, which is held until the test releases it below.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(380);
     expect(result.mode).toBe('task');
     if (result.mode !== 'task') return;
     expect(result.task.status).toBe('running');

@@ -5,8 +5,8 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { deriveNamespace } from '@pkgreg/contracts';
 import { createDb, migrateToLatest, quoteIdent } from '@pkgreg/db';
-import { deriveNamespace } from '@pkgreg/mcp-edge/dist/oauth/verify-token.js';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { request } from 'undici';
@@ -32,7 +32,7 @@ export type AppName = keyof typeof ENTRIES;
 /** The public base URL every edge of a stack shares (as behind one load balancer): tokens name it. */
 export const EDGE_PUBLIC_BASE = 'http://localhost:4100';
 
-/** The memory namespace the edge gives a client's tokens: the edge's own derivation (verify-token.ts). */
+/** The memory namespace the edge gives a client's tokens: the edge's own derivation (@pkgreg/contracts). */
 export function memoryNamespaceOf(client: { clientId: string }): string {
   return deriveNamespace(`${EDGE_PUBLIC_BASE}/mcp`, client.clientId);
 }

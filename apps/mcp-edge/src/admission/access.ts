@@ -1,7 +1,6 @@
-import { NAMESPACE_PATTERN } from '@pkgreg/contracts';
+import { deriveNamespace, NAMESPACE_PATTERN } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import type { HostedBinding, TunnelSession } from '../env.js';
-import { deriveNamespace } from '../oauth/verify-token.js';
 import { type AccessRows, readAccessRows, readAccessVersion } from './access.repository.js';
 import type { Backend } from './backends.js';
 

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import {
   type AgentsInvokeArgs,
   findAgent,
+  type JsonRpcId,
   forbiddenBindingTiers,
   InitializeParamsSchema,
   RejectError,
@@ -15,12 +16,12 @@ import {
 } from '@pkgreg/contracts';
 import type { Caller } from '@pkgreg/runtime';
 import type { z } from 'zod';
-import type { Exchange, McpMethod } from '../mcp/exchange.js';
+import type { Exchange } from '../mcp/exchange.js';
 import { isObject, type Parsed } from '../mcp/transport.js';
 import type { AuthInfo, TokenVerifier } from '../oauth/verify-token.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
 import type { Access } from './access.js';
-import type { BackendResolver } from './backends.js';
+import type { Backend, BackendResolver } from './backends.js';
 import { createBearerReader } from './bearer-token.js';
 import type { Limiter } from './limits.js';
 import type { OriginPolicy } from './origin.js';
@@ -41,12 +42,28 @@ export interface AdmissionDeps {
   tools: readonly ToolSpec[];
 }
 
+/**
+ * A request admission let through, with what its checks validated for dispatch: the method, the backend
+ * the host maps to, the verified caller, and each method's own params.
+ */
+export type Admitted = { id: JsonRpcId; backend: Backend; caller: Caller } & (
+  | { method: 'initialize' /** The version the client asked for. */; protocolVersion: string }
+  | { method: 'ping' | 'tools/list' }
+  | { method: 'tools/call'; spec: ToolSpec; args: Record<string, unknown> }
+  | { method: 'tasks/get' | 'tasks/result'; taskId: string }
+  | { method: 'resources/list' | 'resources/templates/list'; cursor: string | undefined }
+  | { method: 'resources/read'; uri: string }
+);
+
+/** The methods admission lets through to dispatch. */
+export type McpMethod = Admitted['method'];
+
 export interface Admission {
   /**
-   * Runs the checks for one request, noting on `ex` what each learns. Resolves with the method dispatch
-   * is to answer, or undefined for a notification (answered 202 with no body).
+   * Runs the checks for one request, noting on `ex` what each learns for the audit. Resolves with what
+   * dispatch is to answer, or undefined for a notification (answered 202 with no body).
    */
-  admit(req: IncomingMessage, ex: Exchange, message: Parsed): Promise<McpMethod | undefined>;
+  admit(req: IncomingMessage, ex: Exchange, message: Parsed): Promise<Admitted | undefined>;
 }
 
 export function createAdmission(deps: AdmissionDeps): Admission {
@@ -66,11 +83,12 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     return who;
   }
 
-  async function admit(req: IncomingMessage, ex: Exchange, message: Parsed): Promise<McpMethod | undefined> {
+  async function admit(req: IncomingMessage, ex: Exchange, message: Parsed): Promise<Admitted | undefined> {
     // 1. Host → backend: 421 deployment_not_resolved.
     const resolved = resolver.resolve(req.headers.host);
     if (!resolved) throw new RejectError('deployment_not_resolved');
-    ex.backend = resolved.backend;
+    const backend = resolved.backend;
+    ex.backend = backend;
     // 2. Origin, when sent (DNS rebinding): 403 origin_not_allowed.
     const origin = req.headers.origin;
     if (origin !== undefined && !origins.allows(origin)) throw new RejectError('origin_not_allowed');
@@ -82,54 +100,62 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     // A client the tenant or tunnel session does not serve is answered as for a host that maps to no
     // backend (same status, code and message): it cannot learn which hosts exist. Checked before anything
     // that answers differently per host (a revoked token, the audience, the method).
-    if (!state.allows(resolved.backend, auth.namespace)) throw new RejectError('deployment_not_resolved');
+    if (!state.allows(backend, auth.namespace)) throw new RejectError('deployment_not_resolved');
     if (state.disabled(auth.issuer, auth.clientId)) throw new RejectError('token_invalid', 'token revoked');
     if (!auth.audiences.includes(resolved.resource)) {
       throw new RejectError('token_invalid', 'token not issued for this resource');
     }
-    ex.caller = callerOf(auth);
+    const caller = callerOf(auth);
     // 4. Streamable HTTP headers (415, 406, 400), then the JSON-RPC message itself (400).
     checkTransportHeaders(req);
     if (message.kind === 'invalid') throw new RejectError(message.reason, message.message);
     if (message.kind === 'notification') return undefined;
     // 5. The method and its params: -32601, -32602. tools/call and resources/* go on through 6-9.
-    const { method, params } = message;
+    const { id, method, params } = message;
     switch (method) {
-      case 'initialize':
-        ex.protocolVersion = parseParams(InitializeParamsSchema, params, 'initialize params').protocolVersion;
-        return method;
+      case 'initialize': {
+        const { protocolVersion } = parseParams(InitializeParamsSchema, params, 'initialize params');
+        return { id, backend, caller, method, protocolVersion };
+      }
       case 'ping':
       case 'tools/list':
-        return method;
+        return { id, backend, caller, method };
       case 'tools/call':
-        await admitToolCall(ex, ex.caller, params);
-        return method;
+        return { id, backend, caller, method, ...(await admitToolCall(ex, caller, params)) };
       case 'tasks/get':
-      case 'tasks/result':
-        ex.taskId = parseParams(TaskIdParamsSchema, params, `${method} params`).taskId;
+      case 'tasks/result': {
+        const { taskId } = parseParams(TaskIdParamsSchema, params, `${method} params`);
         // 9. Polling has a rate of its own per method, so it cannot be used to get around the tools'.
         await limiter.check({ namespace: auth.namespace, tool: method });
-        return method;
+        return { id, backend, caller, method, taskId };
+      }
       case 'resources/list':
       case 'resources/templates/list':
-      case 'resources/read':
-        if (method === 'resources/read') {
-          ex.resourceUri = parseParams(ResourcesReadParamsSchema, params, `${method} params`).uri;
-        } else {
-          ex.cursor = parseParams(ResourcesListParamsSchema, params, `${method} params`).cursor;
-        }
+      case 'resources/read': {
+        const read =
+          method === 'resources/read'
+            ? { method, uri: parseParams(ResourcesReadParamsSchema, params, `${method} params`).uri }
+            : { method, cursor: parseParams(ResourcesListParamsSchema, params, `${method} params`).cursor };
         // 6. skill:// resources are the registry's catalog: pkgreg.registry.read, as its tools need.
-        requireScopes(ex.caller, [SCOPES.registryRead]);
+        requireScopes(caller, [SCOPES.registryRead]);
         // 9. Each method is rated as a tool is (one bucket per method).
         await limiter.check({ namespace: auth.namespace, tool: method });
-        return method;
+        return { id, backend, caller, ...read };
+      }
       default:
         throw new RejectError('method_not_found', `unknown method ${method}`);
     }
   }
 
-  /** tools/call from step 5 on; resolves once the rate limit and quota (step 9) let the call through. */
-  function admitToolCall(ex: Exchange, caller: Caller, params: Record<string, unknown>): Promise<void> {
+  /**
+   * tools/call from step 5 on; resolves with the tool and its validated arguments once the rate limit
+   * and quota (step 9) let the call through.
+   */
+  async function admitToolCall(
+    ex: Exchange,
+    caller: Caller,
+    params: Record<string, unknown>,
+  ): Promise<{ spec: ToolSpec; args: Record<string, unknown> }> {
     const call = toolsCallParams(params);
     ex.tool = call.name.slice(0, 100);
     // Unknown and switched-off tools look the same: neither is on this surface.
@@ -148,15 +174,13 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     }
     // 8. Agent checks that need no storage (before any quota is counted).
     if (spec.name === TOOL_NAMES.agentsInvoke) checkInvokeBinding(args as AgentsInvokeArgs);
-    ex.spec = spec;
-    ex.args = args;
     // 9. Rate limit and, for invoke and compact, the quota: 429 with Retry-After.
-    const auth = ex.auth as AuthInfo;
-    return limiter.check({
-      namespace: auth.namespace,
+    await limiter.check({
+      namespace: caller.namespace,
       tool: spec.name,
       ...(spec.quota ? { quota: spec.quota } : {}),
     });
+    return { spec, args };
   }
 
   return { admit };

@@ -1,16 +1,8 @@
-import {
-  AGENT_CATALOG,
-  type BackendMode,
-  type RegistryGetArgs,
-  type RegistrySearchArgs,
-  TOOL_NAMES,
-} from '@pkgreg/contracts';
-import type { Caller } from '@pkgreg/runtime';
-import type { Backend } from '../admission/backends.js';
+import { AGENT_CATALOG, type BackendMode, TOOL_NAMES } from '@pkgreg/contracts';
+import type { Admitted } from '../admission/admission.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Env } from '../env.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
-import type { Exchange, McpMethod } from './exchange.js';
 import { initializeResult, systemInfo, toolDescriptor } from './server-info.js';
 import { StaticResult, toolCallResult } from './transport.js';
 
@@ -18,7 +10,7 @@ import { StaticResult, toolCallResult } from './transport.js';
 // system.info, agents.list; skill:// resources and the registry tools from the catalog, the same for
 // every backend); tool and task calls go to the backend's Runtime, whichever backend it is.
 
-export type Dispatch = (ex: Exchange, method: McpMethod) => Promise<object>;
+export type Dispatch = (admitted: Admitted) => Promise<object>;
 
 const BACKEND_MODES: readonly BackendMode[] = ['development', 'local_tunnel', 'hosted'];
 
@@ -32,49 +24,44 @@ export function createDispatch(env: Env, tools: readonly ToolSpec[], catalog: Ca
       new Map(BACKEND_MODES.map((mode) => [mode, new StaticResult(toolCallResult(edgeTool(t, env, mode)))])),
     );
   }
+  const edgeResult = (spec: ToolSpec, mode: BackendMode): StaticResult => {
+    const result = edgeResults.get(spec.name)?.get(mode);
+    if (!result) throw new Error(`${spec.name} is not answered by the edge`);
+    return result;
+  };
 
   /** tools/list: the enabled tools this caller holds the scopes for. */
   function toolsVisibleTo(scopes: ReadonlySet<string>) {
     return tools.filter((t) => t.visibleTo(scopes)).map((t) => descriptors.get(t.name));
   }
 
-  return async function dispatch(ex, method) {
-    // Admission has set these for every method it lets through.
-    const caller = ex.caller as Caller;
-    const backend = ex.backend as Backend;
-    switch (method) {
+  return async function dispatch(admitted) {
+    const { caller, backend } = admitted;
+    switch (admitted.method) {
       case 'initialize':
-        return initializeResult(env, ex.protocolVersion as string);
+        return initializeResult(env, admitted.protocolVersion);
       case 'ping':
         return {};
       case 'tools/list':
         return { tools: toolsVisibleTo(caller.scopes) };
       case 'tools/call': {
-        const spec = ex.spec as ToolSpec;
-        const args = ex.args as Record<string, unknown>;
-        if (spec.registry) return toolCallResult(await registryTool(catalog, spec, args));
-        if (!spec.runtime) return edgeResults.get(spec.name)?.get(backend.mode) as StaticResult;
+        const { spec, args } = admitted;
+        if (spec.registry) return toolCallResult(await spec.registry(catalog, args));
+        if (!spec.runtime) return edgeResult(spec, backend.mode);
         return toolCallResult(await backend.runtime().callTool(caller, spec.name, args));
       }
       case 'tasks/get':
-        return backend.runtime().getTask(caller, ex.taskId as string);
+        return backend.runtime().getTask(caller, admitted.taskId);
       case 'tasks/result':
-        return backend.runtime().getTaskResult(caller, ex.taskId as string);
+        return backend.runtime().getTaskResult(caller, admitted.taskId);
       case 'resources/list':
-        return catalog.listResources(ex.cursor);
+        return catalog.listResources(admitted.cursor);
       case 'resources/templates/list':
-        return catalog.resourceTemplates(ex.cursor);
+        return catalog.resourceTemplates(admitted.cursor);
       case 'resources/read':
-        return catalog.readResource(ex.resourceUri as string);
+        return catalog.readResource(admitted.uri);
     }
   };
-}
-
-/** A registry tool's result (its arguments are validated by admission). */
-function registryTool(catalog: Catalog, spec: ToolSpec, args: Record<string, unknown>): Promise<object> {
-  if (spec.name === TOOL_NAMES.registrySearch) return catalog.search(args as RegistrySearchArgs);
-  if (spec.name === TOOL_NAMES.registryGet) return catalog.get(args as RegistryGetArgs);
-  throw new Error(`${spec.name} is not a registry tool`);
 }
 
 /** The result of a tool the edge answers itself in every backend (it reads no tenant state). */

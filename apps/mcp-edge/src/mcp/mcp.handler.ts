@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type JsonRpcId, RejectError } from '@pkgreg/contracts';
+import { RejectError } from '@pkgreg/contracts';
 import {
   annotateSpan,
   inSpan,
@@ -58,9 +58,9 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       // The body is read first so that every error, whatever stage refuses, can echo the request's id.
       const message = parseMessage(await readBody(req));
       noteMessage(ex, message);
-      const method = await admit(req, ex, message);
-      if (method === undefined) status = writeAccepted(res, ex.requestId);
-      else writeResult(res, ex.requestId, ex.id as JsonRpcId, await dispatch(ex, method));
+      const admitted = await admit(req, ex, message);
+      if (admitted === undefined) status = writeAccepted(res, ex.requestId);
+      else writeResult(res, ex.requestId, admitted.id, await dispatch(admitted));
     } catch (error) {
       const reject = toRejectError(error);
       // A PostgreSQL or Redis outage is logged once by the process's monitor, not per request.

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ALL_SCOPES } from '@pkgreg/contracts';
+import { ALL_SCOPES, deriveNamespace } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { SignJWT } from 'jose';
 import type { Access } from '../admission/access.js';
 import type { BackendResolver } from '../admission/backends.js';
 import { authenticateClient } from './clients.service.js';
 import { type KeyStore, SIGNING_ALG } from './signing-keys.service.js';
-import { deriveNamespace } from './verify-token.js';
 
 /** An RFC 6749 §5.2 error; the route writes it as `{error, error_description}`. */
 export class OAuthError extends Error {

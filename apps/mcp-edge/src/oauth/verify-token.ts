@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { RejectError } from '@pkgreg/contracts';
+import { deriveNamespace, RejectError } from '@pkgreg/contracts';
 import { dependencyOutageOf } from '@pkgreg/server-kit';
 import { createRemoteJWKSet, decodeJwt, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { TrustedIssuer } from '../env.js';
@@ -26,10 +25,6 @@ export interface AuthInfo {
 export interface TokenVerifier {
   /** Resolves the caller or throws RejectError('token_invalid'). */
   verifyAccessToken(token: string): Promise<AuthInfo>;
-}
-
-export function deriveNamespace(issuer: string, clientOrSubject: string): string {
-  return `app:${createHash('sha256').update(`${issuer}|${clientOrSubject}`).digest('hex')}`;
 }
 
 function scopesOf(payload: JWTPayload): string[] {

@@ -29,12 +29,13 @@ import {
   type ToolName,
 } from '@pkgreg/contracts';
 import type { z } from 'zod';
+import type { Catalog } from '../catalog/catalog.js';
 
 // The public tool surface (mcp-edge.md, Tools; decisions.md, Memory scopes): each public name maps once
 // onto the runtime. What a tool needs (scopes, namespace, quota) is declared here so admission can
 // check it before anything runs (admission/admission.ts). What a tool does: runtime/local-runtime.ts,
 // or for the tools that read no tenant state (`runtime: false`), mcp/dispatch.ts; the registry tools
-// (`registry: true`) read the catalog (catalog/catalog.ts).
+// (`registry`) read the catalog (catalog/catalog.ts).
 
 const TIERS: MemoryTier[] = ['stm', 'ltm'];
 
@@ -54,8 +55,11 @@ export interface ToolSpec<A = unknown> {
   quota?: 'invoke' | 'compact';
   /** Executes in the backend's runtime (forwarded in local_tunnel mode) rather than at the edge. */
   runtime: boolean;
-  /** Answered at the edge from the registry's catalog, the same in every backend. */
-  registry?: true;
+  /**
+   * Answered at the edge from the registry's catalog, the same in every backend: with the arguments as
+   * the tool's schema returned them.
+   */
+  registry?(catalog: Catalog, args: A): Promise<object>;
 }
 
 const anyTier = (scopes: ReadonlySet<string>, action: 'read' | 'write' | 'delete') =>
@@ -175,7 +179,7 @@ export const TOOL_SPECS = [
     requiredScopes: () => [SCOPES.registryRead],
     namespaceOf: () => undefined,
     runtime: false,
-    registry: true,
+    registry: (catalog, a) => catalog.search(a),
   }),
   spec({
     name: TOOL_NAMES.registryGet,
@@ -188,6 +192,6 @@ export const TOOL_SPECS = [
     requiredScopes: () => [SCOPES.registryRead],
     namespaceOf: () => undefined,
     runtime: false,
-    registry: true,
+    registry: (catalog, a) => catalog.get(a),
   }),
 ] as ToolSpec[];

@@ -23,8 +23,11 @@ export interface DownloadRecorder {
   record(scope: string, name: string, downloader?: Downloader): Promise<boolean>;
   /** Waits for every pending batch. */
   drain(): Promise<void>;
-  /** Calls waiting for a batch and batches being committed (metrics read it on every scrape). */
-  backlog?(): { waiting: number; inFlight: number };
+  /**
+   * Calls waiting for a batch and batches being committed (metrics read it on every scrape), and
+   * whether the next batch is held after a busy commit (tests wait on it instead of on the clock).
+   */
+  backlog?(): { waiting: number; inFlight: number; holding: boolean };
 }
 
 export interface DownloadRecorderOptions {
@@ -42,6 +45,8 @@ export interface DownloadRecorderOptions {
    * answered (default 0: it never waits; the API passes TRACK_HOLD_MS). See createDownloadRecorder.
    */
   holdMs?: number;
+  /** The hold's clock in ms (default performance.now): tests move it by hand. */
+  now?: () => number;
 }
 
 /** A batch smaller than this is not a busy server's: the next one never waits after it. */
@@ -122,6 +127,7 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
   };
 
   const holdMs = options.holdMs ?? 0;
+  const now = options.now ?? (() => performance.now());
   let holding = false;
 
   // A batch holds calls of one UTC day (its row carries the day): around midnight it ends where the
@@ -154,9 +160,9 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
       return;
     }
     holding = true;
-    const until = performance.now() + holdMs;
+    const until = now() + holdMs;
     const poll = () => {
-      if (pending.length >= expected || performance.now() >= until) {
+      if (pending.length >= expected || now() >= until) {
         holding = false;
         pump();
       } else setImmediate(poll);
@@ -185,7 +191,7 @@ export function createDownloadRecorder(db: Db, options: DownloadRecorderOptions 
       });
     },
     backlog() {
-      return { waiting: pending.length, inFlight: inFlight.size };
+      return { waiting: pending.length, inFlight: inFlight.size, holding };
     },
     async drain() {
       while (inFlight.size > 0 || pending.length > 0) {
