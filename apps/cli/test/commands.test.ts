@@ -179,11 +179,16 @@ describe('pkgreg search (registry-api.md: GET /api/search)', () => {
 
   it('filters the search with the API filters (issue 20)', async () => {
     const cwd = await project();
-    const verified = await cli(['search', 'pdf', '--verified', '--json'], cwd);
-    expect(verified.code).toBe(0);
-    expect(SearchResponseSchema.parse(JSON.parse(verified.stdout)).results.map((r) => r.name)).toEqual([
-      'pdf-tools',
-    ]);
+    // Filtered search reads tables the registry refreshes after the seeding: wait for them, so the
+    // empty answers below are the filters' doing, not a table not built yet.
+    let names: string[] = [];
+    for (let attempt = 0; attempt < 50 && names.length === 0; attempt += 1) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+      const verified = await cli(['search', 'pdf', '--verified', '--json'], cwd);
+      expect(verified.code).toBe(0);
+      names = SearchResponseSchema.parse(JSON.parse(verified.stdout)).results.map((r) => r.name);
+    }
+    expect(names).toEqual(['pdf-tools']);
     const elsewhere = await cli(['search', 'pdf', '--owner', 'globex'], cwd);
     expect(elsewhere).toMatchObject({ code: 0, stdout: 'No packages found for "pdf".\n' });
     const active = await cli(['search', 'notes', '--status', 'active'], cwd);

@@ -225,10 +225,11 @@ describe('search', () => {
 
 describe('package list', () => {
   it('pages and sorts with the state in the URL; back and reload restore it', async () => {
+    // The URL and the controls change before the new page's cards arrive: each list is awaited.
     const page = await newPage();
     await page.goto(`${base}/`);
     const page1 = await api<{ data: { scope: string; name: string }[] }>('/api/packages?page=1&pageSize=20');
-    expect(await cardNames(page)).toEqual(page1.data.map((p) => `@${p.scope}/${p.name}`));
+    await expect.poll(() => cardNames(page)).toEqual(page1.data.map((p) => `@${p.scope}/${p.name}`));
     await expect(page.locator('[data-testid="page-status"]').textContent()).resolves.toBe(
       `Page 1 of ${Math.ceil(visibleCount / 20)}`,
     );
@@ -237,7 +238,7 @@ describe('package list', () => {
     await page.waitForURL(`${base}/?page=2`);
     const page2 = await api<{ data: { scope: string; name: string }[] }>('/api/packages?page=2&pageSize=20');
     await page.waitForSelector(`text=Page 2 of`);
-    expect(await cardNames(page)).toEqual(page2.data.map((p) => `@${p.scope}/${p.name}`));
+    await expect.poll(() => cardNames(page)).toEqual(page2.data.map((p) => `@${p.scope}/${p.name}`));
 
     await page.click('[data-testid="sort-stars"]');
     await page.waitForURL(`${base}/?sort=stars`);
@@ -245,7 +246,7 @@ describe('package list', () => {
       '/api/packages?sort=stars&order=desc',
     );
     await page.waitForSelector('[data-testid="sort-stars"][aria-current="true"]');
-    expect(await cardNames(page)).toEqual(byStars.data.map((p) => `@${p.scope}/${p.name}`));
+    await expect.poll(() => cardNames(page)).toEqual(byStars.data.map((p) => `@${p.scope}/${p.name}`));
     expect((await cardNames(page))[0]).toBe('@acme/code-review'); // the most starred visible package
 
     await page.click('[data-testid="order-toggle"]');
@@ -254,21 +255,21 @@ describe('package list', () => {
       '/api/packages?sort=stars&order=asc',
     );
     await page.waitForSelector('text=Ascending');
-    expect(await cardNames(page)).toEqual(starsAsc.data.map((p) => `@${p.scope}/${p.name}`));
+    await expect.poll(() => cardNames(page)).toEqual(starsAsc.data.map((p) => `@${p.scope}/${p.name}`));
 
     await page.goBack();
     await page.waitForURL(`${base}/?sort=stars`);
     await page.waitForSelector('text=Descending');
-    expect(await cardNames(page)).toEqual(byStars.data.map((p) => `@${p.scope}/${p.name}`));
+    await expect.poll(() => cardNames(page)).toEqual(byStars.data.map((p) => `@${p.scope}/${p.name}`));
 
     await page.goBack();
     await page.waitForURL(`${base}/?page=2`);
     await page.waitForSelector('text=Page 2 of');
-    expect(await cardNames(page)).toEqual(page2.data.map((p) => `@${p.scope}/${p.name}`));
+    await expect.poll(() => cardNames(page)).toEqual(page2.data.map((p) => `@${p.scope}/${p.name}`));
 
     await page.reload();
     await page.waitForSelector('text=Page 2 of');
-    expect(await cardNames(page)).toEqual(page2.data.map((p) => `@${p.scope}/${p.name}`));
+    await expect.poll(() => cardNames(page)).toEqual(page2.data.map((p) => `@${p.scope}/${p.name}`));
 
     await page.click('[data-testid="sort-indexed"]');
     await page.waitForURL(`${base}/?sort=indexed`);
@@ -276,7 +277,7 @@ describe('package list', () => {
       '/api/packages?sort=indexed&order=desc',
     );
     await page.waitForSelector('[data-testid="sort-indexed"][aria-current="true"]');
-    expect(await cardNames(page)).toEqual(byIndexed.data.map((p) => `@${p.scope}/${p.name}`));
+    await expect.poll(() => cardNames(page)).toEqual(byIndexed.data.map((p) => `@${p.scope}/${p.name}`));
     await page.close();
   });
 });
