@@ -1,5 +1,6 @@
 /**
- * @pkgreg/registry: the registry's domain, filed by what it is (docs/registry-domain.md).
+ * @pkgreg/registry: the registry's domain, filed by what it is (docs/decisions.md, Project and tooling,
+ * says what stays in the API and why).
  *
  * - `scopes/`: how a scope is bound to its owner (the code host's account id), and scope names.
  * - `publish-runs/`: the record of a publish, from the API's 202 to the worker's result.
