@@ -6,7 +6,8 @@ import { insertDependencies } from '../dependencies/dependencies.repository.js';
 import type { ManifestFile } from './versioning.js';
 
 // SQL of versions (docs/versions.md): what a version is and holds, read by the API and written once by
-// an indexing run. A version row and its files are never updated; yanks live apart (yanks.repository.ts).
+// an indexing run. Its files are never updated and neither is the row, but for its risk scan (rescan.ts);
+// yanks live apart (yanks.repository.ts).
 
 type Conn = Kysely<Database>;
 
