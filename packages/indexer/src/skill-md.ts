@@ -1,10 +1,5 @@
 import { posix } from 'node:path';
-import {
-  hasLoneSurrogate,
-  hasNul,
-  PACKAGE_SEGMENT_PATTERN,
-  PackageKindSchema,
-} from '@pkgreg/contracts';
+import { hasLoneSurrogate, hasNul, PACKAGE_SEGMENT_PATTERN, PackageKindSchema } from '@pkgreg/contracts';
 import { type DerivedPackage, parseDependencies } from '@pkgreg/registry';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import semver from 'semver';
