@@ -8,7 +8,7 @@ import {
   VersionListResponseSchema,
 } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { gitBlobSha } from '@pkgreg/indexer';
+import { gitBlobSha } from '@pkgreg/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';
 import { type RunningRegistry, startRegistry } from './helpers/registry.js';

@@ -11,7 +11,7 @@ import {
   VersionListResponseSchema,
   type VersionSummary,
 } from '@pkgreg/contracts';
-import { gitBlobSha } from '@pkgreg/indexer';
+import { gitBlobSha } from '@pkgreg/registry';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LockEntry, lockedFilesOf } from '../src/lockfile/lockfile.js';
 import { digestOf } from '../src/skill-files.js';

@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import type { Db } from '@pkgreg/db';
-import { createPgContentStore } from '@pkgreg/indexer';
+import { createPgContentStore } from '@pkgreg/registry';
 import { healthRoutes, type Logger, traceRequests } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
 import express, { type Express } from 'express';

@@ -12,14 +12,12 @@ import {
   indexSource,
   listKnownSources,
   reindexAll,
-  rescanVersions,
   seedDemo,
 } from '@pkgreg/indexer';
+import { removePackage, rescanVersions, restorePackage, withDependencyRefresh } from '@pkgreg/registry';
 import { Command, InvalidArgumentError } from 'commander';
-import { withDependencyRefresh } from './dependencies/dependencies.service.js';
 import { type Env, loadEnv } from './env.js';
 import { listReports, quarantinePackage, releasePackage } from './moderation/moderation.repository.js';
-import { removePackage, restorePackage } from './packages/packages.repository.js';
 
 // Operator command: `pnpm registry index <owner/repo | path>...`, `pnpm registry reindex`,
 // `pnpm registry sources`, `pnpm registry seed-demo`, `pnpm registry remove|restore <@scope/name>`,

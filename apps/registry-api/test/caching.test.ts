@@ -5,6 +5,7 @@ import { ListResponseSchema, SearchResponseSchema, VersionListResponseSchema } f
 import { createDb } from '@pkgreg/db';
 import { indexSource } from '@pkgreg/indexer';
 import { commitFiles, createRepo, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
+import { removePackage } from '@pkgreg/registry';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,6 @@ import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { quarantinePackage } from '../src/moderation/moderation.repository.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
-import { removePackage } from '../src/packages/packages.repository.js';
 import { silentLogger, useTestRegistry } from './fixtures.js';
 
 // docs/caching.md: ETag and Cache-Control on every public GET, 304 on a held validator, new validators

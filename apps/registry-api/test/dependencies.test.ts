@@ -10,15 +10,14 @@ import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { indexSource } from '@pkgreg/indexer';
 import { skillMd } from '@pkgreg/indexer/testing';
+import { removePackage, withDependencyRefresh } from '@pkgreg/registry';
 import { FakeGitHub, type FakeRepo } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import { withDependencyRefresh } from '../src/dependencies/dependencies.service.js';
 import { loadEnv } from '../src/env.js';
 import { quarantinePackage, releasePackage } from '../src/moderation/moderation.repository.js';
-import { removePackage } from '../src/packages/packages.repository.js';
 import { silentLogger } from './fixtures.js';
 
 // docs/versions.md, Dependencies: detail's `dependencies` (with whether each resolves), each version's,

@@ -4,16 +4,16 @@
 // and every path that changes a package is checked to move it in the feed.
 import { realpathSync } from 'node:fs';
 import { type FeedResponse, FeedResponseSchema } from '@pkgreg/contracts';
-import { indexSource, rescanVersions } from '@pkgreg/indexer';
+import { indexSource } from '@pkgreg/indexer';
 import { commitFiles, createRepo, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
+import { deprecatePackage, removePackage, rescanVersions, yankVersion } from '@pkgreg/registry';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldAllDownloadDeltas } from '../src/downloads/download-flusher.js';
 import { quarantinePackage } from '../src/moderation/moderation.repository.js';
 import { decodeCursor, encodeCursor } from '../src/packages/feed.service.js';
-import { removePackage } from '../src/packages/packages.repository.js';
-import { deprecatePackage, yankVersion } from '../src/publishing/publishing.repository.js';
+
 import { insertPackages, packageRow, useTestRegistry } from './fixtures.js';
 
 const t = useTestRegistry({ DETAIL_CACHE_TTL_MS: '0' });

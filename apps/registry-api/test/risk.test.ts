@@ -7,8 +7,9 @@ import {
   VersionDetailSchema,
   VersionListResponseSchema,
 } from '@pkgreg/contracts';
-import { indexSource, rescanVersions } from '@pkgreg/indexer';
+import { indexSource } from '@pkgreg/indexer';
 import { createRepo, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
+import { rescanVersions } from '@pkgreg/registry';
 import { createLogger } from '@pkgreg/server-kit';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

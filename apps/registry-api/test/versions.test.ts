@@ -10,10 +10,10 @@ import {
 } from '@pkgreg/contracts';
 import { indexSource } from '@pkgreg/indexer';
 import { commitFiles, createRepo, git, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
+import { removePackage } from '@pkgreg/registry';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quarantinePackage, releasePackage } from '../src/moderation/moderation.repository.js';
-import { removePackage } from '../src/packages/packages.repository.js';
 import { useTestRegistry } from './fixtures.js';
 
 // docs/versions.md, "API": every version of a skill folder, its files and its archive, indexed from a

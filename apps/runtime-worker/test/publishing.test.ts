@@ -1,8 +1,8 @@
 import { PublishResultSchema, QUEUES } from '@pkgreg/contracts';
 import { testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
-import { createPublishRun, findPublishRun } from '@pkgreg/indexer';
 import { skillMd } from '@pkgreg/indexer/testing';
+import { createPublishRun, findPublishRun } from '@pkgreg/registry';
 import { FakeGitHub, type FakeRepo } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RuntimeWorker } from '../src/worker.js';

@@ -1,33 +1,26 @@
 import { resolveSkillLink } from '@pkgreg/contracts';
+import {
+  buildArchive,
+  type ContentStore,
+  type DerivedPackage,
+  type ManifestFile,
+  manifestDigest,
+  type PreparedVersion,
+  type StoredBlob,
+  sriSha512,
+} from '@pkgreg/registry';
 import { type ScanFile, type ScanResult, scanVersion } from '@pkgreg/scan';
-import type { ContentStore, StoredBlob } from './content-store.js';
 import { IndexingError } from './errors.js';
 import { detectLicenseText, isLicenseFileName } from './license.js';
 import type { SkillFolder } from './skill-folders.js';
-import { analyzeSkill, type DerivedPackage, MAX_SKILL_MD_BYTES } from './skill-md.js';
+import { analyzeSkill, MAX_SKILL_MD_BYTES } from './skill-md.js';
 import type { RepoMeta, SkillSource, TreeFile } from './types.js';
-import { buildArchive, type ManifestFile, manifestDigest, sriSha512 } from './versioning.js';
 
 // Skill folders -> analysed packages, each with its manifest, digest and (when the folder changed) a
 // stored archive. Reads only the blobs the content store lacks, a bounded batch of folders at a time.
 
-/** A folder whose SKILL.md passed the rules: what the package row and a new version need. */
-export interface PreparedSkill {
-  /** Path of the SKILL.md in the repository. */
-  path: string;
-  pkg: DerivedPackage;
-  /** The resolved SPDX license (declared, else from LICENSE files, else the host's), or null. */
-  license: string | null;
-  manifest: ManifestFile[];
-  digest: string;
-  totalBytes: number;
-  /** The SKILL.md's warnings and the folder's (links left out). */
-  warnings: string[];
-  /** Set when the digest differs from the package's latest version: the archive is stored. */
-  archive: { sha256: string; integrity: string } | null;
-  /** The risk scan of the new version (set with `archive`): stored in the same transaction as it. */
-  scan: ScanResult | null;
-}
+/** A folder whose SKILL.md passed the rules, as @pkgreg/registry writes it. */
+export type PreparedSkill = PreparedVersion;
 
 export type PreparedOutcome =
   | { ok: true; skill: PreparedSkill }

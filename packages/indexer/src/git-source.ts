@@ -2,8 +2,8 @@ import { execFile, spawn } from 'node:child_process';
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute } from 'node:path';
 import { promisify } from 'node:util';
+import { sanitizeScope } from '@pkgreg/registry';
 import { IndexingError } from './errors.js';
-import { sanitizeScope } from './skill-md.js';
 import { isFileMode, type RepoMeta, type SkillSource, type SourceSnapshot, type TreeFile } from './types.js';
 
 // A local git repository read through the `git` CLI: the committed tree at HEAD (not the working

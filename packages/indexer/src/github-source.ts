@@ -3,11 +3,11 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
+import { gitBlobSha } from '@pkgreg/registry';
 import { extract as tarExtract } from 'tar-stream';
 import { request } from 'undici';
 import { z } from 'zod';
 import { IndexingError } from './errors.js';
-import { gitBlobSha } from './git-blob-sha.js';
 import {
   isFileMode,
   type RepoMeta,

@@ -32,22 +32,9 @@
  * (yanks, quarantine, removal), with `refreshDependencyState` in the same transaction.
  */
 
-export { type ContentStore, createPgContentStore, type StoredBlob } from './content-store.js';
 export { type DemoSeedResult, demoRepositories, seedDemo, writeDemoRepositories } from './demo-seed.js';
-export {
-  type DeclaredDependency,
-  MAX_DEPENDENCIES,
-  type ParsedDependencies,
-  parseDependencies,
-} from './dependencies.js';
-export {
-  type DependencyChange,
-  lockDependencyGraph,
-  refreshDependencyState,
-} from './dependencies.repository.js';
 export { type IndexerEnv, indexerEnvShape, indexerSettings } from './env.js';
 export { IndexingError, type IndexingErrorCode } from './errors.js';
-export { gitBlobSha } from './git-blob-sha.js';
 export { defaultLocalOwner, GitSource, type GitSourceOptions, hostedNameOf } from './git-source.js';
 export {
   GitHubClient,
@@ -64,38 +51,18 @@ export {
   indexSource,
   type KnownSource,
   listKnownSources,
-  type NewVersionSummary,
   reindexAll,
 } from './indexer.service.js';
 export { detectLicenseText, isLicenseFileName, spdxFromDeclared } from './license.js';
-export {
-  bindScope,
-  createPublishRun,
-  decideScope,
-  findPublishRun,
-  findScopeOfOwner,
-  findScopeOwner,
-  finishPublishRun,
-  type NewPublishRun,
-  type PublishRunRow,
-  type ScopeClaim,
-  type ScopeDecision,
-  type ScopeOwnerRow,
-  scopeTakenMessage,
-  startPublishRun,
-} from './publishing.repository.js';
-export { type RescanOptions, type RescanSummary, rescanVersions } from './rescan.js';
 export { DEFAULT_SKILL_LIMITS, isInstalledCopy, type SkillLimits } from './skill-folders.js';
 export {
   type Analysis,
   analyzeSkill,
-  type DerivedPackage,
   isValidName,
   MAX_SKILL_MD_BYTES,
   normalizeVersion,
   parseFrontmatter,
   type SkillInput,
-  sanitizeScope,
 } from './skill-md.js';
 export type {
   FileMode,
@@ -106,11 +73,3 @@ export type {
   SourceSnapshot,
   TreeFile,
 } from './types.js';
-export {
-  buildArchive,
-  chooseVersion,
-  type ManifestFile,
-  manifestDigest,
-  pseudoVersion,
-  sriSha512,
-} from './versioning.js';

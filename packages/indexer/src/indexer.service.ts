@@ -1,15 +1,25 @@
 import type { PublishProof, SkillResult } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import type { Logger } from 'pino';
-import { type ContentStore, createPgContentStore } from './content-store.js';
-import { type DeclaredDependency, unknownDependencyWarning } from './dependencies.js';
 import {
-  insertDependencies,
-  lockDependencyGraph,
-  refreshDependencyState,
-  versionsWithoutDependencies,
-  visiblePackageKeys,
-} from './dependencies.repository.js';
+  bindScope,
+  type ContentStore,
+  countListedOfRepo,
+  createPgContentStore,
+  decideScope,
+  listedOfRepo,
+  type NewVersionSummary,
+  packagesOfRepo,
+  type Rejection,
+  type RunCounts,
+  ScopeTakenError,
+  sanitizeScope,
+  setVerified,
+  skillMdPath,
+  versionHistories,
+  writePreparedVersions,
+  ZERO_COUNTS,
+} from '@pkgreg/registry';
+import type { Logger } from 'pino';
 import { IndexingError, type IndexingErrorCode } from './errors.js';
 import { type PreparedSkill, prepareSkills } from './folder-versions.js';
 import { GitSource } from './git-source.js';
@@ -20,41 +30,24 @@ import {
   normalizeGitHubLocator,
 } from './github-source.js';
 import {
-  countListedOfRepo,
   createRun,
-  delistPackages,
   findOtherSourceOfRepo,
-  findPackage,
   findSource,
   findSourceByRepositoryId,
   finishRun,
-  type IndexedPackage,
-  insertPackage,
   insertRejections,
-  insertVersion,
   lastRejections,
   lastRunOf,
-  listedOfRepo,
   listSources,
   lockSource,
   moveSourceLocator,
-  packagesOfRepo,
-  type Rejection,
-  type RunCounts,
-  rowMatches,
   type SourceRow,
   saveSource,
-  setVerified,
   unlockSource,
-  updatePackage,
-  versionHistories,
 } from './indexer.repository.js';
 import { isLicenseFileName } from './license.js';
-import { bindScope, decideScope } from './publishing.repository.js';
 import { DEFAULT_SKILL_LIMITS, limitProblem, type SkillLimits, skillFoldersOf } from './skill-folders.js';
-import { sanitizeScope } from './skill-md.js';
 import type { RepoMeta, SkillSource, SourceKind, TreeFile } from './types.js';
-import { chooseVersion } from './versioning.js';
 
 export interface IndexerDeps {
   db: Db;
@@ -100,13 +93,6 @@ export interface IndexRequest {
    * is followed; the locator is only its last known name) and a run that finds another is refused.
    */
   expectedRepositoryId?: number;
-}
-
-/** A version a run created. */
-export interface NewVersionSummary {
-  /** `@scope/name`. */
-  name: string;
-  version: string;
 }
 
 export interface IndexSummary {
@@ -167,8 +153,6 @@ export interface KnownSource {
 
 /** An IndexingError that carries the run's summary (indexSource throws these). */
 export type IndexFailure = IndexingError & { summary: IndexSummary };
-
-const ZERO: RunCounts = { indexed: 0, updated: 0, unchanged: 0, delisted: 0, rejected: 0 };
 
 function parseRepoMeta(value: unknown): RepoMeta | null {
   const meta = value as Partial<RepoMeta> | null;
@@ -287,8 +271,6 @@ function rejectedResults(rejections: Rejection[]): SkillResult[] {
 
 const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
-const skillMdPath = (sourcePath: string) => (sourcePath ? `${sourcePath}/SKILL.md` : 'SKILL.md');
-
 async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcome> {
   const { conn, source } = ctx;
   // Read under the lock: a run that held it before us may have moved the ETags on.
@@ -373,7 +355,7 @@ async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcom
       sourceRepo,
       scope,
       commit: snap.commit,
-      counts: { ...ZERO, unchanged: listed.length, rejected: rejections.length },
+      counts: { ...ZERO_COUNTS, unchanged: listed.length, rejected: rejections.length },
       rejections,
       versions: [],
       skills,
@@ -415,7 +397,7 @@ async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcom
 
   const { sourceId, written } = await conn.transaction().execute(async (trx) => {
     if (claim) await bindScope(trx, claim, boundBy);
-    const result = await writePackages(trx, {
+    const result = await writePreparedVersions(trx, {
       names,
       prepared,
       rejections,
@@ -448,203 +430,10 @@ async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcom
   };
 }
 
-interface WriteInput {
-  names: string[];
-  prepared: PreparedSkill[];
-  /** Appended to: duplicates, collisions, operator removals. */
-  rejections: Rejection[];
-  snapshotCommit: string | null;
-  truncated: boolean;
-  /** A publish or signed webhook: what it writes or confirms is `verified`. */
-  proven: boolean;
-}
-
-/** The run's package rows and new versions, in one transaction: a failure leaves none of them. */
-async function writePackages(
-  trx: Db,
-  input: WriteInput,
-): Promise<{ counts: RunCounts; versions: NewVersionSummary[]; skills: SkillResult[] }> {
-  const { prepared, rejections } = input;
-  const now = new Date();
-  // First, before any package row is locked (dependencies.repository.ts says why).
-  await lockDependencyGraph(trx);
-  await warnUnknownDependencies(trx, prepared);
-  const rows = await packagesOfRepo(trx, input.names);
-  const byName = new Map(rows.map((r) => [`${r.scope}/${r.name}`, r]));
-  const histories = await versionHistories(
-    trx,
-    rows.map((r) => r.id),
-  );
-  const counts: RunCounts = { ...ZERO };
-  const versions: NewVersionSummary[] = [];
-  const skills: SkillResult[] = [];
-  const claimedBy = new Map<string, string>();
-  const kept = new Set<string>();
-  const created = new Set<string>();
-  /** Relisted packages: their dependants may resolve again. */
-  const relisted = new Set<string>();
-  /** Latest versions created before dependencies were recorded, with what their SKILL.md declares. */
-  const unrecorded: Array<{ versionId: string; dependencies: DeclaredDependency[] }> = [];
-  const reject = (path: string, key: string, reason: string) => {
-    rejections.push({ path, reason });
-    skills.push({ path, name: `@${key}`, outcome: 'rejected', version: null, warnings: [], reason });
-  };
-  for (const skill of prepared) {
-    const { pkg } = skill;
-    const key = `${pkg.scope}/${pkg.name}`;
-    const earlier = claimedBy.get(key);
-    if (earlier) {
-      reject(skill.path, key, `duplicate name "${pkg.name}": also defined by ${earlier}`);
-      continue;
-    }
-    const row = byName.get(key);
-    if (row?.removed_at) {
-      claimedBy.set(key, skill.path);
-      kept.add(row.id);
-      reject(skill.path, key, `@${key} was removed by the registry operator`);
-      continue;
-    }
-    const history = row ? histories.get(row.id) : undefined;
-    const changed = history?.latestDigest !== skill.digest;
-    const version = changed
-      ? chooseVersion({
-          declared: pkg.declaredVersion,
-          used: history?.used ?? new Set(),
-          lastDeclared: history?.lastDeclared ?? null,
-          time: now,
-          digest: skill.digest,
-        })
-      : (history?.latestListed ?? null);
-    // The owner's deprecation outlives runs; the SKILL.md's own `metadata.status` can only add to it.
-    const status = row?.deprecated_at && pkg.status === 'active' ? 'deprecated' : pkg.status;
-    const values: IndexedPackage = {
-      ...pkg,
-      status,
-      version,
-      license: skill.license,
-      warnings: skill.warnings,
-    };
-    let packageId: string;
-    if (row) {
-      packageId = row.id;
-      if (!changed && rowMatches(row, values)) counts.unchanged += 1;
-      else {
-        await updatePackage(trx, row.id, values, now);
-        if (row.status === 'delisted') {
-          counts.indexed += 1;
-          relisted.add(row.id);
-        } else counts.updated += 1;
-      }
-    } else {
-      const id = await insertPackage(trx, values, now);
-      if (!id) {
-        // (scope, name) belongs to another repository of the same owner: first come keeps it.
-        const holder = await findPackage(trx, pkg.scope, pkg.name);
-        reject(
-          skill.path,
-          key,
-          `name collision: @${key} is already provided by ${holder?.source_repo ?? 'another repository'}`,
-        );
-        continue;
-      }
-      packageId = id;
-      counts.indexed += 1;
-    }
-    claimedBy.set(key, skill.path);
-    kept.add(packageId);
-    // The same SKILL.md as its latest version: that version's dependencies, if it has none recorded yet.
-    if (!changed && history && pkg.dependencies.length > 0)
-      unrecorded.push({ versionId: history.latestId, dependencies: pkg.dependencies });
-    skills.push({
-      path: skill.path,
-      name: `@${key}`,
-      outcome: changed ? 'new-version' : 'unchanged',
-      version: changed ? version : (history?.latestVersion ?? null),
-      warnings: skill.warnings,
-      reason: null,
-    });
-    if (changed && version !== null) {
-      created.add(packageId);
-      if (!skill.archive) throw new IndexingError('source_error', `no archive was built for @${key}`);
-      await insertVersion(
-        trx,
-        {
-          packageId,
-          version,
-          declaredVersion: pkg.declaredVersion,
-          digest: skill.digest,
-          integrity: skill.archive.integrity,
-          archiveSha256: skill.archive.sha256,
-          totalBytes: skill.totalBytes,
-          sourceCommit: input.snapshotCommit,
-          warnings: skill.warnings,
-          manifest: skill.manifest,
-          scan: skill.scan,
-          dependencies: pkg.dependencies,
-        },
-        now,
-      );
-      versions.push({ name: `@${key}`, version });
-    }
-  }
-  let gone: typeof rows = [];
-  if (!input.truncated) {
-    gone = rows.filter((r) => r.status !== 'delisted' && !kept.has(r.id));
-    await delistPackages(
-      trx,
-      gone.map((r) => r.id),
-      now,
-    );
-    counts.delisted = gone.length;
-    for (const row of gone) {
-      skills.push({
-        path: skillMdPath(row.source_path),
-        name: `@${row.scope}/${row.name}`,
-        outcome: 'delisted',
-        version: null,
-        warnings: [],
-        reason: 'its SKILL.md is gone from the repository or no longer passes the rules',
-      });
-    }
-  }
-  // verified: what a proven run writes or confirms; a crawl's new version is not (docs/publishing.md).
-  if (input.proven) await setVerified(trx, [...kept], true);
-  else await setVerified(trx, [...created], false);
-  const missing = await versionsWithoutDependencies(
-    trx,
-    unrecorded.map((u) => u.versionId),
-  );
-  for (const u of unrecorded) {
-    if (missing.has(u.versionId)) await insertDependencies(trx, u.versionId, u.dependencies);
-  }
-  const goneIds = gone.map((r) => r.id);
-  await refreshDependencyState(trx, {
-    packageIds: [...kept, ...goneIds],
-    changedIds: [...created, ...relisted, ...goneIds],
-  });
-  return { counts, versions, skills };
-}
-
-/**
- * Warns, on the versions and packages of this run, about each dependency no visible package answers
- * to (neither in the registry nor among this run's skills). The dependency is still recorded: it is
- * counted, and resolves, once that package is indexed.
- */
-async function warnUnknownDependencies(trx: Db, prepared: PreparedSkill[]): Promise<void> {
-  const declared = prepared.flatMap((skill) => skill.pkg.dependencies);
-  if (declared.length === 0) return;
-  const visible = await visiblePackageKeys(trx, declared);
-  for (const skill of prepared) visible.add(`${skill.pkg.scope}/${skill.pkg.name}`);
-  for (const skill of prepared) {
-    for (const dependency of skill.pkg.dependencies) {
-      if (!visible.has(`${dependency.scope}/${dependency.name}`))
-        skill.warnings.push(unknownDependencyWarning(dependency));
-    }
-  }
-}
-
 function asIndexingError(error: unknown): IndexingError {
   if (error instanceof IndexingError) return error;
+  // A scope bound to another account between the run's decision and its write: as refused as before.
+  if (error instanceof ScopeTakenError) return new IndexingError('forbidden', error.message);
   return new IndexingError('source_error', (error as Error)?.message ?? String(error), { cause: error });
 }
 
@@ -723,7 +512,7 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
       finishedAt = await finishRun(db, runId, {
         sourceId,
         status: 'failed',
-        counts: ZERO,
+        counts: ZERO_COUNTS,
         error: error.message,
       });
     } catch (recordError) {
@@ -735,7 +524,7 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
       locator,
       sourceRepo: null,
       status: 'failed',
-      ...ZERO,
+      ...ZERO_COUNTS,
       rejections: [],
       versions: [],
       skills: [],
@@ -770,7 +559,7 @@ export async function reindexAll(deps: IndexerDeps): Promise<IndexSummary[]> {
         locator: source.locator,
         sourceRepo: source.source_repo,
         status: 'failed',
-        ...ZERO,
+        ...ZERO_COUNTS,
         rejections: [],
         versions: [],
         skills: [],

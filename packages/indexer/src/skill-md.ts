@@ -1,15 +1,9 @@
 import { posix } from 'node:path';
-import {
-  hasLoneSurrogate,
-  hasNul,
-  PACKAGE_SEGMENT_PATTERN,
-  type PackageKind,
-  PackageKindSchema,
-} from '@pkgreg/contracts';
+import { hasLoneSurrogate, hasNul, PACKAGE_SEGMENT_PATTERN, PackageKindSchema } from '@pkgreg/contracts';
+import { type DerivedPackage, parseDependencies } from '@pkgreg/registry';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import semver from 'semver';
 import { parse as parseYaml } from 'yaml';
-import { type DeclaredDependency, parseDependencies } from './dependencies.js';
 import { spdxFromDeclared } from './license.js';
 import type { RepoMeta } from './types.js';
 
@@ -59,59 +53,11 @@ export interface SkillInput {
   sourceRepo: string;
 }
 
-/** Every column the indexer owns, derived from one SKILL.md. */
-export interface DerivedPackage {
-  scope: string;
-  name: string;
-  description: string;
-  kind: PackageKind;
-  category: string | null;
-  tags: string[];
-  compatibility: string[];
-  language: string | null;
-  /** The semver the SKILL.md declares (`version`, else `metadata.version`), normalised; else null. */
-  declaredVersion: string | null;
-  sourceRepo: string;
-  sourcePath: string;
-  sourceRef: string;
-  repoUrl: string | null;
-  homepageUrl: string | null;
-  repoOwner: string;
-  author: string | null;
-  repoStars: number;
-  /** The frontmatter's license as an SPDX expression; null when it names none (files decide then). */
-  declaredLicense: string | null;
-  skillMdRaw: string;
-  frontmatter: Record<string, unknown>;
-  allowedTools: string[];
-  tokenCount: number;
-  fileCount: number;
-  progressiveDisclosure: boolean;
-  status: 'active' | 'deprecated';
-  /** What `metadata.dependencies` declares (entries that cannot be read are left out, with warnings). */
-  dependencies: DeclaredDependency[];
-  lastCommitSha: string;
-  /** Rules agents tolerate that this SKILL.md breaks. */
-  warnings: string[];
-}
-
 export type Analysis = { ok: true; pkg: DerivedPackage } | { ok: false; reason: string };
 
 /** True when `value` satisfies the agentskills.io name rule (also the registry's scope/name rule). */
 export function isValidName(value: string): boolean {
   return PACKAGE_SEGMENT_PATTERN.test(value);
-}
-
-/** Turns an owner login or directory name into a valid scope: lowercased, other characters to `-`. */
-export function sanitizeScope(value: string): string | null {
-  const cleaned = value
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/-{2,}/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 64)
-    .replace(/-+$/, '');
-  return isValidName(cleaned) ? cleaned : null;
 }
 
 type Frontmatter = Record<string, unknown>;

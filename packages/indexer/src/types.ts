@@ -19,8 +19,9 @@ export interface RepoMeta {
   repositoryId?: number | null;
 }
 
-/** Git's file modes: a regular file, an executable one, a symbolic link (its blob is the target). */
-export type FileMode = '100644' | '100755' | '120000';
+import type { FileMode } from '@pkgreg/registry';
+
+export type { FileMode };
 
 /** One file of the repository's tree at the indexed ref (submodules are not files and are left out). */
 export interface TreeFile {

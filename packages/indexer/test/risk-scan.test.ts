@@ -1,9 +1,10 @@
 import { realpathSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import type { Db } from '@pkgreg/db';
 import { useTestDatabase } from '@pkgreg/db/vitest';
+import { rescanVersions } from '@pkgreg/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gzipSync } from 'node:zlib';
-import { indexSource, rescanVersions } from '../src/index.js';
+import { indexSource } from '../src/index.js';
 import { commitFiles, createRepo, removeDir, skillMd, tempDir, testKysely } from '../src/testing.js';
 
 // Issue 19, Risk scan: every new version is scanned in the run that creates it, and its risk and

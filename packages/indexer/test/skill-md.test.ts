@@ -1,14 +1,7 @@
+import { type DerivedPackage, gitBlobSha } from '@pkgreg/registry';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
-import {
-  type Analysis,
-  analyzeSkill,
-  type DerivedPackage,
-  gitBlobSha,
-  normalizeVersion,
-  type RepoMeta,
-  sanitizeScope,
-} from '../src/index.js';
+import { type Analysis, analyzeSkill, normalizeVersion, type RepoMeta } from '../src/index.js';
 import { skillMd } from '../src/testing.js';
 
 // decisions.md: Registry / Indexing, and the agentskills.io SKILL.md rules.
@@ -338,11 +331,5 @@ describe('field mapping (decisions.md: Registry / Indexing)', () => {
   it('status: metadata.status deprecated marks the package deprecated', () => {
     expect(ok(analyze(skillMd([...base, 'metadata:', '  status: deprecated']))).status).toBe('deprecated');
     expect(ok(analyze(skillMd(base))).status).toBe('active');
-  });
-
-  it('scope sanitizing follows the name rule', () => {
-    expect(sanitizeScope('Acme_Labs')).toBe('acme-labs');
-    expect(sanitizeScope('--Weird..Owner--')).toBe('weird-owner');
-    expect(sanitizeScope('___')).toBeNull();
   });
 });

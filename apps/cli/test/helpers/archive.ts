@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { VersionDetail } from '@pkgreg/contracts';
-import { gitBlobSha } from '@pkgreg/indexer';
+import { gitBlobSha } from '@pkgreg/registry';
 import { pack } from 'tar-stream';
 
 // Archives and manifests built the way docs/versions.md describes them, so the CLI's checks can be run

@@ -1,12 +1,13 @@
-import { DependantsQuerySchema } from '@pkgreg/contracts';
+import { DependantsQuerySchema, PACKAGE_NOT_FOUND_MESSAGE } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
+import { listDependants } from '@pkgreg/registry';
 import { Router } from 'express';
+import { notFound } from '../http/api-error.js';
 import type { CachePolicy } from '../http/cache-policy.js';
 import { answerIfNotModified } from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
 import type { CatalogValidator } from '../packages/catalog-validator.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
-import { listDependants } from './dependencies.service.js';
 
 export interface DependenciesRoutesDeps {
   db: Db;
@@ -25,7 +26,9 @@ export function dependenciesRoutes(deps: DependenciesRoutesDeps): Router {
     // The page moves with other packages' indexing runs: the catalog's mark covers them all.
     const etag = await catalog.etag(`dependants ${key.scope}/${key.name} ${JSON.stringify(query)}`);
     if (answerIfNotModified(req, res, { etag, cacheControl: caching.moving })) return;
-    res.json(await listDependants(db, key, query));
+    const page = await listDependants(db, key, query);
+    if (!page) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
+    res.json(page);
   });
 
   return router;

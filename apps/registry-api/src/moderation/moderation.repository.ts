@@ -1,7 +1,6 @@
 import type { Db } from '@pkgreg/db';
-import { lockDependencyGraph, refreshDependencyState } from '@pkgreg/indexer';
+import { lockDependencyGraph, refreshDependencyState } from '@pkgreg/registry';
 import { sql } from 'kysely';
-
 // SQL of moderation (docs/risk-scan.md): reports of packages, and the operator's quarantine.
 
 /** The id of a package that detail shows (not delisted): reports are taken for those only. */

@@ -141,17 +141,6 @@ export async function findVisibleVersions(
   return new Map(result.rows.map((r) => [`${r.scope}/${r.name}`, r.version]));
 }
 
-export async function findVisiblePackageId(db: Db, scope: string, name: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('packages')
-    .select('id')
-    .where('scope', '=', scope)
-    .where('name', '=', name)
-    .where('status', '<>', 'delisted')
-    .executeTakeFirst();
-  return row?.id;
-}
-
 /** Rebuilds the positions; CONCURRENTLY so list readers never wait on it. */
 export async function refreshListRanks(db: Db): Promise<void> {
   await sql`refresh materialized view concurrently package_list_ranks`.execute(db);
@@ -258,33 +247,6 @@ export async function writeDerivedCounter(db: Db, counter: number): Promise<void
     .values({ id: true, change_counter: counter })
     .onConflict((oc) => oc.column('id').doUpdateSet({ change_counter: counter, refreshed_at: sql`now()` }))
     .execute();
-}
-
-/** An operator removal: delisted, and every version 410 with the reason. False when there is no such package. */
-export async function removePackage(
-  db: Db,
-  key: { scope: string; name: string },
-  reason: string,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('packages')
-    .set({ removed_at: sql`now()`, removal_reason: reason, status: 'delisted' })
-    .where('scope', '=', key.scope)
-    .where('name', '=', key.name)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Lifts a removal (the package stays delisted until its source is indexed again). */
-export async function restorePackage(db: Db, key: { scope: string; name: string }): Promise<boolean> {
-  const result = await db
-    .updateTable('packages')
-    .set({ removed_at: null, removal_reason: null })
-    .where('scope', '=', key.scope)
-    .where('name', '=', key.name)
-    .where('removed_at', 'is not', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
 }
 
 /**

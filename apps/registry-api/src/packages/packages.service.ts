@@ -1,6 +1,6 @@
 import { PACKAGE_NOT_FOUND_MESSAGE, type PackageDependency, type PackageDetail } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { latestDependencies } from '../dependencies/dependencies.service.js';
+import { latestDependencies } from '@pkgreg/registry';
 import { notFound } from '../http/api-error.js';
 import type { PackageKey } from './package-path.js';
 import { findVisiblePackage, findVisibleSource, type PackageDetailRow } from './packages.repository.js';

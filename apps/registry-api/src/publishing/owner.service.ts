@@ -9,29 +9,24 @@ import {
 import type { Db } from '@pkgreg/db';
 import {
   bindScope,
-  decideScope,
-  lockDependencyGraph,
-  refreshDependencyState,
+  checkPackageOwner,
+  deprecatePackage,
+  findManagedPackage,
+  findVersionOf,
+  type ManagedPackage,
   sanitizeScope,
-} from '@pkgreg/indexer';
+  setVersionYank,
+  undeprecatePackage,
+} from '@pkgreg/registry';
 import semver from 'semver';
 import { z } from 'zod';
 import { badRequest, forbidden, gone, notFound } from '../http/api-error.js';
 import type { PackageKey } from '../packages/package-path.js';
 import type { ProofVerifier } from './proof.js';
-import {
-  deprecatePackage,
-  findManagedPackage,
-  findVersionOf,
-  type ManagedPackage,
-  refreshLatestVersion,
-  undeprecatePackage,
-  unyankVersion,
-  yankVersion,
-} from './publishing.repository.js';
 
 // Owners manage their packages with the proofs they publish with (docs/publishing.md): the proof must
-// cover the package's source repository, and its owner account must be the one the scope is bound to.
+// cover the package's source repository, and its owner account must be the one the scope is bound to
+// (@pkgreg/registry's scopes/scope-binding.service.ts decides that).
 
 export interface OwnerDeps {
   db: Db;
@@ -61,14 +56,9 @@ async function authorize(deps: OwnerDeps, token: string, key: PackageKey): Promi
   const identity = await deps.proofs.verify(token, { repository: pkg.source_repo });
   const named = sanitizeScope(identity.ownerLogin) ?? '';
   const claim = { scope: named, ownerId: identity.ownerId, login: identity.ownerLogin };
-  const decision = await decideScope(deps.db, claim);
-  if (!decision.ok) throw forbidden(`Refused: ${decision.message}`);
-  if (decision.scope !== pkg.scope) {
-    throw forbidden(
-      `@${pkg.scope}/${pkg.name} is in scope @${pkg.scope}; the account ${identity.ownerLogin} (id ${identity.ownerId}) owns @${decision.scope}`,
-    );
-  }
-  if (!decision.bound) await bindScope(deps.db, claim, 'publish');
+  const ownership = await checkPackageOwner(deps.db, claim, pkg);
+  if (!ownership.ok) throw forbidden(ownership.message);
+  if (!ownership.bound) await bindScope(deps.db, claim, 'publish');
   return pkg;
 }
 
@@ -122,15 +112,7 @@ async function setYank(
   const pkg = await authorize(deps, token, key);
   const row = await findVersionOf(deps.db, pkg.id, version);
   if (!row) throw notFound(VERSION_NOT_FOUND_MESSAGE);
-  const latest = await deps.db.transaction().execute(async (trx) => {
-    // The latest version may move, and with it what the package depends on (docs/versions.md).
-    await lockDependencyGraph(trx);
-    if (yank) await yankVersion(trx, row.id, yank.reason);
-    else await unyankVersion(trx, row.id);
-    const version = await refreshLatestVersion(trx, pkg.id);
-    await refreshDependencyState(trx, { packageIds: [pkg.id], changedIds: [pkg.id] });
-    return version;
-  });
+  const latest = await setVersionYank(deps.db, pkg.id, row.id, yank);
   return {
     scope: pkg.scope,
     name: pkg.name,

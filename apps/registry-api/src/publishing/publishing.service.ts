@@ -15,7 +15,7 @@ import {
   finishPublishRun,
   type PublishRunRow,
   sanitizeScope,
-} from '@pkgreg/indexer';
+} from '@pkgreg/registry';
 import type { Logger } from '@pkgreg/server-kit';
 import type { RuntimeQueue } from '@pkgreg/tasks';
 import { z } from 'zod';

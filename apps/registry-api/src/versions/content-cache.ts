@@ -1,4 +1,4 @@
-import type { ContentStore } from '@pkgreg/indexer';
+import type { ContentStore } from '@pkgreg/registry';
 import { LRUCache } from 'lru-cache';
 
 // Stored bytes are addressed by their SHA-256, so a cached copy can never be stale: the cache only

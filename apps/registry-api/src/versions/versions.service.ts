@@ -12,12 +12,6 @@ import {
   type VersionSummary,
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import semver from 'semver';
-import { versionDependencies } from '../dependencies/dependencies.service.js';
-import { ApiError, badRequest, gone, notFound } from '../http/api-error.js';
-import type { PackageKey } from '../packages/package-path.js';
-import { quarantinedMessage } from '../packages/packages.service.js';
-import type { ContentCache } from './content-cache.js';
 import {
   countVersions,
   findPackageForVersions,
@@ -27,7 +21,13 @@ import {
   listVersionRows,
   type VersionedPackageRow,
   type VersionRow,
-} from './versions.repository.js';
+  versionDependencies,
+} from '@pkgreg/registry';
+import semver from 'semver';
+import { ApiError, badRequest, gone, notFound } from '../http/api-error.js';
+import type { PackageKey } from '../packages/package-path.js';
+import { quarantinedMessage } from '../packages/packages.service.js';
+import type { ContentCache } from './content-cache.js';
 
 // The rules of docs/versions.md, "API": which versions are visible, `latest`, and 400/404/410.
 

@@ -1,15 +1,14 @@
 import type { PublishResult, RegistryIndexJob } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import {
-  finishPublishRun,
   type IndexerDeps,
   type IndexFailure,
   IndexingError,
   type IndexRequest,
   type IndexSummary,
   indexSource,
-  startPublishRun,
 } from '@pkgreg/indexer';
+import { finishPublishRun, startPublishRun } from '@pkgreg/registry';
 import type { Logger } from '@pkgreg/server-kit';
 import type { Job } from 'bullmq';
 import { isPermanent } from './job-errors.js';

@@ -4,9 +4,11 @@ import { gzip } from 'node:zlib';
 import { manifestText } from '@pkgreg/contracts';
 import semver from 'semver';
 import { pack as tarPack } from 'tar-stream';
-import type { FileMode } from './types.js';
 
 // A version's identity (digest), its string (declared or pseudo) and its archive: docs/versions.md.
+
+/** Git's file modes: a regular file, an executable one, a symbolic link (its blob is the target). */
+export type FileMode = '100644' | '100755' | '120000';
 
 /** One file of a version as its manifest records it. */
 export interface ManifestFile {

@@ -1,15 +1,11 @@
-import {
-  type DependantsQuery,
-  type DependantsResponse,
-  PACKAGE_NOT_FOUND_MESSAGE,
-  type PackageDependency,
-  type VersionDependency,
+import type {
+  DependantsQuery,
+  DependantsResponse,
+  PackageDependency,
+  VersionDependency,
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { lockDependencyGraph, refreshDependencyState } from '@pkgreg/indexer';
 import semver from 'semver';
-import { notFound } from '../http/api-error.js';
-import type { PackageKey } from '../packages/package-path.js';
 import { findVisiblePackageId } from '../packages/packages.repository.js';
 import { findPackageForVersions } from '../versions/versions.repository.js';
 import {
@@ -18,9 +14,18 @@ import {
   listDependantRows,
   listDependenciesWithVersions,
   listVersionDependencies,
+  lockDependencyGraph,
+  refreshDependencyState,
 } from './dependencies.repository.js';
 
-// Dependencies (docs/versions.md, Dependencies): both directions of a package's, as the API shows them.
+// Dependencies (docs/versions.md, Dependencies): both directions of a package's, as the API shows them,
+// and the transaction that keeps the counts true when a package's visibility changes.
+
+/** A package by scope and name (the registry's address of it). */
+export interface PackageKey {
+  scope: string;
+  name: string;
+}
 
 // Ranges include pre-releases, as the CLI resolves them: a pseudo-version of 1.2.x is the author's change.
 const RANGE_OPTIONS = { includePrerelease: true } as const;
@@ -55,13 +60,16 @@ export async function versionDependencies(db: Db, versionId: string): Promise<Ve
   return rows.map((row) => ({ name: `@${row.scope}/${row.name}`, range: row.range }));
 }
 
-/** A page of the packages whose latest version depends on this one; 404 as detail for an unknown one. */
+/**
+ * A page of the packages whose latest version depends on this one; null for a package that is not
+ * visible (the API answers 404, as detail does).
+ */
 export async function listDependants(
   db: Db,
   key: PackageKey,
   query: DependantsQuery,
-): Promise<DependantsResponse> {
-  if (!(await findVisiblePackageId(db, key.scope, key.name))) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
+): Promise<DependantsResponse | null> {
+  if (!(await findVisiblePackageId(db, key.scope, key.name))) return null;
   const offset = (query.page - 1) * query.pageSize;
   const [rows, total] = await Promise.all([
     listDependantRows(db, key.scope, key.name, offset, query.pageSize),

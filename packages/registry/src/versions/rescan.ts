@@ -1,7 +1,7 @@
 import type { Db } from '@pkgreg/db';
 import { scanVersion } from '@pkgreg/scan';
 import { sql } from 'kysely';
-import { type ContentStore, createPgContentStore } from './content-store.js';
+import { type ContentStore, createPgContentStore } from '../content/content-store.js';
 
 // The backfill of the risk scan (docs/risk-scan.md): versions created before the scan existed have no
 // risk, and a migration cannot run the scanner. `pnpm registry rescan` scans them from the stored

@@ -1,7 +1,7 @@
 import type { Database, Db } from '@pkgreg/db';
 import type { Kysely } from 'kysely';
+import { sha256Hex } from '../versions/versioning.js';
 import { gitBlobSha } from './git-blob-sha.js';
-import { sha256Hex } from './versioning.js';
 
 // Content-addressed bytes: every file of every version and every version's archive, once per SHA-256
 // (docs/versions.md, "Storage"). The interface is what an object store would sit behind.

@@ -1,0 +1,109 @@
+/**
+ * @pkgreg/registry: the registry's domain, filed by what it is (docs/decisions.md, Project and tooling,
+ * says what stays in the API and why).
+ *
+ * - `scopes/`: how a scope is bound to its owner (the code host's account id), and scope names.
+ * - `publish-runs/`: the record of a publish, from the API's 202 to the worker's result.
+ * - `packages/`: package rows: what an indexing run writes, owners' deprecation, operator removal.
+ * - `versions/`: immutable versions and their files: version strings and archives (`versioning.ts`),
+ *   writing what a source prepared (`prepared-versions.service.ts`), yanks, the risk rescan.
+ * - `dependencies/`: what a version declares, the counts kept on packages, both directions as read.
+ * - `content/`: content-addressed bytes (every file and archive, once per SHA-256).
+ *
+ * The indexer reads sources and hands prepared versions to `writePreparedVersions`; the API serves
+ * these functions over HTTP; the worker's indexing job reports to publish runs with them.
+ */
+
+export { type ContentStore, createPgContentStore, type StoredBlob } from './content/content-store.js';
+export { gitBlobSha } from './content/git-blob-sha.js';
+export {
+  type DeclaredDependency,
+  MAX_DEPENDENCIES,
+  type ParsedDependencies,
+  parseDependencies,
+  unknownDependencyWarning,
+} from './dependencies/declared-dependencies.js';
+export {
+  type DependencyChange,
+  type DependencyRow,
+  lockDependencyGraph,
+  refreshDependencyState,
+} from './dependencies/dependencies.repository.js';
+export {
+  latestDependencies,
+  listDependants,
+  type PackageKey,
+  versionDependencies,
+  withDependencyRefresh,
+} from './dependencies/dependencies.service.js';
+export type { DerivedPackage, IndexedPackage } from './packages/package-values.js';
+export {
+  countListedOfRepo,
+  deprecatePackage,
+  findManagedPackage,
+  listedOfRepo,
+  type ManagedPackage,
+  type PackageRow,
+  packagesOfRepo,
+  removePackage,
+  restorePackage,
+  setVerified,
+  undeprecatePackage,
+} from './packages/packages.repository.js';
+export {
+  createPublishRun,
+  findPublishRun,
+  finishPublishRun,
+  type NewPublishRun,
+  type PublishRunRow,
+  startPublishRun,
+} from './publish-runs/publish-runs.repository.js';
+export {
+  bindScope,
+  checkPackageOwner,
+  decideScope,
+  type PackageOwnership,
+  type ScopeClaim,
+  type ScopeDecision,
+  ScopeTakenError,
+  scopeTakenMessage,
+} from './scopes/scope-binding.service.js';
+export { sanitizeScope } from './scopes/scope-names.js';
+export { findScopeOfOwner, findScopeOwner, type ScopeOwnerRow } from './scopes/scope-owners.repository.js';
+export {
+  type NewVersionSummary,
+  type PreparedVersion,
+  type Rejection,
+  type RunCounts,
+  skillMdPath,
+  type WriteInput,
+  writePreparedVersions,
+  ZERO_COUNTS,
+} from './versions/prepared-versions.service.js';
+export { type RescanOptions, type RescanSummary, rescanVersions } from './versions/rescan.js';
+export {
+  buildArchive,
+  chooseVersion,
+  type FileMode,
+  type ManifestFile,
+  manifestDigest,
+  pseudoVersion,
+  sha256Hex,
+  sriSha512,
+  type VersionChoice,
+} from './versions/versioning.js';
+export {
+  countVersions,
+  findPackageForVersions,
+  findVersionFile,
+  findVersionOf,
+  findVersionRow,
+  listVersionFiles,
+  listVersionRows,
+  type VersionedPackageRow,
+  type VersionHistory,
+  type VersionRow,
+  versionHistories,
+} from './versions/versions.repository.js';
+export { unyankVersion, yankVersion } from './versions/yanks.repository.js';
+export { setVersionYank } from './versions/yanks.service.js';
