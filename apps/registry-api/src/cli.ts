@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parsePackageName } from '@pkgreg/contracts';
 import { createDb, type Db } from '@pkgreg/db';
 import {
+  collectUnreferencedBlobs,
   type IndexerDeps,
   type IndexFailure,
   type IndexRequest,
@@ -23,7 +24,8 @@ import { removePackage, restorePackage } from './packages/packages.repository.js
 
 // Operator command: `pnpm registry index <owner/repo | path>...`, `pnpm registry reindex`,
 // `pnpm registry sources`, `pnpm registry seed-demo`, `pnpm registry remove|restore <@scope/name>`,
-// `pnpm registry rescan`, `pnpm registry reports`, `pnpm registry quarantine|release <@scope/name>`.
+// `pnpm registry rescan`, `pnpm registry reports`, `pnpm registry quarantine|release <@scope/name>`,
+// `pnpm registry gc-blobs`.
 // Output is for people; `--json` for scripts.
 // Exit codes: 0 done, 1 a source failed, 2 bad usage or configuration.
 
@@ -344,6 +346,25 @@ function configureRescanCommand(program: Command, env: Env): void {
     );
 }
 
+function configureGcBlobsCommand(program: Command, env: Env): void {
+  program
+    .command('gc-blobs')
+    .description(
+      'delete stored blobs no version references (left by failed runs or deleted packages); waits for running indexing runs',
+    )
+    .option('--json', 'print the summary as JSON')
+    .action(async (options: { json?: boolean }) => {
+      await withDb(env, async (db) => {
+        const summary = await collectUnreferencedBlobs(db, { wait: true });
+        if (options.json) console.log(JSON.stringify(summary, null, 2));
+        else
+          console.log(
+            `${summary.blobs} unreferenced ${summary.blobs === 1 ? 'blob' : 'blobs'} deleted (${summary.bytes} bytes)`,
+          );
+      });
+    });
+}
+
 function configureModerationCommands(program: Command, env: Env): void {
   program
     .command('reports')
@@ -442,6 +463,7 @@ async function main(): Promise<void> {
   configureSeedDemoCommand(program, env);
   configureRemoveCommands(program, env);
   configureRescanCommand(program, env);
+  configureGcBlobsCommand(program, env);
   configureModerationCommands(program, env);
   try {
     await program.parseAsync(process.argv);

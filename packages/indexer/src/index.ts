@@ -32,7 +32,14 @@
  * (yanks, quarantine, removal), with `refreshDependencyState` in the same transaction.
  */
 
-export { type ContentStore, createPgContentStore, type StoredBlob } from './content-store.js';
+export {
+  type BlobCollection,
+  type CollectBlobsOptions,
+  type ContentStore,
+  collectUnreferencedBlobs,
+  createPgContentStore,
+  type StoredBlob,
+} from './content-store.js';
 export { type DemoSeedResult, demoRepositories, seedDemo, writeDemoRepositories } from './demo-seed.js';
 export {
   type DeclaredDependency,

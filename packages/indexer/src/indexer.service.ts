@@ -1,7 +1,12 @@
 import type { PublishProof, SkillResult } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import type { Logger } from 'pino';
-import { type ContentStore, createPgContentStore } from './content-store.js';
+import {
+  type ContentStore,
+  createPgContentStore,
+  holdBlobWriters,
+  releaseBlobWriters,
+} from './content-store.js';
 import { type DeclaredDependency, unknownDependencyWarning } from './dependencies.js';
 import {
   insertDependencies,
@@ -669,6 +674,8 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
     const outcome = await db.connection().execute(async (conn) => {
       await lockSource(conn, key);
       try {
+        // Until the versions commit, the blob collector waits (content-store.ts says why that is safe).
+        await holdBlobWriters(conn);
         return await indexLocked(
           {
             conn,
@@ -683,9 +690,9 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
         );
       } finally {
         // A failed unlock must not hide the run's own error; the lock dies with the connection anyway.
-        await unlockSource(conn, key).catch((error) =>
-          logger?.warn({ err: error }, 'advisory unlock failed'),
-        );
+        await releaseBlobWriters(conn)
+          .then(() => unlockSource(conn, key))
+          .catch((error) => logger?.warn({ err: error }, 'advisory unlock failed'));
       }
     });
     sourceId = outcome.sourceId;
