@@ -149,7 +149,9 @@ describe('registry CLI', { timeout: 60_000 }, () => {
 
   it('gc-blobs deletes the blobs no version references and keeps the rest (docs/versions.md, Storage)', async () => {
     const blobs = async () =>
-      (await t.db.selectFrom('content_blobs').select('sha256').orderBy('sha256').execute()).map((r) => r.sha256);
+      (await t.db.selectFrom('content_blobs').select('sha256').orderBy('sha256').execute()).map(
+        (r) => r.sha256,
+      );
     const referenced = (
       await t.db
         .selectFrom('package_version_files')
@@ -167,7 +169,9 @@ describe('registry CLI', { timeout: 60_000 }, () => {
     const unreferenced = (await blobs()).length - referenced.length;
     const result = await cli(['gc-blobs']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(new RegExp(`^${unreferenced} unreferenced blobs deleted \\(\\d+ bytes\\)\\n$`));
+    expect(result.stdout).toMatch(
+      new RegExp(`^${unreferenced} unreferenced blobs deleted \\(\\d+ bytes\\)\\n$`),
+    );
     expect(await blobs()).toEqual(referenced);
     const json = await cli(['gc-blobs', '--json']);
     expect(JSON.parse(json.stdout)).toEqual({ blobs: 0, bytes: 0, busy: false });

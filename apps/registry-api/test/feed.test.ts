@@ -153,10 +153,16 @@ describe('the feed: every package once, in the order of its last change', () => 
           .values(packageRow({ scope: 'elsewhere', name: 'open' }))
           .execute();
         const otherXid = await sql<{ xid: string }>`select pg_current_xact_id()::text as xid`.execute(trx);
-        await t.db.updateTable('packages').set({ description: 'changed' }).where('name', '=', 'item-3').execute();
+        await t.db
+          .updateTable('packages')
+          .set({ description: 'changed' })
+          .where('name', '=', 'item-3')
+          .execute();
         // The cluster-wide horizon (the oldest running transaction) is held back by it...
         const held = await sql<{ held: boolean }>`
-          select pg_snapshot_xmin(pg_current_snapshot()) <= ${otherXid.rows[0]?.xid}::xid8 as held`.execute(t.db);
+          select pg_snapshot_xmin(pg_current_snapshot()) <= ${otherXid.rows[0]?.xid}::xid8 as held`.execute(
+          t.db,
+        );
         expect(held.rows[0]?.held).toBe(true);
         // ...while the feed serves the change, the other transaction still open.
         const after = await changesAfter(cursor, ['bulk/item-3']);

@@ -100,11 +100,18 @@ describe('a version row', () => {
     const after = await version();
     expect(after).toMatchObject({ risk: 'high', findings: [finding] });
     expect(after.scanned_at).toBeInstanceOf(Date);
-    await t.db.updateTable('package_versions').set({ version: '1.0.0' }).where('id', '=', versionId).execute();
+    await t.db
+      .updateTable('package_versions')
+      .set({ version: '1.0.0' })
+      .where('id', '=', versionId)
+      .execute();
   });
 
   it('is yanked in its own table, never by an update of the row', async () => {
-    await t.db.insertInto('package_version_yanks').values({ version_id: versionId, reason: 'broken' }).execute();
+    await t.db
+      .insertInto('package_version_yanks')
+      .values({ version_id: versionId, reason: 'broken' })
+      .execute();
     await t.db.deleteFrom('package_version_yanks').where('version_id', '=', versionId).execute();
   });
 
@@ -137,7 +144,9 @@ describe("a version's files and dependencies", () => {
   it('refuse a DELETE of a file while its version exists', async () => {
     await expect(
       t.db.deleteFrom('package_version_files').where('version_id', '=', versionId).execute(),
-    ).rejects.toThrow(/package_version_files rows are immutable: SKILL.md of version .* is deleted only with/);
+    ).rejects.toThrow(
+      /package_version_files rows are immutable: SKILL.md of version .* is deleted only with/,
+    );
     const files = await t.db
       .selectFrom('package_version_files')
       .select('path')
@@ -151,7 +160,9 @@ describe('deleting the package', () => {
   it('takes its versions, files and dependencies with it', async () => {
     const gone = await seedVersion('gone');
     await t.db.deleteFrom('packages').where('id', '=', gone.packageId).execute();
-    const count = async (table: 'package_versions' | 'package_version_files' | 'package_version_dependencies') =>
+    const count = async (
+      table: 'package_versions' | 'package_version_files' | 'package_version_dependencies',
+    ) =>
       Number(
         (
           await t.db

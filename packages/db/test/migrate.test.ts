@@ -102,7 +102,9 @@ describe('migrations', () => {
     });
     const later = { '2026-01-02T0000-later': table('later_table') };
     const first = await migrateToLatest(t.db, { schema: 'unordered', migrations: later });
-    expect(first.results?.map((r) => [r.migrationName, r.status])).toEqual([['2026-01-02T0000-later', 'Success']]);
+    expect(first.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['2026-01-02T0000-later', 'Success'],
+    ]);
 
     const merged = { '2026-01-01T0000-earlier': table('earlier_table'), ...later };
     const second = await migrateToLatest(t.db, { schema: 'unordered', migrations: merged });

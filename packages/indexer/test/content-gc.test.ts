@@ -67,7 +67,11 @@ it('collects in batches until nothing unreferenced is left', async () => {
 });
 
 it('keeps a blob a writer stores and references while the collector runs', async () => {
-  const pkg = await db.selectFrom('packages').select('id').where('name', '=', 'kit').executeTakeFirstOrThrow();
+  const pkg = await db
+    .selectFrom('packages')
+    .select('id')
+    .where('name', '=', 'kit')
+    .executeTakeFirstOrThrow();
   const bytes = Buffer.from('a file of the version being written');
   await db.connection().execute(async (writer) => {
     // What an indexing run holds from its first lookup in the store until its versions commit.
@@ -97,7 +101,13 @@ it('keeps a blob a writer stores and references while the collector runs', async
         .executeTakeFirstOrThrow();
       await trx
         .insertInto('package_version_files')
-        .values({ version_id: version.id, path: 'x.md', size: bytes.length, sha256, git_sha1: blob?.gitSha1 as string })
+        .values({
+          version_id: version.id,
+          path: 'x.md',
+          size: bytes.length,
+          sha256,
+          git_sha1: blob?.gitSha1 as string,
+        })
         .execute();
     });
     await releaseBlobWriters(writer);

@@ -7,7 +7,9 @@ import { type Kysely, sql } from 'kysely';
 // version's archive references it. This index answers the second, for the collector's own check and
 // for the foreign key's check on every blob it deletes.
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`create index package_versions_archive_sha256_idx on package_versions (archive_sha256)`.execute(db);
+  await sql`create index package_versions_archive_sha256_idx on package_versions (archive_sha256)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
