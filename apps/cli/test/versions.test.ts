@@ -11,6 +11,7 @@ import {
   VersionListResponseSchema,
   type VersionSummary,
 } from '@pkgreg/contracts';
+import { requirePool } from '@pkgreg/db';
 import { gitBlobSha } from '@pkgreg/registry';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LockEntry, lockedFilesOf } from '../src/lockfile/lockfile.js';
@@ -409,9 +410,24 @@ describe('bad inputs leave nothing written', () => {
       .select('id')
       .where('name', '=', 'old-kit')
       .executeTakeFirstOrThrow();
-    const versions = database.db.selectFrom('package_versions').select('id').where('package_id', '=', pkg.id);
-    await database.db.deleteFrom('package_version_files').where('version_id', 'in', versions).execute();
-    await database.db.deleteFrom('package_versions').where('package_id', '=', pkg.id).execute();
+    // The state such a package was left in. The database refuses to delete versions (they are
+    // immutable, docs/versions.md), so its guards are off for this one transaction.
+    const client = await requirePool(database.db, 'this test').connect();
+    try {
+      await client.query('begin');
+      await client.query('alter table package_versions disable trigger package_versions_immutable');
+      await client.query('alter table package_version_files disable trigger package_version_files_immutable');
+      await client.query(
+        'delete from package_version_files where version_id in (select id from package_versions where package_id = $1)',
+        [pkg.id],
+      );
+      await client.query('delete from package_versions where package_id = $1', [pkg.id]);
+      await client.query('alter table package_versions enable trigger package_versions_immutable');
+      await client.query('alter table package_version_files enable trigger package_version_files_immutable');
+      await client.query('commit');
+    } finally {
+      client.release();
+    }
     const cwd = await project();
     const result = await cli(['install', '@acme/old-kit', '--agent', 'generic'], cwd);
     expect(result.code).toBe(3);

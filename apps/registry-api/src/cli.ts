@@ -14,14 +14,21 @@ import {
   reindexAll,
   seedDemo,
 } from '@pkgreg/indexer';
-import { removePackage, rescanVersions, restorePackage, withDependencyRefresh } from '@pkgreg/registry';
+import {
+  collectUnreferencedBlobs,
+  removePackage,
+  rescanVersions,
+  restorePackage,
+  withDependencyRefresh,
+} from '@pkgreg/registry';
 import { Command, InvalidArgumentError } from 'commander';
 import { type Env, loadEnv } from './env.js';
 import { listReports, quarantinePackage, releasePackage } from './moderation/moderation.repository.js';
 
 // Operator command: `pnpm registry index <owner/repo | path>...`, `pnpm registry reindex`,
 // `pnpm registry sources`, `pnpm registry seed-demo`, `pnpm registry remove|restore <@scope/name>`,
-// `pnpm registry rescan`, `pnpm registry reports`, `pnpm registry quarantine|release <@scope/name>`.
+// `pnpm registry rescan`, `pnpm registry reports`, `pnpm registry quarantine|release <@scope/name>`,
+// `pnpm registry gc-blobs`.
 // Output is for people; `--json` for scripts.
 // Exit codes: 0 done, 1 a source failed, 2 bad usage or configuration.
 
@@ -342,6 +349,25 @@ function configureRescanCommand(program: Command, env: Env): void {
     );
 }
 
+function configureGcBlobsCommand(program: Command, env: Env): void {
+  program
+    .command('gc-blobs')
+    .description(
+      'delete stored blobs no version references (left by failed runs or deleted packages); waits for running indexing runs',
+    )
+    .option('--json', 'print the summary as JSON')
+    .action(async (options: { json?: boolean }) => {
+      await withDb(env, async (db) => {
+        const summary = await collectUnreferencedBlobs(db, { wait: true });
+        if (options.json) console.log(JSON.stringify(summary, null, 2));
+        else
+          console.log(
+            `${summary.blobs} unreferenced ${summary.blobs === 1 ? 'blob' : 'blobs'} deleted (${summary.bytes} bytes)`,
+          );
+      });
+    });
+}
+
 function configureModerationCommands(program: Command, env: Env): void {
   program
     .command('reports')
@@ -440,6 +466,7 @@ async function main(): Promise<void> {
   configureSeedDemoCommand(program, env);
   configureRemoveCommands(program, env);
   configureRescanCommand(program, env);
+  configureGcBlobsCommand(program, env);
   configureModerationCommands(program, env);
   try {
     await program.parseAsync(process.argv);

@@ -4,6 +4,7 @@
 // and every path that changes a package is checked to move it in the feed.
 import { realpathSync } from 'node:fs';
 import { type FeedResponse, FeedResponseSchema } from '@pkgreg/contracts';
+import { createTestDatabase } from '@pkgreg/db/testing';
 import { indexSource } from '@pkgreg/indexer';
 import { commitFiles, createRepo, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
 import { deprecatePackage, removePackage, rescanVersions, yankVersion } from '@pkgreg/registry';
@@ -139,6 +140,37 @@ describe('the feed: every package once, in the order of its last change', () => 
     });
     const after = await changesAfter(cursor, ['bulk/item-1', 'bulk/item-2']);
     expect(after.map(keyOf).slice(-2)).toEqual(['bulk/item-1', 'bulk/item-2']);
+  });
+
+  it('a transaction open in another database of the cluster holds nothing back', async () => {
+    const { cursor } = await drain();
+    const other = await createTestDatabase();
+    try {
+      await other.db.transaction().execute(async (trx) => {
+        // A write, so that it holds a transaction id, older than the change below.
+        await trx
+          .insertInto('packages')
+          .values(packageRow({ scope: 'elsewhere', name: 'open' }))
+          .execute();
+        const otherXid = await sql<{ xid: string }>`select pg_current_xact_id()::text as xid`.execute(trx);
+        await t.db
+          .updateTable('packages')
+          .set({ description: 'changed' })
+          .where('name', '=', 'item-3')
+          .execute();
+        // The cluster-wide horizon (the oldest running transaction) is held back by it...
+        const held = await sql<{ held: boolean }>`
+          select pg_snapshot_xmin(pg_current_snapshot()) <= ${otherXid.rows[0]?.xid}::xid8 as held`.execute(
+          t.db,
+        );
+        expect(held.rows[0]?.held).toBe(true);
+        // ...while the feed serves the change, the other transaction still open.
+        const after = await changesAfter(cursor, ['bulk/item-3']);
+        expect(after.map(keyOf)).toContain('bulk/item-3');
+      });
+    } finally {
+      await other.destroy();
+    }
   });
 
   it('an empty page keeps the cursor; polling with it later returns what changed since', async () => {

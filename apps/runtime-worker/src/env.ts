@@ -26,6 +26,12 @@ export const EnvSchema = z.object({
     .int()
     .min(0)
     .default(6 * 3600 * 1000),
+  /** How often blobs no version references are deleted (ms); 0 disables the schedule. Default 24 h. */
+  GC_BLOBS_EVERY_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(24 * 3600 * 1000),
   /** How often ended tasks past their poll window are purged and orphaned tasks failed (ms). */
   PURGE_EVERY_MS: z.coerce
     .number()

@@ -44,6 +44,7 @@ const worker = createWorker({
   schedules: {
     reindexEveryMs: env.INDEXING_ENABLED ? env.REINDEX_EVERY_MS : 0,
     purgeEveryMs: env.PURGE_EVERY_MS,
+    gcBlobsEveryMs: env.INDEXING_ENABLED ? env.GC_BLOBS_EVERY_MS : 0,
   },
   finder: createHttpPackageFinder(env.REGISTRY_URL, env.REGISTRY_TIMEOUT_MS),
   model: env.MODEL_BASE_URL

@@ -39,8 +39,8 @@ export interface WorkerDeps extends Omit<HandlerDeps, 'queue'> {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   maxStalledCount?: number;
-  /** Schedules of the repeatable jobs (ms); 0 removes the schedule. */
-  schedules?: { reindexEveryMs: number; purgeEveryMs: number };
+  /** Schedules of the repeatable jobs (ms); 0 (or an absent gcBlobsEveryMs) removes the schedule. */
+  schedules?: { reindexEveryMs: number; purgeEveryMs: number; gcBlobsEveryMs?: number };
   /**
    * How many times one attempt of a job may be put back for a dependency outage before the error counts
    * as an ordinary failure that uses the attempt (default 180, some minutes of outage).
@@ -223,7 +223,10 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
     async schedule() {
       const s = deps.schedules;
       if (!s) return;
-      const upsert = async (jobName: 'registry.reindex-all' | 'tasks.purge-expired', every: number) => {
+      const upsert = async (
+        jobName: 'registry.reindex-all' | 'registry.gc-blobs' | 'tasks.purge-expired',
+        every: number,
+      ) => {
         const target = queue.queue(JOB_CATALOG[jobName].queue);
         if (every <= 0) {
           await target.removeJobScheduler(jobName);
@@ -241,6 +244,7 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
       };
       await upsert('tasks.purge-expired', s.purgeEveryMs);
       await upsert('registry.reindex-all', s.reindexEveryMs);
+      await upsert('registry.gc-blobs', s.gcBlobsEveryMs ?? 0);
     },
     async close(graceMs = 25_000) {
       let timer: NodeJS.Timeout | undefined;

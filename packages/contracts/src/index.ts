@@ -30,6 +30,7 @@ export {
   type QueueName,
   type RegistryIndexJob,
   RegistryIndexJobSchema,
+  RegistryGcBlobsJobSchema,
   RegistryReindexAllJobSchema,
   TasksPurgeJobSchema,
 } from './jobs.js';

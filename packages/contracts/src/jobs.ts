@@ -85,6 +85,7 @@ export type RegistryIndexJob = z.infer<typeof RegistryIndexJobSchema>;
 
 export const RegistryReindexAllJobSchema = z.object({});
 export const TasksPurgeJobSchema = z.object({});
+export const RegistryGcBlobsJobSchema = z.object({});
 
 export const JOB_CATALOG = {
   'agent.invoke': job({
@@ -114,6 +115,13 @@ export const JOB_CATALOG = {
   'registry.reindex-all': job({
     queue: QUEUES.indexing,
     schema: RegistryReindexAllJobSchema,
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  }),
+  // Deletes blobs no version references; skips its turn while an indexing run holds the store.
+  'registry.gc-blobs': job({
+    queue: QUEUES.indexing,
+    schema: RegistryGcBlobsJobSchema,
     attempts: 1,
     backoff: { type: 'fixed', delay: 0 },
   }),

@@ -50,6 +50,7 @@ const validPayloads: Record<JobName, unknown> = {
   'memory.embed': { namespace: ns, entryIds: [randomUUID()] },
   'registry.index': { locator: 'anthropics/skills', kind: 'github' },
   'registry.reindex-all': {},
+  'registry.gc-blobs': {},
   'tasks.purge-expired': {},
 };
 
@@ -93,6 +94,7 @@ describe('STYLE.md §10: job catalog', () => {
       'memory.embed': async (p) => p.entryIds,
       'registry.index': async (p) => p.locator,
       'registry.reindex-all': async () => undefined,
+      'registry.gc-blobs': async () => undefined,
       'tasks.purge-expired': async () => undefined,
     };
     expect(Object.keys(handlers).sort()).toEqual([...names].sort());

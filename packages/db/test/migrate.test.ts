@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateToLatest, migrations } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
@@ -91,6 +92,30 @@ describe('migrations', () => {
     } finally {
       await tenant.destroy();
     }
+  });
+
+  it('applies a migration whose name sorts before one already applied (branches merged in between)', async () => {
+    const table = (name: string): Migration => ({
+      up: async (db) => {
+        await db.schema.createTable(name).addColumn('id', 'integer').execute();
+      },
+    });
+    const later = { '2026-01-02T0000-later': table('later_table') };
+    const first = await migrateToLatest(t.db, { schema: 'unordered', migrations: later });
+    expect(first.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['2026-01-02T0000-later', 'Success'],
+    ]);
+
+    const merged = { '2026-01-01T0000-earlier': table('earlier_table'), ...later };
+    const second = await migrateToLatest(t.db, { schema: 'unordered', migrations: merged });
+    expect(second.results?.map((r) => [r.migrationName, r.status])).toEqual([
+      ['2026-01-01T0000-earlier', 'Success'],
+    ]);
+    const tables = await sql<{ table_name: string }>`
+      select table_name from information_schema.tables where table_schema = 'unordered'
+        and table_name like '%_table' order by table_name`.execute(t.db);
+    expect(tables.rows.map((r) => r.table_name)).toEqual(['earlier_table', 'later_table']);
+    expect((await migrateToLatest(t.db, { schema: 'unordered', migrations: merged })).results).toEqual([]);
   });
 
   it('names migrations by timestamp so they sort in the order they were written', () => {

@@ -6,10 +6,12 @@ import {
   countListedOfRepo,
   createPgContentStore,
   decideScope,
+  holdBlobWriters,
   listedOfRepo,
   type NewVersionSummary,
   packagesOfRepo,
   type Rejection,
+  releaseBlobWriters,
   type RunCounts,
   ScopeTakenError,
   sanitizeScope,
@@ -458,6 +460,8 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
     const outcome = await db.connection().execute(async (conn) => {
       await lockSource(conn, key);
       try {
+        // Until the versions commit, the blob collector waits (content-store.ts says why that is safe).
+        await holdBlobWriters(conn);
         return await indexLocked(
           {
             conn,
@@ -472,9 +476,9 @@ export async function indexSource(deps: IndexerDeps, request: IndexRequest): Pro
         );
       } finally {
         // A failed unlock must not hide the run's own error; the lock dies with the connection anyway.
-        await unlockSource(conn, key).catch((error) =>
-          logger?.warn({ err: error }, 'advisory unlock failed'),
-        );
+        await releaseBlobWriters(conn)
+          .then(() => unlockSource(conn, key))
+          .catch((error) => logger?.warn({ err: error }, 'advisory unlock failed'));
       }
     });
     sourceId = outcome.sourceId;

@@ -14,7 +14,16 @@
  * these functions over HTTP; the worker's indexing job reports to publish runs with them.
  */
 
-export { type ContentStore, createPgContentStore, type StoredBlob } from './content/content-store.js';
+export {
+  type BlobCollection,
+  type CollectBlobsOptions,
+  type ContentStore,
+  collectUnreferencedBlobs,
+  createPgContentStore,
+  holdBlobWriters,
+  releaseBlobWriters,
+  type StoredBlob,
+} from './content/content-store.js';
 export { gitBlobSha } from './content/git-blob-sha.js';
 export {
   type DeclaredDependency,

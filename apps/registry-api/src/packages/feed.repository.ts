@@ -35,10 +35,25 @@ export interface FeedRow {
 }
 
 /**
+ * The feed's end: the oldest transaction that may still commit a change to this database (decisions.md,
+ * Sync feed). Every transaction running at the snapshot counts (a late committer must never land
+ * behind a cursor) except one held by a backend connected to another database: a backend stays in its
+ * database, so that one can change no package here, and a long transaction elsewhere in the cluster
+ * does not hold the feed back. One that ended since the snapshot, or whose backend is not known (a
+ * standby's, a prepared one), still counts: it can only hold the end back, never skip a change.
+ */
+const FEED_END = sql<string>`(
+  select coalesce(
+    (select min(x) from pg_snapshot_xip(s) x
+      where not exists (select 1 from pg_stat_activity a
+        where a.backend_xid = x::xid and a.datname <> current_database())),
+    pg_snapshot_xmax(s))
+  from pg_current_snapshot() s)`;
+
+/**
  * Up to `limit` packages after `after` in the order of their last change (updated_xid, id), every
- * status included. Only changes of transactions older than every one still running are served: a
- * transaction that commits later holds an xid at least that old, so its changes always come after a
- * position already handed out, never behind it.
+ * status included. Only changes below the feed's end are served: a transaction that commits later
+ * holds an xid at least that old, so its changes always come after a position already handed out.
  */
 export async function readFeed(db: Db, after: FeedPosition, limit: number): Promise<FeedRow[]> {
   const result = await sql<FeedRow>`
@@ -48,7 +63,7 @@ export async function readFeed(db: Db, after: FeedPosition, limit: number): Prom
       p.updated_at, p.updated_xid::text as xid
     from packages p
     where (p.updated_xid, p.id) > (${after.xid}::xid8, ${after.id}::uuid)
-      and p.updated_xid < pg_snapshot_xmin(pg_current_snapshot())
+      and p.updated_xid < ${FEED_END}
     order by p.updated_xid, p.id
     limit ${limit}`.execute(db);
   return result.rows;
@@ -65,9 +80,9 @@ export async function feedStartSince(db: Db, since: string): Promise<FeedPositio
   return xid ? { xid, id: FEED_START.id } : null;
 }
 
-/** The position after everything served so far: the oldest running transaction's, minus one row. */
+/** The position after everything served so far: the feed's end, minus one row. */
 export async function feedHorizon(db: Db): Promise<FeedPosition> {
   const result = await sql<{ xid: string }>`
-    select (pg_snapshot_xmin(pg_current_snapshot())::text::numeric - 1)::text as xid`.execute(db);
+    select (${FEED_END}::text::numeric - 1)::text as xid`.execute(db);
   return { xid: result.rows[0]?.xid ?? '0', id: 'ffffffff-ffff-ffff-ffff-ffffffffffff' };
 }

@@ -171,60 +171,15 @@ export async function readPopularityState(db: Db): Promise<PopularityState | und
   return { counter: Number(row.popularity_counter), day: row.day };
 }
 
-const POPULARITY_ORDERS = ['downloads_asc', 'downloads_desc', 'trending_asc', 'trending_desc'];
-
 /**
- * Rebuilds the positions by downloads and trending score aside (package_popularity_ranks_next) and swaps
- * them in: readers keep the old table until the swap, whose lock covers only the drop and renames. A
- * concurrent refresh of a materialized view diffed every row (70 s at 1M packages, against 7 s). Stores
- * the inputs they were built from, read before the rebuild (a fold racing it leaves the state behind).
- * Downloads: all-time unique downloaders (each day's summed); trending: the last 7 UTC days' unique
- * downloaders, today weighted 7, the day before 6, ... six days ago 1 (docs/decisions.md).
+ * Rebuilds the positions by downloads and trending score aside and swaps them in, with the inputs they
+ * were built from (read before the rebuild: a fold racing it leaves the state behind). The SQL is the
+ * database's pkgreg_refresh_popularity_ranks (migration 2026-11-28T2210-popularity-ranks-function):
+ * readers keep the old table until the swap (a concurrent refresh of a materialized view diffed every
+ * row: 2026-11-25T1710-popularity-ranks-table says why it went).
  */
 export async function refreshPopularityRanks(db: Db, inputs: PopularityState): Promise<void> {
-  await sql`drop table if exists package_popularity_ranks_next`.execute(db);
-  await sql`
-    create table package_popularity_ranks_next as
-    with today as (select (now() at time zone 'UTC')::date as day),
-    trending as (
-      select d.package_id, sum(d.count * (7 - (t.day - d.day)))::bigint as score
-      from package_downloads_daily d, today t
-      where d.day > t.day - 7 and d.day <= t.day
-      group by d.package_id
-    )
-    select p.id,
-      (row_number() over (order by p.unique_download_count, p.scope, p.name))::int as downloads_asc,
-      (row_number() over (order by p.unique_download_count desc, p.scope, p.name))::int as downloads_desc,
-      (row_number() over (order by coalesce(tr.score, 0), p.scope, p.name))::int as trending_asc,
-      (row_number() over (order by coalesce(tr.score, 0) desc, p.scope, p.name))::int as trending_desc
-    from packages p left join trending tr on tr.package_id = p.id
-    where p.status <> 'delisted' and p.quarantined_at is null`.execute(db);
-  await sql`alter table package_popularity_ranks_next
-    add constraint package_popularity_ranks_next_pkey primary key (id)`.execute(db);
-  for (const column of POPULARITY_ORDERS) {
-    await sql`create unique index ${sql.id(`package_popularity_ranks_next_${column}_key`)}
-      on package_popularity_ranks_next (${sql.id(column)})`.execute(db);
-  }
-  // Statistics for the planner: without them a page by these orders was planned as a scan (8 ms at 1M
-  // packages instead of 0.6), and autovacuum may be off.
-  await sql`analyze package_popularity_ranks_next`.execute(db);
-  await db.transaction().execute(async (trx) => {
-    await sql`drop table package_popularity_ranks`.execute(trx);
-    await sql`alter table package_popularity_ranks_next rename to package_popularity_ranks`.execute(trx);
-    await sql`alter index package_popularity_ranks_next_pkey rename to package_popularity_ranks_pkey`.execute(
-      trx,
-    );
-    for (const column of POPULARITY_ORDERS) {
-      await sql`alter index ${sql.id(`package_popularity_ranks_next_${column}_key`)}
-        rename to ${sql.id(`package_popularity_ranks_${column}_key`)}`.execute(trx);
-    }
-    const values = { popularity_counter: inputs.counter, popularity_day: inputs.day };
-    await trx
-      .insertInto('package_derived_state')
-      .values({ id: true, change_counter: -1, ...values })
-      .onConflict((oc) => oc.column('id').doUpdateSet(values))
-      .execute();
-  });
+  await sql`select pkgreg_refresh_popularity_ranks(${inputs.counter}, ${inputs.day}::date)`.execute(db);
 }
 
 /** The change counter the list-ranks trigger bumps (non-transactional, so it never blocks writers). */

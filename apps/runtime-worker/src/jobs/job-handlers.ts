@@ -2,6 +2,7 @@ import { type ModelConfig, type PackageFinder, runAgentInvoke, runMemoryCompact 
 import type { JobHandlers, MemoryCompactJob } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { type IndexerDeps, reindexAll } from '@pkgreg/indexer';
+import { collectUnreferencedBlobs } from '@pkgreg/registry';
 import { deleteExpiredIdempotencyRecords, type Embedder } from '@pkgreg/memory';
 import type { Logger } from '@pkgreg/server-kit';
 import { failOrphanedTasks, purgeExpiredTasks, type RuntimeQueue } from '@pkgreg/tasks';
@@ -51,6 +52,8 @@ export function createJobHandlers(deps: HandlerDeps): JobHandlers<JobContext> {
       const summaries = await reindexAll({ db: deps.db, logger: deps.logger, ...deps.indexer });
       return { sources: summaries.length, failed: summaries.filter((s) => s.status === 'failed').length };
     },
+    // Never waits: an indexing run in progress only postpones the collection to the next schedule.
+    'registry.gc-blobs': () => collectUnreferencedBlobs(deps.db),
     'tasks.purge-expired': async () => {
       const purged = await purgeExpiredTasks(deps.db);
       // Idempotency replays live 24 h (decisions.md); nothing else sweeps their rows.

@@ -25,6 +25,9 @@ import * as popularityRanksTable from './2026-11-25T1710-popularity-ranks-table.
 import * as webhookOwner from './2026-11-28T1200-webhook-owner.js';
 import * as uniqueDownloaders from './2026-11-28T1300-unique-downloaders.js';
 import * as edgeClientAccess from './2026-11-28T1430-edge-client-access.js';
+import * as immutableVersions from './2026-11-28T2200-immutable-versions.js';
+import * as popularityRanksFunction from './2026-11-28T2210-popularity-ranks-function.js';
+import * as contentBlobsGc from './2026-11-28T2220-content-blobs-gc.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -54,4 +57,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T1200-webhook-owner': webhookOwner,
   '2026-11-28T1300-unique-downloaders': uniqueDownloaders,
   '2026-11-28T1430-edge-client-access': edgeClientAccess,
+  '2026-11-28T2200-immutable-versions': immutableVersions,
+  '2026-11-28T2210-popularity-ranks-function': popularityRanksFunction,
+  '2026-11-28T2220-content-blobs-gc': contentBlobsGc,
 };

@@ -1,5 +1,5 @@
 import type { Database, Db } from '@pkgreg/db';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { sha256Hex } from '../versions/versioning.js';
 import { gitBlobSha } from './git-blob-sha.js';
 
@@ -92,4 +92,69 @@ export function createPgContentStore(db: Db | Kysely<Database>): ContentStore {
       return found;
     },
   };
+}
+
+// Collecting blobs no version references any more (what a failed run stored, or a deleted package's).
+// Why it is safe against a version being written at the same moment: every indexing run holds
+// BLOB_WRITERS_LOCK shared on its connection from before its first lookup in the store until after its
+// versions commit (indexSource), and the collector deletes only while holding it exclusively, in
+// statements that begin after the lock was granted. Under READ COMMITTED each statement sees every
+// commit made before it began, so a blob a run found or stored is either deleted before that run looked
+// (it reads the bytes from its source again) or referenced by committed rows the delete sees and keeps.
+const BLOB_WRITERS_LOCK = sql`hashtextextended('pkgreg:content-blobs', 0)`;
+
+/** Taken by an indexing run on its connection: the collector waits until it is released. */
+export async function holdBlobWriters(conn: Db | Kysely<Database>): Promise<void> {
+  await sql`select pg_advisory_lock_shared(${BLOB_WRITERS_LOCK})`.execute(conn);
+}
+
+export async function releaseBlobWriters(conn: Db | Kysely<Database>): Promise<void> {
+  await sql`select pg_advisory_unlock_shared(${BLOB_WRITERS_LOCK})`.execute(conn);
+}
+
+export interface BlobCollection {
+  /** Blobs deleted, and their bytes. */
+  blobs: number;
+  bytes: number;
+  /** An indexing run held the store: nothing (more) was collected; try again later. */
+  busy: boolean;
+}
+
+export interface CollectBlobsOptions {
+  /** Wait for running indexing runs to end (new ones wait meanwhile) instead of giving up. */
+  wait?: boolean;
+  /** Blobs deleted per transaction (default 1000). */
+  batchSize?: number;
+}
+
+/** Deletes the blobs neither a version's files nor its archive reference, a batch per transaction. */
+export async function collectUnreferencedBlobs(
+  db: Db,
+  options: CollectBlobsOptions = {},
+): Promise<BlobCollection> {
+  const batchSize = options.batchSize ?? 1000;
+  const result: BlobCollection = { blobs: 0, bytes: 0, busy: false };
+  for (;;) {
+    const deleted = await db.transaction().execute(async (trx) => {
+      if (options.wait) await sql`select pg_advisory_xact_lock(${BLOB_WRITERS_LOCK})`.execute(trx);
+      else {
+        const lock = await sql<{ ok: boolean }>`
+          select pg_try_advisory_xact_lock(${BLOB_WRITERS_LOCK}) as ok`.execute(trx);
+        if (!lock.rows[0]?.ok) return undefined;
+      }
+      const rows = await sql<{ size: string }>`
+        delete from content_blobs b
+        where b.sha256 in (
+          select c.sha256 from content_blobs c
+          where not exists (select 1 from package_version_files f where f.sha256 = c.sha256)
+            and not exists (select 1 from package_versions v where v.archive_sha256 = c.sha256)
+          limit ${batchSize})
+        returning b.size`.execute(trx);
+      return rows.rows;
+    });
+    if (deleted === undefined) return { ...result, busy: true };
+    result.blobs += deleted.length;
+    result.bytes += deleted.reduce((sum, r) => sum + Number(r.size), 0);
+    if (deleted.length < batchSize) return result;
+  }
 }
