@@ -259,6 +259,20 @@ export {
   RejectReasonSchema,
 } from './reject-reasons.js';
 export {
+  type ExactVersionPathParams,
+  ExactVersionPathParamsSchema,
+  type PackagePathParams,
+  PackagePathParamsSchema,
+  type PublishRunParams,
+  PublishRunParamsSchema,
+  type VersionFilePathParams,
+  VersionFilePathParamsSchema,
+  type VersionPathParams,
+  VersionPathParamsSchema,
+  type WebhookHeaders,
+  WebhookHeadersSchema,
+} from './route-params.js';
+export {
   maxRisk,
   QUARANTINED_INSTALL_MESSAGE,
   REPORT_DETAILS_MAX_LENGTH,
