@@ -111,9 +111,9 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
     id: string,
   ) => {
     if (endpoint === 'detail')
-      return sendEncoded(req, res, pkg.detail, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
+      return sendEncoded(req, res, pkg.detail, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL, id);
     if ('gone' in pkg.skillMd) return fail(req, res, id, gone(pkg.skillMd.gone));
-    sendEncoded(req, res, pkg.skillMd, SKILL_MD_CONTENT_TYPE, skillMdCacheControl);
+    sendEncoded(req, res, pkg.skillMd, SKILL_MD_CONTENT_TYPE, skillMdCacheControl, id);
   };
 
   const read = (
@@ -168,11 +168,8 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
     } catch (error) {
       return fail(req, res, id, error);
     }
-    if (target.endpoint !== 'track') {
-      res.setHeader('X-Request-Id', id);
-      return read(req, res, target.endpoint, key, id);
-    }
-    // Track's answer carries the id in writeHead with its other headers.
+    // Each answer carries the id in its writeHead, with its other headers (an error's, in fail).
+    if (target.endpoint !== 'track') return read(req, res, target.endpoint, key, id);
     if (hasNoBody(req)) return track(req, res, key, id);
     const oversized = oversizedBody(req, res);
     if (oversized) return fail(req, res, id, oversized);

@@ -9,6 +9,7 @@ import { packageKeyFromParams } from '../packages/package-path.js';
 import type { RegistryHandlers } from '../routes/route-table.js';
 import type { ContentCache } from './content-cache.js';
 import {
+  getExactVersionArchive,
   getVersion,
   getVersionArchive,
   getVersionFile,
@@ -51,9 +52,11 @@ function sendContent(
   // An exact version's bytes date from its creation; `latest` has no such date (it moves).
   const lastModified = exact ? content.createdAt : undefined;
   if (answerIfNotModified(req, res, { etag: content.etag, cacheControl, lastModified })) return;
-  res.set(headers);
-  res.set('Content-Length', String(content.bytes.length));
-  res.status(200).end(content.bytes);
+  // Straight to node's response: the types are complete already (Express's res.set would look each up).
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('Content-Length', content.bytes.length);
+  res.statusCode = 200;
+  res.end(content.bytes);
 }
 
 /**
@@ -92,7 +95,10 @@ export function versionsRoutes(
   const versionArchive: RegistryHandlers['version-archive'] = async (req, res) => {
     const key = packageKeyFromParams(req.params);
     const ref = parseVersionParam(req.params.version);
-    const archive = await getVersionArchive(db, content, key, ref);
+    const archive =
+      ref.exact === null
+        ? await getVersionArchive(db, content, key, ref)
+        : await getExactVersionArchive(db, content, key, ref.exact);
     const headers = {
       'Content-Type': 'application/gzip',
       'Content-Disposition': `attachment; filename="${key.scope}-${key.name}-${archive.version}.tgz"`,
