@@ -19,12 +19,12 @@ export function dependenciesRoutes(deps: DependenciesRoutesDeps): Pick<RegistryH
   const { db, catalog, caching } = deps;
   return {
     dependants: async (req, res) => {
-    const key = packageKeyFromParams(req.params);
-    const query = parseQuery(DependantsQuerySchema, req.query);
-    // The page moves with other packages' indexing runs: the catalog's mark covers them all.
-    const etag = await catalog.etag(`dependants ${key.scope}/${key.name} ${JSON.stringify(query)}`);
-    if (answerIfNotModified(req, res, { etag, cacheControl: caching.moving })) return;
-    res.json(await listDependants(db, key, query));
+      const key = packageKeyFromParams(req.params);
+      const query = parseQuery(DependantsQuerySchema, req.query);
+      // The page moves with other packages' indexing runs: the catalog's mark covers them all.
+      const etag = await catalog.etag(`dependants ${key.scope}/${key.name} ${JSON.stringify(query)}`);
+      if (answerIfNotModified(req, res, { etag, cacheControl: caching.moving })) return;
+      res.json(await listDependants(db, key, query));
     },
   };
 }

@@ -5,20 +5,20 @@ import { type ReportDeps, ReportRateLimited, submitReport } from './moderation.s
 export function moderationRoutes(deps: ReportDeps): Pick<RegistryHandlers, 'report'> {
   return {
     report: async (req, res) => {
-    const key = packageKeyFromParams(req.params);
-    try {
-      // req.ip is the client as far as TRUST_PROXY's hops say (env.ts); an untrusted peer's X-Forwarded-For is ignored.
-      const accepted = await submitReport(
-        deps,
-        key,
-        req.body,
-        req.ip ?? req.socket.remoteAddress ?? 'unknown',
-      );
-      res.status(201).json(accepted);
-    } catch (error) {
-      if (error instanceof ReportRateLimited) res.setHeader('Retry-After', String(error.retryAfterSeconds));
-      throw error;
-    }
+      const key = packageKeyFromParams(req.params);
+      try {
+        // req.ip is the client as far as TRUST_PROXY's hops say (env.ts); an untrusted peer's X-Forwarded-For is ignored.
+        const accepted = await submitReport(
+          deps,
+          key,
+          req.body,
+          req.ip ?? req.socket.remoteAddress ?? 'unknown',
+        );
+        res.status(201).json(accepted);
+      } catch (error) {
+        if (error instanceof ReportRateLimited) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+        throw error;
+      }
     },
   };
 }

@@ -22,7 +22,9 @@ export interface PackagesRoutesDeps {
 /** Parameters of the paged list that the feed refuses. */
 const LIST_ONLY = ['page', 'pageSize', 'sort', 'order', ...FILTER_NAMES] as const;
 
-export function packagesRoutes(deps: PackagesRoutesDeps): Pick<RegistryHandlers, 'list' | 'source' | 'scope-only'> {
+export function packagesRoutes(
+  deps: PackagesRoutesDeps,
+): Pick<RegistryHandlers, 'list' | 'source' | 'scope-only'> {
   const { db, catalog, caching } = deps;
   const listOrFeed: RegistryHandlers['list'] = async (req, res) => {
     const notModified = async (parts: string) =>

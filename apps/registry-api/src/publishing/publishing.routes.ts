@@ -105,7 +105,9 @@ export function publishingRoutes(
       limited,
       async (req, res) => {
         const key = packageKeyFromParams(req.params);
-        res.json(await unyank(owner, bearerToken(req.headers.authorization), key, String(req.params.version)));
+        res.json(
+          await unyank(owner, bearerToken(req.headers.authorization), key, String(req.params.version)),
+        );
       },
     ],
   };

@@ -98,8 +98,9 @@ const FILTER_DESCRIPTIONS: Record<FilterName, string> = {
  * only says "a string": each is parsed from one).
  */
 export function filterDocs(): Record<string, ParameterDoc> {
-  const values = (toJsonSchema(PackageFiltersSchema) as { properties: Record<string, Record<string, unknown>> })
-    .properties;
+  const values = (
+    toJsonSchema(PackageFiltersSchema) as { properties: Record<string, Record<string, unknown>> }
+  ).properties;
   return Object.fromEntries(
     FILTER_NAMES.map((name) => [
       name,

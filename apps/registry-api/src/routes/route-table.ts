@@ -310,7 +310,9 @@ export const ROUTES = [
       202: { description: 'A re-index was queued', json: named('WebhookResponse', WebhookResponseSchema) },
       400: error('Not a GitHub delivery (no event, no delivery id, no repository)'),
       401: error('Missing or wrong signature: nothing was changed'),
-      403: error('The repository changed owner since its secret was issued: its new owner publishes it again'),
+      403: error(
+        'The repository changed owner since its secret was issued: its new owner publishes it again',
+      ),
       429: tooMany(
         'Too many deliveries from this client address (`WEBHOOK_DELIVERIES_PER_HOUR`) or for this repository (`WEBHOOK_DELIVERIES_PER_REPOSITORY_PER_HOUR`)',
       ),
@@ -327,7 +329,11 @@ export const ROUTES = [
     description:
       "The proof must cover the package's source repository, by the account its scope is bound to.",
     params: PackageParams,
-    body: { parser: 'json', required: false, json: named('DeprecateRequest', DeprecateRequestSchema, 'input') },
+    body: {
+      parser: 'json',
+      required: false,
+      json: named('DeprecateRequest', DeprecateRequestSchema, 'input'),
+    },
     responses: {
       200: { description: 'Deprecated', json: named('PackageState', PackageStateSchema) },
       400: error('Invalid package path or message'),
@@ -347,7 +353,10 @@ export const ROUTES = [
     // Takes no body; one sent is still parsed (a malformed one is a 400), as for every owner action.
     body: { parser: 'json', required: false },
     responses: {
-      200: { description: 'No longer deprecated by its owner', json: named('PackageState', PackageStateSchema) },
+      200: {
+        description: 'No longer deprecated by its owner',
+        json: named('PackageState', PackageStateSchema),
+      },
       400: error('Invalid package path'),
       404: error('Package not found'),
       410: error('Removed by the operator'),
@@ -426,7 +435,11 @@ export const ROUTES = [
     query: [SearchQuerySchema],
     queryDocs: filters,
     responses: {
-      200: { description: 'Results', headers: movingHeaders, json: named('SearchResponse', SearchResponseSchema) },
+      200: {
+        description: 'Results',
+        headers: movingHeaders,
+        json: named('SearchResponse', SearchResponseSchema),
+      },
       ...notModified,
       400: error('q too long, or a filter out of its rule or given twice (the message names it)'),
     },

@@ -15,10 +15,10 @@ export function searchRoutes(deps: {
 }): Pick<RegistryHandlers, 'search'> {
   return {
     search: async (req, res) => {
-    const query = parseQuery(SearchQuerySchema, req.query);
-    const etag = await deps.catalog.etag(`search ${JSON.stringify(query)}`);
-    if (answerIfNotModified(req, res, { etag, cacheControl: deps.caching.moving })) return;
-    res.json(await searchPackages(deps.db, query.q, DEFAULT_SEARCH_PLAN, filtersOf(query)));
+      const query = parseQuery(SearchQuerySchema, req.query);
+      const etag = await deps.catalog.etag(`search ${JSON.stringify(query)}`);
+      if (answerIfNotModified(req, res, { etag, cacheControl: deps.caching.moving })) return;
+      res.json(await searchPackages(deps.db, query.q, DEFAULT_SEARCH_PLAN, filtersOf(query)));
     },
   };
 }

@@ -126,7 +126,14 @@ export async function findExactArchiveRow(db: Db, scope: string, name: string, v
   return db
     .selectFrom('packages as p')
     .innerJoin('package_versions as v', 'v.package_id', 'p.id')
-    .select(['p.removed_at', 'p.quarantined_at', 'v.version', 'v.archive_sha256', 'v.integrity', 'v.created_at'])
+    .select([
+      'p.removed_at',
+      'p.quarantined_at',
+      'v.version',
+      'v.archive_sha256',
+      'v.integrity',
+      'v.created_at',
+    ])
     .where('p.scope', '=', scope)
     .where('p.name', '=', name)
     .where('v.version', '=', version)

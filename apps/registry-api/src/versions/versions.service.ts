@@ -218,7 +218,8 @@ export async function getExactVersionArchive(
   version: string,
 ): Promise<VersionContent> {
   const row = await findExactArchiveRow(db, key.scope, key.name, version);
-  if (!row || row.removed_at || row.quarantined_at) return getVersionArchive(db, cache, key, { exact: version });
+  if (!row || row.removed_at || row.quarantined_at)
+    return getVersionArchive(db, cache, key, { exact: version });
   return {
     version: row.version,
     bytes: await bytesOf(cache, row.archive_sha256),
