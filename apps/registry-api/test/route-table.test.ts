@@ -2,7 +2,7 @@ import { openApiPath } from '@pkgreg/server-kit';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_PATH } from '../src/publishing/publishing.service.js';
-import { ROUTES, type RegistryRoute, routeOf } from '../src/routes/route-table.js';
+import { type RegistryRoute, ROUTES, routeOf } from '../src/routes/route-table.js';
 import { insertPackages, packageRow, useTestRegistry } from './fixtures.js';
 
 // The route table (src/routes/route-table.ts) is the one list of the registry's routes: these tests

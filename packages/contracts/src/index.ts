@@ -259,20 +259,6 @@ export {
   RejectReasonSchema,
 } from './reject-reasons.js';
 export {
-  type ExactVersionPathParams,
-  ExactVersionPathParamsSchema,
-  type PackagePathParams,
-  PackagePathParamsSchema,
-  type PublishRunParams,
-  PublishRunParamsSchema,
-  type VersionFilePathParams,
-  VersionFilePathParamsSchema,
-  type VersionPathParams,
-  VersionPathParamsSchema,
-  type WebhookHeaders,
-  WebhookHeadersSchema,
-} from './route-params.js';
-export {
   maxRisk,
   QUARANTINED_INSTALL_MESSAGE,
   REPORT_DETAILS_MAX_LENGTH,
@@ -289,6 +275,20 @@ export {
   type Severity,
   SeveritySchema,
 } from './risk.js';
+export {
+  type ExactVersionPathParams,
+  ExactVersionPathParamsSchema,
+  type PackagePathParams,
+  PackagePathParamsSchema,
+  type PublishRunParams,
+  PublishRunParamsSchema,
+  type VersionFilePathParams,
+  VersionFilePathParamsSchema,
+  type VersionPathParams,
+  VersionPathParamsSchema,
+  type WebhookHeaders,
+  WebhookHeadersSchema,
+} from './route-params.js';
 export {
   type RegistryGetArgs,
   RegistryGetArgsSchema,

@@ -48,9 +48,9 @@ export { type PeriodicTask, startPeriodic } from './periodic.js';
 export {
   type NamedSchema,
   nameRequest,
+  type OpenApiOptions,
   openApiPath,
   openApiPaths,
-  type OpenApiOptions,
   type ParameterDoc,
   type RouteAccess,
   type RouteBody,

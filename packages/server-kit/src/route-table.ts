@@ -9,7 +9,8 @@ import { setRouteTemplate } from './metrics.js';
 
 type JsonObject = Record<string, unknown>;
 
-export type RouteMethod = 'get' | 'post' | 'put' | 'delete';
+/** `all`: every method a path's other routes leave (a 405 answer); never documented as an operation. */
+export type RouteMethod = 'get' | 'post' | 'put' | 'delete' | 'all';
 
 /**
  * Who may call a route: anyone, a signed-in account, or the holder of a scope (today the proof of
@@ -172,7 +173,7 @@ export function openApiPaths<R extends RouteSpec>(
 
   const paths: Record<string, Record<string, JsonObject>> = {};
   for (const route of routes) {
-    if (route.undocumented) continue;
+    if (route.undocumented || route.method === 'all') continue;
     const query = (route.query ?? []).flatMap((schema) => parameters(schema, 'query'));
     const all = [
       ...(route.params ? parameters(route.params, 'path') : []),
