@@ -54,7 +54,7 @@ export function packagesRoutes(
 
   // `/api/packages/@scope` alone is a package path missing its name, not an unknown route.
   const scopeOnly: RegistryHandlers['scope-only'] = (req) => {
-    packageKeyFromParams({ scope: String(req.params.scope), name: '' });
+    packageKeyFromParams({ scope: req.params.scope, name: '' });
   };
 
   return { list: listOrFeed, source, 'scope-only': scopeOnly };

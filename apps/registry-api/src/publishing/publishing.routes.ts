@@ -77,7 +77,7 @@ export function publishingRoutes(
     ],
     'publish-run': async (req, res) => {
       res.set('Cache-Control', 'no-store');
-      res.json(await getPublishRun(deps.db, String(req.params.runId)));
+      res.json(await getPublishRun(deps.db, req.params.runId));
     },
     deprecate: [
       limited,
@@ -97,7 +97,7 @@ export function publishingRoutes(
       limited,
       async (req, res) => {
         const key = packageKeyFromParams(req.params);
-        const version = String(req.params.version);
+        const version = req.params.version;
         res.json(await yank(owner, bearerToken(req.headers.authorization), key, version, req.body));
       },
     ],
@@ -105,9 +105,7 @@ export function publishingRoutes(
       limited,
       async (req, res) => {
         const key = packageKeyFromParams(req.params);
-        res.json(
-          await unyank(owner, bearerToken(req.headers.authorization), key, String(req.params.version)),
-        );
+        res.json(await unyank(owner, bearerToken(req.headers.authorization), key, req.params.version));
       },
     ],
   };

@@ -88,7 +88,7 @@ export function versionsRoutes(
   };
 
   const version: RegistryHandlers['version'] = async (req, res) => {
-    const ref = parseVersionParam(String(req.params.version));
+    const ref = parseVersionParam(req.params.version);
     sendJson(req, res, caching, await getVersion(db, packageKeyFromParams(req.params), ref));
   };
 
