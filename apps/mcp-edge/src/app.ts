@@ -8,6 +8,7 @@ import {
   type Logger,
   OUTAGE_RETRY_AFTER_SECONDS,
   outageMonitorOf,
+  registerRoutes,
   traceRequests,
   tracingEnabled,
 } from '@pkgreg/server-kit';
@@ -27,6 +28,7 @@ import { createEdgeMetrics, type EdgeMetrics } from './metrics.js';
 import { type OAuthUrls, oauthRoutes, oauthUrls } from './oauth/oauth.routes.js';
 import { createKeyStore, type KeyStore } from './oauth/signing-keys.service.js';
 import { createTokenVerifier } from './oauth/verify-token.js';
+import { EDGE_ROUTES, type EdgeHandlers, edgeRouteOf } from './routes/route-table.js';
 import { createTenantProvisioner } from './runtime/tenant-provisioner.js';
 import { createTunnelHub } from './tunnel/tunnel-hub.js';
 import { createTunnelRuntime } from './tunnel/tunnel-runtime.js';
@@ -143,15 +145,17 @@ export function createEdge(deps: AppDeps): Edge {
 
   const app = createExpressApp({ deps, keyStore, urls, limiter, resolver, access, handleMcp });
   // The fast path's server span (tracing.ts); `handleMcp` itself stays untouched when tracing is off.
+  const mcpPath = edgeRouteOf('mcp').path;
   const tracedMcp = traceRequests(
     (req: IncomingMessage, res: ServerResponse) => void handleMcp(req, res),
-    '/mcp',
+    mcpPath,
   );
 
   return {
     app,
     handler(req, res) {
-      if (req.method === 'POST' && (req.url === '/mcp' || req.url?.startsWith('/mcp?'))) tracedMcp(req, res);
+      if (req.method === 'POST' && (req.url === mcpPath || req.url?.startsWith(`${mcpPath}?`)))
+        tracedMcp(req, res);
       else app(req, res);
     },
     upgrade(req, socket, head) {
@@ -191,18 +195,18 @@ function createExpressApp(parts: {
   app.set('trust proxy', env.TRUST_PROXY);
   // One server span per request when tracing is on (the POST /mcp fast path has its own in createEdge).
   if (tracingEnabled()) app.use(traceRequests((_req: unknown, _res: unknown, next: () => void) => next()));
-  app.post('/mcp', (req, res) => void handleMcp(req, res));
-  // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).
-  app.all('/mcp', (_req, res) => {
-    res.setHeader('Allow', 'POST');
-    res.status(405).json({
-      jsonrpc: '2.0',
-      id: null,
-      error: { code: -32000, message: 'Method not allowed: this endpoint accepts POST only' },
-    });
-  });
-  app.use(
-    oauthRoutes({
+  const handlers: EdgeHandlers = {
+    mcp: (req, res) => void handleMcp(req, res),
+    // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).
+    'mcp-other-methods': (_req, res) => {
+      res.setHeader('Allow', 'POST');
+      res.status(405).json({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: 'Method not allowed: this endpoint accepts POST only' },
+      });
+    },
+    ...oauthRoutes({
       db,
       keyStore,
       urls,
@@ -211,7 +215,9 @@ function createExpressApp(parts: {
       resolver,
       access,
     }),
-  );
+  };
+  // The edge's routes read their own bodies (MCP's JSON-RPC, the token endpoint's form): no app parser.
+  registerRoutes(app, EDGE_ROUTES, handlers, { jsonParser: [] });
   app.use(healthRoutes({ db, redis: deps.redis }));
   // Unknown paths: JSON as every other refusal here, not Express's HTML page echoing the path.
   app.use((_req, res) => {

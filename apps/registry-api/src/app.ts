@@ -1,9 +1,9 @@
 import type { RequestListener } from 'node:http';
 import type { Db } from '@pkgreg/db';
 import { createPgContentStore } from '@pkgreg/registry';
-import { healthRoutes, type Logger, traceRequests } from '@pkgreg/server-kit';
+import { healthRoutes, type Logger, registerRoutes, traceRequests } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import { dependenciesRoutes } from './dependencies/dependencies.routes.js';
 import { compileTrustProxy } from './downloads/client-address.js';
@@ -27,9 +27,10 @@ import { packagesRoutes } from './packages/packages.routes.js';
 import { createGitHubTokenProof } from './publishing/github-token-proof.js';
 import { createOidcProof } from './publishing/oidc-proof.js';
 import { createProofVerifier } from './publishing/proof.js';
-import { publishingRoutes, webhookRoutes } from './publishing/publishing.routes.js';
+import { publishingRoutes } from './publishing/publishing.routes.js';
 import type { PublishingDeps } from './publishing/publishing.service.js';
 import { createReplayGuard } from './publishing/replay-guard.js';
+import { type RegistryHandlers, ROUTES } from './routes/route-table.js';
 import { searchRoutes } from './search/search.routes.js';
 import { createContentCache } from './versions/content-cache.js';
 import { versionsRoutes } from './versions/versions.routes.js';
@@ -164,31 +165,33 @@ function createExpressApp(deps: AppDeps): Express {
   const reads = deps.readDb ?? deps.db;
   const caching = cachePolicy(deps.env);
   const catalog = createCatalogValidator(reads, { ttlMs: deps.env.CATALOG_VALIDATOR_TTL_MS });
-  // The package routes (list, source) come first, so a request does not walk the health, body-parser
-  // and openapi layers before reaching them. They read no body: a GET's body has no meaning (RFC 9110).
-  app.use(packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching }));
   const content = createContentCache(
     createPgContentStore(reads),
     deps.env.CONTENT_CACHE_MAX_MB * 1024 * 1024,
   );
-  app.use(versionsRoutes({ db: reads, content, caching }));
-  app.use(dependenciesRoutes({ db: reads, catalog, caching }));
-  app.use(healthRoutes({ db: deps.db, redis: deps.redis, readDb: deps.readDb }));
-  const publishing = publishingDeps(deps);
-  // GitHub's webhook reads its raw body (the signature covers the bytes), so it comes before the parser.
-  app.use(webhookRoutes(publishing));
-  // Publishing and owner actions take JSON bodies; elsewhere a malformed one must still be a 400, never a 5xx.
-  app.use((req, res, next) => next(oversizedBody(req, res)));
-  app.use(express.json({ limit: JSON_BODY_LIMIT }));
-  app.use(publishingRoutes(publishing));
-  app.use(
-    moderationRoutes({
+  const handlers: RegistryHandlers = {
+    ...packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching }),
+    ...versionsRoutes({ db: reads, content, caching }),
+    ...dependenciesRoutes({ db: reads, catalog, caching }),
+    ...publishingRoutes(publishingDeps(deps)),
+    ...moderationRoutes({
       db: deps.db,
       limiter: createReportLimiter(deps.redis, { perWindow: deps.env.REPORTS_PER_HOUR, windowMs: HOUR_MS }),
     }),
-  );
-  app.use(openApiRoutes({ caching }));
-  app.use(searchRoutes({ db: reads, catalog, caching }));
+    ...openApiRoutes({ caching }),
+    ...searchRoutes({ db: reads, catalog, caching }),
+  };
+  // Routes that take JSON parse it first; elsewhere a malformed one must still be a 400, never a 5xx.
+  const jsonParser: RequestHandler[] = [
+    (req, res, next) => next(oversizedBody(req, res)),
+    express.json({ limit: JSON_BODY_LIMIT }),
+  ];
+  // Every API route from the table, in its order; reads (list, source, versions) come first, so a
+  // request does not walk the health and body-parsing layers before reaching them.
+  registerRoutes(app, ROUTES, handlers, { jsonParser });
+  app.use(healthRoutes({ db: deps.db, redis: deps.redis, readDb: deps.readDb }));
+  // A body sent to any other path is read as before the table: a malformed or oversized one is refused.
+  app.use(jsonParser);
   // The built web UI (apps/web/dist) and its SPA fallback, after every API route (web-static.ts).
   app.use(webStatic());
   app.use(notFoundHandler());

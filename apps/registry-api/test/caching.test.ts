@@ -13,6 +13,7 @@ import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { quarantinePackage } from '../src/moderation/moderation.repository.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
+import { ROUTES, type RouteCache, type RouteId, routeOf } from '../src/routes/route-table.js';
 import { silentLogger, useTestRegistry } from './fixtures.js';
 
 // docs/caching.md: ETag and Cache-Control on every public GET, 304 on a held validator, new validators
@@ -67,26 +68,73 @@ afterAll(() => {
 const pdf = '/api/packages/@acme/pdf';
 /** Every public GET of the registry, with the Cache-Control docs/caching.md gives it. */
 const routes = () => [
-  { route: 'list', path: '/api/packages', cacheControl: MOVING },
+  { id: 'list', route: 'list', path: '/api/packages', cacheControl: MOVING },
   {
+    id: 'list',
     route: 'list, sorted and filtered',
     path: '/api/packages?sort=stars&order=desc&kind=skill',
     cacheControl: MOVING,
   },
-  { route: 'feed', path: '/api/packages?limit=50', cacheControl: MOVING },
-  { route: 'search', path: '/api/search?q=pdf', cacheControl: MOVING },
-  { route: 'detail', path: pdf, cacheControl: REVALIDATE },
-  { route: 'skill-md', path: `${pdf}/skill-md`, cacheControl: MOVING },
-  { route: 'dependants', path: `${pdf}/dependants`, cacheControl: MOVING },
-  { route: 'versions', path: `${pdf}/versions`, cacheControl: MOVING },
-  { route: 'version latest', path: `${pdf}/versions/latest`, cacheControl: MOVING },
-  { route: 'version exact', path: `${pdf}/versions/${pdfVersion}`, cacheControl: MOVING },
-  { route: 'file latest', path: `${pdf}/versions/latest/files/SKILL.md`, cacheControl: MOVING },
-  { route: 'file exact', path: `${pdf}/versions/${pdfVersion}/files/SKILL.md`, cacheControl: IMMUTABLE },
-  { route: 'archive latest', path: `${pdf}/versions/latest/archive.tgz`, cacheControl: MOVING },
-  { route: 'archive exact', path: `${pdf}/versions/${pdfVersion}/archive.tgz`, cacheControl: IMMUTABLE },
-  { route: 'openapi', path: '/api/openapi.json', cacheControl: MOVING },
+  { id: 'list', route: 'feed', path: '/api/packages?limit=50', cacheControl: MOVING },
+  { id: 'search', route: 'search', path: '/api/search?q=pdf', cacheControl: MOVING },
+  { id: 'detail', route: 'detail', path: pdf, cacheControl: REVALIDATE },
+  { id: 'skill-md', route: 'skill-md', path: `${pdf}/skill-md`, cacheControl: MOVING },
+  { id: 'dependants', route: 'dependants', path: `${pdf}/dependants`, cacheControl: MOVING },
+  { id: 'versions', route: 'versions', path: `${pdf}/versions`, cacheControl: MOVING },
+  { id: 'version', route: 'version latest', path: `${pdf}/versions/latest`, cacheControl: MOVING },
+  { id: 'version', route: 'version exact', path: `${pdf}/versions/${pdfVersion}`, cacheControl: MOVING },
+  {
+    id: 'version-file',
+    route: 'file latest',
+    path: `${pdf}/versions/latest/files/SKILL.md`,
+    cacheControl: MOVING,
+  },
+  {
+    id: 'version-file',
+    route: 'file exact',
+    path: `${pdf}/versions/${pdfVersion}/files/SKILL.md`,
+    cacheControl: IMMUTABLE,
+  },
+  {
+    id: 'version-archive',
+    route: 'archive latest',
+    path: `${pdf}/versions/latest/archive.tgz`,
+    cacheControl: MOVING,
+  },
+  {
+    id: 'version-archive',
+    route: 'archive exact',
+    path: `${pdf}/versions/${pdfVersion}/archive.tgz`,
+    cacheControl: IMMUTABLE,
+  },
+  { id: 'openapi', route: 'openapi', path: '/api/openapi.json', cacheControl: MOVING },
 ];
+
+/** What each cache rule of the route table sends (an exact version's bytes are immutable). */
+const CACHE_CONTROL_OF: Record<RouteCache, readonly string[]> = {
+  'no-store': ['no-store'],
+  moving: [MOVING],
+  revalidate: [REVALIDATE],
+  'moving-unless-moderated': [MOVING],
+  'version-bytes': [MOVING, IMMUTABLE],
+};
+
+describe('the route table names every cacheable GET and its rule', () => {
+  it('each cacheable GET of the table is checked below, with the Cache-Control its rule sends', () => {
+    const cacheable = ROUTES.filter((r) => r.method === 'get' && r.cache !== 'no-store');
+    // The source redirect has its own test below (a 302 has no validator).
+    expect(new Set(routes().map((r) => r.id))).toEqual(
+      new Set(cacheable.map((r) => r.id).filter((id) => id !== 'source')),
+    );
+    for (const { id, route, cacheControl } of routes()) {
+      expect({ route, allowed: CACHE_CONTROL_OF[routeOf(id as RouteId).cache] }).toEqual({
+        route,
+        allowed: expect.arrayContaining([cacheControl]),
+      });
+    }
+    expect(routeOf('source').cache).toBe('moving');
+  });
+});
 
 const get = (path: string, headers: Record<string, string> = {}) => request(t.app).get(path).set(headers);
 

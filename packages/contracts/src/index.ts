@@ -277,6 +277,20 @@ export {
   SeveritySchema,
 } from './risk.js';
 export {
+  type ExactVersionPathParams,
+  ExactVersionPathParamsSchema,
+  type PackagePathParams,
+  PackagePathParamsSchema,
+  type PublishRunParams,
+  PublishRunParamsSchema,
+  type VersionFilePathParams,
+  VersionFilePathParamsSchema,
+  type VersionPathParams,
+  VersionPathParamsSchema,
+  type WebhookHeaders,
+  WebhookHeadersSchema,
+} from './route-params.js';
+export {
   type RegistryGetArgs,
   RegistryGetArgsSchema,
   type RegistryGetResult,

@@ -103,6 +103,7 @@ export {
 } from './versions/versioning.js';
 export {
   countVersions,
+  findExactArchiveRow,
   findPackageForVersions,
   findVersionFile,
   findVersionOf,

@@ -45,6 +45,21 @@ export {
   requestRedisOptions,
 } from './outage.js';
 export { type PeriodicTask, startPeriodic } from './periodic.js';
+export {
+  type NamedSchema,
+  nameRequest,
+  type OpenApiOptions,
+  openApiPath,
+  openApiPaths,
+  type ParameterDoc,
+  type RouteAccess,
+  type RouteBody,
+  type RouteHandlers,
+  type RouteMethod,
+  type RouteResponse,
+  type RouteSpec,
+  registerRoutes,
+} from './route-table.js';
 export { type Service, type ServiceEnv, startService } from './service.js';
 export { onShutdown } from './shutdown.js';
 export {

@@ -4,8 +4,8 @@ import {
   annotateSpan,
   inSpan,
   type Logger,
+  nameRequest,
   outageMonitorOf,
-  setRouteTemplate,
   tracingEnabled,
 } from '@pkgreg/server-kit';
 import { type AdmissionDeps, createAdmission } from '../admission/admission.js';
@@ -13,6 +13,7 @@ import type { AuditWriter } from '../audit/audit-writer.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Env } from '../env.js';
 import { createEdgeMetrics, type EdgeMetrics } from '../metrics.js';
+import { edgeRouteOf } from '../routes/route-table.js';
 import { createDispatch } from './dispatch.js';
 import { type Exchange, newExchange } from './exchange.js';
 import { toRejectError, writeRpcError } from './rpc-error.js';
@@ -33,6 +34,8 @@ export interface McpHandlerDeps extends Omit<AdmissionDeps, 'tools'> {
   metrics?: EdgeMetrics;
 }
 
+const MCP_ROUTE = edgeRouteOf('mcp');
+
 export function createMcpHandler(deps: McpHandlerDeps) {
   const { logger, audit, resourceMetadataUrl } = deps;
   const metrics = deps.metrics ?? createEdgeMetrics();
@@ -50,7 +53,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
 
   return async function handleMcpPost(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
-    setRouteTemplate(req, '/mcp');
+    nameRequest(req, MCP_ROUTE);
     const ex = newExchange();
     let status = 200;
     let reason: string | null = null;

@@ -1,9 +1,10 @@
 import { ALL_SCOPES, RejectError } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import express, { type Router as ExpressRouter, type Request, type Response, Router } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { Access } from '../admission/access.js';
 import type { BackendResolver } from '../admission/backends.js';
 import type { Limiter } from '../admission/limits.js';
+import { EDGE_CACHE_CONTROL, type EdgeHandlers } from '../routes/route-table.js';
 import type { KeyStore } from './signing-keys.service.js';
 import { type IssuerContext, issueToken, OAuthError, type TokenRequest } from './token.service.js';
 
@@ -98,9 +99,17 @@ export function oauthRoutes(deps: {
   limiter: Limiter;
   resolver: BackendResolver;
   access: Access;
-}): ExpressRouter {
+}): Pick<
+  EdgeHandlers,
+  | 'authorization-server-metadata'
+  | 'authorization-server-metadata-root'
+  | 'protected-resource-metadata'
+  | 'protected-resource-metadata-root'
+  | 'jwks'
+  | 'authorize'
+  | 'token'
+> {
   const { urls } = deps;
-  const router = Router();
   const ctx: IssuerContext = {
     issuer: urls.issuer,
     resource: urls.resource,
@@ -129,52 +138,54 @@ export function oauthRoutes(deps: {
     bearer_methods_supported: ['header'],
     resource_name: 'pkgreg MCP edge',
   };
-  const publicJson = (body: unknown) => (_req: Request, res: Response) => {
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Cache-Control', 'public, max-age=300');
-    res.json(body);
-  };
-  // The path-aware documents plus the root variants clients probe when the path-aware one is missing.
-  router.get(
-    ['/.well-known/oauth-authorization-server/mcp', '/.well-known/oauth-authorization-server'],
-    publicJson(asMetadata),
-  );
-  router.get(
-    ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource'],
-    publicJson(resourceMetadata),
-  );
-
-  router.get('/mcp/jwks.json', async (_req, res, next) => {
-    try {
+  const publicJson =
+    (body: unknown, cacheControl = EDGE_CACHE_CONTROL.metadata as string) =>
+    (_req: Request, res: Response) => {
       res.setHeader('Access-Control-Allow-Origin', '*');
-      res.setHeader('Cache-Control', 'public, max-age=60');
-      res.json(await deps.keyStore.jwks());
-    } catch (error) {
-      next(error);
-    }
-  });
+      res.setHeader('Cache-Control', cacheControl);
+      res.json(body);
+    };
+  // The path-aware documents plus the root variants clients probe when the path-aware one is missing.
+  return {
+    'authorization-server-metadata': publicJson(asMetadata),
+    'authorization-server-metadata-root': publicJson(asMetadata),
+    'protected-resource-metadata': publicJson(resourceMetadata),
+    'protected-resource-metadata-root': publicJson(resourceMetadata),
 
-  router.get('/mcp/authorize', (_req, res) => {
-    res.status(400).json({
-      error: 'unsupported_response_type',
-      error_description: 'this server only issues tokens through the client_credentials grant',
-    });
-  });
+    jwks: async (_req, res, next) => {
+      try {
+        res.setHeader('Access-Control-Allow-Origin', '*');
+        res.setHeader('Cache-Control', EDGE_CACHE_CONTROL.keys as string);
+        res.json(await deps.keyStore.jwks());
+      } catch (error) {
+        next(error);
+      }
+    },
 
-  router.post('/mcp/token', express.urlencoded({ extended: false, limit: '8kb' }), async (req, res, next) => {
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Pragma', 'no-cache');
-    try {
-      // Every attempt counts against the caller's address, so client secrets cannot be guessed at speed.
-      await deps.limiter.check({ namespace: `ip:${req.ip ?? 'unknown'}`, tool: 'oauth.token' });
-      res.json(await issueToken(deps.db, deps.keyStore, ctx, tokenRequest(req)));
-    } catch (error) {
-      if (error instanceof OAuthError) writeOAuthError(res, error);
-      else if (error instanceof RejectError && error.reason === 'rate_limited') {
-        res.setHeader('Retry-After', String(error.details.retryAfterSeconds ?? 60));
-        res.status(429).json({ error: 'invalid_request', error_description: 'too many token requests' });
-      } else next(error);
-    }
-  });
-  return router;
+    authorize: (_req, res) => {
+      res.status(400).json({
+        error: 'unsupported_response_type',
+        error_description: 'this server only issues tokens through the client_credentials grant',
+      });
+    },
+
+    token: [
+      express.urlencoded({ extended: false, limit: '8kb' }),
+      async (req, res, next) => {
+        res.setHeader('Cache-Control', EDGE_CACHE_CONTROL['no-store'] as string);
+        res.setHeader('Pragma', 'no-cache');
+        try {
+          // Every attempt counts against the caller's address, so client secrets cannot be guessed at speed.
+          await deps.limiter.check({ namespace: `ip:${req.ip ?? 'unknown'}`, tool: 'oauth.token' });
+          res.json(await issueToken(deps.db, deps.keyStore, ctx, tokenRequest(req)));
+        } catch (error) {
+          if (error instanceof OAuthError) writeOAuthError(res, error);
+          else if (error instanceof RejectError && error.reason === 'rate_limited') {
+            res.setHeader('Retry-After', String(error.details.retryAfterSeconds ?? 60));
+            res.status(429).json({ error: 'invalid_request', error_description: 'too many token requests' });
+          } else next(error);
+        }
+      },
+    ],
+  };
 }

@@ -81,6 +81,8 @@ export const SKILL_MD_CONTENT_TYPE = 'text/markdown; charset=utf-8';
  * Writes a cached representation straight to node's response, or 304 when the client holds it: ETag
  * and Content-Length come with the cache entry, so nothing is hashed, serialized or measured per
  * request (Express's res.type()/res.send() cost a mime lookup, a charset rewrite and a byteLength).
+ * Every header, the request id too, goes in the one writeHead: a header set before it would make node
+ * set each of these one by one.
  */
 export function sendEncoded(
   req: IncomingMessage,
@@ -88,13 +90,15 @@ export function sendEncoded(
   body: EncodedBody,
   contentType: string,
   cacheControl: string,
+  requestId: string,
 ): void {
   if (matchesIfNoneMatch(req.headers['if-none-match'], body.etag)) {
-    res.writeHead(304, { ETag: body.etag, 'Cache-Control': cacheControl });
+    res.writeHead(304, { 'X-Request-Id': requestId, ETag: body.etag, 'Cache-Control': cacheControl });
     res.end();
     return;
   }
   res.writeHead(200, {
+    'X-Request-Id': requestId,
     ETag: body.etag,
     'Cache-Control': cacheControl,
     'Content-Type': contentType,

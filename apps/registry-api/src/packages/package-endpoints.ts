@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { INVALID_PACKAGE_PATH_MESSAGE, parsePackagePath, TRACK_NOT_FOUND_MESSAGE } from '@pkgreg/contracts';
-import { type Logger, setRouteTemplate } from '@pkgreg/server-kit';
+import { type Logger, nameRequest } from '@pkgreg/server-kit';
 import express from 'express';
 import type { DownloadRecorder } from '../downloads/download-recorder.js';
 import type { Downloader } from '../downloads/downloaders.js';
@@ -12,6 +12,7 @@ import { type CachePolicy, NO_STORE } from '../http/cache-policy.js';
 import { writeError } from '../http/error-writer.js';
 import { DETAIL_CACHE_CONTROL, JSON_CONTENT_TYPE, SKILL_MD_CONTENT_TYPE, sendEncoded } from '../http/etag.js';
 import { requestIdFor } from '../http/request-id.js';
+import { type RegistryRoute, routeOf } from '../routes/route-table.js';
 import type { CachedPackage, PackageCache } from './package-cache.js';
 import type { PackageKey } from './package-path.js';
 
@@ -24,11 +25,11 @@ const PACKAGE_PATH_PREFIX = '/api/packages/';
 
 type Endpoint = 'detail' | 'skill-md' | 'track';
 
-/** Each endpoint's route as Express would name it, for the request metrics (never the path itself). */
-const ROUTE_TEMPLATES: Record<Endpoint, string> = {
-  detail: '/api/packages/:scope/:name',
-  'skill-md': '/api/packages/:scope/:name/skill-md',
-  track: '/api/packages/:scope/:name/track',
+/** Each endpoint's route in the table, which names its requests in metrics and spans. */
+const ROUTE_OF: Record<Endpoint, RegistryRoute> = {
+  detail: routeOf('detail'),
+  'skill-md': routeOf('skill-md'),
+  track: routeOf('track'),
 };
 
 interface Target {
@@ -110,9 +111,9 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
     id: string,
   ) => {
     if (endpoint === 'detail')
-      return sendEncoded(req, res, pkg.detail, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL);
+      return sendEncoded(req, res, pkg.detail, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL, id);
     if ('gone' in pkg.skillMd) return fail(req, res, id, gone(pkg.skillMd.gone));
-    sendEncoded(req, res, pkg.skillMd, SKILL_MD_CONTENT_TYPE, skillMdCacheControl);
+    sendEncoded(req, res, pkg.skillMd, SKILL_MD_CONTENT_TYPE, skillMdCacheControl, id);
   };
 
   const read = (
@@ -159,7 +160,7 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
   return (req, res) => {
     const target = targetOf(req.url ?? '', req.method);
     if (!target) return app(req, res);
-    setRouteTemplate(req, ROUTE_TEMPLATES[target.endpoint]);
+    nameRequest(req, ROUTE_OF[target.endpoint]);
     const id = requestIdFor(req.headers['x-request-id']);
     let key: PackageKey;
     try {
@@ -167,11 +168,8 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
     } catch (error) {
       return fail(req, res, id, error);
     }
-    if (target.endpoint !== 'track') {
-      res.setHeader('X-Request-Id', id);
-      return read(req, res, target.endpoint, key, id);
-    }
-    // Track's answer carries the id in writeHead with its other headers.
+    // Each answer carries the id in its writeHead, with its other headers (an error's, in fail).
+    if (target.endpoint !== 'track') return read(req, res, target.endpoint, key, id);
     if (hasNoBody(req)) return track(req, res, key, id);
     const oversized = oversizedBody(req, res);
     if (oversized) return fail(req, res, id, oversized);

@@ -1,10 +1,10 @@
 import { FEED_PARAMETERS, FeedQuerySchema, FILTER_NAMES, ListQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { Router } from 'express';
 import { badRequest } from '../http/api-error.js';
 import type { CachePolicy } from '../http/cache-policy.js';
 import { answerIfNotModified } from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
+import type { RegistryHandlers } from '../routes/route-table.js';
 import type { CatalogValidator } from './catalog-validator.js';
 import { readPackageFeed } from './feed.service.js';
 import { listPackages } from './list.service.js';
@@ -22,11 +22,11 @@ export interface PackagesRoutesDeps {
 /** Parameters of the paged list that the feed refuses. */
 const LIST_ONLY = ['page', 'pageSize', 'sort', 'order', ...FILTER_NAMES] as const;
 
-export function packagesRoutes(deps: PackagesRoutesDeps): Router {
+export function packagesRoutes(
+  deps: PackagesRoutesDeps,
+): Pick<RegistryHandlers, 'list' | 'source' | 'scope-only'> {
   const { db, catalog, caching } = deps;
-  const router = Router();
-
-  router.get('/api/packages', async (req, res) => {
+  const listOrFeed: RegistryHandlers['list'] = async (req, res) => {
     const notModified = async (parts: string) =>
       answerIfNotModified(req, res, { etag: await catalog.etag(parts), cacheControl: caching.moving });
     const given = Object.keys(req.query as Record<string, unknown>);
@@ -42,20 +42,20 @@ export function packagesRoutes(deps: PackagesRoutesDeps): Router {
     const list = parseQuery(ListQuerySchema, req.query);
     if (await notModified(`list ${JSON.stringify(list)}`)) return;
     res.json(await listPackages(db, list));
-  });
+  };
 
   // Detail, skill-md and track are answered before Express, by package-endpoints.ts.
 
-  router.get('/api/packages/:scope/:name/source', async (req, res) => {
+  const source: RegistryHandlers['source'] = async (req, res) => {
     // The target moves only with re-indexing; a delisting turns it into a 404 within max-age.
     res.set('Cache-Control', caching.moving);
     res.redirect(302, await getSourceUrl(db, packageKeyFromParams(req.params), deps.codeHostWebUrl));
-  });
+  };
 
   // `/api/packages/@scope` alone is a package path missing its name, not an unknown route.
-  router.get('/api/packages/:scope', (req) => {
+  const scopeOnly: RegistryHandlers['scope-only'] = (req) => {
     packageKeyFromParams({ scope: req.params.scope, name: '' });
-  });
+  };
 
-  return router;
+  return { list: listOrFeed, source, 'scope-only': scopeOnly };
 }

@@ -1,7 +1,8 @@
-import express, { type Request, type RequestHandler, Router } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
 import { oversizedBody } from '../http/body.js';
 import type { WindowLimiter } from '../http/window-limiter.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
+import type { RegistryHandlers } from '../routes/route-table.js';
 import { deprecate, undeprecate, unyank, yank } from './owner.service.js';
 import { bearerToken } from './proof.js';
 import {
@@ -10,7 +11,6 @@ import {
   publish,
   receiveWebhook,
   takeLimit,
-  WEBHOOK_PATH,
 } from './publishing.service.js';
 
 // The publishing surface (docs/publishing.md, the OpenAPI document): publish and its runs, GitHub's
@@ -31,72 +31,82 @@ function limitPerAddress(limiter: WindowLimiter, message: string): RequestHandle
   };
 }
 
-/** POST /api/hooks/github, mounted before the JSON parser: the HMAC is over the bytes as sent. */
-export function webhookRoutes(deps: PublishingDeps): Router {
-  const router = Router();
-  router.post(
-    WEBHOOK_PATH,
-    limitPerAddress(deps.limits.webhookAddress, 'Too many webhook deliveries from this address'),
-    (req, res, next) => next(oversizedBody(req, res, WEBHOOK_BODY_LIMIT_BYTES)),
-    express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT_BYTES }),
-    async (req, res) => {
-      const header = (name: string) => {
-        const value = req.headers[name];
-        return Array.isArray(value) ? value[0] : value;
-      };
-      const answer = await receiveWebhook(deps, {
-        event: header('x-github-event'),
-        signature: header('x-hub-signature-256'),
-        contentType: header('content-type'),
-        deliveryId: header('x-github-delivery'),
-        rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      });
-      res.status(answer.status).json(answer.body);
-    },
-  );
-  return router;
-}
-
-export function publishingRoutes(deps: PublishingDeps): Router {
-  const router = Router();
+/**
+ * Publishing's routes: the webhook reads its raw body (the HMAC is over the bytes as sent); the others
+ * take JSON, parsed before the per-address limit as for every JSON route.
+ */
+export function publishingRoutes(
+  deps: PublishingDeps,
+): Pick<
+  RegistryHandlers,
+  'github-webhook' | 'publish' | 'publish-run' | 'deprecate' | 'undeprecate' | 'yank' | 'unyank'
+> {
   const owner = { db: deps.db, proofs: deps.proofs };
   // Each of these asks the code host (or the OIDC issuer) to check a proof: counted per address first.
   const limited = limitPerAddress(
     deps.limits.publish,
     'Too many publishes and owner actions from this address',
   );
-  const pkg = '/api/packages/:scope/:name';
-  router.post('/api/publish', limited);
-  router.put(`${pkg}/deprecation`, limited);
-  router.delete(`${pkg}/deprecation`, limited);
-  router.put(`${pkg}/versions/:version/yank`, limited);
-  router.delete(`${pkg}/versions/:version/yank`, limited);
-
-  router.post('/api/publish', async (req, res) => {
-    const token = bearerToken(req.headers.authorization);
-    res.status(202).json(await publish(deps, token, req.body));
-  });
-
-  router.get('/api/publish/:runId', async (req, res) => {
-    res.set('Cache-Control', 'no-store');
-    res.json(await getPublishRun(deps.db, req.params.runId));
-  });
-
-  router.put(`${pkg}/deprecation`, async (req, res) => {
-    const key = packageKeyFromParams(req.params);
-    res.json(await deprecate(owner, bearerToken(req.headers.authorization), key, req.body));
-  });
-  router.delete(`${pkg}/deprecation`, async (req, res) => {
-    const key = packageKeyFromParams(req.params);
-    res.json(await undeprecate(owner, bearerToken(req.headers.authorization), key));
-  });
-  router.put(`${pkg}/versions/:version/yank`, async (req, res) => {
-    const key = packageKeyFromParams(req.params);
-    res.json(await yank(owner, bearerToken(req.headers.authorization), key, req.params.version, req.body));
-  });
-  router.delete(`${pkg}/versions/:version/yank`, async (req, res) => {
-    const key = packageKeyFromParams(req.params);
-    res.json(await unyank(owner, bearerToken(req.headers.authorization), key, req.params.version));
-  });
-  return router;
+  const webhook: RequestHandler = async (req, res) => {
+    const header = (name: string) => {
+      const value = req.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const answer = await receiveWebhook(deps, {
+      event: header('x-github-event'),
+      signature: header('x-hub-signature-256'),
+      contentType: header('content-type'),
+      deliveryId: header('x-github-delivery'),
+      rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+    });
+    res.status(answer.status).json(answer.body);
+  };
+  return {
+    'github-webhook': [
+      limitPerAddress(deps.limits.webhookAddress, 'Too many webhook deliveries from this address'),
+      (req, res, next) => next(oversizedBody(req, res, WEBHOOK_BODY_LIMIT_BYTES)),
+      express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT_BYTES }),
+      webhook,
+    ],
+    publish: [
+      limited,
+      async (req, res) => {
+        const token = bearerToken(req.headers.authorization);
+        res.status(202).json(await publish(deps, token, req.body));
+      },
+    ],
+    'publish-run': async (req, res) => {
+      res.set('Cache-Control', 'no-store');
+      res.json(await getPublishRun(deps.db, req.params.runId));
+    },
+    deprecate: [
+      limited,
+      async (req, res) => {
+        const key = packageKeyFromParams(req.params);
+        res.json(await deprecate(owner, bearerToken(req.headers.authorization), key, req.body));
+      },
+    ],
+    undeprecate: [
+      limited,
+      async (req, res) => {
+        const key = packageKeyFromParams(req.params);
+        res.json(await undeprecate(owner, bearerToken(req.headers.authorization), key));
+      },
+    ],
+    yank: [
+      limited,
+      async (req, res) => {
+        const key = packageKeyFromParams(req.params);
+        const version = req.params.version;
+        res.json(await yank(owner, bearerToken(req.headers.authorization), key, version, req.body));
+      },
+    ],
+    unyank: [
+      limited,
+      async (req, res) => {
+        const key = packageKeyFromParams(req.params);
+        res.json(await unyank(owner, bearerToken(req.headers.authorization), key, req.params.version));
+      },
+    ],
+  };
 }

@@ -1,13 +1,15 @@
 import { VersionListQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { type Request, type Response, Router } from 'express';
+import type { Request, Response } from 'express';
 import mime from 'mime-types';
 import { type CachePolicy, NO_STORE } from '../http/cache-policy.js';
 import { answerIfNotModified, JSON_CONTENT_TYPE, strongEtagOf } from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
+import type { RegistryHandlers } from '../routes/route-table.js';
 import type { ContentCache } from './content-cache.js';
 import {
+  getExactVersionArchive,
   getVersion,
   getVersionArchive,
   getVersionFile,
@@ -50,9 +52,11 @@ function sendContent(
   // An exact version's bytes date from its creation; `latest` has no such date (it moves).
   const lastModified = exact ? content.createdAt : undefined;
   if (answerIfNotModified(req, res, { etag: content.etag, cacheControl, lastModified })) return;
-  res.set(headers);
-  res.set('Content-Length', String(content.bytes.length));
-  res.status(200).end(content.bytes);
+  // Straight to node's response: the types are complete already (Express's res.set would look each up).
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('Content-Length', content.bytes.length);
+  res.statusCode = 200;
+  res.end(content.bytes);
 }
 
 /**
@@ -73,33 +77,36 @@ function fileContentType(path: string, isLink: boolean): string {
   return (type && mime.contentType(type)) || 'application/octet-stream';
 }
 
-export function versionsRoutes(deps: VersionsRoutesDeps): Router {
+export function versionsRoutes(
+  deps: VersionsRoutesDeps,
+): Pick<RegistryHandlers, 'versions' | 'version' | 'version-archive' | 'version-file'> {
   const { db, content, caching } = deps;
-  const router = Router();
-  const base = '/api/packages/:scope/:name/versions';
 
-  router.get(base, async (req, res) => {
+  const versions: RegistryHandlers['versions'] = async (req, res) => {
     const query = parseQuery(VersionListQuerySchema, req.query);
     sendJson(req, res, caching, await listVersions(db, packageKeyFromParams(req.params), query));
-  });
+  };
 
-  router.get(`${base}/:version`, async (req, res) => {
+  const version: RegistryHandlers['version'] = async (req, res) => {
     const ref = parseVersionParam(req.params.version);
     sendJson(req, res, caching, await getVersion(db, packageKeyFromParams(req.params), ref));
-  });
+  };
 
-  router.get(`${base}/:version/archive.tgz`, async (req, res) => {
+  const versionArchive: RegistryHandlers['version-archive'] = async (req, res) => {
     const key = packageKeyFromParams(req.params);
     const ref = parseVersionParam(req.params.version);
-    const archive = await getVersionArchive(db, content, key, ref);
+    const archive =
+      ref.exact === null
+        ? await getVersionArchive(db, content, key, ref)
+        : await getExactVersionArchive(db, content, key, ref.exact);
     const headers = {
       'Content-Type': 'application/gzip',
       'Content-Disposition': `attachment; filename="${key.scope}-${key.name}-${archive.version}.tgz"`,
     };
     sendContent(req, res, archive, bytesCacheControl(caching, ref), headers, ref.exact !== null);
-  });
+  };
 
-  router.get(`${base}/:version/files/*path`, async (req, res) => {
+  const versionFile: RegistryHandlers['version-file'] = async (req, res) => {
     const key = packageKeyFromParams({ scope: req.params.scope, name: req.params.name });
     const ref = parseVersionParam(req.params.version);
     const path = parseFilePath(req.params.path);
@@ -109,7 +116,7 @@ export function versionsRoutes(deps: VersionsRoutesDeps): Router {
       ...FILE_SECURITY_HEADERS,
     };
     sendContent(req, res, file, bytesCacheControl(caching, ref), headers, ref.exact !== null);
-  });
+  };
 
-  return router;
+  return { versions, version, 'version-archive': versionArchive, 'version-file': versionFile };
 }

@@ -14,6 +14,7 @@ import {
 import type { Db } from '@pkgreg/db';
 import {
   countVersions,
+  findExactArchiveRow,
   findPackageForVersions,
   findVersionFile,
   findVersionRow,
@@ -198,6 +199,27 @@ export async function getVersionArchive(
   ref: VersionRef,
 ): Promise<VersionContent> {
   const row = await requireVersion(db, key, ref, true);
+  return {
+    version: row.version,
+    bytes: await bytesOf(cache, row.archive_sha256),
+    etag: `"${row.integrity}"`,
+    createdAt: row.created_at,
+  };
+}
+
+/**
+ * An exact version's archive, read in one round trip when it is served (downloads are the hot path);
+ * a removed, quarantined or unknown one is answered by getVersionArchive, with its errors.
+ */
+export async function getExactVersionArchive(
+  db: Db,
+  cache: ContentCache,
+  key: PackageKey,
+  version: string,
+): Promise<VersionContent> {
+  const row = await findExactArchiveRow(db, key.scope, key.name, version);
+  if (!row || row.removed_at || row.quarantined_at)
+    return getVersionArchive(db, cache, key, { exact: version });
   return {
     version: row.version,
     bytes: await bytesOf(cache, row.archive_sha256),

@@ -276,3 +276,25 @@ export async function refreshLatestVersion(db: Conn, packageId: string): Promise
     .execute();
   return version;
 }
+
+/**
+ * An exact version's archive with its package's moderation, in one round trip: a download's whole read
+ * when the archive is served (errors are read the long way, by the service).
+ */
+export async function findExactArchiveRow(db: Db, scope: string, name: string, version: string) {
+  return db
+    .selectFrom('packages as p')
+    .innerJoin('package_versions as v', 'v.package_id', 'p.id')
+    .select([
+      'p.removed_at',
+      'p.quarantined_at',
+      'v.version',
+      'v.archive_sha256',
+      'v.integrity',
+      'v.created_at',
+    ])
+    .where('p.scope', '=', scope)
+    .where('p.name', '=', name)
+    .where('v.version', '=', version)
+    .executeTakeFirst();
+}

@@ -1,0 +1,102 @@
+import type { RouteHandlers, RouteSpec } from '@pkgreg/server-kit';
+
+// Every HTTP route of the edge, declared once: the Express app registers its handlers from this table
+// (app.ts), the POST /mcp fast path in front of it takes its name from it, requests are labelled in
+// metrics and spans by its templates, and the tests walk it. WebSocket upgrades (tunnels) and the
+// health routes (server-kit) are not in it.
+
+/**
+ * How long an answer may be kept: `no-store`; `metadata` (the OAuth metadata documents, five minutes);
+ * `keys` (the JWKS, one minute, so a rotated key is fetched soon); `none` (no Cache-Control is sent).
+ */
+export type EdgeRouteCache = 'no-store' | 'metadata' | 'keys' | 'none';
+
+const metadata = (id: string, path: string, summary: string) =>
+  ({ id, method: 'get', path, cache: 'metadata', access: 'anonymous', summary, responses: {} }) as const;
+
+export const EDGE_ROUTES = [
+  {
+    id: 'mcp',
+    method: 'post',
+    path: '/mcp',
+    cache: 'none',
+    access: 'scope',
+    summary: 'MCP over Streamable HTTP, stateless (answered before Express by app.ts in production)',
+    responses: {},
+  },
+  {
+    id: 'mcp-other-methods',
+    method: 'all',
+    path: '/mcp',
+    cache: 'none',
+    access: 'anonymous',
+    summary: 'Any other method at /mcp: 405 (no server-initiated stream, no session to end)',
+    responses: {},
+  },
+  metadata(
+    'authorization-server-metadata',
+    '/.well-known/oauth-authorization-server/mcp',
+    'OAuth authorization server metadata (RFC 8414), path-aware',
+  ),
+  metadata(
+    'authorization-server-metadata-root',
+    '/.well-known/oauth-authorization-server',
+    'OAuth authorization server metadata at the root, for clients that probe it there',
+  ),
+  metadata(
+    'protected-resource-metadata',
+    '/.well-known/oauth-protected-resource/mcp',
+    'OAuth protected resource metadata (RFC 9728), path-aware',
+  ),
+  metadata(
+    'protected-resource-metadata-root',
+    '/.well-known/oauth-protected-resource',
+    'OAuth protected resource metadata at the root, for clients that probe it there',
+  ),
+  {
+    id: 'jwks',
+    method: 'get',
+    path: '/mcp/jwks.json',
+    cache: 'keys',
+    access: 'anonymous',
+    summary: "The edge's token signing keys (JWKS)",
+    responses: {},
+  },
+  {
+    id: 'authorize',
+    method: 'get',
+    path: '/mcp/authorize',
+    cache: 'none',
+    access: 'anonymous',
+    summary: 'Refused: tokens are issued through the client_credentials grant only',
+    responses: {},
+  },
+  {
+    id: 'token',
+    method: 'post',
+    path: '/mcp/token',
+    cache: 'no-store',
+    access: 'anonymous',
+    summary: 'OAuth token endpoint (client_credentials); form body parsed by the route',
+    responses: {},
+  },
+] as const satisfies readonly RouteSpec<string, EdgeRouteCache>[];
+
+export type EdgeRoute = (typeof EDGE_ROUTES)[number];
+export type EdgeRouteId = EdgeRoute['id'];
+export type EdgeHandlers = RouteHandlers<EdgeRoute>;
+
+const BY_ID = new Map<string, EdgeRoute>(EDGE_ROUTES.map((route) => [route.id, route]));
+
+/** The route of `id` (ids are checked by typecheck, so it is always there). */
+export function edgeRouteOf(id: EdgeRouteId): EdgeRoute {
+  return BY_ID.get(id) as EdgeRoute;
+}
+
+/** The Cache-Control each rule sends (`none`: the route sends none). */
+export const EDGE_CACHE_CONTROL: Record<EdgeRouteCache, string | undefined> = {
+  'no-store': 'no-store',
+  metadata: 'public, max-age=300',
+  keys: 'public, max-age=60',
+  none: undefined,
+};

@@ -1,0 +1,460 @@
+import {
+  DependantsQuerySchema,
+  DependantsResponseSchema,
+  DeprecateRequestSchema,
+  ExactVersionPathParamsSchema,
+  FeedQuerySchema,
+  FeedResponseSchema,
+  ListQuerySchema,
+  ListResponseSchema,
+  PackageDetailSchema,
+  PackagePathParamsSchema,
+  PackageStateSchema,
+  PublishAcceptedSchema,
+  PublishRequestSchema,
+  PublishRunParamsSchema,
+  PublishRunSchema,
+  ReportAcceptedSchema,
+  ReportRequestSchema,
+  SearchQuerySchema,
+  SearchResponseSchema,
+  TrackResponseSchema,
+  VersionDetailSchema,
+  VersionFilePathParamsSchema,
+  VersionListQuerySchema,
+  VersionListResponseSchema,
+  VersionPathParamsSchema,
+  WebhookHeadersSchema,
+  WebhookResponseSchema,
+  YankRequestSchema,
+  YankStateSchema,
+} from '@pkgreg/contracts';
+import type { RouteHandlers, RouteSpec } from '@pkgreg/server-kit';
+import {
+  contentErrors,
+  contentHeaders,
+  error,
+  FEED_DOCS,
+  filterDocs,
+  movingHeaders,
+  named,
+  notModified,
+  proofErrors,
+  tooMany,
+  versionErrors,
+} from './route-docs.js';
+
+// Every route of the registry API, declared once: the Express app registers its handlers from this
+// table (app.ts), the listener in front of it answers the `beforeExpress` ones
+// (packages/package-endpoints.ts), the OpenAPI document is generated from it (openapi/openapi.ts),
+// requests are named by its templates in metrics and spans, and the tests iterate it.
+
+/**
+ * How long an answer may be kept (docs/caching.md; http/cache-policy.ts has the header values):
+ * `no-store`; `moving` (revalidated after HTTP_CACHE_MAX_AGE_S); `revalidate` (every time: detail);
+ * `moving-unless-moderated` (no-store while its package is moderated); `version-bytes` (immutable for an
+ * exact version, moving for `latest`).
+ */
+export type RouteCache = 'no-store' | 'moving' | 'revalidate' | 'moving-unless-moderated' | 'version-bytes';
+
+const filters = filterDocs();
+const PackageParams = PackagePathParamsSchema;
+const packageNotFound = { 400: error('Invalid package path'), 404: error('Package not found') };
+
+export const ROUTES = [
+  {
+    id: 'list',
+    method: 'get',
+    path: '/api/packages',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: 'List packages, or follow the sync feed',
+    description:
+      'Without `cursor`, `limit` or `updatedSince`: a page of an order (name, stars, indexed, downloads, trending), of every visible package or of those that pass the filters; `total` counts them. With any of the three: the sync feed, every package in the order of its last change (delisted, quarantined and removed ones with their status), not combined with paging, sorts or filters; follow `nextCursor` to stay exact (docs/decisions.md, "Registry: discovery").',
+    query: [ListQuerySchema, FeedQuerySchema],
+    queryDocs: { ...filters, ...FEED_DOCS },
+    responses: {
+      200: {
+        description: 'A page of the list, or of the feed',
+        headers: movingHeaders,
+        json: [named('ListResponse', ListResponseSchema), named('FeedResponse', FeedResponseSchema)],
+      },
+      ...notModified,
+      400: error(
+        'A parameter out of its rule, given twice, or a list parameter combined with the feed (the message names it)',
+      ),
+    },
+  },
+  {
+    id: 'detail',
+    method: 'get',
+    path: '/api/packages/:scope/:name',
+    cache: 'revalidate',
+    access: 'anonymous',
+    beforeExpress: true,
+    summary: 'Package detail',
+    params: PackageParams,
+    responses: {
+      200: {
+        description: 'Detail (ETag from the row version)',
+        headers: { ETag: { schema: { type: 'string' } } },
+        json: named('PackageDetail', PackageDetailSchema),
+      },
+      304: { description: 'Not modified (If-None-Match matched)' },
+      ...packageNotFound,
+    },
+  },
+  {
+    id: 'skill-md',
+    method: 'get',
+    path: '/api/packages/:scope/:name/skill-md',
+    cache: 'moving',
+    access: 'anonymous',
+    beforeExpress: true,
+    summary: 'Raw SKILL.md',
+    params: PackageParams,
+    responses: {
+      200: { description: 'SKILL.md', content: { 'text/markdown': { schema: { type: 'string' } } } },
+      304: { description: 'Not modified' },
+      ...packageNotFound,
+    },
+  },
+  {
+    id: 'source',
+    method: 'get',
+    path: '/api/packages/:scope/:name/source',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: 'Redirect to the source on the code host',
+    params: PackageParams,
+    responses: {
+      302: { description: 'Redirect', headers: { Location: { schema: { type: 'string' } } } },
+      ...packageNotFound,
+    },
+  },
+  {
+    id: 'track',
+    method: 'post',
+    path: '/api/packages/:scope/:name/track',
+    cache: 'no-store',
+    access: 'anonymous',
+    beforeExpress: true,
+    summary: 'Count a download or install',
+    description:
+      'Each accepted call adds one to `downloadCount`; the downloads and trending orders and the downloads per day count each downloader (the client address, IPv6 by its /64) once per UTC day. Each client address may send `TRACK_PER_MINUTE` calls a minute (docs/decisions.md, "Registry: unique downloaders").',
+    params: PackageParams,
+    responses: {
+      200: { description: 'Counted', json: named('TrackResponse', TrackResponseSchema) },
+      400: error('Invalid package path'),
+      404: error('Not found'),
+      429: tooMany(
+        'Too many downloads from this address; nothing was counted',
+        'Seconds until a call from this address is counted again',
+      ),
+    },
+  },
+  {
+    id: 'dependants',
+    method: 'get',
+    path: '/api/packages/:scope/:name/dependants',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: 'Packages whose latest version depends on this one, by scope then name',
+    description:
+      "Visible packages (as the list: not delisted, not quarantined) whose latest version declares this package in `metadata.dependencies`. `total` is the package's `dependantCount`. Its own dependencies are in detail's `dependencies`.",
+    params: PackageParams,
+    query: [DependantsQuerySchema],
+    responses: {
+      200: {
+        description: 'A page of dependants',
+        headers: movingHeaders,
+        json: named('DependantsResponse', DependantsResponseSchema),
+      },
+      ...notModified,
+      400: error('Invalid package path, page or pageSize'),
+      404: error('Package not found'),
+    },
+  },
+  {
+    id: 'versions',
+    method: 'get',
+    path: '/api/packages/:scope/:name/versions',
+    cache: 'moving-unless-moderated',
+    access: 'anonymous',
+    summary: 'Versions of a package, newest first',
+    params: PackageParams,
+    query: [VersionListQuerySchema],
+    responses: {
+      200: {
+        description: 'A page of versions',
+        headers: movingHeaders,
+        json: named('VersionListResponse', VersionListResponseSchema),
+      },
+      ...notModified,
+      ...versionErrors,
+    },
+  },
+  {
+    id: 'version',
+    method: 'get',
+    path: '/api/packages/:scope/:name/versions/:version',
+    cache: 'moving-unless-moderated',
+    access: 'anonymous',
+    summary: "A version's record and its files (manifest)",
+    params: VersionPathParamsSchema,
+    responses: {
+      200: {
+        description: 'The version',
+        headers: movingHeaders,
+        json: named('VersionDetail', VersionDetailSchema),
+      },
+      ...notModified,
+      ...versionErrors,
+    },
+  },
+  {
+    id: 'version-file',
+    method: 'get',
+    path: '/api/packages/:scope/:name/versions/:version/files/*path',
+    cache: 'version-bytes',
+    access: 'anonymous',
+    summary: 'One file of a version, as stored',
+    params: VersionFilePathParamsSchema,
+    responses: {
+      200: {
+        description: 'The bytes; Content-Type from the file name; served sandboxed (CSP, nosniff)',
+        headers: contentHeaders,
+        content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+      },
+      304: { description: 'Not modified' },
+      ...contentErrors,
+    },
+  },
+  {
+    id: 'version-archive',
+    method: 'get',
+    path: '/api/packages/:scope/:name/versions/:version/archive.tgz',
+    cache: 'version-bytes',
+    access: 'anonymous',
+    summary: 'The version as a gzipped tarball; the same bytes on every download',
+    params: VersionPathParamsSchema,
+    responses: {
+      200: {
+        description: "The archive; its SRI sha512 is the version's `integrity`",
+        headers: contentHeaders,
+        content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+      },
+      304: { description: 'Not modified' },
+      ...contentErrors,
+    },
+  },
+  {
+    id: 'scope-only',
+    method: 'get',
+    path: '/api/packages/:scope',
+    cache: 'no-store',
+    access: 'anonymous',
+    undocumented: true,
+    summary: '`/api/packages/@scope` alone: a package path missing its name (400), not an unknown route',
+    responses: { 400: error('Invalid package path') },
+  },
+  {
+    id: 'publish',
+    method: 'post',
+    path: '/api/publish',
+    cache: 'no-store',
+    access: 'scope',
+    summary: 'Publish a repository: index it now on the runtime worker',
+    description:
+      "The proof is `Authorization: Bearer <token>`: a GitHub Actions OIDC token (a JWT requested for the registry's URL as audience; `repository`, `repository_owner`, `repository_owner_id` and `ref` are checked) or a GitHub user token with push or admin access (checked with GET /repos/{owner}/{repo}, then forgotten). A token of the JWT form is taken as OIDC. The first publish with a user token returns the webhook secret, once. A refused proof leaves nothing behind.",
+    body: { parser: 'json', required: true, json: named('PublishRequest', PublishRequestSchema, 'input') },
+    responses: {
+      202: { description: 'Queued: poll `statusUrl`', json: named('PublishAccepted', PublishAcceptedSchema) },
+      400: error('Bad body (repository, ref), or rotateWebhookSecret with an OIDC token'),
+      404: error('The repository is not on the code host, or the token cannot see it'),
+      409: error('The repository is indexed from a local clone by the registry operator'),
+      ...proofErrors,
+    },
+  },
+  {
+    id: 'publish-run',
+    method: 'get',
+    path: '/api/publish/:runId',
+    cache: 'no-store',
+    access: 'anonymous',
+    summary: "A publish run's status and, once done, what became of each skill",
+    params: PublishRunParamsSchema,
+    responses: {
+      200: { description: 'The run', json: named('PublishRun', PublishRunSchema) },
+      400: error('runId is not a UUID'),
+      404: error('Publish run not found'),
+    },
+  },
+  {
+    id: 'github-webhook',
+    method: 'post',
+    path: '/api/hooks/github',
+    cache: 'no-store',
+    access: 'anonymous',
+    summary: 'GitHub webhook: a push to the indexed branch re-indexes a published repository',
+    description:
+      '`X-Hub-Signature-256` must be the HMAC-SHA256 of the raw body with the secret given at publish for the repository whose id the payload names (compared in constant time). The secret proves that repository only: the re-index reads it by id from the code host, whatever names the payload holds, and a delivery for a repository that changed owner since the secret was issued is refused. A delivery seen before (its `X-GitHub-Delivery`, or the same signed body, within a day) is answered `duplicate` and changes nothing. `ping` is answered `pong`; other events are ignored.',
+    headers: WebhookHeadersSchema,
+    body: { parser: 'raw', required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+    responses: {
+      200: {
+        description:
+          'Ping answered, the delivery ignored (the reason says why), or a duplicate of one received before (nothing done)',
+        json: named('WebhookResponse', WebhookResponseSchema),
+      },
+      202: { description: 'A re-index was queued', json: named('WebhookResponse', WebhookResponseSchema) },
+      400: error('Not a GitHub delivery (no event, no delivery id, no repository)'),
+      401: error('Missing or wrong signature: nothing was changed'),
+      403: error(
+        'The repository changed owner since its secret was issued: its new owner publishes it again',
+      ),
+      429: tooMany(
+        'Too many deliveries from this client address (`WEBHOOK_DELIVERIES_PER_HOUR`) or for this repository (`WEBHOOK_DELIVERIES_PER_REPOSITORY_PER_HOUR`)',
+      ),
+      503: error('The job queue did not answer'),
+    },
+  },
+  {
+    id: 'deprecate',
+    method: 'put',
+    path: '/api/packages/:scope/:name/deprecation',
+    cache: 'no-store',
+    access: 'scope',
+    summary: 'Deprecate a package (owner)',
+    description:
+      "The proof must cover the package's source repository, by the account its scope is bound to.",
+    params: PackageParams,
+    body: {
+      parser: 'json',
+      required: false,
+      json: named('DeprecateRequest', DeprecateRequestSchema, 'input'),
+    },
+    responses: {
+      200: { description: 'Deprecated', json: named('PackageState', PackageStateSchema) },
+      400: error('Invalid package path or message'),
+      404: error('Package not found'),
+      410: error('Removed by the operator'),
+      ...proofErrors,
+    },
+  },
+  {
+    id: 'undeprecate',
+    method: 'delete',
+    path: '/api/packages/:scope/:name/deprecation',
+    cache: 'no-store',
+    access: 'scope',
+    summary: "Lift the owner's deprecation",
+    params: PackageParams,
+    // Takes no body; one sent is still parsed (a malformed one is a 400), as for every owner action.
+    body: { parser: 'json', required: false },
+    responses: {
+      200: {
+        description: 'No longer deprecated by its owner',
+        json: named('PackageState', PackageStateSchema),
+      },
+      400: error('Invalid package path'),
+      404: error('Package not found'),
+      410: error('Removed by the operator'),
+      ...proofErrors,
+    },
+  },
+  {
+    id: 'yank',
+    method: 'put',
+    path: '/api/packages/:scope/:name/versions/:version/yank',
+    cache: 'no-store',
+    access: 'scope',
+    summary: 'Yank a version (owner): still fetchable by exact version, never chosen by a range or `latest`',
+    params: ExactVersionPathParamsSchema,
+    body: { parser: 'json', required: false, json: named('YankRequest', YankRequestSchema, 'input') },
+    responses: {
+      200: { description: 'Yanked', json: named('YankState', YankStateSchema) },
+      400: error('Invalid package path, version (exact only) or reason'),
+      404: error('Package or version not found'),
+      410: error('Removed by the operator'),
+      ...proofErrors,
+    },
+  },
+  {
+    id: 'unyank',
+    method: 'delete',
+    path: '/api/packages/:scope/:name/versions/:version/yank',
+    cache: 'no-store',
+    access: 'scope',
+    summary: 'Undo a yank',
+    params: ExactVersionPathParamsSchema,
+    body: { parser: 'json', required: false },
+    responses: {
+      200: { description: 'No longer yanked', json: named('YankState', YankStateSchema) },
+      400: error('Invalid package path or version'),
+      404: error('Package or version not found'),
+      410: error('Removed by the operator'),
+      ...proofErrors,
+    },
+  },
+  {
+    id: 'report',
+    method: 'post',
+    path: '/api/packages/:scope/:name/reports',
+    cache: 'no-store',
+    access: 'anonymous',
+    summary: 'Report a package to the registry operator (docs/risk-scan.md)',
+    description:
+      'Anyone may report; each client address may send `REPORTS_PER_HOUR` reports an hour. Stored for `pnpm registry reports`.',
+    params: PackageParams,
+    body: { parser: 'json', required: true, json: named('ReportRequest', ReportRequestSchema, 'input') },
+    responses: {
+      201: { description: 'Stored', json: named('ReportAccepted', ReportAcceptedSchema) },
+      400: error('Invalid package path, or a body without a reason of 1-200 characters'),
+      404: error('Package not found'),
+      429: tooMany('Too many reports from this address', 'Seconds until a report is accepted again'),
+    },
+  },
+  {
+    id: 'openapi',
+    method: 'get',
+    path: '/api/openapi.json',
+    cache: 'moving',
+    access: 'anonymous',
+    undocumented: true,
+    summary: 'This document',
+    responses: { 200: { description: 'The OpenAPI document', headers: movingHeaders } },
+  },
+  {
+    id: 'search',
+    method: 'get',
+    path: '/api/search',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: 'Full-text search',
+    query: [SearchQuerySchema],
+    queryDocs: filters,
+    responses: {
+      200: {
+        description: 'Results',
+        headers: movingHeaders,
+        json: named('SearchResponse', SearchResponseSchema),
+      },
+      ...notModified,
+      400: error('q too long, or a filter out of its rule or given twice (the message names it)'),
+    },
+  },
+] as const satisfies readonly RouteSpec<string, RouteCache>[];
+
+export type RegistryRoute = (typeof ROUTES)[number];
+export type RouteId = RegistryRoute['id'];
+
+const BY_ID = new Map<string, RegistryRoute>(ROUTES.map((route) => [route.id, route]));
+
+/** The route of `id` (ids are checked by typecheck, so it is always there). */
+export function routeOf(id: RouteId): RegistryRoute {
+  return BY_ID.get(id) as RegistryRoute;
+}
+
+/** The Express handlers of every route not answered before Express, by route id. */
+export type RegistryHandlers = RouteHandlers<RegistryRoute>;
