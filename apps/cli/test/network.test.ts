@@ -2,12 +2,12 @@ import { once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
+import { freePort } from '@pkgreg/testing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CliError } from '../src/errors.js';
 import { createRegistryClient } from '../src/http-client.js';
 import { type CliResult, runCli, tempDir } from './helpers/cli.js';
 import { type FaultProxy, startFaultProxy } from './helpers/fault-proxy.js';
-import { freePort } from './helpers/registry.js';
 import { useSeededRegistry } from './helpers/seeded-registry.js';
 
 // Registry address precedence (decisions.md: Names) and behaviour when the registry misbehaves:

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@pkgreg/contracts';
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
+import { freePort } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, callTool, clientWithToken, type Harness, useHarness } from './helpers.js';
 
@@ -17,15 +17,6 @@ const EDGE_ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/ind
 const h = useHarness();
 let queue: RuntimeQueue;
 let child: ChildProcess | undefined;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  return typeof address === 'object' && address ? address.port : 0;
-}
 
 beforeAll(async () => {
   queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix: h.env.EDGE_QUEUE_PREFIX });

@@ -78,5 +78,5 @@ export {
   startOtlpReceiver,
 } from './otlp-receiver.js';
 export { type RegistryProcess, type RegistryProcessOptions, startRegistry } from './registry-process.js';
-export { spansOf } from './spans-of.js';
+export { spansOfTrace } from './spans-of-trace.js';
 export { until } from './until.js';

@@ -22,6 +22,8 @@ export interface RegistryProcess {
   url: string;
   port: number;
   child: ChildProcess;
+  /** The environment it runs with (for a command of the registry's on the same database). */
+  env: Record<string, string>;
   /** What the process wrote to stdout and stderr (the last part of it). */
   output(): string;
   /** Sends `signal` (SIGTERM unless given; SIGKILL after 10 s) and resolves with the exit code. */
@@ -33,20 +35,21 @@ const KEPT_OUTPUT = 16_000;
 /** Starts the registry on 127.0.0.1 and resolves once its `/readyz` answers 200. */
 export async function startRegistry(options: RegistryProcessOptions): Promise<RegistryProcess> {
   const port = options.port ?? (await freePort());
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
+    REGISTRY_HOST: '127.0.0.1',
+    REGISTRY_PORT: String(port),
+    // Several registries start at once across test files: none may contend for the operator port.
+    METRICS_PORT: '0',
+    ...options.env,
+  };
   const child = spawn(process.execPath, [options.entry], {
     ...(options.cwd ? { cwd: options.cwd } : {}),
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: options.databaseUrl,
-      REDIS_URL: options.redisUrl,
-      REGISTRY_HOST: '127.0.0.1',
-      REGISTRY_PORT: String(port),
-      // Several registries start at once across test files: none may contend for the operator port.
-      METRICS_PORT: '0',
-      ...options.env,
-    },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -77,6 +80,7 @@ export async function startRegistry(options: RegistryProcessOptions): Promise<Re
     url,
     port,
     child,
+    env,
     output: () => output,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;

@@ -5,7 +5,7 @@ import { until } from './until.js';
  * The spans of trace `traceId` the receiver holds once `enough` accepts them. `flush` (the tracing
  * SDK's) is called before each look, since spans reach the receiver in batches.
  */
-export async function spansOf(
+export async function spansOfTrace(
   receiver: OtlpReceiver,
   traceId: string,
   enough: (spans: ReceivedSpan[]) => boolean,
