@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { createDb } from '@pkgreg/db';
 import { createLogger, requestRedisOptions } from '@pkgreg/server-kit';
+import { captureLogs } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,14 +15,8 @@ import { callTool, expectRpcError, forgeToken, HOST, RESOURCE, useHarness } from
 const h = useHarness();
 
 function capturedLogger() {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, callback) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      callback();
-    },
-  });
-  return { logger: createLogger('edge-outage', 'info', stream), lines };
+  const logs = captureLogs();
+  return { logger: createLogger('edge-outage', 'info', logs.destination), lines: logs.records };
 }
 
 const closers: Array<() => Promise<void>> = [];

@@ -5,7 +5,13 @@ import { useTestDatabase } from '@pkgreg/db/vitest';
 import { skillMd } from '@pkgreg/indexer/testing';
 import { createLogger, startTracing, type Tracing, tracingSettings } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
-import { FakeGitHub, type OtlpReceiver, type ReceivedSpan, spansOfTrace, startOtlpReceiver } from '@pkgreg/testing';
+import {
+  FakeGitHub,
+  type OtlpReceiver,
+  type ReceivedSpan,
+  spansOfTrace,
+  startOtlpReceiver,
+} from '@pkgreg/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

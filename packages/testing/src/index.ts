@@ -58,7 +58,7 @@ export {
   type ModelReply,
   type ModelRequest,
   type ModelStandIn,
-  refineTitles,
+  refineEachTitle,
   startModelStandIn,
 } from './model-stand-in.js';
 export {

@@ -25,8 +25,8 @@ export interface ModelReply {
   delayMs?: number;
 }
 
-/** How a request is answered; `hold` keeps it open until `release()`. */
-export type ModelAnswer = ((request: ModelRequest) => ModelReply) | 'hold';
+/** How a request is answered, given the step titles it sent; `hold` keeps it open until `release()`. */
+export type ModelAnswer = ((titles: string[], request: ModelRequest) => ModelReply) | 'hold';
 
 export interface ModelStandIn {
   /** The base URL a model configuration names (`…/v1`). */
@@ -45,7 +45,7 @@ export interface ModelStandIn {
 }
 
 /** The default answer: each title refined, as JSON content. */
-export const refineTitles = ({ titles }: ModelRequest): ModelReply => ({
+export const refineEachTitle = (titles: string[]): ModelReply => ({
   content: JSON.stringify({ titles: titles.map((t) => `Refined: ${t}`) }),
 });
 
@@ -63,7 +63,7 @@ function titlesOf(body: Record<string, unknown>): string[] {
   }
 }
 
-export async function startModelStandIn(initial: ModelAnswer = refineTitles): Promise<ModelStandIn> {
+export async function startModelStandIn(initial: ModelAnswer = refineEachTitle): Promise<ModelStandIn> {
   let answer = initial;
   let waiting = 0;
   const requests: ModelRequest[] = [];
@@ -95,7 +95,7 @@ export async function startModelStandIn(initial: ModelAnswer = refineTitles): Pr
         waiting -= 1;
       });
       if (answer === 'hold') return void held.push(res);
-      const reply = answer(request);
+      const reply = answer(request.titles, request);
       const send = () => {
         if (res.destroyed) return;
         res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });

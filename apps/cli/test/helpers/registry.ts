@@ -4,13 +4,17 @@ import { type RegistryProcess, startRegistry as startRegistryProcess } from '@pk
 
 const REGISTRY_ENTRY = fileURLToPath(new URL('../../../registry-api/dist/index.js', import.meta.url));
 
-export type RunningRegistry = RegistryProcess;
+/** What the CLI's tests use of the running registry. */
+export type RunningRegistry = Pick<RegistryProcess, 'url' | 'port' | 'stop'>;
 
 /**
  * Starts the real registry-api (`node apps/registry-api/dist/index.js`) on the test's own database;
  * `env` adds to (or overrides) its environment.
  */
-export function startRegistry(databaseUrl: string, env: Record<string, string> = {}): Promise<RunningRegistry> {
+export function startRegistry(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<RunningRegistry> {
   return startRegistryProcess({
     entry: REGISTRY_ENTRY,
     databaseUrl,
