@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@pkgreg/contracts';
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
-import { freePort } from '@pkgreg/testing';
+import { freePort, until } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, callTool, clientWithToken, type Harness, useHarness } from './helpers.js';
 
@@ -53,17 +53,17 @@ describe('shutdown', () => {
     });
     const exited = once(child, 'exit');
     const url = `http://127.0.0.1:${port}`;
-    for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
-      if (child.exitCode !== null) throw new Error(`edge exited (${child.exitCode}): ${stderr}`);
-      if (
-        await fetch(`${url}/readyz`).then(
+    await until(
+      async () => {
+        if (child?.exitCode !== null) throw new Error(`edge exited (${child?.exitCode}): ${stderr}`);
+        return fetch(`${url}/readyz`).then(
           (r) => r.ok,
           () => false,
-        )
-      )
-        break;
-      if (Date.now() > deadline) throw new Error(`edge did not become ready: ${stderr}`);
-    }
+        );
+      },
+      'the edge to be ready',
+      30_000,
+    );
 
     const answer = callTool(
       { app: url as unknown as Harness['app'] },
@@ -76,10 +76,7 @@ describe('shutdown', () => {
     ).then((res) => res);
     // The invoke is waiting once its job is queued.
     const runtime = queue.queue(QUEUES.runtime);
-    for (const deadline = Date.now() + 20_000; ; await new Promise((r) => setTimeout(r, 50))) {
-      if ((await runtime.getWaitingCount()) > 0) break;
-      if (Date.now() > deadline) throw new Error(`the invoke was not queued: ${stderr}`);
-    }
+    await until(async () => (await runtime.getWaitingCount()) > 0, 'the invoke to be queued', 20_000);
     child.kill('SIGTERM');
 
     const res = await answer;
