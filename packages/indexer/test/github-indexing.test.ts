@@ -1,6 +1,5 @@
 import type { Db } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { FakeGitHub, type FakeRepo } from '@pkgreg/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   GitHubClient,
@@ -13,6 +12,7 @@ import {
   reindexAll,
 } from '../src/index.js';
 import { skillMd, testKysely } from '../src/testing.js';
+import { FakeGitHub, type FakeRepo } from '@pkgreg/testing';
 
 // decisions.md: Registry / Indexing ("GitHub's API and web base URLs are configurable (GitHub
 // Enterprise)"), against a local server speaking GitHub's REST shapes.

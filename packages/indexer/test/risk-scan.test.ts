@@ -1,8 +1,8 @@
 import { realpathSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
 import type { Db } from '@pkgreg/db';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gzipSync } from 'node:zlib';
 import { indexSource, rescanVersions } from '../src/index.js';
 import { commitFiles, createRepo, removeDir, skillMd, tempDir, testKysely } from '../src/testing.js';
 

@@ -4,11 +4,11 @@ import { realpathSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { Db } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { FakeGitHub } from '@pkgreg/testing';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgContentStore, GitHubClient, indexSource } from '../src/index.js';
 import { commitFiles, createRepo, git, removeDir, skillMd, tempDir, testKysely } from '../src/testing.js';
+import { FakeGitHub } from '@pkgreg/testing';
 
 // docs/versions.md: whole skill folders as immutable versions, indexed from real git repositories and
 // from the local server that speaks GitHub's REST API.

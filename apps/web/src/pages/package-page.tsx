@@ -14,7 +14,6 @@ import {
   trackDownload,
 } from '../api.js';
 import { CopyButton } from '../components/copy-button.js';
-import { DependenciesCard } from '../components/dependencies.js';
 import { FileTree } from '../components/file-tree.js';
 import { FileViewer } from '../components/file-viewer.js';
 import {
@@ -25,6 +24,7 @@ import {
   StarIcon,
   VerifiedIcon,
 } from '../components/icons.js';
+import { DependenciesCard } from '../components/dependencies.js';
 import { Findings, QuarantineNotice, RiskBadge, UnscannedNotice } from '../components/risk.js';
 import { Chips, SkillBody, type SkillDoc, SkillSkeleton } from '../components/skill-body.js';
 import { DownloadsSparkline } from '../components/sparkline.js';
