@@ -1,21 +1,13 @@
 // What both CLI benches share: the built registry-api started on a database of their own, and the
 // wall time of one command as a fresh process.
 import { execFileSync, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@pkgreg/testing';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const registryEntry = path.resolve(here, '../../registry-api/dist/index.js');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort() {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address();
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** Starts the built registry-api on `databaseUrl` in production mode; resolves once it is ready. */
 export async function startRegistry(databaseUrl) {

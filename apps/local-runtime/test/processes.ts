@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 
 // Separate processes for the end-to-end tests: the built edge (apps/mcp-edge/dist) and the built local
 // runtime (dist/index.js), each started as a user would, their log lines (pino JSON) collected so a test
@@ -82,16 +81,4 @@ export function start(script: string, args: string[], env: Record<string, string
       return exited;
     },
   };
-}
-
-/** A port free right now on 127.0.0.1 (the edge is started with it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }

@@ -3,13 +3,12 @@
 // real indexer. Not pinned: like Postgres and Redis, it is a service the edge calls (about once a second
 // here, when the package's visibility is asked again; its bytes are served from the edge's cache).
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 const { indexSource } = await import('@pkgreg/indexer');
 const { createRepo, removeDir, skillMd, tempDir } = await import('@pkgreg/indexer/testing');
+const { freePort } = await import('@pkgreg/testing');
 
 const API = fileURLToPath(new URL('../../registry-api/dist/index.js', import.meta.url));
 
@@ -23,15 +22,6 @@ function benchSkillMd() {
     ['name: bench-skill', 'description: A skill the edge benchmark reads over MCP', 'version: 1.0.0'],
     `# Bench skill\n\n${steps.join('\n')}\n`,
   );
-}
-
-async function freePort() {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** Indexes the skill into `db`, starts the registry on `databaseUrl`; resolves once it is ready. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { createDb } from '@pkgreg/db';
 import { createLogger, requestRedisOptions } from '@pkgreg/server-kit';
+import { captureLogs } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,14 +15,8 @@ import { callTool, expectRpcError, forgeToken, HOST, RESOURCE, useHarness } from
 const h = useHarness();
 
 function capturedLogger() {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, callback) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      callback();
-    },
-  });
-  return { logger: createLogger('edge-outage', 'info', stream), lines };
+  const logs = captureLogs();
+  return { logger: createLogger('edge-outage', 'info', logs.destination), lines: logs.records };
 }
 
 const closers: Array<() => Promise<void>> = [];
@@ -48,8 +42,9 @@ const putArgs = (namespace: string) => ({ namespace, tier: 'stm', content: 'outa
 describe('dependency outages on /mcp', () => {
   it('Redis unreachable: refused with service_unavailable at once, logged once', async () => {
     const { logger, lines } = capturedLogger();
-    // Nothing listens on port 1: every command fails as during a Redis outage.
-    const dead = new Redis('redis://127.0.0.1:1', { ...requestRedisOptions(2_000), lazyConnect: true });
+    // Nothing listens on port 1: every command fails as during a Redis outage. The command timeout is
+    // past the test's own, so only the refused connection can answer in time ("at once").
+    const dead = new Redis('redis://127.0.0.1:1', { ...requestRedisOptions(600_000), lazyConnect: true });
     dead.on('error', () => {});
     const edge: Edge = createEdge({ db: h.t.db, redis: dead, logger, env: h.env });
     closers.push(async () => {
@@ -58,10 +53,8 @@ describe('dependency outages on /mcp', () => {
     });
     const token = await forgeToken(h);
     for (let i = 0; i < 3; i++) {
-      const started = Date.now();
       const res = await callTool(edge, token, 'pkgreg.system.v1.info');
       expectOutageRefusal(res);
-      expect(Date.now() - started).toBeLessThan(5_000);
     }
     expect(lines.filter((l) => l.msg === 'redis unavailable')).toHaveLength(1);
     expect(lines.filter((l) => l.msg === 'mcp request failed' || (l.level as number) >= 50)).toEqual([]);

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@pkgreg/contracts';
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
+import { freePort, until } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, callTool, clientWithToken, type Harness, useHarness } from './helpers.js';
 
@@ -17,15 +17,6 @@ const EDGE_ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/ind
 const h = useHarness();
 let queue: RuntimeQueue;
 let child: ChildProcess | undefined;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  return typeof address === 'object' && address ? address.port : 0;
-}
 
 beforeAll(async () => {
   queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix: h.env.EDGE_QUEUE_PREFIX });
@@ -62,17 +53,17 @@ describe('shutdown', () => {
     });
     const exited = once(child, 'exit');
     const url = `http://127.0.0.1:${port}`;
-    for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
-      if (child.exitCode !== null) throw new Error(`edge exited (${child.exitCode}): ${stderr}`);
-      if (
-        await fetch(`${url}/readyz`).then(
+    await until(
+      async () => {
+        if (child?.exitCode !== null) throw new Error(`edge exited (${child?.exitCode}): ${stderr}`);
+        return fetch(`${url}/readyz`).then(
           (r) => r.ok,
           () => false,
-        )
-      )
-        break;
-      if (Date.now() > deadline) throw new Error(`edge did not become ready: ${stderr}`);
-    }
+        );
+      },
+      'the edge to be ready',
+      30_000,
+    );
 
     const answer = callTool(
       { app: url as unknown as Harness['app'] },
@@ -85,10 +76,7 @@ describe('shutdown', () => {
     ).then((res) => res);
     // The invoke is waiting once its job is queued.
     const runtime = queue.queue(QUEUES.runtime);
-    for (const deadline = Date.now() + 20_000; ; await new Promise((r) => setTimeout(r, 50))) {
-      if ((await runtime.getWaitingCount()) > 0) break;
-      if (Date.now() > deadline) throw new Error(`the invoke was not queued: ${stderr}`);
-    }
+    await until(async () => (await runtime.getWaitingCount()) > 0, 'the invoke to be queued', 20_000);
     child.kill('SIGTERM');
 
     const res = await answer;

@@ -8,6 +8,7 @@ import { ALL_SCOPES, SCOPES, type SkillManifest } from '@pkgreg/contracts';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
 import { skillMd } from '@pkgreg/indexer/testing';
 import { createLogger } from '@pkgreg/server-kit';
+import { until } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEdge, type Edge } from '../src/app.js';
@@ -15,7 +16,7 @@ import { loadEnv } from '../src/env.js';
 import { createClient } from '../src/oauth/clients.service.js';
 import { ensureActiveKey } from '../src/oauth/signing-keys.service.js';
 import { forgeToken, type Harness, unknownKey, unsignedToken } from './helpers.js';
-import { eventually, type RunningRegistry, SkillRepos, startRegistry } from './registry.js';
+import { type RunningRegistry, SkillRepos, startRegistry } from './registry.js';
 
 // Skills over MCP (issue 20): skill:// resources and the registry tools, read through the official MCP SDK
 // client from a real edge whose catalog is a real registry-api (its built server) on this file's own
@@ -61,7 +62,7 @@ beforeAll(async () => {
     'pdf-tools/assets/logo.png': LOGO,
     'pdf-tools/guide.md': { symlink: 'references/FORMS.md' },
   });
-  await eventually(async () => {
+  await until(async () => {
     const list = (await fetch(`${registry.url}/api/packages?pageSize=100`).then((r) => r.json())) as Json;
     return list.total === 6;
   }, 'the registry to list the six packages');
@@ -386,7 +387,7 @@ describe('refusals on the wire', () => {
     const { token: own, clientId } = await tokenFor([SCOPES.registryRead]);
     await rpc(own, 'resources/read', { uri: 'skill://@acme/code-review/SKILL.md' });
     await rpc(own, 'resources/read', { uri: 'skill://@acme/nothing-here/SKILL.md' });
-    await eventually(async () => {
+    await until(async () => {
       const rows = await t.db
         .selectFrom('audit_records')
         .select(['method', 'outcome', 'reason'])
@@ -521,7 +522,7 @@ describe('delisted, quarantined and removed packages are never served', () => {
       arguments: { package: '@acme/doomed' },
     });
     expect(got.body.error.data).toMatchObject({ reason: 'resource_not_found', package: '@acme/doomed' });
-    await eventually(async () => {
+    await until(async () => {
       const found = await rpc(token, 'tools/call', {
         name: 'pkgreg.registry.v1.search',
         arguments: { q: 'doomed' },
@@ -544,7 +545,7 @@ describe('delisted, quarantined and removed packages are never served', () => {
   });
 
   it('resources/list leaves all three out', async () => {
-    await eventually(async () => {
+    await until(async () => {
       const uris: string[] = [];
       let cursor: string | undefined;
       do {

@@ -12,6 +12,7 @@ import { quarantineNamespace, releaseNamespace } from '@pkgreg/memory';
 import { createLogger } from '@pkgreg/server-kit';
 import { completeTask, failTask, startTask } from '@pkgreg/tasks';
 import { Worker } from 'bullmq';
+import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createEdge } from '../src/app.js';
 import {
@@ -500,7 +501,16 @@ describe('invoke (mcp-edge.md, Tools; decisions.md, Invoke)', () => {
   });
 
   it('a finished task stays pollable for maxTaskPollWindowSeconds, then is task_not_found', async () => {
-    const short = await createHarness({ EDGE_MAX_TASK_POLL_WINDOW_SECONDS: '1' });
+    // The window is read against the task's finished_at: the test moves that back instead of sleeping
+    // through a window short enough for a loaded machine to miss its first poll.
+    const short = await createHarness({ EDGE_MAX_TASK_POLL_WINDOW_SECONDS: '120' });
+    const endedAgo = (seconds: number) =>
+      short.t.db
+        .updateTable('tasks')
+        .set({ finished_at: sql<Date>`now() - make_interval(secs => ${seconds})` })
+        .where('task_id', '=', taskId)
+        .execute();
+    let taskId = '';
     try {
       const sc = await clientWithToken(short);
       const accepted = await callTool(short, sc.token, 'pkgreg.agents.v1.invoke', {
@@ -508,11 +518,14 @@ describe('invoke (mcp-edge.md, Tools; decisions.md, Invoke)', () => {
         input: { type: 'text', text: 'plan' },
         executionMode: 'async',
       });
-      const { taskId, runId } = accepted.body.result.task;
+      const { runId } = accepted.body.result.task;
+      taskId = accepted.body.result.task.taskId;
       await startTask(short.t.db, taskId);
-      await completeTask(short.t.db, taskId, async () => ({ runId, outputs: [] }), 1);
+      await completeTask(short.t.db, taskId, async () => ({ runId, outputs: [] }), 120);
       expect((await rpc(short, sc.token, 'tasks/get', { taskId })).body.result.status).toBe('completed');
-      await new Promise((r) => setTimeout(r, 1500));
+      await endedAgo(110);
+      expect((await rpc(short, sc.token, 'tasks/get', { taskId })).body.result.status).toBe('completed');
+      await endedAgo(121);
       expectRpcError(await rpc(short, sc.token, 'tasks/get', { taskId }), 200, 'task_not_found');
     } finally {
       await short.close();

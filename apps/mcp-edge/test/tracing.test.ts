@@ -5,7 +5,7 @@ import { SCOPES } from '@pkgreg/contracts';
 import type { RuntimeWorker } from '@pkgreg/runtime-worker';
 import { createTestWorker } from '@pkgreg/runtime-worker/testing';
 import { createLogger, startTracing, type Tracing, tracingSettings } from '@pkgreg/server-kit';
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '@pkgreg/testing';
+import { type OtlpReceiver, type ReceivedSpan, spansOfTrace, startOtlpReceiver } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEnv } from '../src/env.js';
 import { callTool, clientWithToken, type TestClient, useHarness } from './helpers.js';
@@ -62,17 +62,9 @@ afterAll(async () => {
   registry.close();
 });
 
-/** Flushes the SDK until the receiver holds what `enough` asks of trace `traceId`'s spans. */
-async function spansOf(traceId: string, enough: (spans: ReceivedSpan[]) => boolean): Promise<ReceivedSpan[]> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    await tracing.flush();
-    const spans = receiver.spans.filter((s) => s.traceId === traceId);
-    if (enough(spans)) return spans;
-    if (Date.now() > deadline) throw new Error(`trace ${traceId} incomplete: ${JSON.stringify(spans)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** The spans of trace `traceId` once `enough` holds for them, flushing the SDK before each look. */
+const spansOf = (traceId: string, enough: (spans: ReceivedSpan[]) => boolean) =>
+  spansOfTrace(receiver, traceId, enough, () => tracing.flush());
 
 const named = (spans: ReceivedSpan[], name: string) => spans.find((s) => s.name === name);
 const linesWith = (lines: string[], traceId: string) =>

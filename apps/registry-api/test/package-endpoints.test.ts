@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDb } from '@pkgreg/db';
+import { until } from '@pkgreg/testing';
 import { sql } from 'kysely';
 import pino from 'pino';
 import request from 'supertest';
@@ -128,15 +129,6 @@ describe('the micro-cache past its TTL (docs/decisions.md: detail at most 2 x DE
   const etagOf = async (name: string) =>
     (await request(t.app).get(`/api/packages/@acme/${name}`).expect(200)).headers.etag as string;
 
-  /** Polls until `check` holds (the revalidation runs in the background), failing after 3 s. */
-  const eventually = async (check: () => Promise<boolean>) => {
-    const deadline = Date.now() + 3000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('condition not met within 3 s');
-      await sleep(25);
-    }
-  };
-
   it('an unchanged package keeps its bytes; a changed one is served stale once, then the new version', async () => {
     const before = await etagOf('changing');
     await sleep(TTL_MS + 100);
@@ -145,7 +137,7 @@ describe('the micro-cache past its TTL (docs/decisions.md: detail at most 2 x DE
     await t.db.updateTable('packages').set({ repo_stars: 99 }).where('name', '=', 'changing').execute();
     await sleep(TTL_MS + 100);
     expect(await etagOf('changing')).toBe(before); // stale-while-revalidate: the old bytes, this once
-    await eventually(async () => (await etagOf('changing')) !== before);
+    await until(async () => (await etagOf('changing')) !== before);
     const res = await request(t.app).get('/api/packages/@acme/changing').expect(200);
     expect(res.body.repoStars).toBe(99);
   });
@@ -154,7 +146,7 @@ describe('the micro-cache past its TTL (docs/decisions.md: detail at most 2 x DE
     await etagOf('leaving');
     await t.db.updateTable('packages').set({ status: 'delisted' }).where('name', '=', 'leaving').execute();
     await sleep(TTL_MS + 100);
-    await eventually(async () => (await request(t.app).get('/api/packages/@acme/leaving')).status === 404);
+    await until(async () => (await request(t.app).get('/api/packages/@acme/leaving')).status === 404);
     await request(t.app).get('/api/packages/@acme/leaving').expect(404, { error: 'Package not found' });
   });
 

@@ -5,7 +5,13 @@ import { useTestDatabase } from '@pkgreg/db/vitest';
 import { skillMd } from '@pkgreg/indexer/testing';
 import { createLogger, startTracing, type Tracing, tracingSettings } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
-import { FakeGitHub, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '@pkgreg/testing';
+import {
+  FakeGitHub,
+  type OtlpReceiver,
+  type ReceivedSpan,
+  spansOfTrace,
+  startOtlpReceiver,
+} from '@pkgreg/testing';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,16 +74,9 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-async function spansOf(traceId: string, enough: (spans: ReceivedSpan[]) => boolean): Promise<ReceivedSpan[]> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    await tracing.flush();
-    const spans = receiver.spans.filter((s) => s.traceId === traceId);
-    if (enough(spans)) return spans;
-    if (Date.now() > deadline) throw new Error(`trace ${traceId} incomplete: ${JSON.stringify(spans)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** The spans of trace `traceId` once `enough` holds for them, flushing the SDK before each look. */
+const spansOf = (traceId: string, enough: (spans: ReceivedSpan[]) => boolean) =>
+  spansOfTrace(receiver, traceId, enough, () => tracing.flush());
 
 describe('registry traces', () => {
   it('a publish: the request span continues traceparent, its job and log lines carry the trace', async () => {

@@ -6,6 +6,7 @@
 // where supertest connects from) unless a test says otherwise.
 import type { RequestListener } from 'node:http';
 import { PackageDetailSchema } from '@pkgreg/contracts';
+import { until } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pino from 'pino';
@@ -94,15 +95,6 @@ function appWith(env: Record<string, string>, options: { now?: () => number; red
     env: loadEnv({ DETAIL_CACHE_TTL_MS: '0', ...env }),
     ...(options.now ? { now: options.now } : {}),
   });
-}
-
-/** Polls `check` until it holds (background work: the flusher's tick), failing after 5 s. */
-async function until(check: () => Promise<boolean>, what: string) {
-  const deadline = Date.now() + 5000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('unique downloaders per package and UTC day (sort=downloads, trending, downloads per day)', () => {

@@ -1,11 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '@pkgreg/db';
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
+import {
+  type ModelAnswer,
+  type RegistryProcess,
+  refineEachTitle,
+  startModelStandIn,
+  startRegistry,
+} from '@pkgreg/testing';
 
 // Test plumbing: real child processes (registry-api, the built worker) and local HTTP servers for the
 // services we cannot reach (an OpenAI-compatible model endpoint).
@@ -14,30 +19,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const WORKER_ENTRY = resolve(here, '../dist/index.js');
 export const REGISTRY_ENTRY = resolve(here, '../../registry-api/dist/index.js');
 
+export { freePort, until } from '@pkgreg/testing';
 export { createTestWorker, silentLogger } from '../src/testing.js';
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-export async function until<T>(
-  fn: () => Promise<T | undefined | null | false>,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined && value !== null && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 export interface ChildHandle {
   child: ChildProcess;
@@ -71,27 +54,8 @@ function spawnNode(entry: string, env: Record<string, string>): ChildHandle {
 }
 
 /** The real registry-api (built dist) on an ephemeral port against the test database. */
-export async function startRegistryApi(databaseUrl: string): Promise<ChildHandle & { url: string }> {
-  const port = await freePort();
-  const handle = spawnNode(REGISTRY_ENTRY, {
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: TEST_REDIS_URL,
-    REGISTRY_HOST: '127.0.0.1',
-    REGISTRY_PORT: String(port),
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'test',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await until(async () => {
-    if (handle.child.exitCode !== null) throw new Error(`registry-api exited: ${handle.output()}`);
-    try {
-      const res = await fetch(`${url}/api/search?q=x`);
-      return res.status === 200;
-    } catch {
-      return false;
-    }
-  }, 20_000);
-  return { ...handle, url };
+export function startRegistryApi(databaseUrl: string): Promise<RegistryProcess> {
+  return startRegistry({ entry: REGISTRY_ENTRY, databaseUrl, redisUrl: TEST_REDIS_URL });
 }
 
 /** The built worker entry (dist/index.js) as its own process. */
@@ -252,65 +216,24 @@ export const REGISTRY_FIXTURE: SeedPackage[] = [
 
 export type ModelBehaviour = 'ok' | 'garbage' | 'slow' | 'error';
 
-/** A local server speaking OpenAI chat completions, with a behaviour the test switches. */
-export async function startModelServer(initial: ModelBehaviour = 'ok', slowMs = 3000) {
-  let behaviour: ModelBehaviour = initial;
-  const requests: { body: unknown; authorization: string | undefined }[] = [];
-  let onRequest: (() => void) | null = null;
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let raw = '';
-    req.on('data', (d: Buffer) => {
-      raw += d.toString();
-    });
-    req.on('end', () => {
-      const body = JSON.parse(raw || '{}') as { messages?: { role: string; content: string }[] };
-      requests.push({ body, authorization: req.headers.authorization });
-      onRequest?.();
-      const user = body.messages?.find((m) => m.role === 'user')?.content ?? '{}';
-      const steps = (JSON.parse(user) as { steps?: { title: string }[] }).steps ?? [];
-      const answer = (content: string) => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            id: 'x',
-            object: 'chat.completion',
-            choices: [{ index: 0, message: { role: 'assistant', content } }],
-          }),
-        );
-      };
-      if (behaviour === 'error') {
-        res.writeHead(500).end('{"error":"boom"}');
-      } else if (behaviour === 'garbage') {
-        answer('Sure! Here are better titles: 1) foo 2) bar');
-      } else {
-        const refined = `\`\`\`json\n${JSON.stringify({ titles: steps.map((s) => `Refined: ${s.title}`) })}\n\`\`\``;
-        if (behaviour === 'slow') setTimeout(() => answer(refined), slowMs);
-        else answer(refined);
-      }
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    set(next: ModelBehaviour, nextSlowMs?: number) {
-      behaviour = next;
-      if (nextSlowMs !== undefined) slowMs = nextSlowMs;
-    },
-    /** Resolves when the next request arrives. */
-    nextRequest() {
-      return new Promise<void>((resolveRequest) => {
-        onRequest = () => {
-          onRequest = null;
-          resolveRequest();
-        };
-      });
-    },
-    async close() {
-      server.closeAllConnections();
-      server.close();
-    },
+/** How the worker's model answers in each behaviour: refined titles in a fenced JSON block, unless not. */
+function modelReply(behaviour: ModelBehaviour, slowMs: number): ModelAnswer {
+  return (titles) => {
+    if (behaviour === 'error') return { status: 500, body: '{"error":"boom"}' };
+    if (behaviour === 'garbage') return { content: 'Sure! Here are better titles: 1) foo 2) bar' };
+    const refined = `\`\`\`json\n${refineEachTitle(titles).content}\n\`\`\``;
+    return { content: refined, delayMs: behaviour === 'slow' ? slowMs : 0 };
   };
+}
+
+/** The model stand-in with a behaviour the test switches. */
+export async function startModelServer(initial: ModelBehaviour = 'ok', slowMs = 3000) {
+  let current = { behaviour: initial, slowMs };
+  const model = await startModelStandIn(modelReply(initial, slowMs));
+  return Object.assign(model, {
+    set(next: ModelBehaviour, nextSlowMs?: number) {
+      current = { behaviour: next, slowMs: nextSlowMs ?? current.slowMs };
+      model.answer(modelReply(current.behaviour, current.slowMs));
+    },
+  });
 }

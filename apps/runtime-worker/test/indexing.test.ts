@@ -30,10 +30,14 @@ afterAll(async () => {
 });
 
 const finished = (jobId: string) =>
-  until(async () => {
-    const job = await worker.queue.queue(QUEUES.indexing).getJob(jobId);
-    return job?.finishedOn ? job : undefined;
-  }, 30_000);
+  until(
+    async () => {
+      const job = await worker.queue.queue(QUEUES.indexing).getJob(jobId);
+      return job?.finishedOn ? job : undefined;
+    },
+    `indexing job ${jobId} to finish`,
+    30_000,
+  );
 
 it('registry.index of a local git repository writes its packages; reindex-all revisits it', async () => {
   const locator = repos[0] ?? '';

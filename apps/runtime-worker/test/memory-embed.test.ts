@@ -106,7 +106,7 @@ describe('memory.embed', () => {
     );
     server.behaviour = 'ok';
     // The catalog's backoff (2 s, exponential) brings it back, and it succeeds.
-    await until(async () => (await stored([id])).size === 1, 20_000);
+    await until(async () => (await stored([id])).size === 1, 'the entry to be stored', 20_000);
   }, 30_000);
 
   it('without an embedding endpoint the job does nothing', async () => {

@@ -39,7 +39,11 @@ describe('outage deferrals', () => {
   it('counts an outage error that never clears as a failed attempt after the allowed deferrals', async () => {
     const job = await queue.enqueue('tasks.purge-expired', {});
     const runtime = queue.queue(QUEUES.runtime);
-    await until(async () => (await runtime.getJobState(job.id as string)) === 'failed', 20_000);
+    await until(
+      async () => (await runtime.getJobState(job.id as string)) === 'failed',
+      'the job to fail',
+      20_000,
+    );
     const failed = await runtime.getJob(job.id as string);
     expect(failed?.failedReason).toMatch(/timeout exceeded when trying to connect/);
     expect(failed?.attemptsMade).toBe(1);

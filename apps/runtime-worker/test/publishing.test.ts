@@ -84,10 +84,14 @@ async function publishRun(
     },
     { jobId: options.jobId ?? `publish-${run.id}` },
   );
-  const finished = await until(async () => {
-    const found = await worker.queue.queue(QUEUES.indexing).getJob(job.id ?? '');
-    return found?.finishedOn ? found : undefined;
-  }, 30_000);
+  const finished = await until(
+    async () => {
+      const found = await worker.queue.queue(QUEUES.indexing).getJob(job.id ?? '');
+      return found?.finishedOn ? found : undefined;
+    },
+    'the publish job to finish',
+    30_000,
+  );
   const row = await findPublishRun(tdb.db, run.id);
   return { job: finished, run: row };
 }

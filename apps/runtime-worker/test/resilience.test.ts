@@ -59,10 +59,14 @@ function workerEnv(extra: Record<string, string> = {}): Record<string, string> {
 async function startWorker(extra: Record<string, string> = {}): Promise<ChildHandle> {
   const handle = startWorkerProcess(workerEnv(extra));
   children.push(handle);
-  await until(async () => {
-    if (handle.child.exitCode !== null) throw new Error(`worker exited: ${handle.output()}`);
-    return handle.output().includes('runtime-worker started');
-  }, 20_000);
+  await until(
+    async () => {
+      if (handle.child.exitCode !== null) throw new Error(`worker exited: ${handle.output()}`);
+      return handle.output().includes('runtime-worker started');
+    },
+    'the worker to start',
+    20_000,
+  );
   return handle;
 }
 
@@ -96,10 +100,14 @@ async function stmRecordsOf(runId: string): Promise<number> {
 }
 
 const ended = (taskId: string) =>
-  until(async () => {
-    const row = await findTaskById(tdb.db, taskId);
-    return row && (row.status === 'completed' || row.status === 'failed') ? row : undefined;
-  }, 30_000);
+  until(
+    async () => {
+      const row = await findTaskById(tdb.db, taskId);
+      return row && (row.status === 'completed' || row.status === 'failed') ? row : undefined;
+    },
+    `task ${taskId} to end`,
+    30_000,
+  );
 
 beforeAll(async () => {
   queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix });
@@ -143,7 +151,7 @@ describe('worker process killed mid-run (stalled-job recovery)', () => {
         .output()
         .split('\n')
         .some((line) => line.includes('"msg":"job completed"') && line.includes(taskId));
-    await until(async () => completedBy(b), 10_000);
+    await until(async () => completedBy(b), 'worker b to complete it', 10_000);
     expect(completedBy(a)).toBe(false);
     expect(a.output()).toContain(taskId);
   });

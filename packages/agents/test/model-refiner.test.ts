@@ -1,6 +1,6 @@
+import { freePort, type ModelStandIn, startModelStandIn } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelConfig, refineTitles } from '../src/index.js';
-import { closedPort, type ModelStandIn, startModelStandIn } from './helpers.js';
 
 // The optional model (model-refiner.ts) against a local server speaking OpenAI chat completions: it only
 // rewords step titles, and any failure keeps the planner's own, with the reason.
@@ -83,7 +83,7 @@ describe('refineTitles (an OpenAI-compatible chat-completions endpoint)', () => 
   });
 
   it('nothing listening: network_error', async () => {
-    const down = { ...config, baseUrl: `http://127.0.0.1:${await closedPort()}/v1` };
+    const down = { ...config, baseUrl: `http://127.0.0.1:${await freePort()}/v1` };
     expect(await refineTitles(down, PLAN)).toEqual({ refined: false, reason: 'network_error' });
   });
 });

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@pkgreg/db/vitest';
+import { freePort, type ModelStandIn, startModelStandIn } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpPackageFinder, type PackageFinder, planWorkflow, type WorkflowRun } from '../src/index.js';
-import { closedPort, type ModelStandIn, startModelStandIn, startRegistry } from './helpers.js';
+import { startRegistry } from './helpers.js';
 
 // The plan's packages come from the registry's own search (package-finder.ts): the real registry-api
 // process on this file's database, with a few packages in it.
@@ -112,7 +113,7 @@ describe('packages per step, from the registry search', () => {
   });
 
   it('a registry that answers an error or cannot be reached: a plan without packages', async () => {
-    for (const base of [`${registry.url}/nope`, `http://127.0.0.1:${await closedPort()}`]) {
+    for (const base of [`${registry.url}/nope`, `http://127.0.0.1:${await freePort()}`]) {
       const finder = createHttpPackageFinder(base, 2_000);
       await expect(finder.search('kubernetes')).rejects.toThrow();
       const plan = await planWorkflow(

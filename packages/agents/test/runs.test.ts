@@ -10,6 +10,7 @@ import {
   submitInvoke,
   toTaskError,
 } from '@pkgreg/tasks';
+import { freePort } from '@pkgreg/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   createHttpPackageFinder,
@@ -18,7 +19,7 @@ import {
   runMemoryCompact,
   type WorkflowPlan,
 } from '../src/index.js';
-import { closedPort, heldJobs } from './helpers.js';
+import { heldJobs } from './helpers.js';
 
 // The two task jobs (runs.ts) as a worker or a local runtime runs them: each starts its task, writes
 // its effects with the task's completion in one transaction, and does nothing when delivered again.
@@ -35,7 +36,7 @@ let submit: SubmitDeps;
 beforeAll(async () => {
   deps = {
     db: tdb.db,
-    finder: createHttpPackageFinder(`http://127.0.0.1:${await closedPort()}`, 2_000),
+    finder: createHttpPackageFinder(`http://127.0.0.1:${await freePort()}`, 2_000),
     model: null,
     pollWindowSeconds: 300,
   };

@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { createDb } from '@pkgreg/db';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import { freePort } from '@pkgreg/testing';
 import express from 'express';
 import { Redis } from 'ioredis';
 import request from 'supertest';
@@ -24,15 +25,6 @@ afterAll(async () => {
   redis?.disconnect();
   await t?.destroy();
 });
-
-/** A port nothing listens on: bind, read the port, close. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A port that accepts connections and never says a word (a hung dependency). */
 async function silentPort(): Promise<number> {
@@ -63,7 +55,7 @@ describe('checkReadiness (server-kit health)', () => {
   });
 
   it('Redis on a refusing port → not ok with a reason, within the timeout', async () => {
-    const down = unreachableRedis(await closedPort());
+    const down = unreachableRedis(await freePort());
     const result = await checkReadiness({ db: t.db, redis: down, timeoutMs: 500 });
     expect(result.ok).toBe(false);
     expect(result.checks.postgres).toBe('ok');
@@ -87,7 +79,7 @@ describe('checkReadiness (server-kit health)', () => {
   });
 
   it('Postgres on a refusing port → not ok with a reason; Redis still ok', async () => {
-    const db = createDb(`postgres://postgres@127.0.0.1:${await closedPort()}/pkgreg`, { max: 1 });
+    const db = createDb(`postgres://postgres@127.0.0.1:${await freePort()}/pkgreg`, { max: 1 });
     cleanups.push(() => db.destroy());
     const result = await checkReadiness({ db, redis, timeoutMs: 1000 });
     expect(result.ok).toBe(false);
@@ -112,7 +104,7 @@ describe('healthRoutes: /healthz and /readyz', () => {
   });
 
   it('/readyz answers 503 with the failing check when Redis is down', async () => {
-    const down = unreachableRedis(await closedPort());
+    const down = unreachableRedis(await freePort());
     const app = express().use(healthRoutes({ db: t.db, redis: down, timeoutMs: 300 }));
     const res = await request(app).get('/readyz');
     expect(res.status).toBe(503);

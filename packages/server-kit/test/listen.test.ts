@@ -44,10 +44,10 @@ describe('listen / closeServer (STYLE.md §4)', () => {
     const agent = new Agent({ keepAlive: true });
     try {
       expect((await get(port, agent)).status).toBe(200);
-      const started = Date.now();
+      // keepAliveTimeout is 65 s, far past the test's timeout: without closeIdleConnections this
+      // would not resolve in time.
       await closeServer(server);
-      // keepAliveTimeout is 65 s: without closeIdleConnections this would wait that long.
-      expect(Date.now() - started).toBeLessThan(1000);
+      expect(server.listening).toBe(false);
     } finally {
       agent.destroy();
     }

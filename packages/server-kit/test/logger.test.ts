@@ -1,18 +1,12 @@
-import { Writable } from 'node:stream';
+import { captureLogs } from '@pkgreg/testing';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/index.js';
 
 // STYLE.md, Habits: never log tokens, secrets or Authorization headers; COMMON.md: no secrets in logs.
 
 function capture() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      callback();
-    },
-  });
-  return { stream, lines, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+  const logs = captureLogs();
+  return { stream: logs.destination, lines: logs.lines, records: () => logs.records };
 }
 
 const SECRET = 'hunter2-s3cr3t-value';

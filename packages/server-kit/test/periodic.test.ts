@@ -1,17 +1,11 @@
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { captureLogs } from '@pkgreg/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger, startPeriodic } from '../src/index.js';
 
 function capturedLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      callback();
-    },
-  });
-  return { logger: createLogger('test', 'warn', stream), lines };
+  const logs = captureLogs();
+  return { logger: createLogger('test', 'warn', logs.destination), lines: logs.lines };
 }
 
 describe('startPeriodic (background loops of the API processes)', () => {

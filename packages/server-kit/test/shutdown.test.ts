@@ -60,7 +60,9 @@ afterEach(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-describe('onShutdown (STYLE.md §4, §11: graceful close on SIGTERM)', () => {
+// Each test starts a node process: on a loaded machine that alone can take longer than vitest's default
+// 5 s. What each test checks is told by exit codes and marks, not by how long it took.
+describe('onShutdown (STYLE.md §4, §11: graceful close on SIGTERM)', { timeout: 30_000 }, () => {
   it.each(['SIGTERM', 'SIGINT'] as const)('%s runs close once and exits 0', async (signal) => {
     const r = run('50');
     await r.waitFor('ready');
@@ -87,10 +89,10 @@ describe('onShutdown (STYLE.md §4, §11: graceful close on SIGTERM)', () => {
       r.child.kill(first);
       await r.waitFor('close-start 1');
       r.child.kill(second);
-      const { code, signal, ms } = await r.exit;
+      const { code, signal } = await r.exit;
       expect(signal).toBeNull();
+      // Exit 1 with no close-done: the second signal ended it, not the 30 s close.
       expect(code).toBe(1);
-      expect(ms).toBeLessThan(5_000);
       expect(r.stdout()).not.toContain('close-done');
       expect(r.stdout()).not.toContain('close-start 2');
     },
@@ -101,10 +103,11 @@ describe('onShutdown (STYLE.md §4, §11: graceful close on SIGTERM)', () => {
     await r.waitFor('ready');
     r.child.kill('SIGTERM');
     const { code, ms } = await r.exit;
+    // The grace timer ended it (its message says so, the 30 s close never finished), not before its time.
     expect(code).toBe(1);
     expect(ms).toBeGreaterThanOrEqual(250);
-    expect(ms).toBeLessThan(5_000);
     expect(r.stdout()).toContain('shutdown took too long');
+    expect(r.stdout()).not.toContain('close-done');
   });
 
   it('a close that fails exits 1', async () => {

@@ -357,40 +357,6 @@ export function sendRaw(port: number, req: RawRequest, agent?: Agent): Promise<R
 /** A keep-alive agent for a fuzz run's many requests (one socket reused instead of one per request). */
 export const fuzzAgent = (): Agent => new Agent({ keepAlive: true, maxSockets: 4 });
 
-/** Lines an app logged, through createLogger's destination stream. */
-export interface LogCapture {
-  /** Pass to createLogger(name, level, destination). */
-  destination: { write(line: string): void };
-  readonly lines: readonly string[];
-  /** The secrets of `candidates` that appear in any line (JSON-escaped forms included). */
-  leaked(candidates: Iterable<string>): string[];
-}
-
-export function captureLogs(): LogCapture {
-  const lines: string[] = [];
-  return {
-    destination: { write: (line: string) => void lines.push(line) },
-    lines,
-    leaked(candidates) {
-      const text = lines.join('');
-      // Tokens and secrets are runs of these characters, and a log line holds one between quotes,
-      // spaces or `=`: one pass splits the text into runs, so a large run's log is checked against
-      // thousands of secrets in linear time. Anything else is searched for as it is.
-      const runs = new Set(text.split(/[^A-Za-z0-9._~+/-]+/));
-      const found = new Set<string>();
-      for (const secret of candidates) {
-        const bare = secret.replace(/=+$/, '');
-        if (!bare) continue;
-        const hit = /^[A-Za-z0-9._~+/-]+$/.test(bare)
-          ? runs.has(bare)
-          : text.includes(secret) || text.includes(JSON.stringify(secret).slice(1, -1));
-        if (hit) found.add(secret);
-      }
-      return [...found];
-    },
-  };
-}
-
 /** A raw TCP client: what it sent, what came back, and when the server closed the connection. */
 export interface RawSocket {
   socket: Socket;

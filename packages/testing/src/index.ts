@@ -2,7 +2,9 @@
 // ours is mocked against them): an OIDC issuer with its JWKS and GitHub Actions' ID-token endpoint, a
 // stand-in for GitHub's REST API (repositories, trees, blobs, tarballs, ETags, rate limits, account ids,
 // user tokens and their permissions, renames), GitHub's webhook deliveries, an OpenAI-compatible
-// embeddings endpoint, and an OTLP/HTTP receiver that collects traces.
+// embeddings endpoint, an OpenAI-compatible chat-completions stand-in for a model, an OTLP/HTTP receiver
+// that collects traces, and the real registry-api started as a process. Beside them, the small helpers
+// every suite needs once: a free port, waiting for background work, and capturing what a logger wrote.
 
 export {
   DEFAULT_CONCEPTS,
@@ -21,8 +23,8 @@ export {
   type RepoPermission,
   type SeenRequest,
 } from './fake-github.js';
+export { freePort } from './free-port.js';
 export {
-  captureLogs,
   deepArray,
   faultsMode,
   fromSchema,
@@ -33,7 +35,6 @@ export {
   hostileJson,
   hostileString,
   type JsonSchema,
-  type LogCapture,
   openRawSocket,
   parseRawResponse,
   type RawRequest,
@@ -51,6 +52,15 @@ export {
   signWebhook,
   type WebhookRepository,
 } from './github-webhooks.js';
+export { captureLogs, type LogCapture } from './log-capture.js';
+export {
+  type ModelAnswer,
+  type ModelReply,
+  type ModelRequest,
+  type ModelStandIn,
+  refineEachTitle,
+  startModelStandIn,
+} from './model-stand-in.js';
 export {
   type ActionsClaims,
   type ActionsJobOptions,
@@ -67,3 +77,6 @@ export {
   type ReceivedSpan,
   startOtlpReceiver,
 } from './otlp-receiver.js';
+export { type RegistryProcess, type RegistryProcessOptions, startRegistry } from './registry-process.js';
+export { spansOfTrace } from './spans-of-trace.js';
+export { until } from './until.js';

@@ -1,12 +1,12 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { deriveNamespace } from '@pkgreg/contracts';
 import { createDb, migrateToLatest, quoteIdent } from '@pkgreg/db';
+import { freePort } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { request } from 'undici';
@@ -71,16 +71,6 @@ export interface AppProcess {
   kill(): Promise<void>;
   /** Starts the process again with the same environment and port, and waits until it is ready. */
   restart(): Promise<void>;
-}
-
-/** A port free right now on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  return typeof address === 'object' && address ? address.port : 0;
 }
 
 /** What each app needs to run against `services` on `port`, quietly fast for tests. */
@@ -552,19 +542,4 @@ export async function http(
     body = JSON.parse(text);
   } catch {}
   return { status: res.statusCode, headers: res.headers, body };
-}
-
-/** Polls `check` until it holds or `timeoutMs` passes; resolves with how long it took (ms). */
-export async function until(
-  check: () => Promise<boolean>,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
 }

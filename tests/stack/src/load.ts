@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDb, type Db } from '@pkgreg/db';
+import { until } from '@pkgreg/testing';
 import { sql } from 'kysely';
-import { callTool, http, until } from './apps.js';
+import { callTool, http } from './apps.js';
 
 // A mixed load over a stack (track on the registry; memory put, system info and invoke on the edge),
 // recording the answer of every request, and the checks that every success is accounted for afterwards:

@@ -1,10 +1,8 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { refineEachTitle, startModelStandIn } from '@pkgreg/testing';
 
-// An OpenAI-compatible chat-completions endpoint the worker's planner refines titles with (MODEL_BASE_URL).
-// Its answer waits `delayMs`, which keeps an invoke running in the worker long enough for a test to kill
-// or stop the worker while the job is in flight.
+// The model the worker's planner refines titles with (MODEL_BASE_URL): @pkgreg/testing's stand-in, whose
+// answer waits `delayMs`, which keeps an invoke running in the worker long enough for a test to kill or
+// stop the worker while the job is in flight.
 
 export interface ModelServer {
   /** The base URL to give as MODEL_BASE_URL (…/v1). */
@@ -18,54 +16,19 @@ export interface ModelServer {
 }
 
 export async function startModelServer(delayMs = 0): Promise<ModelServer> {
-  let delay = delayMs;
-  let requests = 0;
-  let waiting = 0;
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      raw += chunk;
-    });
-    req.on('end', () => {
-      requests += 1;
-      waiting += 1;
-      const body = JSON.parse(raw || '{}') as { messages?: { role: string; content: string }[] };
-      const user = body.messages?.find((m) => m.role === 'user')?.content ?? '{}';
-      const steps = (JSON.parse(user) as { steps?: { title: string }[] }).steps ?? [];
-      const content = JSON.stringify({ titles: steps.map((s) => `Refined: ${s.title}`) });
-      setTimeout(() => {
-        waiting -= 1;
-        if (res.destroyed) return;
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            id: 'x',
-            object: 'chat.completion',
-            choices: [{ index: 0, message: { role: 'assistant', content } }],
-          }),
-        );
-      }, delay);
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
+  const delayed = (ms: number) => (titles: string[]) => ({ ...refineEachTitle(titles), delayMs: ms });
+  const model = await startModelStandIn(delayed(delayMs));
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: model.url,
     get requests() {
-      return requests;
+      return model.requests.length;
     },
     get waiting() {
-      return waiting;
+      return model.waiting;
     },
     setDelay(ms) {
-      delay = ms;
+      model.answer(delayed(ms));
     },
-    async close() {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
+    close: () => model.close(),
   };
 }

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ALL_SCOPES } from '@pkgreg/contracts';
 import { createDb } from '@pkgreg/db';
+import { until } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AppProcess,
@@ -13,7 +14,6 @@ import {
   memoryNamespaceOf,
   parseLine,
   seedPackages,
-  until,
 } from './apps.js';
 import { account, downloadsOf, type LoadKind, type LoadOutcome, type LoadTargets, sendOne } from './load.js';
 import { type ModelServer, startModelServer } from './model.js';

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { freePort } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { freePort } from './apps.js';
 
 // PostgreSQL and Redis of a test file's own, on ephemeral ports, that the file can stop and start again:
 // the faults an operator meets (a restart, a failover, a crash of the server) without touching the

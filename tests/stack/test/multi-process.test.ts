@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ALL_SCOPES } from '@pkgreg/contracts';
 import { createDb, type Db } from '@pkgreg/db';
+import { until } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AppProcess,
@@ -16,7 +17,6 @@ import {
   type RpcAnswer,
   registryCli,
   seedPackages,
-  until,
 } from '../src/apps.js';
 import { useStack } from '../src/vitest.js';
 

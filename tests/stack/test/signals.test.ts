@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ALL_SCOPES } from '@pkgreg/contracts';
 import { createDb } from '@pkgreg/db';
+import { until } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AppProcess,
@@ -10,7 +11,6 @@ import {
   edgeClient,
   memoryNamespaceOf,
   seedPackages,
-  until,
 } from '../src/apps.js';
 import { account, downloadsOf, type LoadOutcome, type LoadTargets, startLoad, tally } from '../src/load.js';
 import { type ModelServer, startModelServer } from '../src/model.js';

@@ -1,11 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
+import {
+  startRegistry as startRegistryProcess,
+  type RegistryProcess as TestRegistryProcess,
+} from '@pkgreg/testing';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 // Real pieces only: the built registry-api as a child process (serving the built UI through web-static.ts)
@@ -28,40 +30,9 @@ export const CHROMIUM_ARGS = [
   '--disable-dev-shm-usage',
 ];
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
+export { freePort } from '@pkgreg/testing';
 
-export interface RegistryProcess {
-  baseUrl: string;
-  port: number;
-  stop(): Promise<void>;
-}
-
-async function waitForHealth(baseUrl: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`registry-api exited (${child.exitCode}):\n${output()}`);
-    try {
-      const res = await fetch(`${baseUrl}/healthz`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`registry-api did not become healthy:\n${output()}`);
-}
+export type RegistryProcess = TestRegistryProcess & { baseUrl: string };
 
 export async function startRegistry(options: {
   databaseUrl: string;
@@ -70,45 +41,14 @@ export async function startRegistry(options: {
   if (!existsSync(REGISTRY_ENTRY)) {
     throw new Error(`${REGISTRY_ENTRY} is missing: run pnpm turbo run build --filter=@pkgreg/web...`);
   }
-  const port = options.port ?? (await freePort());
-  const child = spawn(process.execPath, [REGISTRY_ENTRY], {
+  const registry = await startRegistryProcess({
+    entry: REGISTRY_ENTRY,
     cwd: path.join(REPO_ROOT, 'apps/registry-api'),
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: options.databaseUrl,
-      REDIS_URL: TEST_REDIS_URL,
-      REGISTRY_HOST: '127.0.0.1',
-      REGISTRY_PORT: String(port),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    databaseUrl: options.databaseUrl,
+    redisUrl: TEST_REDIS_URL,
+    ...(options.port ? { port: options.port } : {}),
   });
-  let log = '';
-  const keep = (chunk: Buffer) => {
-    log = (log + chunk.toString()).slice(-8000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    await waitForHealth(baseUrl, child, () => log);
-  } catch (error) {
-    child.kill('SIGKILL');
-    throw error;
-  }
-  return {
-    baseUrl,
-    port,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return { ...registry, baseUrl: registry.url };
 }
 
 export interface Browser {

@@ -1,0 +1,94 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { freePort } from './free-port.js';
+import { until } from './until.js';
+
+// The real registry-api as a child process, for the tests of what talks to it over HTTP (the CLI, the
+// edge, the worker, the agents, the web UI). The caller names the built server file: this package
+// depends on no app, and the caller's own devDependency on the registry-api is what has it built first.
+
+export interface RegistryProcessOptions {
+  /** The built server (apps/registry-api/dist/index.js). */
+  entry: string;
+  databaseUrl: string;
+  redisUrl: string;
+  /** Added to (or overriding) the registry's environment. */
+  env?: Record<string, string>;
+  /** A free one unless given. */
+  port?: number;
+  cwd?: string;
+}
+
+export interface RegistryProcess {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** The environment it runs with (for a command of the registry's on the same database). */
+  env: Record<string, string>;
+  /** What the process wrote to stdout and stderr (the last part of it). */
+  output(): string;
+  /** Sends `signal` (SIGTERM unless given; SIGKILL after 10 s) and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+const KEPT_OUTPUT = 16_000;
+
+/** Starts the registry on 127.0.0.1 and resolves once its `/readyz` answers 200. */
+export async function startRegistry(options: RegistryProcessOptions): Promise<RegistryProcess> {
+  const port = options.port ?? (await freePort());
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
+    REGISTRY_HOST: '127.0.0.1',
+    REGISTRY_PORT: String(port),
+    // Several registries start at once across test files: none may contend for the operator port.
+    METRICS_PORT: '0',
+    ...options.env,
+  };
+  const child = spawn(process.execPath, [options.entry], {
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-KEPT_OUTPUT);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await until(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`registry-api exited (${child.exitCode}): ${output}`);
+        return fetch(`${url}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
+      },
+      'the registry-api to be ready',
+      30_000,
+    );
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}\n${output}`);
+  }
+  return {
+    url,
+    port,
+    child,
+    env,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
