@@ -2,14 +2,15 @@ import type { RequestListener } from 'node:http';
 import type { Db, PackagesTable } from '@pkgreg/db';
 import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { type FileDatabase, useTestDatabase } from '@pkgreg/db/vitest';
-import { createLogger, type Logger } from '@pkgreg/server-kit';
+import { createLogger, type Logger, traceRequests } from '@pkgreg/server-kit';
 import type { RuntimeQueue } from '@pkgreg/tasks';
 import { Redis } from 'ioredis';
 import type { Insertable } from 'kysely';
 import { afterAll, beforeAll } from 'vitest';
-import { createApp } from '../src/app.js';
+import { createRegistry } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
+import type { PackageCache } from '../src/packages/package-cache.js';
 
 export type PackageInsert = Insertable<PackagesTable>;
 
@@ -80,6 +81,8 @@ export const silentLogger = createLogger('test', 'silent');
 export interface FileRegistry extends FileDatabase {
   readonly redis: Redis;
   readonly app: RequestListener;
+  /** The app's detail micro-cache, to wait for its background revalidation (`settled()`). */
+  readonly cache: PackageCache;
 }
 
 /** What a test may give the app instead of the defaults (a silent logger, a queue opened at first publish). */
@@ -100,7 +103,7 @@ export function useTestRegistry(
   options: TestRegistryOptions = {},
 ): FileRegistry {
   const database = useTestDatabase();
-  let current: { redis: Redis; app: RequestListener } | undefined;
+  let current: { redis: Redis; app: RequestListener; cache: PackageCache } | undefined;
   beforeAll(() => {
     const redis = new Redis(TEST_REDIS_URL, {
       lazyConnect: true,
@@ -109,10 +112,15 @@ export function useTestRegistry(
     const settings = loadEnv(typeof env === 'function' ? env() : env);
     const logger = options.logger ?? silentLogger;
     const queue = options.queue?.();
-    current = {
+    // createApp's own composition, keeping the cache in reach of the tests.
+    const registry = createRegistry({
+      db: database.db,
       redis,
-      app: createApp({ db: database.db, redis, logger, env: settings, ...(queue ? { queue } : {}) }),
-    };
+      logger,
+      env: settings,
+      ...(queue ? { queue } : {}),
+    });
+    current = { redis, app: traceRequests(registry.handler), cache: registry.cache };
   });
   afterAll(() => {
     current?.redis.disconnect();
@@ -133,6 +141,9 @@ export function useTestRegistry(
     },
     get app() {
       return get().app;
+    },
+    get cache() {
+      return get().cache;
     },
   };
 }

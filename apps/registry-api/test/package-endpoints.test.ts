@@ -133,7 +133,7 @@ describe('the micro-cache past its TTL (docs/decisions.md: detail at most 2 x DE
     const before = await etagOf('changing');
     await sleep(TTL_MS + 100);
     expect(await etagOf('changing')).toBe(before); // expired, revalidated in the background: unchanged
-    await sleep(500); // that revalidation (due in 20 ms) has run before the row changes
+    await t.cache.settled(); // that revalidation has run before the row changes
     await t.db.updateTable('packages').set({ repo_stars: 99 }).where('name', '=', 'changing').execute();
     await sleep(TTL_MS + 100);
     expect(await etagOf('changing')).toBe(before); // stale-while-revalidate: the old bytes, this once

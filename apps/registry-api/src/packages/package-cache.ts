@@ -18,6 +18,8 @@ export interface PackageCache {
    * so a cache hit of the package endpoints (package-endpoints.ts) costs one Map lookup.
    */
   peek(id: string): CachedPackage | undefined;
+  /** Resolves once no background revalidation is waiting or running (tests wait on it, not a clock). */
+  settled(): Promise<void>;
 }
 
 export interface PackageCacheOptions {
@@ -56,6 +58,15 @@ export function createPackageCache(db: Db, options: PackageCacheOptions): Packag
   const revalidateDelayMs = options.revalidateDelayMs ?? Math.min(20, ttlMs);
   const entries = new Map<string, Entry>();
   let toRevalidate: Entry[] = [];
+  let revalidations = 0;
+  let whenSettled: (() => void)[] = [];
+  const revalidationDone = () => {
+    revalidations -= 1;
+    if (revalidations > 0) return;
+    const waiting = whenSettled;
+    whenSettled = [];
+    for (const resolve of waiting) resolve();
+  };
 
   const load = async (key: PackageKey): Promise<{ cached: CachedPackage; version: string }> => {
     const detail = await getPackageDetail(db, key);
@@ -111,6 +122,7 @@ export function createPackageCache(db: Db, options: PackageCacheOptions): Packag
       return;
     }
     const now = Date.now();
+    const reloads: Promise<void>[] = [];
     for (const entry of batch) {
       const id = `${entry.key.scope}/${entry.key.name}`;
       const version = versions.get(id);
@@ -121,19 +133,22 @@ export function createPackageCache(db: Db, options: PackageCacheOptions): Packag
         entry.revalidating = false;
       } else {
         // Changed: keep serving the old bytes (still within the grace period) until the new ones exist.
-        load(entry.key).then(
-          ({ cached, version: loadedVersion }) => {
-            if (entries.get(id) !== entry) return;
-            entry.loaded = cached;
-            entry.version = loadedVersion;
-            entry.value = Promise.resolve(cached);
-            entry.freshUntil = Date.now() + ttlMs;
-            entry.revalidating = false;
-          },
-          () => dropIfCurrent(entry),
+        reloads.push(
+          load(entry.key).then(
+            ({ cached, version: loadedVersion }) => {
+              if (entries.get(id) !== entry) return;
+              entry.loaded = cached;
+              entry.version = loadedVersion;
+              entry.value = Promise.resolve(cached);
+              entry.freshUntil = Date.now() + ttlMs;
+              entry.revalidating = false;
+            },
+            () => dropIfCurrent(entry),
+          ),
         );
       }
     }
+    await Promise.all(reloads);
   };
 
   const dropIfCurrent = (entry: Entry) => {
@@ -148,7 +163,10 @@ export function createPackageCache(db: Db, options: PackageCacheOptions): Packag
     if (now >= entry.freshUntil + ttlMs) return undefined;
     if (!entry.revalidating) {
       entry.revalidating = true;
-      if (toRevalidate.length === 0) setTimeout(() => void revalidate(), revalidateDelayMs).unref();
+      if (toRevalidate.length === 0) {
+        revalidations += 1;
+        setTimeout(() => void revalidate().finally(revalidationDone), revalidateDelayMs).unref();
+      }
       toRevalidate.push(entry);
     }
     return entry.loaded;
@@ -171,6 +189,9 @@ export function createPackageCache(db: Db, options: PackageCacheOptions): Packag
     peek(id) {
       const entry = entries.get(id);
       return entry ? servable(entry, Date.now()) : undefined;
+    },
+    settled() {
+      return revalidations === 0 ? Promise.resolve() : new Promise((resolve) => whenSettled.push(resolve));
     },
   };
 }
