@@ -45,7 +45,12 @@ export {
   versionDependencies,
   withDependencyRefresh,
 } from './dependencies/dependencies.service.js';
-export type { DerivedPackage, IndexedPackage } from './packages/package-values.js';
+export {
+  type DerivedPackage,
+  type IndexedPackage,
+  type ListItemRow,
+  toPackageListItem,
+} from './packages/package-values.js';
 export {
   countListedOfRepo,
   deprecatePackage,

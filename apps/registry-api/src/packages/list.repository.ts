@@ -1,5 +1,6 @@
 import type { PackageFilters } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
+import type { ListItemRow } from '@pkgreg/registry';
 import { sql } from 'kysely';
 import { type FacetOperand, wholeFacetChain } from '../search/facets.repository.js';
 import { filterPredicate } from '../search/filters.js';
@@ -24,18 +25,7 @@ const LIST_COLUMNS = sql`p.scope, p.name, p.description, p.kind, p.source_repo, 
   p.license, p.last_indexed_at, p.risk`;
 
 /** A list item's columns. */
-export interface ListRow {
-  scope: string;
-  name: string;
-  description: string;
-  kind: 'skill' | 'composite' | 'workflow' | 'app';
-  source_repo: string;
-  repo_owner: string;
-  repo_stars: number;
-  license: string | null;
-  last_indexed_at: Date;
-  risk: 'none' | 'low' | 'medium' | 'high' | null;
-}
+export type ListRow = ListItemRow;
 
 const VISIBLE = sql`p.status <> 'delisted' and p.quarantined_at is null`;
 

@@ -6,6 +6,7 @@ import {
   type PackageListItem,
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
+import { toPackageListItem } from '@pkgreg/registry';
 import { countFacets, facetOperands } from '../search/facets.repository.js';
 import { filterKeys } from '../search/filters.js';
 import { countSearchDocs } from '../search/search-statistics.repository.js';
@@ -54,23 +55,6 @@ const MAX_RANK = 2_147_483_647;
  */
 export const PROBE_COST = 2;
 
-const iso = (value: Date) => value.toISOString();
-
-function toListItem(row: ListRow): PackageListItem {
-  return {
-    scope: row.scope,
-    name: row.name,
-    description: row.description,
-    kind: row.kind,
-    sourceRepo: row.source_repo,
-    repoOwner: row.repo_owner,
-    repoStars: row.repo_stars,
-    license: row.license ?? '',
-    lastIndexedAt: iso(row.last_indexed_at),
-    risk: row.risk,
-  };
-}
-
 /** How filtered pages are read; tests force either way at small sizes. */
 export interface ListOptions {
   /** `facets` or `walk` always; `cost` chooses by PROBE_COST. */
@@ -90,7 +74,7 @@ export async function listPackages(
     filterKeys(filters).length === 0
       ? await unfilteredPage(db, order, query)
       : await filteredPage(db, order, filters, query, options);
-  return { data: rows.map(toListItem), total, page: query.page, pageSize: query.pageSize };
+  return { data: rows.map(toPackageListItem), total, page: query.page, pageSize: query.pageSize };
 }
 
 async function unfilteredPage(db: Db, order: RankOrder, query: ListQuery) {

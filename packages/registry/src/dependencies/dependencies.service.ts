@@ -6,6 +6,7 @@ import type {
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import semver from 'semver';
+import { toPackageListItem } from '../packages/package-values.js';
 import { findVisiblePackageId } from '../packages/packages.repository.js';
 import { findPackageForVersions } from '../versions/versions.repository.js';
 import {
@@ -76,18 +77,7 @@ export async function listDependants(
     countDependants(db, key.scope, key.name),
   ]);
   return {
-    data: rows.map((row) => ({
-      scope: row.scope,
-      name: row.name,
-      description: row.description,
-      kind: row.kind,
-      sourceRepo: row.source_repo,
-      repoOwner: row.repo_owner,
-      repoStars: row.repo_stars,
-      license: row.license ?? '',
-      lastIndexedAt: row.last_indexed_at.toISOString(),
-      risk: row.risk,
-    })),
+    data: rows.map(toPackageListItem),
     total,
     page: query.page,
     pageSize: query.pageSize,

@@ -1,4 +1,4 @@
-import type { PackageKind } from '@pkgreg/contracts';
+import type { PackageKind, PackageListItem } from '@pkgreg/contracts';
 import type { DeclaredDependency } from '../dependencies/declared-dependencies.js';
 
 // What a source hands the registry for one package: the values its SKILL.md gives (the indexer derives
@@ -47,3 +47,32 @@ export type IndexedPackage = DerivedPackage & {
   license: string | null;
   warnings: string[];
 };
+
+/** The columns of a package as list pages and dependants show it. */
+export interface ListItemRow {
+  scope: string;
+  name: string;
+  description: string;
+  kind: PackageKind;
+  source_repo: string;
+  repo_owner: string;
+  repo_stars: number;
+  license: string | null;
+  last_indexed_at: Date;
+  risk: 'none' | 'low' | 'medium' | 'high' | null;
+}
+
+export function toPackageListItem(row: ListItemRow): PackageListItem {
+  return {
+    scope: row.scope,
+    name: row.name,
+    description: row.description,
+    kind: row.kind,
+    sourceRepo: row.source_repo,
+    repoOwner: row.repo_owner,
+    repoStars: row.repo_stars,
+    license: row.license ?? '',
+    lastIndexedAt: row.last_indexed_at.toISOString(),
+    risk: row.risk,
+  };
+}
