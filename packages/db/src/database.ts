@@ -66,6 +66,10 @@ export interface PackagesTable {
   deprecated_at: NullableTimestamp;
   /** The owner's deprecation message. */
   deprecation_message: string | null;
+  /** The package's own visibility setting (docs/accounts.md). */
+  visibility: Generated<'public' | 'private'>;
+  /** Effective: the package or its scope is private. Every read path filters on it. */
+  private: Generated<boolean>;
 }
 
 /** Bytes stored once per SHA-256: every file of every version, and every version's archive. */
@@ -500,7 +504,149 @@ export interface SourceWebhooksTable {
   rotated_at: NullableTimestamp;
 }
 
+/** better-auth's account (its own column names). `role: 'admin'` names a site administrator. */
+export interface AuthUserTable {
+  id: string;
+  name: string;
+  email: string;
+  emailVerified: boolean;
+  image: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+  role: string | null;
+  banned: boolean | null;
+  banReason: string | null;
+  banExpires: NullableTimestamp;
+}
+
+export interface AuthSessionTable {
+  id: string;
+  expiresAt: Timestamp;
+  token: string;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+  ipAddress: string | null;
+  userAgent: string | null;
+  userId: string;
+  activeOrganizationId: string | null;
+  impersonatedBy: string | null;
+}
+
+/** A sign-in identity linked to an account: `providerId` 'github' holds GitHub's numeric id in `accountId`. */
+export interface AuthAccountTable {
+  id: string;
+  accountId: string;
+  providerId: string;
+  userId: string;
+  accessToken: string | null;
+  refreshToken: string | null;
+  idToken: string | null;
+  accessTokenExpiresAt: NullableTimestamp;
+  refreshTokenExpiresAt: NullableTimestamp;
+  scope: string | null;
+  password: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface AuthOrganizationTable {
+  id: string;
+  name: string;
+  slug: string;
+  logo: string | null;
+  createdAt: Timestamp;
+  metadata: string | null;
+  /** bigint; the linked GitHub organisation's id. */
+  githubOrgId: number | null;
+  githubOrgLogin: string | null;
+  suspendedAt: NullableTimestamp;
+}
+
+export interface AuthMemberTable {
+  id: string;
+  organizationId: string;
+  userId: string;
+  role: 'owner' | 'admin' | 'publisher' | 'reader';
+  createdAt: Timestamp;
+}
+
+export interface AuthInvitationTable {
+  id: string;
+  organizationId: string;
+  email: string;
+  role: string | null;
+  status: string;
+  expiresAt: Timestamp;
+  createdAt: Timestamp;
+  inviterId: string;
+}
+
+/** A scope's organisation or account and visibility beyond its code-host binding (scope_owners). */
+export interface ScopeSettingsTable {
+  scope: string;
+  organization_id: string | null;
+  account_id: string | null;
+  visibility: Generated<'public' | 'private'>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A granular access token; the secret itself is never stored. */
+export interface AccessTokensTable {
+  id: Generated<string>;
+  account_id: string;
+  name: string;
+  token_hash: Buffer;
+  prefix: string;
+  permission: 'read' | 'publish';
+  organizations: Generated<string[]>;
+  scopes: Generated<string[]>;
+  packages: Generated<string[]>;
+  allowed_cidrs: Generated<string[]>;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+  last_used_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface AccountAuditEventsTable {
+  /** bigint; parsed to number by createDb. */
+  id: Generated<number>;
+  at: Timestamp;
+  actor_id: string | null;
+  organization_id: string | null;
+  action: string;
+  target: string | null;
+  details: Json<Record<string, unknown>>;
+  request_id: string | null;
+}
+
+export interface TrustedPublishersTable {
+  id: Generated<string>;
+  scope: string;
+  /** A package of the scope, or null for every package of it. */
+  name: string | null;
+  issuer: string;
+  /** `owner/repo` as the issuer names it (GitHub `repository`, GitLab `project_path`). */
+  repository: string;
+  /** GitHub: the workflow file name (`publish.yml`); GitLab: the `ci_config_ref_uri` path; null: any. */
+  workflow: string | null;
+  environment: string | null;
+  created_by: string | null;
+  created_at: Timestamp;
+}
+
 export interface Database {
+  auth_user: AuthUserTable;
+  auth_session: AuthSessionTable;
+  auth_account: AuthAccountTable;
+  auth_organization: AuthOrganizationTable;
+  auth_member: AuthMemberTable;
+  auth_invitation: AuthInvitationTable;
+  scope_settings: ScopeSettingsTable;
+  access_tokens: AccessTokensTable;
+  account_audit_events: AccountAuditEventsTable;
+  trusted_publishers: TrustedPublishersTable;
   packages: PackagesTable;
   package_download_batches: PackageDownloadBatchesTable;
   package_list_ranks: PackageListRanksTable;

@@ -10,7 +10,15 @@ export {
   requirePool,
 } from './create-db.js';
 export type {
+  AccessTokensTable,
+  AccountAuditEventsTable,
   AuditRecordsTable,
+  AuthAccountTable,
+  AuthInvitationTable,
+  AuthMemberTable,
+  AuthOrganizationTable,
+  AuthSessionTable,
+  AuthUserTable,
   ContentBlobsTable,
   Database,
   EdgeAccessVersionTable,
@@ -40,9 +48,11 @@ export type {
   PublishRunsTable,
   QuarantinedSourcesTable,
   ScopeOwnersTable,
+  ScopeSettingsTable,
   SourceWebhooksTable,
   TasksTable,
   Timestamp,
+  TrustedPublishersTable,
   TunnelNoncesTable,
 } from './database.js';
 export { ensureDatabase } from './ensure-database.js';

@@ -9,11 +9,19 @@
  *   writing what a source prepared (`prepared-versions.service.ts`), yanks, the risk rescan.
  * - `dependencies/`: what a version declares, the counts kept on packages, both directions as read.
  * - `content/`: content-addressed bytes (every file and archive, once per SHA-256).
+ * - `access/`: who may read which private packages (a reader's `ReadAccess` and its SQL condition).
  *
  * The indexer reads sources and hands prepared versions to `writePreparedVersions`; the API serves
  * these functions over HTTP; the worker's indexing job reports to publish runs with them.
  */
 
+export {
+  canRead,
+  isPublicOnly,
+  PUBLIC_ONLY,
+  type ReadAccess,
+  readableBy,
+} from './access/read-access.js';
 export {
   type BlobCollection,
   type CollectBlobsOptions,
