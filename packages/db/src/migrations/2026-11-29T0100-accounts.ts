@@ -140,6 +140,30 @@ export async function up(db: Kysely<any>): Promise<void> {
       add column visibility text not null default 'public' check (visibility in ('public', 'private')),
       add column private boolean not null default false`.execute(db);
   await sql`create index packages_private_idx on packages (scope, name) where private`.execute(db);
+  // The database keeps `private` true to its definition, so no writer (the indexer, an upload, an
+  // operator's SQL) can create a public package in a private scope by forgetting it.
+  await sql`
+    create function pkgreg_package_private() returns trigger language plpgsql as $$
+    begin
+      new.private := new.visibility = 'private'
+        or exists (select 1 from scope_settings s where s.scope = new.scope and s.visibility = 'private');
+      return new;
+    end $$`.execute(db);
+  await sql`
+    create trigger packages_private before insert or update of visibility, scope on packages
+      for each row execute function pkgreg_package_private()`.execute(db);
+  await sql`
+    create function pkgreg_scope_private() returns trigger language plpgsql as $$
+    begin
+      update packages p
+         set private = (new.visibility = 'private' or p.visibility = 'private')
+       where p.scope = new.scope
+         and p.private is distinct from (new.visibility = 'private' or p.visibility = 'private');
+      return null;
+    end $$`.execute(db);
+  await sql`
+    create trigger scope_settings_private after insert or update of visibility on scope_settings
+      for each row execute function pkgreg_scope_private()`.execute(db);
 
   // Granular access tokens: only a SHA-256 of the secret is kept; `prefix` is what lists show.
   await sql`
@@ -199,6 +223,10 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop table if exists trusted_publishers`.execute(db);
   await sql`drop table if exists account_audit_events`.execute(db);
   await sql`drop table if exists access_tokens`.execute(db);
+  await sql`drop trigger if exists scope_settings_private on scope_settings`.execute(db);
+  await sql`drop function if exists pkgreg_scope_private()`.execute(db);
+  await sql`drop trigger if exists packages_private on packages`.execute(db);
+  await sql`drop function if exists pkgreg_package_private()`.execute(db);
   await sql`drop index if exists packages_private_idx`.execute(db);
   await sql`alter table packages drop column if exists private, drop column if exists visibility`.execute(db);
   await sql`drop table if exists scope_settings`.execute(db);
