@@ -1,5 +1,7 @@
 // @pkgreg/testing: local servers that speak the real protocols, for any package's tests (nothing of
-// ours is mocked against them): an OIDC issuer with its JWKS and GitHub Actions' ID-token endpoint, a
+// ours is mocked against them): an OIDC issuer with its JWKS and GitHub Actions' ID-token endpoint, an
+// OpenID Connect identity provider for sign-in (panva's oidc-provider: authorization code with PKCE,
+// automatic sign-in and consent) with `followRedirects` to walk its flow without a browser, a
 // stand-in for GitHub's REST API (repositories, trees, blobs, tarballs, ETags, rate limits, account ids,
 // user tokens and their permissions, renames), GitHub's webhook deliveries, an OpenAI-compatible
 // embeddings endpoint, an OpenAI-compatible chat-completions stand-in for a model, an OTLP/HTTP receiver
@@ -23,6 +25,12 @@ export {
   type RepoPermission,
   type SeenRequest,
 } from './fake-github.js';
+export {
+  CookieJar,
+  type FollowedRedirects,
+  type FollowRedirectsOptions,
+  followRedirects,
+} from './follow-redirects.js';
 export { freePort } from './free-port.js';
 export {
   deepArray,
@@ -71,6 +79,15 @@ export {
   type SeenTokenRequest,
   startOidcIssuer,
 } from './oidc-issuer.js';
+export {
+  type OidcLoginChoice,
+  type OidcProvider,
+  type OidcProviderClient,
+  type OidcProviderOptions,
+  type OidcProviderUser,
+  type SeenOidcRequest,
+  startOidcProvider,
+} from './oidc-provider.js';
 export {
   type AttributeValue,
   type OtlpReceiver,
