@@ -3,7 +3,8 @@
 // OpenID Connect identity provider for sign-in (panva's oidc-provider: authorization code with PKCE,
 // automatic sign-in and consent) with `followRedirects` to walk its flow without a browser, a
 // stand-in for GitHub's REST API (repositories, trees, blobs, tarballs, ETags, rate limits, account ids,
-// user tokens and their permissions, renames), GitHub's webhook deliveries, an OpenAI-compatible
+// user tokens and their permissions, renames) and its OAuth web flow with the user APIs a sign-in reads
+// (profile, emails, organisation memberships), GitHub's webhook deliveries, an OpenAI-compatible
 // embeddings endpoint, an OpenAI-compatible chat-completions stand-in for a model, an OTLP/HTTP receiver
 // that collects traces, and the real registry-api started as a process. Beside them, the small helpers
 // every suite needs once: a free port, waiting for background work, and capturing what a logger wrote.
@@ -19,8 +20,11 @@ export {
 export {
   type FakeFile,
   FakeGitHub,
+  type FakeOAuthApp,
+  type FakeProfile,
   type FakeRepo,
   type FakeUser,
+  type OAuthLoginChoice,
   type RateLimitScript,
   type RepoPermission,
   type SeenRequest,
