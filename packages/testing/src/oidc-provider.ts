@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
-import Provider, {
+import {
   type Adapter,
   type AdapterPayload,
   type Configuration,
   type InteractionResults,
+  Provider,
 } from 'oidc-provider';
 
 // A real OpenID Connect identity provider for sign-in tests: panva's certified oidc-provider, configured
