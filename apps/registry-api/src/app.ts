@@ -1,10 +1,17 @@
 import type { RequestListener } from 'node:http';
+import type { Auth } from '@pkgreg/accounts';
 import type { Db } from '@pkgreg/db';
 import { createPgContentStore } from '@pkgreg/registry';
 import { healthRoutes, type Logger, registerRoutes, traceRequests } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
+import { toNodeHandler } from 'better-auth/node';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
+import { accountsRoutes } from './accounts/accounts.routes.js';
+import { createRegistryAuth, trustedOrigins } from './accounts/auth-setup.js';
+import { csrfGuard } from './accounts/csrf.js';
+import { hasCredentials, type ViewerOf } from './accounts/viewer.js';
+import { createViewerOf } from './accounts/viewer-of.js';
 import { dependenciesRoutes } from './dependencies/dependencies.routes.js';
 import { compileTrustProxy } from './downloads/client-address.js';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
@@ -57,6 +64,8 @@ export interface AppDeps {
   metrics?: RegistryMetrics;
   /** The clock whose UTC day a track call counts on (tests move it); Date.now when not given. */
   now?: () => number;
+  /** Accounts, sessions and sign-in (better-auth); built from env when not given. */
+  auth?: Auth;
 }
 
 /**
@@ -79,7 +88,10 @@ export interface Registry {
   metrics: RegistryMetrics;
 }
 
-export function createRegistry(deps: AppDeps): Registry {
+export function createRegistry(input: AppDeps): Registry {
+  const auth = input.auth ?? createRegistryAuth(input);
+  const viewerOf = createViewerOf({ db: input.db, auth, trust: compileTrustProxy(input.env.TRUST_PROXY) });
+  const deps: WiredDeps = { ...input, auth, viewerOf };
   const cache = createPackageCache(deps.readDb ?? deps.db, { ttlMs: deps.env.DETAIL_CACHE_TTL_MS });
   const recorder =
     deps.recorder ??
@@ -149,7 +161,13 @@ function publishingDeps(deps: AppDeps): PublishingDeps {
   };
 }
 
-function createExpressApp(deps: AppDeps): Express {
+/** AppDeps with what createRegistry builds once for every route: accounts and the viewer of a request. */
+interface WiredDeps extends AppDeps {
+  auth: Auth;
+  viewerOf: ViewerOf;
+}
+
+function createExpressApp(deps: WiredDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   // ETags come from row_version (packages.routes.ts), never from hashing the body.
@@ -180,15 +198,31 @@ function createExpressApp(deps: AppDeps): Express {
     }),
     ...openApiRoutes({ caching }),
     ...searchRoutes({ db: reads, catalog, caching }),
+    ...accountsRoutes({
+      db: deps.db,
+      auth: deps.auth,
+      viewerOf: deps.viewerOf,
+      tokenMaxDays: deps.env.TOKEN_MAX_DAYS,
+    }),
   };
   // Routes that take JSON parse it first; elsewhere a malformed one must still be a 400, never a 5xx.
   const jsonParser: RequestHandler[] = [
     (req, res, next) => next(oversizedBody(req, res)),
     express.json({ limit: JSON_BODY_LIMIT }),
   ];
+  app.use(csrfGuard(trustedOrigins(deps.env)));
+  // Credentials are checked on every route, so a bad, expired or revoked token is a 401 wherever it is
+  // sent (docs/accounts.md); requests without any pass at no cost.
+  app.use((req, _res, next) => {
+    if (!hasCredentials(req)) return next();
+    deps.viewerOf(req).then(() => next(), next);
+  });
   // Every API route from the table, in its order; reads (list, source, versions) come first, so a
   // request does not walk the health and body-parsing layers before reaching them.
   registerRoutes(app, ROUTES, handlers, { jsonParser });
+  // Sign-in, sessions, organisations and device codes: better-auth reads its own bodies and checks the
+  // origin of its own writes.
+  app.all('/api/auth/*splat', toNodeHandler(deps.auth));
   app.use(healthRoutes({ db: deps.db, redis: deps.redis, readDb: deps.readDb }));
   // A body sent to any other path is read as before the table: a malformed or oversized one is refused.
   app.use(jsonParser);

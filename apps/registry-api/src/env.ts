@@ -1,5 +1,12 @@
 import { indexerEnvShape } from '@pkgreg/indexer';
-import { booleanFlag, commonEnvShape, httpServerEnvShape, metricsEnvShape, parseEnv, port } from '@pkgreg/server-kit';
+import {
+  booleanFlag,
+  commonEnvShape,
+  httpServerEnvShape,
+  metricsEnvShape,
+  parseEnv,
+  port,
+} from '@pkgreg/server-kit';
 import { DEFAULT_QUEUE_PREFIX } from '@pkgreg/tasks';
 import { z } from 'zod';
 
@@ -95,7 +102,12 @@ const EnvFields = z.object({
   WEB_ORIGINS: z
     .string()
     .default('')
-    .transform((value) => value.split(',').map((origin) => origin.trim().replace(/\/+$/, '')).filter(Boolean)),
+    .transform((value) =>
+      value
+        .split(',')
+        .map((origin) => origin.trim().replace(/\/+$/, ''))
+        .filter(Boolean),
+    ),
   /** The development sign-in (any handle, no identity provider); refused in production. */
   DEV_SIGN_IN: booleanFlag(false),
   /** GitHub OAuth app for signing in (its callback: `<REGISTRY_PUBLIC_URL>/api/auth/oauth2/callback/github`). */
@@ -110,7 +122,12 @@ const EnvFields = z.object({
   /** Who may create organisations: `anyone` signed in, or `site-admins`. */
   ORGANIZATION_CREATION: z.enum(['anyone', 'site-admins']).default('anyone'),
   /** How long an invitation link stays valid, seconds. */
-  INVITATION_TTL_S: z.coerce.number().int().min(300).max(30 * 86_400).default(7 * 86_400),
+  INVITATION_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .max(30 * 86_400)
+    .default(7 * 86_400),
   /** Sign-in attempts one client address may make per minute. */
   SIGN_IN_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(20),
   /** The longest expiry an access token may be given, days. */
@@ -124,11 +141,23 @@ export const EnvSchema = EnvFields.superRefine((env, ctx) => {
   }
   const github = [env.GITHUB_OAUTH_CLIENT_ID, env.GITHUB_OAUTH_CLIENT_SECRET].filter(Boolean).length;
   if (github === 1) {
-    ctx.addIssue({ code: 'custom', path: ['GITHUB_OAUTH_CLIENT_SECRET'], message: 'set both GITHUB_OAUTH_CLIENT_ID and _SECRET, or neither' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['GITHUB_OAUTH_CLIENT_SECRET'],
+      message: 'set both GITHUB_OAUTH_CLIENT_ID and _SECRET, or neither',
+    });
   }
-  const oidc = [env.OIDC_SIGN_IN_DISCOVERY_URL, env.OIDC_SIGN_IN_CLIENT_ID, env.OIDC_SIGN_IN_CLIENT_SECRET].filter(Boolean).length;
+  const oidc = [
+    env.OIDC_SIGN_IN_DISCOVERY_URL,
+    env.OIDC_SIGN_IN_CLIENT_ID,
+    env.OIDC_SIGN_IN_CLIENT_SECRET,
+  ].filter(Boolean).length;
   if (oidc !== 0 && oidc !== 3) {
-    ctx.addIssue({ code: 'custom', path: ['OIDC_SIGN_IN_DISCOVERY_URL'], message: 'set OIDC_SIGN_IN_DISCOVERY_URL, _CLIENT_ID and _CLIENT_SECRET together' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['OIDC_SIGN_IN_DISCOVERY_URL'],
+      message: 'set OIDC_SIGN_IN_DISCOVERY_URL, _CLIENT_ID and _CLIENT_SECRET together',
+    });
   }
   if (env.NODE_ENV !== 'production') return;
   for (const name of ['REGISTRY_PUBLIC_URL', 'WEBHOOK_SECRET_KEY', 'AUTH_SECRET'] as const) {
@@ -136,7 +165,11 @@ export const EnvSchema = EnvFields.superRefine((env, ctx) => {
       ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production' });
   }
   if (env.DEV_SIGN_IN) {
-    ctx.addIssue({ code: 'custom', path: ['DEV_SIGN_IN'], message: 'the development sign-in is refused in production' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['DEV_SIGN_IN'],
+      message: 'the development sign-in is refused in production',
+    });
   }
 });
 export type Env = z.infer<typeof EnvSchema>;

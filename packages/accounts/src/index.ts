@@ -9,8 +9,14 @@
  * - `settings/`: scope and package visibility, a scope's organisation, trusted publishers.
  */
 
-export { type AccountAccess, accessOfAccount, canAct, NO_LIMITS, type TokenLimits } from './access/account-access.js';
 export { memberRole, scopeRolesOfAccount } from './access/access.repository.js';
+export {
+  type AccountAccess,
+  accessOfAccount,
+  canAct,
+  NO_LIMITS,
+  type TokenLimits,
+} from './access/account-access.js';
 export { atLeast, isRole, ROLES, type Role } from './access/roles.js';
 export {
   type AuditEvent,
@@ -19,11 +25,39 @@ export {
   listOrganizationAudit,
   recordAuditEvent,
 } from './audit/audit.repository.js';
-export { type Auth, type AuthSettings, createAuth, type OidcSignIn, organizationRoles, type RateLimitStore } from './auth/auth.js';
+export {
+  type Auth,
+  type AuthSettings,
+  createAuth,
+  type OidcSignIn,
+  organizationRoles,
+  type RateLimitStore,
+} from './auth/auth.js';
 export { DEV_ACCOUNT_DOMAIN } from './auth/dev-sign-in.js';
 export type { GitHubSignIn } from './auth/github-provider.js';
-export { displayPrefix, generateToken, hashToken, isWellFormedToken, TOKEN_PATTERN, TOKEN_PREFIX } from './tokens/token-format.js';
-export { type AccessTokenRow } from './tokens/tokens.repository.js';
+export {
+  deleteTrustedPublisher,
+  findPackageVisibility,
+  findScopeSettings,
+  insertTrustedPublisher,
+  listTrustedPublishers,
+  type ScopeSettingsRow,
+} from './settings/settings.repository.js';
+export {
+  type Actor,
+  changePackageVisibility,
+  changeScopeSettings,
+  SettingsError,
+} from './settings/settings.service.js';
+export {
+  displayPrefix,
+  generateToken,
+  hashToken,
+  isWellFormedToken,
+  TOKEN_PATTERN,
+  TOKEN_PREFIX,
+} from './tokens/token-format.js';
+export type { AccessTokenRow } from './tokens/tokens.repository.js';
 export {
   addressAllowed,
   type CreateTokenInput,
@@ -37,12 +71,3 @@ export {
   type TokenRefusal,
   verifyToken,
 } from './tokens/tokens.service.js';
-export {
-  deleteTrustedPublisher,
-  findPackageVisibility,
-  findScopeSettings,
-  insertTrustedPublisher,
-  listTrustedPublishers,
-  type ScopeSettingsRow,
-} from './settings/settings.repository.js';
-export { type Actor, changePackageVisibility, changeScopeSettings, SettingsError } from './settings/settings.service.js';

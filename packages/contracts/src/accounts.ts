@@ -139,7 +139,10 @@ export const AuditEventSchema = z.object({
 });
 export type AuditEventDto = z.infer<typeof AuditEventSchema>;
 
-export const AuditLogSchema = z.object({ data: z.array(AuditEventSchema), nextBefore: z.number().nullable() });
+export const AuditLogSchema = z.object({
+  data: z.array(AuditEventSchema),
+  nextBefore: z.number().nullable(),
+});
 
 export const AuditQuerySchema = z.object({
   before: z.coerce.number().int().min(1).optional(),
@@ -147,3 +150,22 @@ export const AuditQuerySchema = z.object({
 });
 
 export const OrganizationParamsSchema = z.object({ slug: z.string().min(1).max(100) });
+
+/** Body of POST /api/packages/{scope}/{name}/trusted-publishers. */
+export const TrustedPublisherRequestSchema = z.object({
+  /** The CI's OIDC issuer (GitHub Actions: `https://token.actions.githubusercontent.com`; GitLab: `https://gitlab.com`). */
+  issuer: z.url().max(300),
+  /** `owner/repo` (GitHub) or `group/project` (GitLab). */
+  repository: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)+$/, { error: 'repository must be "owner/repo"' })
+    .max(300),
+  /** GitHub: the workflow file (`publish.yml`); GitLab: the CI config path. Omitted: any workflow. */
+  workflow: z.string().min(1).max(300).optional(),
+  /** A deployment environment the job must run in. */
+  environment: z.string().min(1).max(100).optional(),
+  /** Trust it for every package of the scope, not only this one. */
+  wholeScope: z.boolean().default(false),
+});
+
+export const TrustedPublisherParamsSchema = z.object({ id: z.uuid() });

@@ -27,6 +27,8 @@ export {
   TokenPermissionSchema,
   type TokenSummary,
   TokenSummarySchema,
+  TrustedPublisherParamsSchema,
+  TrustedPublisherRequestSchema,
   type Visibility,
   VisibilitySchema,
 } from './accounts.js';
@@ -57,9 +59,9 @@ export {
   MemoryEmbedJobSchema,
   QUEUES,
   type QueueName,
+  RegistryGcBlobsJobSchema,
   type RegistryIndexJob,
   RegistryIndexJobSchema,
-  RegistryGcBlobsJobSchema,
   RegistryReindexAllJobSchema,
   TasksPurgeJobSchema,
 } from './jobs.js';

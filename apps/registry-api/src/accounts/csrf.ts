@@ -17,7 +17,8 @@ export function csrfGuard(trustedOrigins: readonly string[]): RequestHandler {
     if (!req.headers.cookie?.includes('pkgreg.session_token')) return next();
     const origin = req.headers.origin;
     const site = req.headers['sec-fetch-site'];
-    if (origin !== undefined ? trusted.has(origin) : site === undefined || site === 'same-origin') return next();
+    if (origin !== undefined ? trusted.has(origin) : site === undefined || site === 'same-origin')
+      return next();
     next(forbidden('Cross-site request refused: a signed-in write must come from the registry web UI'));
   };
 }

@@ -1,10 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-import { accessOfAccount, type Auth, TOKEN_REFUSAL_MESSAGES, verifyToken } from '@pkgreg/accounts';
+import { type Auth, accessOfAccount, TOKEN_REFUSAL_MESSAGES, verifyToken } from '@pkgreg/accounts';
 import type { Db } from '@pkgreg/db';
+import { isAPIError } from 'better-auth/api';
 import { fromNodeHeaders } from 'better-auth/node';
 import { clientAddress, type TrustProxy } from '../downloads/client-address.js';
 import { unauthorized } from '../http/api-error.js';
-import { ANONYMOUS, type AccountViewer, hasCredentials, type ViewerOf } from './viewer.js';
+import { type AccountViewer, ANONYMOUS, hasCredentials, type Viewer, type ViewerOf } from './viewer.js';
 
 // The request's viewer from its credentials (docs/accounts.md, "Tokens" and "Sessions"):
 // - `Authorization: Bearer pkgreg_…`: an access token, checked on every request (hash lookup, expiry,
@@ -17,8 +18,29 @@ import { ANONYMOUS, type AccountViewer, hasCredentials, type ViewerOf } from './
 const BEARER_TOKEN = /^bearer\s+(pkgreg_\S*)\s*$/i;
 
 export function createViewerOf(deps: { db: Db; auth: Auth; trust: TrustProxy }): ViewerOf {
-  return async (req: IncomingMessage) => {
-    if (!hasCredentials(req)) return ANONYMOUS;
+  // Once per request, however many handlers ask.
+  const resolved = new WeakMap<IncomingMessage, Promise<Viewer>>();
+  const viewerOf: ViewerOf = (req) => {
+    if (!hasCredentials(req)) return Promise.resolve(ANONYMOUS);
+    let viewer = resolved.get(req);
+    if (!viewer) {
+      viewer = resolve(req);
+      resolved.set(req, viewer);
+    }
+    return viewer;
+  };
+
+  async function sessionOf(req: IncomingMessage) {
+    try {
+      return await deps.auth.api.getSession({ headers: fromNodeHeaders(req.headers) });
+    } catch (error) {
+      // A cookie that does not verify (forged, or signed with a rotated secret) is no session.
+      if (isAPIError(error)) return null;
+      throw error;
+    }
+  }
+
+  async function resolve(req: IncomingMessage): Promise<Viewer> {
     const bearer = BEARER_TOKEN.exec(req.headers.authorization ?? '');
     if (bearer?.[1]) {
       const check = await verifyToken(deps.db, bearer[1], clientAddress(req, deps.trust));
@@ -41,7 +63,7 @@ export function createViewerOf(deps: { db: Db; auth: Auth; trust: TrustProxy }):
       };
       return viewer;
     }
-    const session = await deps.auth.api.getSession({ headers: fromNodeHeaders(req.headers) });
+    const session = await sessionOf(req);
     if (!session) return ANONYMOUS;
     const access = await accessOfAccount(deps.db, session.user.id);
     return {
@@ -53,5 +75,7 @@ export function createViewerOf(deps: { db: Db; auth: Auth; trust: TrustProxy }):
       access,
       siteAdmin: (session.user as { role?: string | null }).role === 'admin',
     } satisfies AccountViewer;
-  };
+  }
+
+  return viewerOf;
 }

@@ -41,5 +41,5 @@ export function hasCredentials(req: IncomingMessage): boolean {
   const auth = req.headers.authorization;
   if (auth !== undefined && /^bearer\s+pkgreg_/i.test(auth)) return true;
   const cookie = req.headers.cookie;
-  return cookie !== undefined && cookie.includes('pkgreg.session_token');
+  return cookie?.includes('pkgreg.session_token') === true;
 }

@@ -40,7 +40,11 @@ export async function scopeRolesOfAccount(db: Conn, accountId: string): Promise<
 }
 
 /** The account's role in an organisation, when it is a member of an organisation not suspended. */
-export async function memberRole(db: Conn, organizationId: string, accountId: string): Promise<Role | undefined> {
+export async function memberRole(
+  db: Conn,
+  organizationId: string,
+  accountId: string,
+): Promise<Role | undefined> {
   const row = await db
     .selectFrom('auth_member')
     .innerJoin('auth_organization', 'auth_organization.id', 'auth_member.organizationId')

@@ -1,5 +1,5 @@
 import type { Database } from '@pkgreg/db';
-import { betterAuth, type BetterAuthPlugin } from 'better-auth';
+import { type BetterAuthPlugin, betterAuth } from 'better-auth';
 import { createAuthMiddleware } from 'better-auth/api';
 import { admin, bearer, deviceAuthorization, genericOAuth, organization } from 'better-auth/plugins';
 import { createAccessControl } from 'better-auth/plugins/access';
@@ -26,7 +26,10 @@ export interface OidcSignIn {
 /** Rate-limit counters better-auth keeps per client and path (Redis here, shared by every process). */
 export interface RateLimitStore {
   /** Counts one request against `key` in a window of `rule.window` seconds; atomic. */
-  consume(key: string, rule: { window: number; max: number }): Promise<{ allowed: boolean; retryAfter: number | null }>;
+  consume(
+    key: string,
+    rule: { window: number; max: number },
+  ): Promise<{ allowed: boolean; retryAfter: number | null }>;
 }
 
 export interface AuthSettings {
@@ -97,7 +100,17 @@ const AUDITED: Record<string, string> = {
 };
 
 /** Body fields an audit entry may repeat (never a token or a secret). */
-const AUDIT_FIELDS = ['organizationId', 'memberIdOrEmail', 'memberId', 'email', 'role', 'invitationId', 'userId', 'name', 'slug'];
+const AUDIT_FIELDS = [
+  'organizationId',
+  'memberIdOrEmail',
+  'memberId',
+  'email',
+  'role',
+  'invitationId',
+  'userId',
+  'name',
+  'slug',
+];
 
 function pick(body: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -203,7 +216,9 @@ export function createAuth(settings: AuthSettings) {
         '/oauth2/*': { window: 60, max: settings.signInPerMinute },
         '/device/*': { window: 60, max: settings.signInPerMinute * 4 },
       },
-      ...(settings.rateLimitStore ? { customStorage: settings.rateLimitStore } : { storage: 'memory' as const }),
+      ...(settings.rateLimitStore
+        ? { customStorage: settings.rateLimitStore }
+        : { storage: 'memory' as const }),
     },
     logger: {
       level: 'warn',
@@ -221,7 +236,9 @@ export function createAuth(settings: AuthSettings) {
           actorId,
           organizationId: organizationIdOf(details, returned),
           action,
-          target: (details.memberIdOrEmail ?? details.memberId ?? details.email ?? details.userId ?? null) as string | null,
+          target: (details.memberIdOrEmail ?? details.memberId ?? details.email ?? details.userId ?? null) as
+            | string
+            | null,
           details,
         });
       }),

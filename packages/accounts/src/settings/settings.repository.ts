@@ -113,5 +113,10 @@ export async function insertTrustedPublisher(
 }
 
 export async function deleteTrustedPublisher(db: Conn, scope: string, id: string) {
-  return db.deleteFrom('trusted_publishers').where('scope', '=', scope).where('id', '=', id).returningAll().executeTakeFirst();
+  return db
+    .deleteFrom('trusted_publishers')
+    .where('scope', '=', scope)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }

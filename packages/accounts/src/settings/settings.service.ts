@@ -1,8 +1,8 @@
 import type { Database } from '@pkgreg/db';
 import type { Kysely } from 'kysely';
-import { recordAuditEvent } from '../audit/audit.repository.js';
 import { memberRole } from '../access/access.repository.js';
 import { atLeast } from '../access/roles.js';
+import { recordAuditEvent } from '../audit/audit.repository.js';
 import {
   findScopeSettings,
   type ScopeSettingsRow,

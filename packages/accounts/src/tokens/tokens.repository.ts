@@ -60,7 +60,11 @@ export async function listTokens(db: Conn, accountId: string): Promise<AccessTok
 }
 
 /** Revokes one of the account's tokens; undefined when it has no such token (or it was revoked). */
-export async function revokeToken(db: Conn, accountId: string, id: string): Promise<AccessTokenRow | undefined> {
+export async function revokeToken(
+  db: Conn,
+  accountId: string,
+  id: string,
+): Promise<AccessTokenRow | undefined> {
   return db
     .updateTable('access_tokens')
     .set({ revoked_at: sql<Date>`now()` })
@@ -77,6 +81,11 @@ export async function touchToken(db: Conn, id: string): Promise<void> {
     .updateTable('access_tokens')
     .set({ last_used_at: sql<Date>`now()` })
     .where('id', '=', id)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
+    .where((eb) =>
+      eb.or([
+        eb('last_used_at', 'is', null),
+        eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`),
+      ]),
+    )
     .execute();
 }

@@ -3,7 +3,14 @@ import ipaddr from 'ipaddr.js';
 import type { Kysely } from 'kysely';
 import { recordAuditEvent } from '../audit/audit.repository.js';
 import { generateToken, hashToken, isWellFormedToken } from './token-format.js';
-import { type AccessTokenRow, findTokenByHash, insertToken, listTokens, revokeToken, touchToken } from './tokens.repository.js';
+import {
+  type AccessTokenRow,
+  findTokenByHash,
+  insertToken,
+  listTokens,
+  revokeToken,
+  touchToken,
+} from './tokens.repository.js';
 
 // Granular access tokens (docs/accounts.md, "Tokens"): created by a signed-in account, shown once,
 // stored hashed, limited to organisations, scopes or packages, to read or publish, expiring, optionally
@@ -28,10 +35,12 @@ export class TokenInputError extends Error {}
 export function parseCidrs(ranges: readonly string[]): Array<[ipaddr.IPv4 | ipaddr.IPv6, number]> {
   return ranges.map((range) => {
     try {
-      return range.includes('/') ? ipaddr.parseCIDR(range) : (() => {
-        const address = ipaddr.parse(range);
-        return [address, address.kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number];
-      })();
+      return range.includes('/')
+        ? ipaddr.parseCIDR(range)
+        : (() => {
+            const address = ipaddr.parse(range);
+            return [address, address.kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number];
+          })();
     } catch {
       throw new TokenInputError(`"${range}" is not an IP address or CIDR range`);
     }
@@ -96,7 +105,13 @@ export async function revokeAccountToken(
   return db.transaction().execute(async (trx) => {
     const revoked = await revokeToken(trx, accountId, id);
     if (revoked) {
-      await recordAuditEvent(trx, { actorId: accountId, action: 'token.revoke', target: id, requestId, details: { prefix: revoked.prefix } });
+      await recordAuditEvent(trx, {
+        actorId: accountId,
+        action: 'token.revoke',
+        target: id,
+        requestId,
+        details: { prefix: revoked.prefix },
+      });
     }
     return revoked;
   });
@@ -121,7 +136,11 @@ export type TokenCheck =
   | { ok: false; refusal: TokenRefusal };
 
 /** Checks a presented token; a token that passes has its last use recorded (to the minute, in the background). */
-export async function verifyToken(db: Conn, presented: string, clientAddress: string | undefined): Promise<TokenCheck> {
+export async function verifyToken(
+  db: Conn,
+  presented: string,
+  clientAddress: string | undefined,
+): Promise<TokenCheck> {
   if (!isWellFormedToken(presented)) return { ok: false, refusal: 'malformed' };
   const row = await findTokenByHash(db, hashToken(presented));
   if (!row) return { ok: false, refusal: 'unknown' };

@@ -183,7 +183,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       last_used_at timestamptz,
       revoked_at timestamptz
     )`.execute(db);
-  await sql`create index access_tokens_account_idx on access_tokens (account_id, created_at desc)`.execute(db);
+  await sql`create index access_tokens_account_idx on access_tokens (account_id, created_at desc)`.execute(
+    db,
+  );
 
   // Every change of membership, role, visibility or token: what owners read in the audit log.
   await sql`
@@ -200,7 +202,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index account_audit_events_org_idx on account_audit_events (organization_id, id desc)`.execute(
     db,
   );
-  await sql`create index account_audit_events_actor_idx on account_audit_events (actor_id, id desc)`.execute(db);
+  await sql`create index account_audit_events_actor_idx on account_audit_events (actor_id, id desc)`.execute(
+    db,
+  );
 
   // Trusted publishers: CI identities (an OIDC issuer's repository, workflow and environment) allowed to
   // upload versions of a scope's packages, or of one package, without a stored secret.

@@ -1,5 +1,5 @@
 import type { Database } from '@pkgreg/db';
-import { type ExpressionBuilder, type Expression, type SqlBool, sql } from 'kysely';
+import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 
 // Who may read which private packages (docs/accounts.md, "Private skills"). Every public package is
 // readable by anyone; a private one (packages.private: it or its scope is private) only by a member of
@@ -15,7 +15,10 @@ export interface ReadAccess {
 }
 
 /** What anyone sees: public packages only. */
-export const PUBLIC_ONLY: ReadAccess = Object.freeze({ scopes: Object.freeze([]), packages: Object.freeze([]) });
+export const PUBLIC_ONLY: ReadAccess = Object.freeze({
+  scopes: Object.freeze([]),
+  packages: Object.freeze([]),
+});
 
 /** True when the reader sees no private package at all (answers may then be shared by caches). */
 export function isPublicOnly(access: ReadAccess): boolean {
