@@ -7,6 +7,7 @@
  * - `access/`: what an account (or a token of it) reaches: scopes with roles, private packages.
  * - `audit/`: the audit log of membership, role, visibility and token changes.
  * - `settings/`: scope and package visibility, a scope's organisation, trusted publishers.
+ * - `operator/`: site administrators, suspensions, taking over an organisation, the demo accounts.
  */
 
 export { memberRole, scopeRolesOfAccount } from './access/access.repository.js';
@@ -35,6 +36,16 @@ export {
 } from './auth/auth.js';
 export { DEV_ACCOUNT_DOMAIN } from './auth/dev-sign-in.js';
 export type { GitHubSignIn } from './auth/github-provider.js';
+export {
+  type DemoAccounts,
+  OperatorError,
+  seedDemoAccounts,
+  setOrganizationSuspended,
+  setSiteAdmin,
+  suspendAccount,
+  takeOverOrganization,
+  unsuspendAccount,
+} from './operator/operator.service.js';
 export {
   deleteTrustedPublisher,
   findPackageVisibility,
