@@ -110,10 +110,10 @@ const EnvFields = z.object({
     ),
   /** The development sign-in (any handle, no identity provider); refused in production. */
   DEV_SIGN_IN: booleanFlag(false),
-  /** GitHub OAuth app for signing in (its callback: `<REGISTRY_PUBLIC_URL>/api/auth/oauth2/callback/github`). */
+  /** GitHub OAuth app for signing in (its callback: `<REGISTRY_PUBLIC_URL>/api/auth/callback/github`). */
   GITHUB_OAUTH_CLIENT_ID: z.string().min(1).optional(),
   GITHUB_OAUTH_CLIENT_SECRET: z.string().min(1).optional(),
-  /** An OpenID Connect provider for signing in (callback: `…/api/auth/oauth2/callback/oidc`). */
+  /** An OpenID Connect provider for signing in (callback: `…/api/auth/callback/oidc`). */
   OIDC_SIGN_IN_DISCOVERY_URL: z.url().optional(),
   OIDC_SIGN_IN_CLIENT_ID: z.string().min(1).optional(),
   OIDC_SIGN_IN_CLIENT_SECRET: z.string().min(1).optional(),

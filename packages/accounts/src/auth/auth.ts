@@ -213,7 +213,7 @@ export function createAuth(settings: AuthSettings) {
       customRules: {
         '/sign-in/*': { window: 60, max: settings.signInPerMinute },
         '/dev/sign-in': { window: 60, max: settings.signInPerMinute },
-        '/oauth2/*': { window: 60, max: settings.signInPerMinute },
+        '/callback/*': { window: 60, max: settings.signInPerMinute },
         '/device/*': { window: 60, max: settings.signInPerMinute * 4 },
       },
       ...(settings.rateLimitStore
