@@ -203,6 +203,7 @@ function createExpressApp(deps: WiredDeps): Express {
       auth: deps.auth,
       viewerOf: deps.viewerOf,
       tokenMaxDays: deps.env.TOKEN_MAX_DAYS,
+      githubApiUrl: deps.env.GITHUB_API_URL,
     }),
   };
   // Routes that take JSON parse it first; elsewhere a malformed one must still be a 400, never a 5xx.

@@ -169,3 +169,17 @@ export const TrustedPublisherRequestSchema = z.object({
 });
 
 export const TrustedPublisherParamsSchema = z.object({ id: z.uuid() });
+
+/** Body of POST /api/orgs/{slug}/github: link the GitHub organisation the caller administers. */
+export const GitHubOrgLinkRequestSchema = z.object({
+  login: z
+    .string()
+    .regex(/^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/, {
+      error: 'login must be a GitHub organisation login',
+    }),
+});
+
+export const GitHubOrgLinkSchema = z.object({
+  organization: z.string(),
+  github: z.object({ login: z.string(), id: z.number() }),
+});

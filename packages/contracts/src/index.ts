@@ -10,6 +10,8 @@ export {
   CreatedTokenSchema,
   type CreateTokenRequest,
   CreateTokenRequestSchema,
+  GitHubOrgLinkRequestSchema,
+  GitHubOrgLinkSchema,
   type Me,
   MeSchema,
   OrganizationParamsSchema,

@@ -14,6 +14,7 @@ import {
   listTokens,
   listTrustedPublishers,
   memberRole,
+  recordAuditEvent,
   revokeAccountToken,
   SettingsError,
   TokenInputError,
@@ -21,6 +22,7 @@ import {
 import {
   AuditQuerySchema,
   CreateTokenRequestSchema,
+  GitHubOrgLinkRequestSchema,
   OrganizationParamsSchema,
   PACKAGE_SEGMENT_PATTERN,
   type PackageSettings,
@@ -34,7 +36,7 @@ import {
 import type { Db } from '@pkgreg/db';
 import { fromNodeHeaders } from 'better-auth/node';
 import type { Request } from 'express';
-import { badRequest, forbidden, notFound, unauthorized } from '../http/api-error.js';
+import { badRequest, conflict, forbidden, notFound, unauthorized, unavailable } from '../http/api-error.js';
 import { requestIdOf } from '../http/request-id.js';
 import { parseBody, parseQuery } from '../http/validate.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
@@ -50,6 +52,8 @@ export interface AccountsRoutesDeps {
   auth: Auth;
   viewerOf: ViewerOf;
   tokenMaxDays: number;
+  /** GitHub's REST API (GITHUB_API_URL): where an organisation admin is proven. */
+  githubApiUrl: string;
 }
 
 type Handlers = Pick<
@@ -65,6 +69,7 @@ type Handlers = Pick<
   | 'trusted-publisher-add'
   | 'trusted-publisher-remove'
   | 'organization-audit'
+  | 'organization-github-link'
 >;
 
 /** `@scope` or `scope` from the path; a 400 when it breaks the scope rule. */
@@ -92,6 +97,54 @@ function tokenSummary(row: AccessTokenRow): TokenSummary {
     lastUsedAt: row.last_used_at?.toISOString() ?? null,
     revokedAt: row.revoked_at?.toISOString() ?? null,
   };
+}
+
+/** GitHub's answer that the account's GitHub identity is an active admin of `login` (docs/accounts.md). */
+async function proveGitHubOrgAdmin(
+  deps: AccountsRoutesDeps,
+  userId: string,
+  accountRowId: string,
+  login: string,
+): Promise<{ login: string; id: number }> {
+  let accessToken: string | undefined;
+  try {
+    accessToken = (await deps.auth.api.getAccessToken({ body: { accountId: accountRowId, userId } }))
+      .accessToken;
+  } catch {
+    accessToken = undefined;
+  }
+  if (!accessToken) throw conflict('Your GitHub sign-in has expired: sign in with GitHub again');
+  let response: Response;
+  try {
+    response = await fetch(
+      `${deps.githubApiUrl.replace(/\/$/, '')}/user/memberships/orgs/${encodeURIComponent(login)}`,
+      {
+        headers: {
+          authorization: `Bearer ${accessToken}`,
+          accept: 'application/vnd.github+json',
+          'user-agent': 'pkgreg-registry',
+        },
+        signal: AbortSignal.timeout(10_000),
+      },
+    );
+  } catch (error) {
+    throw unavailable('GitHub did not answer', error);
+  }
+  if (response.status === 404 || response.status === 403) {
+    throw forbidden(`GitHub says you are not a member of ${login} (or the sign-in lacks read:org)`);
+  }
+  if (!response.ok) throw unavailable(`GitHub answered ${response.status}`);
+  const membership = (await response.json()) as {
+    state?: string;
+    role?: string;
+    organization?: { login?: string; id?: number };
+  };
+  if (membership.state !== 'active' || membership.role !== 'admin') {
+    throw forbidden(`GitHub says you are not an active admin of ${login}`);
+  }
+  const id = membership.organization?.id;
+  if (typeof id !== 'number') throw unavailable('GitHub answered without the organisation id');
+  return { login: membership.organization?.login ?? login, id };
 }
 
 export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
@@ -295,6 +348,53 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
       const removed = await deleteTrustedPublisher(db, key.scope, String(req.params.id ?? ''));
       if (!removed) throw notFound('Trusted publisher not found');
       res.json(await packageSettings(key.scope, key.name));
+    },
+    'organization-github-link': async (req, res) => {
+      const viewer = await account(req);
+      if (viewer.via !== 'session')
+        throw forbidden('Linking a GitHub organisation needs a signed-in session');
+      const { slug } = parseQuery(OrganizationParamsSchema, req.params);
+      const { login } = parseBody(GitHubOrgLinkRequestSchema, req.body);
+      const org = await db
+        .selectFrom('auth_organization')
+        .select(['id', 'slug'])
+        .where('slug', '=', slug)
+        .executeTakeFirst();
+      const role = org ? await memberRole(db, org.id, viewer.accountId) : undefined;
+      if (!org || !role) throw notFound('Organisation not found');
+      if (!atLeast(role, 'admin'))
+        throw forbidden('Linking a GitHub organisation needs the owner or admin role');
+      const linked = await db
+        .selectFrom('auth_account')
+        .select('id')
+        .where('userId', '=', viewer.accountId)
+        .where('providerId', '=', 'github')
+        .executeTakeFirst();
+      if (!linked) throw conflict('Sign in with GitHub first: the link is proven with your GitHub account');
+      const proof = await proveGitHubOrgAdmin(deps, viewer.accountId, linked.id, login);
+      try {
+        await db.transaction().execute(async (trx) => {
+          await trx
+            .updateTable('auth_organization')
+            .set({ githubOrgId: proof.id, githubOrgLogin: proof.login })
+            .where('id', '=', org.id)
+            .execute();
+          await recordAuditEvent(trx, {
+            actorId: viewer.accountId,
+            organizationId: org.id,
+            action: 'organization.github-link',
+            target: proof.login,
+            details: { githubOrgId: proof.id },
+            requestId: requestIdOf(res),
+          });
+        });
+      } catch (error) {
+        if ((error as { code?: string }).code === '23505') {
+          throw conflict(`The GitHub organisation ${proof.login} is linked to another organisation here`);
+        }
+        throw error;
+      }
+      res.json({ organization: org.slug, github: proof });
     },
     'organization-audit': async (req, res) => {
       const viewer = await account(req);

@@ -9,6 +9,8 @@ import {
   ExactVersionPathParamsSchema,
   FeedQuerySchema,
   FeedResponseSchema,
+  GitHubOrgLinkRequestSchema,
+  GitHubOrgLinkSchema,
   ListQuerySchema,
   ListResponseSchema,
   MeSchema,
@@ -633,6 +635,32 @@ export const ROUTES = [
       401: error('No credentials, or credentials that do not verify'),
       403: error('A member below admin'),
       404: error('Package or trusted publisher not found'),
+    },
+  },
+  {
+    id: 'organization-github-link',
+    method: 'post',
+    path: '/api/orgs/:slug/github',
+    cache: 'no-store',
+    access: 'account',
+    summary:
+      'Link the GitHub organisation you administer: the scopes bound to it move into this organisation',
+    description:
+      'Signed in with a session whose account is an owner or admin here and has signed in with GitHub; GitHub must answer that it is an active admin of the organisation.',
+    params: OrganizationParamsSchema,
+    body: {
+      parser: 'json',
+      required: true,
+      json: named('GitHubOrgLinkRequest', GitHubOrgLinkRequestSchema, 'input'),
+    },
+    responses: {
+      200: { description: 'Linked', json: named('GitHubOrgLink', GitHubOrgLinkSchema) },
+      400: error('login missing or not a GitHub login'),
+      401: error('Not signed in'),
+      403: error('Not an owner or admin here, or not an active admin of the GitHub organisation'),
+      404: error('Organisation not found (or not yours to see)'),
+      409: error('No GitHub account linked to yours, or the GitHub organisation is linked elsewhere'),
+      503: error('GitHub did not answer'),
     },
   },
   {

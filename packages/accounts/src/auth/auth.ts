@@ -197,6 +197,8 @@ export function createAuth(settings: AuthSettings) {
     account: {
       modelName: 'auth_account',
       accountLinking: { enabled: true, trustedProviders: ['github', 'oidc'] },
+      // GitHub tokens (read:org) are kept to prove organisation admins later: encrypted at rest.
+      encryptOAuthTokens: true,
     },
     verification: { modelName: 'auth_verification' },
     emailAndPassword: { enabled: false },
