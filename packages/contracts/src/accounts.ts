@@ -17,6 +17,12 @@ const PackageRef = z.string().refine(
   { error: 'packages are "scope/name" without "@"' },
 );
 
+/**
+ * A pkgreg access token anywhere in a text: `pkgreg_` + 36 base62 characters (the last 6 a checksum).
+ * Secret scanners, and pkgreg's own risk scan, find leaked tokens with it.
+ */
+export const ACCESS_TOKEN_PATTERN = /\bpkgreg_[0-9A-Za-z]{36}\b/;
+
 export const RoleSchema = z.enum(['reader', 'publisher', 'admin', 'owner']);
 export type RoleName = z.infer<typeof RoleSchema>;
 
@@ -172,11 +178,9 @@ export const TrustedPublisherParamsSchema = z.object({ id: z.uuid() });
 
 /** Body of POST /api/orgs/{slug}/github: link the GitHub organisation the caller administers. */
 export const GitHubOrgLinkRequestSchema = z.object({
-  login: z
-    .string()
-    .regex(/^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/, {
-      error: 'login must be a GitHub organisation login',
-    }),
+  login: z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/, {
+    error: 'login must be a GitHub organisation login',
+  }),
 });
 
 export const GitHubOrgLinkSchema = z.object({

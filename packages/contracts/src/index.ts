@@ -2,6 +2,7 @@
 // accident.
 
 export {
+  ACCESS_TOKEN_PATTERN,
   type AuditEventDto,
   AuditEventSchema,
   AuditLogSchema,

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import { ACCESS_TOKEN_PATTERN } from '@pkgreg/contracts';
 
 // The form of a pkgreg access token, as GitHub's are formed so secret scanners can find leaked ones
 // (github.blog, "Behind GitHub's new authentication token formats"): a recognisable prefix, 30 random
@@ -12,7 +13,7 @@ const CHECKSUM_LENGTH = 6;
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** What secret scanners (and pkgreg's own risk scan) match. */
-export const TOKEN_PATTERN = /\bpkgreg_[0-9A-Za-z]{36}\b/;
+export const TOKEN_PATTERN = ACCESS_TOKEN_PATTERN;
 
 function base62(value: number, length: number): string {
   let out = '';
