@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import type { Auth } from '@pkgreg/accounts';
+import { type Auth, CLIENT_ADDRESS_HEADER } from '@pkgreg/accounts';
 import type { Db } from '@pkgreg/db';
 import { createPgContentStore } from '@pkgreg/registry';
 import { healthRoutes, type Logger, registerRoutes, traceRequests } from '@pkgreg/server-kit';
@@ -13,7 +13,7 @@ import { csrfGuard } from './accounts/csrf.js';
 import { hasCredentials, type ViewerOf } from './accounts/viewer.js';
 import { createViewerOf } from './accounts/viewer-of.js';
 import { dependenciesRoutes } from './dependencies/dependencies.routes.js';
-import { compileTrustProxy } from './downloads/client-address.js';
+import { clientAddress, compileTrustProxy } from './downloads/client-address.js';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
 import { createDownloaderIds } from './downloads/downloaders.js';
 import { createTrackAdmission, type TrackAdmission } from './downloads/track-admission.js';
@@ -223,7 +223,12 @@ function createExpressApp(deps: WiredDeps): Express {
   registerRoutes(app, ROUTES, handlers, { jsonParser });
   // Sign-in, sessions, organisations and device codes: better-auth reads its own bodies and checks the
   // origin of its own writes.
-  app.all('/api/auth/*splat', toNodeHandler(deps.auth));
+  const authHandler = toNodeHandler(deps.auth);
+  const trust = compileTrustProxy(deps.env.TRUST_PROXY);
+  app.all('/api/auth/*splat', (req, res) => {
+    req.headers[CLIENT_ADDRESS_HEADER] = clientAddress(req, trust);
+    return authHandler(req, res);
+  });
   app.use(healthRoutes({ db: deps.db, redis: deps.redis, readDb: deps.readDb }));
   // A body sent to any other path is read as before the table: a malformed or oversized one is refused.
   app.use(jsonParser);

@@ -88,6 +88,28 @@ describe('sign-in and sessions', () => {
     expect((await agent.get('/api/me')).status).toBe(401);
   });
 
+  it('sign-in is rate limited per client address, whatever X-Forwarded-For a client sends', async () => {
+    // Its own counters: the sign-ins of the other tests came from the same address.
+    const ownRedis = new Redis(TEST_REDIS_URL, { lazyConnect: true, keyPrefix: `${prefix}:limited:` });
+    const limited = createApp({
+      db: database.db,
+      redis: ownRedis,
+      logger,
+      env: loadEnv({ REGISTRY_PUBLIC_URL: PUBLIC_URL, DEV_SIGN_IN: 'true', SIGN_IN_PER_MINUTE: '3' }),
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const res = await request(limited)
+        .post('/api/auth/dev/sign-in')
+        .set('Origin', ORIGIN)
+        .set('X-Forwarded-For', `203.0.113.${i}`)
+        .send({ handle: 'hammer' });
+      statuses.push(res.status);
+    }
+    ownRedis.disconnect();
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+  });
+
   it('the development sign-in is refused in production: env will not load', () => {
     expect(() =>
       loadEnv({

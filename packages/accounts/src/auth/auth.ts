@@ -32,6 +32,9 @@ export interface RateLimitStore {
   ): Promise<{ allowed: boolean; retryAfter: number | null }>;
 }
 
+/** The request header carrying the client's address to better-auth (set by the server, never the client). */
+export const CLIENT_ADDRESS_HEADER = 'x-pkgreg-client-address';
+
 export interface AuthSettings {
   db: Kysely<Database>;
   /** The registry's public URL; better-auth's endpoints live under `<it>/api/auth`. */
@@ -207,6 +210,9 @@ export function createAuth(settings: AuthSettings) {
       useSecureCookies: secure,
       defaultCookieAttributes: { httpOnly: true, sameSite: 'lax', secure },
       database: { generateId: () => crypto.randomUUID() },
+      // The registry-api sets this header from the socket and TRUST_PROXY, replacing any client's value
+      // (CLIENT_ADDRESS_HEADER): rate limits and session records see the address Express would.
+      ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER], ipv6Subnet: 64 },
     },
     rateLimit: {
       enabled: true,
