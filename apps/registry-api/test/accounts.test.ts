@@ -366,3 +366,80 @@ describe('organisations, scopes and the audit log', () => {
     expect(MeSchema.parse((await me(here.token)).body).scopes).toEqual([{ scope: 'team-b', role: 'owner' }]);
   });
 });
+
+describe('site administrators', () => {
+  it('suspend an account (its sessions end, its tokens are refused) and take over an organisation; others cannot', async () => {
+    const admin = await signIn('siteadmin');
+    await database.db
+      .updateTable('auth_user')
+      .set({ role: 'admin' })
+      .where('email', '=', 'siteadmin@dev.pkgreg.invalid')
+      .execute();
+    const victim = await signIn('suspendme');
+    const victimToken = await newToken(victim);
+    const victimId = MeSchema.parse((await victim.get('/api/me')).body).account.id;
+
+    const notAdmin = await signIn('notadmin');
+    const refused = await notAdmin
+      .post('/api/auth/admin/ban-user')
+      .set('Origin', ORIGIN)
+      .send({ userId: victimId, banReason: 'x' });
+    expect(refused.status).toBeGreaterThanOrEqual(401);
+    expect((await me(victimToken.token)).status).toBe(200);
+
+    const banned = await admin
+      .post('/api/auth/admin/ban-user')
+      .set('Origin', ORIGIN)
+      .send({ userId: victimId, banReason: 'spam' });
+    expect(banned.status, JSON.stringify(banned.body)).toBe(200);
+    expect((await victim.get('/api/me')).status).toBe(401);
+    const tokenAfter = await me(victimToken.token);
+    expect(tokenAfter.status).toBe(401);
+    expect(tokenAfter.body.error).toMatch(/suspended/);
+
+    const owner = await signIn('abandoned');
+    await owner
+      .post('/api/auth/organization/create')
+      .set('Origin', ORIGIN)
+      .send({ name: 'left', slug: 'left-behind' });
+    const hidden = await notAdmin
+      .post('/api/admin/orgs/left-behind/take-over')
+      .set('Origin', ORIGIN)
+      .send({ reason: 'x' });
+    expect(hidden.status).toBe(404);
+    const taken = await admin
+      .post('/api/admin/orgs/left-behind/take-over')
+      .set('Origin', ORIGIN)
+      .send({ reason: 'owners left' });
+    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+    const orgs = MeSchema.parse((await admin.get('/api/me')).body).organizations;
+    expect(orgs).toContainEqual(expect.objectContaining({ slug: 'left-behind', role: 'owner' }));
+    const audit = await admin.get('/api/orgs/left-behind/audit');
+    expect((audit.body.data as Array<{ action: string }>).map((e) => e.action)).toContain(
+      'organization.take-over',
+    );
+  });
+
+  it('with ORGANIZATION_CREATION=site-admins only they create organisations', async () => {
+    const restricted = createApp({
+      db: database.db,
+      redis,
+      logger,
+      env: loadEnv({
+        REGISTRY_PUBLIC_URL: PUBLIC_URL,
+        DEV_SIGN_IN: 'true',
+        ORGANIZATION_CREATION: 'site-admins',
+      }),
+    });
+    const agent = request.agent(restricted);
+    await agent.post('/api/auth/dev/sign-in').set('Origin', ORIGIN).send({ handle: 'plainuser' });
+    const res = await agent
+      .post('/api/auth/organization/create')
+      .set('Origin', ORIGIN)
+      .send({ name: 'nope', slug: 'nope-org' });
+    expect(res.status).toBe(403);
+    expect(
+      await database.db.selectFrom('auth_organization').select('id').where('slug', '=', 'nope-org').execute(),
+    ).toEqual([]);
+  });
+});

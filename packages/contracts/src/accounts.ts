@@ -187,3 +187,7 @@ export const GitHubOrgLinkSchema = z.object({
   organization: z.string(),
   github: z.object({ login: z.string(), id: z.number() }),
 });
+
+/** Body of POST /api/admin/orgs/{slug}/take-over (site administrators). */
+export const TakeOverRequestSchema = z.object({ reason: z.string().trim().min(1).max(500) });
+export const TakeOverSchema = z.object({ organization: z.string(), owner: z.string() });

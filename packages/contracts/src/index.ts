@@ -25,6 +25,8 @@ export {
   type ScopeSettings,
   ScopeSettingsRequestSchema,
   ScopeSettingsSchema,
+  TakeOverRequestSchema,
+  TakeOverSchema,
   TokenIdParamsSchema,
   TokenListSchema,
   TokenPermissionSchema,

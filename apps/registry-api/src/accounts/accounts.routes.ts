@@ -14,10 +14,12 @@ import {
   listTokens,
   listTrustedPublishers,
   memberRole,
+  OperatorError,
   recordAuditEvent,
   revokeAccountToken,
   SettingsError,
   TokenInputError,
+  takeOverOrganization,
 } from '@pkgreg/accounts';
 import {
   AuditQuerySchema,
@@ -29,6 +31,7 @@ import {
   PackageSettingsRequestSchema,
   type ScopeSettings,
   ScopeSettingsRequestSchema,
+  TakeOverRequestSchema,
   TokenIdParamsSchema,
   type TokenSummary,
   TrustedPublisherRequestSchema,
@@ -70,6 +73,7 @@ type Handlers = Pick<
   | 'trusted-publisher-remove'
   | 'organization-audit'
   | 'organization-github-link'
+  | 'admin-organization-take-over'
 >;
 
 /** `@scope` or `scope` from the path; a 400 when it breaks the scope rule. */
@@ -395,6 +399,25 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
         throw error;
       }
       res.json({ organization: org.slug, github: proof });
+    },
+    'admin-organization-take-over': async (req, res) => {
+      const viewer = await account(req);
+      // Outsiders cannot tell the administrators' routes exist.
+      if (!viewer.siteAdmin || viewer.via !== 'session') throw notFound('Not found');
+      const { slug } = parseQuery(OrganizationParamsSchema, req.params);
+      const { reason } = parseBody(TakeOverRequestSchema, req.body);
+      const user = await db
+        .selectFrom('auth_user')
+        .select('email')
+        .where('id', '=', viewer.accountId)
+        .executeTakeFirstOrThrow();
+      try {
+        await takeOverOrganization(db, slug, user.email, reason, viewer.accountId);
+      } catch (error) {
+        if (error instanceof OperatorError) throw notFound('Organisation not found');
+        throw error;
+      }
+      res.json({ organization: slug, owner: user.email });
     },
     'organization-audit': async (req, res) => {
       const viewer = await account(req);

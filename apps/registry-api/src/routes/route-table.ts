@@ -31,6 +31,8 @@ import {
   ScopeSettingsSchema,
   SearchQuerySchema,
   SearchResponseSchema,
+  TakeOverRequestSchema,
+  TakeOverSchema,
   TokenIdParamsSchema,
   TokenListSchema,
   TokenSummarySchema,
@@ -661,6 +663,24 @@ export const ROUTES = [
       404: error('Organisation not found (or not yours to see)'),
       409: error('No GitHub account linked to yours, or the GitHub organisation is linked elsewhere'),
       503: error('GitHub did not answer'),
+    },
+  },
+  {
+    id: 'admin-organization-take-over',
+    method: 'post',
+    path: '/api/admin/orgs/:slug/take-over',
+    cache: 'no-store',
+    access: 'account',
+    summary: 'A site administrator becomes an owner of an organisation (its owners are gone)',
+    description:
+      "Audited with the reason. Accounts are suspended with better-auth's `/api/auth/admin/ban-user`.",
+    params: OrganizationParamsSchema,
+    body: { parser: 'json', required: true, json: named('TakeOverRequest', TakeOverRequestSchema, 'input') },
+    responses: {
+      200: { description: 'Now an owner', json: named('TakeOver', TakeOverSchema) },
+      400: error('reason missing'),
+      401: error('Not signed in'),
+      404: error('Not a site administrator, or no such organisation'),
     },
   },
   {
