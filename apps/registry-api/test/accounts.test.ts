@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import { CreatedTokenSchema, MeSchema, TokenListSchema } from '@pkgreg/contracts';
+import { CreatedTokenSchema, MeSchema, SessionListSchema, TokenListSchema } from '@pkgreg/contracts';
 import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { createLogger } from '@pkgreg/server-kit';
@@ -27,7 +27,13 @@ const logger = createLogger('accounts-test', 'debug', { write: (line: string) =>
 
 beforeAll(async () => {
   redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, keyPrefix: `${prefix}:` });
-  const env = loadEnv({ REGISTRY_PUBLIC_URL: PUBLIC_URL, DEV_SIGN_IN: 'true', DETAIL_CACHE_TTL_MS: '0' });
+  // The file signs in dozens of accounts from one address: the limit is tested on an app of its own.
+  const env = loadEnv({
+    REGISTRY_PUBLIC_URL: PUBLIC_URL,
+    DEV_SIGN_IN: 'true',
+    DETAIL_CACHE_TTL_MS: '0',
+    SIGN_IN_PER_MINUTE: '1000',
+  });
   app = createApp({ db: database.db, redis, logger, env });
 });
 
@@ -80,6 +86,30 @@ describe('sign-in and sessions', () => {
     expect(res.body, res.text + JSON.stringify(res.headers)).toEqual({
       error: expect.stringMatching(/Sign in/),
     });
+  });
+
+  it('sessions are listed and revoked; signing out everywhere ends them all', async () => {
+    const laptop = await signIn('twodevices');
+    const phone = await signIn('twodevices');
+    const listed = SessionListSchema.parse((await laptop.get('/api/sessions')).body).data;
+    expect(listed).toHaveLength(2);
+    expect(listed.filter((s) => s.current)).toHaveLength(1);
+    // better-auth's own list would hand every session's token to the page: it is off.
+    expect((await laptop.get('/api/auth/list-sessions')).status).toBe(404);
+    const phoneSession = listed.find((s) => !s.current);
+    const stranger = await signIn('stranger');
+    expect((await stranger.delete(`/api/sessions/${phoneSession?.id}`).set('Origin', ORIGIN)).status).toBe(
+      404,
+    );
+    expect((await phone.get('/api/me')).status).toBe(200);
+    const ended = await laptop.delete(`/api/sessions/${phoneSession?.id}`).set('Origin', ORIGIN);
+    expect(ended.status).toBe(200);
+    expect((await phone.get('/api/me')).status).toBe(401);
+    expect((await laptop.get('/api/me')).status).toBe(200);
+    const phoneAgain = await signIn('twodevices');
+    expect((await laptop.post('/api/auth/revoke-sessions').set('Origin', ORIGIN).send({})).status).toBe(200);
+    expect((await laptop.get('/api/me')).status).toBe(401);
+    expect((await phoneAgain.get('/api/me')).status).toBe(401);
   });
 
   it('signing out ends the session', async () => {
@@ -421,9 +451,10 @@ describe('site administrators', () => {
   });
 
   it('with ORGANIZATION_CREATION=site-admins only they create organisations', async () => {
+    const ownRedis = new Redis(TEST_REDIS_URL, { lazyConnect: true, keyPrefix: `${prefix}:restricted:` });
     const restricted = createApp({
       db: database.db,
-      redis,
+      redis: ownRedis,
       logger,
       env: loadEnv({
         REGISTRY_PUBLIC_URL: PUBLIC_URL,
@@ -432,7 +463,11 @@ describe('site administrators', () => {
       }),
     });
     const agent = request.agent(restricted);
-    await agent.post('/api/auth/dev/sign-in').set('Origin', ORIGIN).send({ handle: 'plainuser' });
+    const signedIn = await agent
+      .post('/api/auth/dev/sign-in')
+      .set('Origin', ORIGIN)
+      .send({ handle: 'plainuser' });
+    expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
     const res = await agent
       .post('/api/auth/organization/create')
       .set('Origin', ORIGIN)

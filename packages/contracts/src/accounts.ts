@@ -191,3 +191,16 @@ export const GitHubOrgLinkSchema = z.object({
 /** Body of POST /api/admin/orgs/{slug}/take-over (site administrators). */
 export const TakeOverRequestSchema = z.object({ reason: z.string().trim().min(1).max(500) });
 export const TakeOverSchema = z.object({ organization: z.string(), owner: z.string() });
+
+/** A session of the signed-in account as GET /api/sessions lists it (never its token). */
+export const SessionSummarySchema = z.object({
+  id: z.string(),
+  createdAt: IsoTimestamp,
+  expiresAt: IsoTimestamp,
+  ipAddress: z.string().nullable(),
+  userAgent: z.string().nullable(),
+  /** The session this request came with. */
+  current: z.boolean(),
+});
+export const SessionListSchema = z.object({ data: z.array(SessionSummarySchema) });
+export const SessionIdParamsSchema = z.object({ id: z.string().min(1).max(100) });

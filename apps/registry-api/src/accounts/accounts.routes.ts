@@ -31,6 +31,7 @@ import {
   PackageSettingsRequestSchema,
   type ScopeSettings,
   ScopeSettingsRequestSchema,
+  SessionIdParamsSchema,
   TakeOverRequestSchema,
   TokenIdParamsSchema,
   type TokenSummary,
@@ -74,6 +75,8 @@ type Handlers = Pick<
   | 'organization-audit'
   | 'organization-github-link'
   | 'admin-organization-take-over'
+  | 'sessions-list'
+  | 'sessions-revoke'
 >;
 
 /** `@scope` or `scope` from the path; a 400 when it breaks the scope rule. */
@@ -168,6 +171,34 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
     const session = await deps.auth.api.getSession({ headers: fromNodeHeaders(req.headers) });
     if (!session) throw unauthorized('Sign in to manage tokens');
     return session.user.id;
+  }
+
+  /** The request's better-auth session (cookie, or the CLI's device-flow bearer); a 401 without one. */
+  async function sessionOf(req: Request): Promise<{ id: string; userId: string }> {
+    if (/^bearer\s+pkgreg_/i.test(req.headers.authorization ?? '')) {
+      throw forbidden('Sessions are managed while signed in, not with a token');
+    }
+    const found = await deps.auth.api.getSession({ headers: fromNodeHeaders(req.headers) }).catch(() => null);
+    if (!found) throw unauthorized('Sign in to manage sessions');
+    return { id: found.session.id, userId: found.user.id };
+  }
+
+  async function sessionList(userId: string, currentId: string) {
+    const rows = await db
+      .selectFrom('auth_session')
+      .select(['id', 'createdAt', 'expiresAt', 'ipAddress', 'userAgent'])
+      .where('userId', '=', userId)
+      .where('expiresAt', '>', new Date())
+      .orderBy('createdAt', 'desc')
+      .execute();
+    return rows.map((row) => ({
+      id: row.id,
+      createdAt: row.createdAt.toISOString(),
+      expiresAt: row.expiresAt.toISOString(),
+      ipAddress: row.ipAddress,
+      userAgent: row.userAgent,
+      current: row.id === currentId,
+    }));
   }
 
   /** A scope nobody holds yet: no code-host binding, no settings, no package. */
@@ -273,6 +304,33 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
           .map(([scope, role]) => ({ scope, role }))
           .sort((a, b) => a.scope.localeCompare(b.scope)),
       });
+    },
+    'sessions-list': async (req, res) => {
+      const session = await sessionOf(req);
+      res.json({ data: await sessionList(session.userId, session.id) });
+    },
+    'sessions-revoke': async (req, res) => {
+      const session = await sessionOf(req);
+      const { id } = parseQuery(SessionIdParamsSchema, req.params);
+      const ended = await db.transaction().execute(async (trx) => {
+        const deleted = await trx
+          .deleteFrom('auth_session')
+          .where('id', '=', id)
+          .where('userId', '=', session.userId)
+          .returning('id')
+          .executeTakeFirst();
+        if (deleted) {
+          await recordAuditEvent(trx, {
+            actorId: session.userId,
+            action: 'session.revoke',
+            target: id,
+            requestId: requestIdOf(res),
+          });
+        }
+        return deleted;
+      });
+      if (!ended) throw notFound('Session not found');
+      res.json({ data: await sessionList(session.userId, session.id) });
     },
     'tokens-list': async (req, res) => {
       const accountId = await sessionAccount(req);

@@ -31,6 +31,8 @@ import {
   ScopeSettingsSchema,
   SearchQuerySchema,
   SearchResponseSchema,
+  SessionIdParamsSchema,
+  SessionListSchema,
   TakeOverRequestSchema,
   TakeOverSchema,
   TokenIdParamsSchema,
@@ -521,6 +523,33 @@ export const ROUTES = [
       200: { description: 'Revoked', json: named('TokenSummary', TokenSummarySchema) },
       401: error('Not signed in'),
       404: error('No such token of yours (or already revoked)'),
+    },
+  },
+  {
+    id: 'sessions-list',
+    method: 'get',
+    path: '/api/sessions',
+    cache: 'no-store',
+    access: 'account',
+    summary:
+      "The signed-in account's sessions (never their tokens); sign out everywhere is /api/auth/revoke-sessions",
+    responses: {
+      200: { description: 'Sessions, newest first', json: named('SessionList', SessionListSchema) },
+      401: error('Not signed in'),
+    },
+  },
+  {
+    id: 'sessions-revoke',
+    method: 'delete',
+    path: '/api/sessions/:id',
+    cache: 'no-store',
+    access: 'account',
+    summary: 'End one of your sessions',
+    params: SessionIdParamsSchema,
+    responses: {
+      200: { description: 'Ended', json: named('SessionList', SessionListSchema) },
+      401: error('Not signed in'),
+      404: error('No such session of yours'),
     },
   },
   {
