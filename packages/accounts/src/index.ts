@@ -62,6 +62,8 @@ export {
   addressAllowed,
   type CreateTokenInput,
   createToken,
+  findAccountToken,
+  isAccountWideToken,
   listTokens,
   parseCidrs,
   revokeAccountToken,
@@ -70,4 +72,5 @@ export {
   TokenInputError,
   type TokenRefusal,
   verifyToken,
+  widerThanToken,
 } from './tokens/tokens.service.js';
