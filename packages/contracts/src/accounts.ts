@@ -242,3 +242,27 @@ export const CliTokenResponseSchema = z.object({
   account: z.object({ email: z.string() }),
 });
 export type CliTokenResponse = z.infer<typeof CliTokenResponseSchema>;
+
+// The device flow (RFC 8628) as better-auth answers it under /api/auth/device: what the CLI reads.
+
+/** Answer of POST /api/auth/device/code. */
+export const DeviceCodeResponseSchema = z.object({
+  device_code: z.string().min(1),
+  user_code: z.string().min(1),
+  verification_uri: z.string(),
+  verification_uri_complete: z.string().optional(),
+  /** Seconds until the codes expire. */
+  expires_in: z.number().int().positive(),
+  /** Seconds to wait between polls. */
+  interval: z.number().int().positive().default(5),
+});
+export type DeviceCodeResponse = z.infer<typeof DeviceCodeResponseSchema>;
+
+/** Answer of POST /api/auth/device/token once approved: a better-auth session token. */
+export const DeviceTokenResponseSchema = z.object({ access_token: z.string().min(1) });
+
+/** Refusal of POST /api/auth/device/token (RFC 8628 section 3.5). */
+export const DeviceTokenErrorSchema = z.object({
+  error: z.string(),
+  error_description: z.string().optional(),
+});
