@@ -130,26 +130,28 @@ export async function listAccountTokens(input: TokenListOptions, command: Comman
   }
   const state = (t: TokenSummary) =>
     t.revokedAt ? 'revoked' : Date.parse(t.expiresAt) <= Date.now() ? 'expired' : t.expiresAt.slice(0, 10);
+  // Cut to a terminal's width only: a script reading the output gets every column whole.
+  const width = process.stdout.isTTY ? terminalWidth() : Number.MAX_SAFE_INTEGER;
   for (const line of table(
     [
-      { header: 'ID' },
-      { header: 'NAME', flexible: true },
-      { header: 'PREFIX' },
+      { header: 'NAME' },
       { header: 'PERMISSION' },
-      { header: 'LIMITS' },
+      { header: 'LIMITS', flexible: true },
       { header: 'EXPIRES' },
       { header: 'LAST USED' },
+      { header: 'PREFIX' },
+      { header: 'ID' },
     ],
     tokens.map((t) => [
-      t.id,
       t.name,
-      t.prefix,
       t.permission,
       limitsOf(t),
       state(t),
       t.lastUsedAt?.slice(0, 10) ?? '-',
+      t.prefix,
+      t.id,
     ]),
-    terminalWidth(),
+    width,
   ))
     ctx.out(line);
 }
