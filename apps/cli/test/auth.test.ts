@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CreatedTokenSchema, MeSchema, TokenListSchema } from '@pkgreg/contracts';
 import { useTestDatabase } from '@pkgreg/db/vitest';
@@ -276,7 +277,7 @@ describe('pkgreg token', () => {
     const json = TokenListSchema.parse({
       data: JSON.parse((await cli(['token', 'list', '--json'], browserHome)).stdout),
     });
-    expect(json.data.map((t) => t.name)).toContain('pkgreg CLI on ' + (await import('node:os')).hostname());
+    expect(json.data.map((t) => t.name)).toContain(`pkgreg CLI on ${hostname()}`);
 
     const revoked = await cli(['token', 'revoke', token.id], browserHome);
     expect(revoked.code, revoked.stderr).toBe(0);
