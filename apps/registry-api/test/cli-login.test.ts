@@ -207,7 +207,11 @@ describe('browser sign-in: security', () => {
         .send({ ...authorizeQuery(challenge, { redirect_uri: redirect }), decision: 'approve' });
       expect({ redirect, status: post.status }).toEqual({ redirect, status: 400 });
     }
-    for (const bad of [{ code_challenge_method: 'plain' }, { code_challenge: 'short' }, { state: 'x' }]) {
+    for (const bad of <Record<string, string>[]>[
+      { code_challenge_method: 'plain' },
+      { code_challenge: 'short' },
+      { state: 'x' },
+    ]) {
       const page = await agent.get('/api/cli/authorize').query(authorizeQuery(challenge, bad));
       expect(page.status).toBe(400);
     }
