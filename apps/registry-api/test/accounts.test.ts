@@ -241,7 +241,7 @@ describe('tokens', () => {
     expect(after.n).toBe(before.n);
   });
 
-  it('tokens are not managed with a token, nor by a cross-site request, nor across accounts', async () => {
+  it('tokens are not managed with a read token, nor by a cross-site request, nor across accounts', async () => {
     const agent = await signIn('owner1');
     const created = await newToken(agent);
     const withToken = await request(app)

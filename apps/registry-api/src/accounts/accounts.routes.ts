@@ -7,9 +7,11 @@ import {
   changeScopeSettings,
   createToken,
   deleteTrustedPublisher,
+  findAccountToken,
   findPackageVisibility,
   findScopeSettings,
   insertTrustedPublisher,
+  isAccountWideToken,
   listOrganizationAudit,
   listTokens,
   listTrustedPublishers,
@@ -20,6 +22,7 @@ import {
   SettingsError,
   TokenInputError,
   takeOverOrganization,
+  widerThanToken,
 } from '@pkgreg/accounts';
 import {
   AuditQuerySchema,
@@ -66,6 +69,7 @@ type Handlers = Pick<
   | 'tokens-list'
   | 'tokens-create'
   | 'tokens-revoke'
+  | 'tokens-revoke-current'
   | 'scope-settings'
   | 'scope-settings-update'
   | 'package-settings'
@@ -163,14 +167,32 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
     return viewer;
   }
 
-  /** Tokens are managed by a signed-in person (a session cookie, or the CLI's device-flow session), never by a token. */
-  async function sessionAccount(req: Request): Promise<string> {
+  /**
+   * Who manages tokens: a signed-in person (a session cookie, or the CLI's device-flow session bearer),
+   * or, as npm allows, an access token of the account (docs/cli-auth.md): a publish token creates tokens
+   * no wider than itself, and one without limits also lists and revokes the account's tokens.
+   */
+  async function tokenManager(req: Request): Promise<{ accountId: string; token?: AccessTokenRow }> {
     if (/^bearer\s+pkgreg_/i.test(req.headers.authorization ?? '')) {
-      throw forbidden('Tokens are managed while signed in (the web UI or `pkgreg login`), not with a token');
+      const viewer = await account(req);
+      const token = viewer.tokenId ? await findAccountToken(db, viewer.accountId, viewer.tokenId) : undefined;
+      if (!token) throw unauthorized(SIGN_IN);
+      return { accountId: viewer.accountId, token };
     }
     const session = await deps.auth.api.getSession({ headers: fromNodeHeaders(req.headers) });
     if (!session) throw unauthorized('Sign in to manage tokens');
-    return session.user.id;
+    return { accountId: session.user.id };
+  }
+
+  /** A manager that may list and revoke any of the account's tokens: a person, or an account-wide token. */
+  async function accountWideManager(req: Request): Promise<string> {
+    const manager = await tokenManager(req);
+    if (manager.token && !isAccountWideToken(manager.token)) {
+      throw forbidden(
+        'Only a publish token without limits (the one `pkgreg login` stores) lists and revokes tokens; or sign in',
+      );
+    }
+    return manager.accountId;
   }
 
   /** The request's better-auth session (cookie, or the CLI's device-flow bearer); a 401 without one. */
@@ -333,12 +355,14 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
       res.json({ data: await sessionList(session.userId, session.id) });
     },
     'tokens-list': async (req, res) => {
-      const accountId = await sessionAccount(req);
+      const accountId = await accountWideManager(req);
       res.json({ data: (await listTokens(db, accountId)).map(tokenSummary) });
     },
     'tokens-create': async (req, res) => {
-      const accountId = await sessionAccount(req);
+      const { accountId, token: parent } = await tokenManager(req);
       const input = parseBody(CreateTokenRequestSchema, req.body);
+      const wider = parent ? widerThanToken(parent, input) : undefined;
+      if (wider) throw forbidden(`A token creates only tokens no wider than itself: ${wider}`);
       try {
         const { token, row } = await createToken(db, accountId, input, {
           maxDays: deps.tokenMaxDays,
@@ -351,10 +375,19 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
       }
     },
     'tokens-revoke': async (req, res) => {
-      const accountId = await sessionAccount(req);
+      const accountId = await accountWideManager(req);
       const { id } = parseQuery(TokenIdParamsSchema, req.params);
       const revoked = await revokeAccountToken(db, accountId, id, requestIdOf(res));
       if (!revoked) throw notFound('Token not found');
+      res.json(tokenSummary(revoked));
+    },
+    'tokens-revoke-current': async (req, res) => {
+      // The token presented revokes itself (`pkgreg logout`), whatever its permission or limits.
+      const viewer = await deps.viewerOf(req);
+      if (viewer.kind === 'anonymous' || !viewer.tokenId)
+        throw unauthorized('Send the token to revoke: Authorization: Bearer pkgreg_…');
+      const revoked = await revokeAccountToken(db, viewer.accountId, viewer.tokenId, requestIdOf(res));
+      if (!revoked) throw unauthorized(SIGN_IN);
       res.json(tokenSummary(revoked));
     },
     'scope-settings': async (req, res) => {
