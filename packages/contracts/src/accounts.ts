@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PACKAGE_SEGMENT_PATTERN } from './registry.js';
+import { PackagePathParamsSchema } from './route-params.js';
 
 // Accounts, organisations, visibility and tokens (docs/accounts.md). Sign-in, sessions and organisation
 // membership are better-auth's endpoints under /api/auth; these are the registry's own.
@@ -174,7 +175,10 @@ export const TrustedPublisherRequestSchema = z.object({
   wholeScope: z.boolean().default(false),
 });
 
-export const TrustedPublisherParamsSchema = z.object({ id: z.uuid() });
+/** Path of DELETE /api/packages/{scope}/{name}/trusted-publishers/{id}. */
+export const TrustedPublisherParamsSchema = PackagePathParamsSchema.extend({
+  id: z.uuid({ error: 'trusted publisher id must be a UUID' }),
+});
 
 /** Body of POST /api/orgs/{slug}/github: link the GitHub organisation the caller administers. */
 export const GitHubOrgLinkRequestSchema = z.object({

@@ -397,6 +397,8 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
     },
     'scope-settings-update': async (req, res) => {
       const scope = scopeOf(req.params.scope);
+      // Credentials before the body: a caller without any learns nothing about what a body should hold.
+      await account(req);
       const change = parseBody(ScopeSettingsRequestSchema, req.body);
       const viewer = await administeredScope(req, scope, change.organizationId !== undefined);
       try {

@@ -42,6 +42,7 @@ import {
   TokenListSchema,
   TokenSummarySchema,
   TrackResponseSchema,
+  TrustedPublisherParamsSchema,
   TrustedPublisherRequestSchema,
   VersionDetailSchema,
   VersionFilePathParamsSchema,
@@ -745,6 +746,7 @@ export const ROUTES = [
     cache: 'no-store',
     access: 'scope',
     summary: 'Stop trusting a CI identity',
+    params: TrustedPublisherParamsSchema,
     responses: {
       200: {
         description: 'Settings after the change',
