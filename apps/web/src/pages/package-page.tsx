@@ -13,6 +13,7 @@ import {
   sourceUrl,
   trackDownload,
 } from '../api.js';
+import { atLeast, scopeRole, useAccount } from '../account.js';
 import { CopyButton } from '../components/copy-button.js';
 import { FileTree } from '../components/file-tree.js';
 import { FileViewer } from '../components/file-viewer.js';
@@ -285,6 +286,11 @@ function PackageView(props: {
         </h1>
         <div class="badges">
           <span class={`badge badge-kind kind-${pkg.kind}`}>{pkg.kind}</span>
+          {pkg.private ? (
+            <span class="badge badge-private" data-testid="private-badge">
+              Private
+            </span>
+          ) : null}
           {pkg.version ? <span class="badge">v{pkg.version}</span> : null}
           {pkg.verified ? (
             <span class="badge badge-verified" data-testid="verified">
@@ -304,6 +310,7 @@ function PackageView(props: {
           {fromDetail || shown ? <RiskBadge risk={risk} /> : null}
         </div>
         <p class="package-desc">{pkg.description || 'No description.'}</p>
+        <SettingsLink scope={pkg.scope} name={pkg.name} />
       </header>
 
       {pkg.status === 'deprecated' ? (
@@ -570,6 +577,22 @@ function PackageView(props: {
         </aside>
       </div>
     </article>
+  );
+}
+
+/** The settings page link, for the scope's admins (the page itself is what checks). */
+function SettingsLink(props: { scope: string; name: string }) {
+  const account = useAccount();
+  const admin =
+    atLeast(scopeRole(account, props.scope), 'admin') ||
+    (account.status === 'signed-in' && account.me.account.siteAdmin);
+  if (!admin) return null;
+  return (
+    <p class="package-settings-link">
+      <a href={`/packages/@${props.scope}/${props.name}/settings`} data-testid="package-settings-link">
+        Package settings
+      </a>
+    </p>
   );
 }
 
