@@ -277,7 +277,7 @@ export async function updateScopeSettings(
 // --- Package settings ---
 
 const settingsPath = (scope: string, name: string) =>
-  `/api/packages/${encodeURIComponent(scope)}/${encodeURIComponent(name)}`;
+  `/api/packages/@${encodeURIComponent(scope)}/${encodeURIComponent(name)}`;
 
 export async function getPackageSettings(scope: string, name: string): Promise<PackageSettings> {
   return (await contracts()).PackageSettingsSchema.parse(await get(`${settingsPath(scope, name)}/settings`));

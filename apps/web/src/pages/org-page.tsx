@@ -221,7 +221,7 @@ function Invitations(props: { org: FullOrganization; onChange: () => void }) {
                 <CopyButton
                   text={linkOf(invitation.id)}
                   label="Copy link"
-                  ariaLabel={`Copy the link for ${invitation.email}`}
+                  ariaLabel={`Copy link for ${invitation.email}`}
                 />
                 <button type="button" class="button" onClick={() => onCancel(invitation.id)}>
                   Cancel<span class="visually-hidden"> the invitation of {invitation.email}</span>
