@@ -155,6 +155,10 @@ const env = {
   PKGREG_PUBLIC_BASE_URL: process.env.PKGREG_PUBLIC_BASE_URL ?? 'http://localhost:4100',
   REGISTRY_URL: process.env.REGISTRY_URL ?? 'http://127.0.0.1:4000',
 };
+// Accounts in development (docs/accounts.md): the web UI's dev server (Vite, :5173) proxies /api, so the
+// registry must trust its origin for signed-in writes; the development sign-in needs no identity provider.
+env.WEB_ORIGINS ??= 'http://localhost:5173,http://127.0.0.1:5173';
+if (env.NODE_ENV !== 'production') env.DEV_SIGN_IN ??= 'true';
 
 // 4-6. Build, migrate, seed.
 log('building');
