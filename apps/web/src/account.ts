@@ -1,6 +1,6 @@
 import type { Me, RoleName } from '@pkgreg/contracts';
 import { useEffect, useState } from 'preact/hooks';
-import { getMe } from './accounts-api.js';
+import { getMe } from './account-session.js';
 
 // Who is signed in, asked once per page load (GET /api/me) and shared by the header and every page.
 // Signing in, out or joining an organisation calls refreshAccount() so they all see the change.

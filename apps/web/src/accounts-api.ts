@@ -3,82 +3,23 @@ import type {
   AuthOptions,
   CreatedToken,
   CreateTokenRequest,
-  Me,
   PackageSettings,
   RoleName,
   ScopeSettings,
   TokenSummary,
   Visibility,
 } from '@pkgreg/contracts';
-import { ApiError, RegistryUnavailableError } from './api.js';
+import { call, contracts, get, post } from './account-session.js';
+import { ApiError } from './api.js';
 
-// Accounts over the same-origin API (docs/accounts.md): the registry's own routes (/api/me, /api/tokens,
-// settings, the audit log) and better-auth's under /api/auth (sign-in, sessions, organisations, device
-// codes). The session is an HttpOnly cookie the browser sends by itself; every write is JSON from this
-// origin, which is what the registry's CSRF guard and better-auth's origin check accept.
-
-const TIMEOUT_MS = 10_000;
-
-// The contract schemas live in the client's chunk (api.ts): asked for when an answer needs parsing, so the
-// first chunk stays without zod (docs/benchmarks.md, the registry client a chunk of its own).
-const contracts = () => import('./account-schemas.js');
-
-/** An error body of ours (`{error}`) or better-auth's (`{message}`, `{error_description}`). */
-function messageOf(body: unknown, fallback: string): string {
-  if (body && typeof body === 'object') {
-    const value = body as Record<string, unknown>;
-    for (const key of ['error_description', 'message', 'error']) {
-      if (typeof value[key] === 'string' && value[key]) return value[key] as string;
-    }
-  }
-  return fallback;
-}
-
-async function call(method: string, path: string, body?: unknown): Promise<unknown> {
-  let res: Response;
-  try {
-    res = await fetch(path, {
-      method,
-      credentials: 'same-origin',
-      cache: 'no-store',
-      headers: body === undefined ? { Accept: 'application/json' } : { 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-  } catch {
-    throw new RegistryUnavailableError();
-  }
-  const text = await res.text();
-  let parsed: unknown = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    if (res.ok) throw new RegistryUnavailableError('The registry sent an unreadable answer');
-  }
-  if (!res.ok) {
-    if (res.status >= 500 && parsed === null) throw new RegistryUnavailableError();
-    throw new ApiError(res.status, messageOf(parsed, res.statusText || `HTTP ${res.status}`));
-  }
-  return parsed;
-}
-
-const get = (path: string) => call('GET', path);
-const post = (path: string, body: unknown = {}) => call('POST', path, body);
+// The account pages' calls (docs/web-accounts.md): the registry's own routes (/api/tokens, settings, the
+// audit log) and better-auth's under /api/auth (sign-in, sessions, organisations, device codes). Every
+// write is JSON from this origin (account-session.ts), which the CSRF guard and better-auth accept.
 
 // --- Sign-in and the account ---
 
 export async function getAuthOptions(): Promise<AuthOptions> {
   return (await contracts()).AuthOptionsSchema.parse(await get('/api/auth-options'));
-}
-
-/** Who is signed in; null when nobody is (401). */
-export async function getMe(): Promise<Me | null> {
-  try {
-    return (await contracts()).MeSchema.parse(await get('/api/me'));
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 401) return null;
-    throw error;
-  }
 }
 
 export async function devSignIn(handle: string): Promise<void> {
@@ -103,16 +44,12 @@ export async function providerSignInUrl(provider: string, next: string): Promise
   return answer.url;
 }
 
-export async function signOut(): Promise<void> {
-  await post('/api/auth/sign-out');
-}
-
 /**
  * `next` when it is a path of this site (`/settings/tokens`), else `/`: a sign-in link must not become a
  * redirect to another site.
  */
 export function safeNext(next: string | null | undefined): string {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return '/';
+  if (!next?.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return '/';
   try {
     const url = new URL(next, window.location.origin);
     if (url.origin !== window.location.origin) return '/';

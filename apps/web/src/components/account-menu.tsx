@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { refreshAccount, useAccount } from '../account.js';
-import { signOut } from '../accounts-api.js';
+import { signOut } from '../account-session.js';
 import { navigate, useLocation } from '../router.js';
 
 // The header's account control: "Sign in" when signed out; else the account's avatar and name opening a
