@@ -77,6 +77,25 @@ describe('GET /api/auth-options', () => {
     expect(signedIn.body).toEqual({ devSignIn: true, providers: [{ id: 'github', name: 'GitHub' }] });
   });
 
+  it("a provider it lists starts with the call the sign-in page makes (better-auth's /sign-in/social)", async () => {
+    const app = appWith({ ...GITHUB, GITHUB_WEB_URL: 'https://github.example' });
+    const options = AuthOptionsSchema.parse((await request(app).get('/api/auth-options')).body);
+    const res = await request(app)
+      .post('/api/auth/sign-in/social')
+      .set('Origin', 'http://registry.test')
+      .send({
+        provider: options.providers[0]?.id,
+        callbackURL: 'http://registry.test/settings/tokens',
+        errorCallbackURL: 'http://registry.test/sign-in?error=provider',
+        disableRedirect: true,
+      });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const url = new URL(res.body.url);
+    expect(url.origin + url.pathname).toBe('https://github.example/login/oauth/authorize');
+    expect(url.searchParams.get('client_id')).toBe('Iv1.client');
+    expect(url.searchParams.get('redirect_uri')).toBe('http://registry.test/api/auth/callback/github');
+  });
+
   it('never offers the development sign-in in production, whatever the flag', () => {
     const env = { ...loadEnv({ DEV_SIGN_IN: 'true' }), NODE_ENV: 'production' as const };
     expect(authOptionsOf(env).devSignIn).toBe(false);
