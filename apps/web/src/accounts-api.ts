@@ -44,21 +44,6 @@ export async function providerSignInUrl(provider: string, next: string): Promise
   return answer.url;
 }
 
-/**
- * `next` when it is a path of this site (`/settings/tokens`), else `/`: a sign-in link must not become a
- * redirect to another site.
- */
-export function safeNext(next: string | null | undefined): string {
-  if (!next?.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return '/';
-  try {
-    const url = new URL(next, window.location.origin);
-    if (url.origin !== window.location.origin) return '/';
-    return url.pathname + url.search + url.hash;
-  } catch {
-    return '/';
-  }
-}
-
 // --- Tokens ---
 
 export async function listTokens(): Promise<TokenSummary[]> {

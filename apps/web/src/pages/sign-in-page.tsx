@@ -1,7 +1,8 @@
 import type { AuthOptions } from '@pkgreg/contracts';
 import { useState } from 'preact/hooks';
 import { refreshAccount, useAccount } from '../account.js';
-import { devSignIn, getAuthOptions, providerSignInUrl, safeNext } from '../accounts-api.js';
+import { devSignIn, getAuthOptions, providerSignInUrl } from '../accounts-api.js';
+import { safeNext } from '../next-path.js';
 import { errorText, FormStatus, usePageTitle } from '../components/account-pages.js';
 import { ErrorState, SkeletonList } from '../components/states.js';
 import { navigate } from '../router.js';
