@@ -154,11 +154,11 @@ const env = {
   NODE_ENV: process.env.NODE_ENV ?? 'development',
   PKGREG_PUBLIC_BASE_URL: process.env.PKGREG_PUBLIC_BASE_URL ?? 'http://localhost:4100',
   REGISTRY_URL: process.env.REGISTRY_URL ?? 'http://127.0.0.1:4000',
-  // The development sign-in (no identity provider, works offline; refused in production) and the web
-  // UI's origins, whose signed-in writes the registry trusts (docs/accounts.md).
-  DEV_SIGN_IN: process.env.DEV_SIGN_IN ?? 'true',
-  WEB_ORIGINS: process.env.WEB_ORIGINS ?? 'http://localhost:5173,http://127.0.0.1:5173',
 };
+// Accounts in development (docs/accounts.md): the web UI's dev server (Vite, :5173) proxies /api, so the
+// registry must trust its origin for signed-in writes; the development sign-in needs no identity provider.
+env.WEB_ORIGINS ??= 'http://localhost:5173,http://127.0.0.1:5173';
+if (env.NODE_ENV !== 'production') env.DEV_SIGN_IN ??= 'true';
 
 // 4-6. Build, migrate, seed.
 log('building');

@@ -8,6 +8,7 @@ import { toNodeHandler } from 'better-auth/node';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import { accountsRoutes } from './accounts/accounts.routes.js';
+import { authOptionsRoutes } from './accounts/auth-options.routes.js';
 import { createRegistryAuth, trustedOrigins } from './accounts/auth-setup.js';
 import { cliLoginRoutes } from './accounts/cli-login.routes.js';
 import { csrfGuard } from './accounts/csrf.js';
@@ -215,6 +216,7 @@ function createExpressApp(deps: WiredDeps): Express {
       devSignIn: deps.env.DEV_SIGN_IN && deps.env.NODE_ENV !== 'production',
       tokenMaxDays: deps.env.TOKEN_MAX_DAYS,
     }),
+    ...authOptionsRoutes(deps.env),
   };
   // Routes that take JSON parse it first; elsewhere a malformed one must still be a 400, never a 5xx.
   const jsonParser: RequestHandler[] = [

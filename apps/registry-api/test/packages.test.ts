@@ -23,8 +23,10 @@ describe('GET /api/packages/@:scope/:name (registry-api.md: package detail)', ()
     expect(Object.keys(res.body).sort()).toEqual(Object.keys(PackageDetailSchema.shape).sort());
     // The spec's 35 fields and the additive `warnings` (docs/versions.md), `risk`, `findings` and
     // `quarantineReason` (docs/risk-scan.md), `deprecationMessage` (docs/publishing.md),
-    // `dependencies` (docs/versions.md, Dependencies) and the three recent-download fields.
-    expect(Object.keys(res.body)).toHaveLength(44);
+    // `dependencies` (docs/versions.md, Dependencies), the three recent-download fields and `private`
+    // (docs/accounts.md).
+    expect(Object.keys(res.body)).toHaveLength(45);
+    expect(res.body.private).toBe(false);
     expect(res.body.warnings).toEqual([]);
     const detail = PackageDetailSchema.parse(res.body);
     expect(detail).toMatchObject({
@@ -233,8 +235,10 @@ describe('GET /api/packages (registry-api.md: list; decisions.md: Registry / Lis
         'risk',
         'scope',
         'sourceRepo',
+        'private',
       ].sort(),
     );
+    expect(res.body.data[0].private).toBe(false);
   });
 
   it('hides delisted packages and counts only visible ones in total (decisions.md: Registry / Status)', async () => {

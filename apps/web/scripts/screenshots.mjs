@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Screenshots of the home, search results and package pages at desktop (1280 px) and phone (375 px) widths,
-// written to docs/screenshots/. Same real stack as the browser tests: the UI built by Vite, served by a
+// and of the account pages (sign-in, tokens, an organisation, package settings) at desktop width, written
+// to docs/screenshots/. Same real stack as the browser tests: the UI built by Vite, served by a
 // registry-api child process over a throwaway database seeded with the test packages, Debian's Chromium.
 //   pnpm --filter @pkgreg/web screenshots    (needs PostgreSQL, Redis and a built registry-api)
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -51,7 +52,7 @@ try {
     .where('scope', '=', 'acme')
     .where('name', '=', 'code-review')
     .execute();
-  registry = await startRegistry({ databaseUrl: t.url });
+  registry = await startRegistry({ databaseUrl: t.url, env: { DEV_SIGN_IN: 'true' } });
   const base = registry.baseUrl;
   await poll(
     async () => (await (await fetch(`${base}/api/packages?pageSize=1`)).json()).total,
@@ -94,8 +95,90 @@ try {
       await browser.close();
     }
   }
+  await accountShots(base);
 } finally {
   await registry?.stop();
   await t.destroy();
   rmSync(repos, { recursive: true, force: true });
+}
+
+/** The account pages, signed in by the development sign-in; the token's secret is replaced by a fake. */
+async function accountShots(base) {
+  const browser = await launchBrowser(VIEWPORTS[0]);
+  try {
+    const page = await browser.context.newPage();
+    const shot = async (name, options = {}) => {
+      await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
+      const file = path.join(outDir, `${name}-desktop.png`);
+      await page.screenshot({ path: file, animations: 'disabled', caret: 'hide', ...options });
+      const size = statSync(file).size;
+      if (size >= MAX_BYTES) throw new Error(`${file} is ${size} bytes, over 1 MiB`);
+      console.log(`${path.relative(REPO_ROOT, file)}  ${(size / 1024).toFixed(0)} KiB`);
+    };
+    /** A same-origin JSON call with the page's session cookie (what the UI itself sends). */
+    const call = (method, url, body) =>
+      page.evaluate(
+        async ({ method, url, body }) => {
+          const res = await fetch(url, {
+            method,
+            headers: { 'Content-Type': 'application/json' },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+          if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+          return res.json();
+        },
+        { method, url, body },
+      );
+
+    await page.goto(`${base}/sign-in`);
+    await page.waitForSelector('#dev-handle');
+    await shot('sign-in');
+
+    await call('POST', '/api/auth/dev/sign-in', { handle: 'ada' });
+    const org = await call('POST', '/api/auth/organization/create', { name: 'Acme Platform', slug: 'acme-platform' });
+    await call('PUT', '/api/scopes/acme-platform/settings', { organizationId: org.id });
+    await call('PUT', '/api/scopes/acme-platform/settings', { visibility: 'private' });
+    await insertPackages(t.db, [
+      { scope: 'acme-platform', name: 'deploy-runbook', description: 'How Acme ships: the deploy runbook.' },
+    ]);
+    await call('POST', '/api/auth/organization/invite-member', {
+      organizationId: org.id,
+      email: 'grace@dev.pkgreg.invalid',
+      role: 'publisher',
+    });
+    await call('POST', '/api/packages/@acme-platform/deploy-runbook/trusted-publishers', {
+      issuer: 'https://token.actions.githubusercontent.com',
+      repository: 'acme-platform/runbooks',
+      workflow: 'publish.yml',
+      environment: 'release',
+    });
+    await call('POST', '/api/tokens', { name: 'laptop', permission: 'read', expiresInDays: 90 });
+
+    await page.goto(`${base}/settings/tokens`);
+    await page.waitForSelector('[data-testid="token-row"]');
+    await page.fill('#token-name', 'CI deploy');
+    await page.check('input[value="publish"]');
+    await page.fill('#token-scopes', '@acme-platform');
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('[data-testid="new-token-secret"]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="token-row"]').length === 2);
+    // Never a real secret in a picture: a fake of the same shape.
+    await page.evaluate(() => {
+      for (const el of document.querySelectorAll('[data-testid="new-token-secret"]')) {
+        el.textContent = 'pkgreg_EXAMPLEnotArealTOKENexample00000';
+      }
+    });
+    await shot('tokens', { fullPage: true });
+
+    await page.goto(`${base}/orgs/acme-platform`);
+    await page.waitForSelector('[data-testid="audit-event"]');
+    await page.waitForSelector('[data-testid="org-scope"]');
+    await shot('org', { fullPage: true });
+
+    await page.goto(`${base}/packages/@acme-platform/deploy-runbook/settings`);
+    await page.waitForSelector('[data-testid="trusted-publisher"]');
+    await shot('package-settings', { fullPage: true });
+  } finally {
+    await browser.close();
+  }
 }

@@ -1,8 +1,54 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { RegistryUnavailableError } from './api.js';
+import { AccountMenu } from './components/account-menu.js';
+import { ErrorState, SkeletonList } from './components/states.js';
 import { HomePage } from './pages/home-page.js';
 import { NotFoundPage } from './pages/not-found-page.js';
 import { PackagePage } from './pages/package-page.js';
-import { matchRoute, useLocation } from './router.js';
+import { type AccountRoute, matchRoute, type Route, type RouteLocation, useLocation } from './router.js';
+
+function Page(props: { route: Route; location: RouteLocation }) {
+  const { route, location } = props;
+  switch (route.page) {
+    case 'home':
+      return <HomePage search={location.search} visit={location.visit} />;
+    case 'package':
+      // Keyed by the package: arriving on its page (a reload, a link, back from elsewhere) mounts a new
+      // visit (track once per visit); picking a version or opening a file stays in it.
+      return (
+        <PackagePage
+          key={`${route.scope}/${route.name}`}
+          scope={route.scope}
+          name={route.name}
+          search={location.search}
+        />
+      );
+    case 'not-found':
+      return <NotFoundPage />;
+    default:
+      // Sign-in, settings, organisations, invitations, devices: a chunk of their own, loaded when one is
+      // opened (most visits only browse).
+      return <AccountPage route={route} location={location} />;
+  }
+}
+
+type AccountPagesModule = typeof import('./pages/account-pages.js');
+let accountPages: Promise<AccountPagesModule> | null = null;
+
+function AccountPage(props: { route: AccountRoute; location: RouteLocation }) {
+  const [loaded, setLoaded] = useState<AccountPagesModule | null>(null);
+  const [failed, setFailed] = useState<unknown>(null);
+  useEffect(() => {
+    accountPages ??= import('./pages/account-pages.js');
+    accountPages.then(setLoaded, (error: unknown) => {
+      accountPages = null;
+      setFailed(error);
+    });
+  }, []);
+  if (failed) return <ErrorState error={new RegistryUnavailableError()} heading="h1" />;
+  if (!loaded) return <SkeletonList rows={2} label="Loading the page" />;
+  return <loaded.AccountPages route={props.route} location={props.location} />;
+}
 
 export function App() {
   const location = useLocation();
@@ -34,23 +80,11 @@ export function App() {
             <a href="/?sort=stars">Popular</a>
             <a href="/?sort=indexed">New</a>
           </nav>
+          <AccountMenu />
         </div>
       </header>
       <main id="main" class="main" ref={mainRef} tabIndex={-1}>
-        {route.page === 'home' ? (
-          <HomePage search={location.search} visit={location.visit} />
-        ) : route.page === 'package' ? (
-          // Keyed by the package: arriving on its page (a reload, a link, back from elsewhere) mounts a new
-          // visit (track once per visit); picking a version or opening a file stays in it.
-          <PackagePage
-            key={`${route.scope}/${route.name}`}
-            scope={route.scope}
-            name={route.name}
-            search={location.search}
-          />
-        ) : (
-          <NotFoundPage />
-        )}
+        <Page route={route} location={location} />
       </main>
       <footer class="site-footer">
         <p>

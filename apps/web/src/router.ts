@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 
-// A tiny history router: three routes do not justify a dependency. Every push or back/forward counts
+// A tiny history router: a dozen routes do not justify a dependency. Every push or back/forward counts
 // (`visit`, a number) so a page can tell a navigation from its own URL rewrites (the home page's typing).
 
 export interface RouteLocation {
@@ -99,10 +99,57 @@ export function useLocation(): RouteLocation {
 export type Route =
   | { page: 'home' }
   | { page: 'package'; scope: string; name: string }
+  | { page: 'package-settings'; scope: string; name: string }
+  | { page: 'sign-in' }
+  | { page: 'settings-tokens' }
+  | { page: 'settings-sessions' }
+  | { page: 'settings-orgs' }
+  | { page: 'org'; slug: string }
+  | { page: 'invitation'; id: string }
+  | { page: 'device' }
   | { page: 'not-found' };
+
+/** The routes of the account pages (a chunk of their own). */
+export type AccountRoute = Exclude<Route, { page: 'home' | 'package' | 'not-found' }>;
+
+const FIXED: Record<string, Route> = {
+  '/sign-in': { page: 'sign-in' },
+  '/settings': { page: 'settings-tokens' },
+  '/settings/tokens': { page: 'settings-tokens' },
+  '/settings/sessions': { page: 'settings-sessions' },
+  '/settings/orgs': { page: 'settings-orgs' },
+  '/device': { page: 'device' },
+};
+
+/** A path segment decoded, or null when it is not valid percent-encoding. */
+function segment(value: string): string | null {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return null;
+  }
+}
 
 export function matchRoute(pathname: string): Route {
   if (pathname === '/' || pathname === '') return { page: 'home' };
+  const fixed = FIXED[pathname.replace(/\/+$/, '')];
+  if (fixed) return fixed;
+  const org = /^\/orgs\/([^/]+)\/?$/.exec(pathname);
+  if (org?.[1]) {
+    const slug = segment(org[1]);
+    return slug ? { page: 'org', slug } : { page: 'not-found' };
+  }
+  const invitation = /^\/invitations\/([^/]+)\/?$/.exec(pathname);
+  if (invitation?.[1]) {
+    const id = segment(invitation[1]);
+    return id ? { page: 'invitation', id } : { page: 'not-found' };
+  }
+  const settings = /^\/packages\/(?:@|%40)([^/]+)\/([^/]+)\/settings\/?$/.exec(pathname);
+  if (settings?.[1] && settings[2]) {
+    const scope = segment(settings[1]);
+    const name = segment(settings[2]);
+    return scope && name ? { page: 'package-settings', scope, name } : { page: 'not-found' };
+  }
   const match = /^\/(?:@|%40)([^/]+)\/([^/]+)\/?$/.exec(pathname);
   if (match?.[1] && match[2]) {
     try {

@@ -304,3 +304,19 @@ export const DeviceTokenErrorSchema = z.object({
   error: z.string(),
   error_description: z.string().optional(),
 });
+
+/** A sign-in provider the registry is configured with (GitHub's OAuth app, an operator's OIDC provider). */
+export const SignInProviderSchema = z.object({
+  /** better-auth's provider id: POST /api/auth/sign-in/social {provider: id} starts its flow. */
+  id: z.enum(['github', 'oidc']),
+  /** What the sign-in button says. */
+  name: z.string(),
+});
+
+/** Answer of GET /api/auth-options: the sign-in methods the web UI offers. */
+export const AuthOptionsSchema = z.object({
+  /** The development sign-in (POST /api/auth/dev/sign-in {handle}); never in production. */
+  devSignIn: z.boolean(),
+  providers: z.array(SignInProviderSchema),
+});
+export type AuthOptions = z.infer<typeof AuthOptionsSchema>;

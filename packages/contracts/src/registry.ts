@@ -43,6 +43,8 @@ export const PackageListItemSchema = z.object({
   lastIndexedAt: IsoTimestamp,
   /** The latest version's risk (docs/risk-scan.md); null before its first scan. Added to the contract. */
   risk: RiskSchema.nullable().default(null),
+  /** Readable by members only (it or its scope is private; docs/accounts.md); absent: public. Added to the contract. */
+  private: z.boolean().optional(),
 });
 export type PackageListItem = z.infer<typeof PackageListItemSchema>;
 
@@ -156,6 +158,8 @@ export const PackageDetailSchema = z.object({
   downloadsLast30Days: z.number().int().nonnegative().default(0),
   /** The same 30 days one by one (what the web page's sparkline draws); null from older registries. */
   dailyDownloads: DailyDownloadsSchema.nullable().default(null),
+  /** Readable by members only (it or its scope is private; docs/accounts.md); absent: public. Added to the contract. */
+  private: z.boolean().optional(),
 });
 export type PackageDetail = z.infer<typeof PackageDetailSchema>;
 
@@ -171,6 +175,8 @@ export const SearchResultItemSchema = z.object({
   verified: z.boolean(),
   /** The latest version's risk; null before its first scan. Added to the contract. */
   risk: RiskSchema.nullable().default(null),
+  /** Readable by members only (docs/accounts.md); absent: public. Added to the contract. */
+  private: z.boolean().optional(),
 });
 export type SearchResultItem = z.infer<typeof SearchResultItemSchema>;
 

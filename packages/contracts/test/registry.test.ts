@@ -177,6 +177,7 @@ describe('registry-api.md: Package list item', () => {
         'license',
         'lastIndexedAt',
         'risk',
+        'private',
       ].sort(),
     );
   });
@@ -217,6 +218,7 @@ describe('registry-api.md: Package detail', () => {
         'downloadsLast7Days',
         'downloadsLast30Days',
         'dailyDownloads',
+        'private',
       ].sort(),
     );
     expect(new Set(keys).size).toBe(keys.length);
@@ -286,6 +288,16 @@ describe('registry-api.md: Package detail', () => {
   });
 });
 
+describe('private (docs/accounts.md): optional on list items, details and search results', () => {
+  it('absent reads as public (an older registry, or a public package); a boolean when sent', () => {
+    expect(PackageListItemSchema.parse(listItem)).not.toHaveProperty('private');
+    expect(PackageListItemSchema.parse({ ...listItem, private: true }).private).toBe(true);
+    expect(PackageDetailSchema.parse({ ...detail, private: false }).private).toBe(false);
+    expect(SearchResultItemSchema.parse({ ...searchItem, private: true }).private).toBe(true);
+    expect(PackageListItemSchema.safeParse({ ...listItem, private: 'yes' }).success).toBe(false);
+  });
+});
+
 describe('registry-api.md: Search result item and GET /api/search response', () => {
   it('accepts the spec shape with exactly its eight fields, plus the additive risk', () => {
     expect(SearchResultItemSchema.parse(searchItem)).toEqual(searchItem);
@@ -300,6 +312,7 @@ describe('registry-api.md: Search result item and GET /api/search response', () 
         'tokenCount',
         'verified',
         'risk',
+        'private',
       ].sort(),
     );
   });

@@ -22,7 +22,7 @@ export interface RankOrder {
 }
 
 const LIST_COLUMNS = sql`p.scope, p.name, p.description, p.kind, p.source_repo, p.repo_owner, p.repo_stars,
-  p.license, p.last_indexed_at, p.risk`;
+  p.license, p.last_indexed_at, p.risk, p.private`;
 
 /** A list item's columns. */
 export type ListRow = ListItemRow;

@@ -58,6 +58,7 @@ export function toPackageDetail(row: PackageDetailRow, dependencies: PackageDepe
     deprecationMessage: row.deprecation_message,
     dependencies,
     ...recentDownloads(row),
+    private: row.private,
   };
 }
 

@@ -1,6 +1,7 @@
 import {
   AuditLogSchema,
   AuditQuerySchema,
+  AuthOptionsSchema,
   CliAuthorizeQuerySchema,
   CliTokenRequestSchema,
   CliTokenResponseSchema,
@@ -471,6 +472,17 @@ export const ROUTES = [
   },
   // Accounts (docs/accounts.md). Sign-in, sessions and organisation membership are better-auth's
   // endpoints under /api/auth (app.ts mounts them); these are the registry's own.
+  {
+    id: 'auth-options',
+    method: 'get',
+    path: '/api/auth-options',
+    cache: 'no-store',
+    access: 'anonymous',
+    summary: 'The sign-in methods this registry offers (what the sign-in page of the web UI shows)',
+    responses: {
+      200: { description: 'Sign-in methods', json: named('AuthOptions', AuthOptionsSchema) },
+    },
+  },
   {
     id: 'me',
     method: 'get',

@@ -27,6 +27,11 @@ function PackageCard(props: { item: PackageListItem }) {
           <span class="pkg-scope">@{item.scope}/</span>
           {item.name}
         </a>
+        {item.private ? (
+          <span class="badge badge-private" data-testid="private-badge">
+            Private
+          </span>
+        ) : null}
         <span class={`badge badge-kind kind-${item.kind}`}>{item.kind}</span>
       </div>
       <p class="package-card-desc">{item.description || 'No description.'}</p>

@@ -211,6 +211,11 @@ export function SearchBox(props: {
                       <VerifiedIcon width={12} height={12} /> Verified
                     </span>
                   ) : null}
+                  {item.private ? (
+                    <span class="badge badge-private" data-testid="private-badge">
+                      Private
+                    </span>
+                  ) : null}
                   <span class={`badge badge-kind kind-${item.kind}`}>{item.kind}</span>
                   {item.category ? <span class="badge">{item.category}</span> : null}
                 </span>

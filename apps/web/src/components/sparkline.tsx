@@ -30,7 +30,9 @@ export function DownloadsSparkline(props: { daily: DailyDownloads; last7: number
         aria-labelledby="sparkline-title sparkline-desc"
         preserveAspectRatio="none"
       >
-        <title id="sparkline-title">Downloads per day, each downloader counted once a day, last 30 days</title>
+        <title id="sparkline-title">
+          Downloads per day, each downloader counted once a day, last 30 days
+        </title>
         <desc id="sparkline-desc">{description}</desc>
         <path class="sparkline-area" d={area} />
         <path class="sparkline-line" d={line} />

@@ -1,6 +1,7 @@
 import type { PackageDetail, VersionDetail, VersionListResponse } from '@pkgreg/contracts';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef } from 'preact/hooks';
+import { atLeast, scopeRole, useAccount } from '../account.js';
 import {
   ApiError,
   archiveFilename,
@@ -14,6 +15,7 @@ import {
   trackDownload,
 } from '../api.js';
 import { CopyButton } from '../components/copy-button.js';
+import { DependenciesCard } from '../components/dependencies.js';
 import { FileTree } from '../components/file-tree.js';
 import { FileViewer } from '../components/file-viewer.js';
 import {
@@ -24,7 +26,6 @@ import {
   StarIcon,
   VerifiedIcon,
 } from '../components/icons.js';
-import { DependenciesCard } from '../components/dependencies.js';
 import { Findings, QuarantineNotice, RiskBadge, UnscannedNotice } from '../components/risk.js';
 import { Chips, SkillBody, type SkillDoc, SkillSkeleton } from '../components/skill-body.js';
 import { DownloadsSparkline } from '../components/sparkline.js';
@@ -285,6 +286,11 @@ function PackageView(props: {
         </h1>
         <div class="badges">
           <span class={`badge badge-kind kind-${pkg.kind}`}>{pkg.kind}</span>
+          {pkg.private ? (
+            <span class="badge badge-private" data-testid="private-badge">
+              Private
+            </span>
+          ) : null}
           {pkg.version ? <span class="badge">v{pkg.version}</span> : null}
           {pkg.verified ? (
             <span class="badge badge-verified" data-testid="verified">
@@ -304,6 +310,7 @@ function PackageView(props: {
           {fromDetail || shown ? <RiskBadge risk={risk} /> : null}
         </div>
         <p class="package-desc">{pkg.description || 'No description.'}</p>
+        <SettingsLink scope={pkg.scope} name={pkg.name} />
       </header>
 
       {pkg.status === 'deprecated' ? (
@@ -570,6 +577,22 @@ function PackageView(props: {
         </aside>
       </div>
     </article>
+  );
+}
+
+/** The settings page link, for the scope's admins (the page itself is what checks). */
+function SettingsLink(props: { scope: string; name: string }) {
+  const account = useAccount();
+  const admin =
+    atLeast(scopeRole(account, props.scope), 'admin') ||
+    (account.status === 'signed-in' && account.me.account.siteAdmin);
+  if (!admin) return null;
+  return (
+    <p class="package-settings-link">
+      <a href={`/packages/@${props.scope}/${props.name}/settings`} data-testid="package-settings-link">
+        Package settings
+      </a>
+    </p>
   );
 }
 

@@ -162,9 +162,9 @@ describe('filter chips and sorts, kept in the URL', () => {
       (shown) => JSON.stringify(shown) === JSON.stringify(apps.results.map((p) => `@${p.scope}/${p.name}`)),
       10_000,
     );
-    expect(await page.$$eval('[role="option"] .pkg-name', (nodes) => nodes.map((n) => n.textContent))).toEqual(
-      apps.results.map((p) => `@${p.scope}/${p.name}`),
-    );
+    expect(
+      await page.$$eval('[role="option"] .pkg-name', (nodes) => nodes.map((n) => n.textContent)),
+    ).toEqual(apps.results.map((p) => `@${p.scope}/${p.name}`));
     await page.close();
   });
 });

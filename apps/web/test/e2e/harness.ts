@@ -37,6 +37,8 @@ export type RegistryProcess = TestRegistryProcess & { baseUrl: string };
 export async function startRegistry(options: {
   databaseUrl: string;
   port?: number;
+  /** Added to the registry's environment (DEV_SIGN_IN for the account pages). */
+  env?: Record<string, string>;
 }): Promise<RegistryProcess> {
   if (!existsSync(REGISTRY_ENTRY)) {
     throw new Error(`${REGISTRY_ENTRY} is missing: run pnpm turbo run build --filter=@pkgreg/web...`);
@@ -47,6 +49,7 @@ export async function startRegistry(options: {
     databaseUrl: options.databaseUrl,
     redisUrl: TEST_REDIS_URL,
     ...(options.port ? { port: options.port } : {}),
+    ...(options.env ? { env: options.env } : {}),
   });
   return { ...registry, baseUrl: registry.url };
 }

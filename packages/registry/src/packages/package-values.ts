@@ -60,6 +60,8 @@ export interface ListItemRow {
   license: string | null;
   last_indexed_at: Date;
   risk: 'none' | 'low' | 'medium' | 'high' | null;
+  /** packages.private, when the query selects it. */
+  private?: boolean;
 }
 
 export function toPackageListItem(row: ListItemRow): PackageListItem {
@@ -74,5 +76,6 @@ export function toPackageListItem(row: ListItemRow): PackageListItem {
     license: row.license ?? '',
     lastIndexedAt: row.last_indexed_at.toISOString(),
     risk: row.risk,
+    ...(row.private === undefined ? {} : { private: row.private }),
   };
 }
