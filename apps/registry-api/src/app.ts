@@ -5,6 +5,8 @@ import { healthRoutes, type Logger, registerRoutes, traceRequests } from '@pkgre
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
+import { readAccessOf } from './accounts/read-access-of.js';
+import { ANONYMOUS, type ViewerOf } from './accounts/viewer.js';
 import { dependenciesRoutes } from './dependencies/dependencies.routes.js';
 import { compileTrustProxy } from './downloads/client-address.js';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
@@ -57,6 +59,16 @@ export interface AppDeps {
   metrics?: RegistryMetrics;
   /** The clock whose UTC day a track call counts on (tests move it); Date.now when not given. */
   now?: () => number;
+  /**
+   * Who a request with credentials is (accounts/viewer.ts): every read path shows a private package
+   * only to a viewer that may read it. Anonymous for everyone when not given.
+   */
+  viewerOf?: ViewerOf;
+}
+
+/** The one place the viewer resolver is chosen: every read route and the package endpoints use it. */
+function viewerOfDeps(deps: AppDeps): ViewerOf {
+  return deps.viewerOf ?? (async () => ANONYMOUS);
 }
 
 /**
@@ -109,6 +121,8 @@ export function createRegistry(deps: AppDeps): Registry {
       admission,
       logger: deps.logger,
       caching: cachePolicy(deps.env),
+      viewerOf: viewerOfDeps(deps),
+      db: deps.db,
     }),
   );
   return { handler, express, cache, recorder, admission, metrics };
@@ -169,17 +183,19 @@ function createExpressApp(deps: AppDeps): Express {
     createPgContentStore(reads),
     deps.env.CONTENT_CACHE_MAX_MB * 1024 * 1024,
   );
+  const readAccess = readAccessOf(viewerOfDeps(deps));
   const handlers: RegistryHandlers = {
-    ...packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching }),
-    ...versionsRoutes({ db: reads, content, caching }),
-    ...dependenciesRoutes({ db: reads, catalog, caching }),
+    ...packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching, readAccess }),
+    ...versionsRoutes({ db: reads, content, caching, readAccess }),
+    ...dependenciesRoutes({ db: reads, catalog, caching, readAccess }),
     ...publishingRoutes(publishingDeps(deps)),
     ...moderationRoutes({
       db: deps.db,
       limiter: createReportLimiter(deps.redis, { perWindow: deps.env.REPORTS_PER_HOUR, windowMs: HOUR_MS }),
+      readAccess,
     }),
     ...openApiRoutes({ caching }),
-    ...searchRoutes({ db: reads, catalog, caching }),
+    ...searchRoutes({ db: reads, catalog, caching, readAccess }),
   };
   // Routes that take JSON parse it first; elsewhere a malformed one must still be a 400, never a 5xx.
   const jsonParser: RequestHandler[] = [

@@ -1,5 +1,5 @@
 import type { Database } from '@pkgreg/db';
-import { type ExpressionBuilder, type Expression, type SqlBool, sql } from 'kysely';
+import { type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool, sql } from 'kysely';
 
 // Who may read which private packages (docs/accounts.md, "Private skills"). Every public package is
 // readable by anyone; a private one (packages.private: it or its scope is private) only by a member of
@@ -15,7 +15,10 @@ export interface ReadAccess {
 }
 
 /** What anyone sees: public packages only. */
-export const PUBLIC_ONLY: ReadAccess = Object.freeze({ scopes: Object.freeze([]), packages: Object.freeze([]) });
+export const PUBLIC_ONLY: ReadAccess = Object.freeze({
+  scopes: Object.freeze([]),
+  packages: Object.freeze([]),
+});
 
 /** True when the reader sees no private package at all (answers may then be shared by caches). */
 export function isPublicOnly(access: ReadAccess): boolean {
@@ -36,9 +39,21 @@ export function readableBy(
   access: ReadAccess,
   alias = 'packages',
 ): (eb: ExpressionBuilder<Database, 'packages'>) => Expression<SqlBool> {
+  return () => readableSql(access, alias);
+}
+
+/** readableBy as raw SQL, for statements written with `sql` or joining `packages` under an alias. */
+export function readableSql(access: ReadAccess, alias = 'packages'): RawBuilder<SqlBool> {
   const column = (name: string) => sql.ref(`${alias}.${name}`);
-  return () => {
-    if (isPublicOnly(access)) return sql<SqlBool>`not ${column('private')}`;
-    return sql<SqlBool>`(not ${column('private')} or ${column('scope')} = any(${[...access.scopes]}::text[]) or (${column('scope')} || '/' || ${column('name')}) = any(${[...access.packages]}::text[]))`;
-  };
+  if (isPublicOnly(access)) return sql<SqlBool>`not ${column('private')}`;
+  return sql<SqlBool>`(not ${column('private')} or ${column('scope')} = any(${[...access.scopes]}::text[]) or (${column('scope')} || '/' || ${column('name')}) = any(${[...access.packages]}::text[]))`;
+}
+
+/**
+ * The SQL condition "this private row is one the reader may read" (the rows of packages_private_idx it
+ * reaches): for merging a reader's private packages into answers built from public-only tables.
+ */
+export function privateReadableSql(access: ReadAccess, alias = 'packages'): RawBuilder<SqlBool> {
+  const column = (name: string) => sql.ref(`${alias}.${name}`);
+  return sql<SqlBool>`(${column('private')} and (${column('scope')} = any(${[...access.scopes]}::text[]) or (${column('scope')}, ${column('name')}) in (select split_part(k, '/', 1), split_part(k, '/', 2) from unnest(${[...access.packages]}::text[]) k)))`;
 }
