@@ -173,7 +173,11 @@ describe('to anyone not allowed, a private package answers exactly as a missing 
   it.each(PATHS)(
     '%s …%s: the same with a matching If-None-Match and with credentials',
     async (method, tail) => {
-      for (const headers of [{ 'If-None-Match': '*' }, { Authorization: 'Bearer pkgreg_not_a_member' }]) {
+      const variants: Array<Record<string, string>> = [
+        { 'If-None-Match': '*' },
+        { Authorization: 'Bearer pkgreg_not_a_member' },
+      ];
+      for (const headers of variants) {
         const hidden = await answer(method, `/api/packages/@secret/hidden${tail}`, headers);
         const missing = await answer(method, `/api/packages/@secret/nothing${tail}`, headers);
         expect(hidden.status).toBe(404);

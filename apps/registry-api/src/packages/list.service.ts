@@ -3,7 +3,6 @@ import {
   type ListQuery,
   type ListResponse,
   type PackageFilters,
-  type PackageListItem,
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { isPublicOnly, PUBLIC_ONLY, type ReadAccess, toPackageListItem } from '@pkgreg/registry';
