@@ -16,11 +16,13 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
+import { createApp, createRegistry } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
 import { listPackages } from '../src/packages/list.service.js';
+import { readListChangeCounter } from '../src/packages/packages.repository.js';
 import { searchPackages } from '../src/search/search.service.js';
+import { countSearchDocs } from '../src/search/search-statistics.repository.js';
 import { insertPackages, packageRow, silentLogger } from './fixtures.js';
 
 // Private packages (docs/accounts.md, "Private skills"; docs/search.md and docs/caching.md): to anyone
@@ -431,5 +433,59 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
     ]);
     const limited = await searchPackages(database.db, 'vault', undefined, undefined, ONE_PACKAGE);
     expect(limited.total).toBe(16);
+  });
+});
+
+describe('a package that turns private', () => {
+  it('leaves pages and search at once, the detail cache within 2 x its TTL, the derived tables at the next refresh', async () => {
+    const registry = createRegistry({
+      db: database.db,
+      redis,
+      logger: silentLogger,
+      env: loadEnv({ GITHUB_WEB_URL: 'https://github.example', DETAIL_CACHE_TTL_MS: '30' }),
+    });
+    const local = registry.handler;
+    const plain = '/api/packages/@acme/plain';
+    await request(local).get(plain).expect(200);
+    const total = (await request(local).get('/api/packages?pageSize=100').expect(200)).body.total;
+    const docs = await countSearchDocs(database.db);
+    const counter = await readListChangeCounter(database.db);
+
+    await database.db
+      .updateTable('packages')
+      .set({ private: true })
+      .where('scope', '=', 'acme')
+      .where('name', '=', 'plain')
+      .execute();
+    try {
+      // The refresher's trigger: a change of `private` moves the list-change counter.
+      expect(await readListChangeCounter(database.db)).toBeGreaterThan(counter);
+      // Read live: gone from the page (one short until the refresh) and from search at once.
+      const page = await request(local).get('/api/packages?pageSize=100').expect(200);
+      expect(page.body.data.map((p: { name: string }) => p.name)).not.toContain('plain');
+      const found = await request(local).get('/api/search?q=plain').expect(200);
+      expect(found.body.results).toEqual([]);
+      // The detail cache drops it at its revalidation.
+      await new Promise((resolve) => setTimeout(resolve, 70));
+      await registry.cache.settled();
+      await request(local).get(plain).expect(404);
+
+      await refreshDerivedTables(database.db);
+      expect((await request(local).get('/api/packages?pageSize=100').expect(200)).body.total).toBe(total - 1);
+      expect(await countSearchDocs(database.db)).toBe(docs - 1);
+      const feed = FeedResponseSchema.parse(
+        (await request(local).get('/api/packages?limit=100').expect(200)).body,
+      );
+      expect(feed.data.find((p) => p.name === 'plain')).toMatchObject({ status: 'removed', description: '' });
+    } finally {
+      await database.db
+        .updateTable('packages')
+        .set({ private: false })
+        .where('scope', '=', 'acme')
+        .where('name', '=', 'plain')
+        .execute();
+      await refreshDerivedTables(database.db);
+    }
+    expect((await request(local).get('/api/packages?pageSize=100').expect(200)).body.total).toBe(total);
   });
 });
