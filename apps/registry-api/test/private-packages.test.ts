@@ -64,6 +64,8 @@ const crawl = (locator: string) =>
 
 /** A member of the organisation owning the `secret` scope. */
 const MEMBER: ReadAccess = { scopes: ['secret'], packages: [] };
+/** A member of an organisation of 40 private packages, and of the `secret` one. */
+const BIG: ReadAccess = { scopes: ['bigorg', 'secret'], packages: [] };
 /** A token limited to one private package. */
 const ONE_PACKAGE: ReadAccess = { scopes: [], packages: ['secret/hidden'] };
 
@@ -120,6 +122,19 @@ beforeAll(async () => {
         repo_stars: (i * 7) % 40,
         last_indexed_at: new Date(Date.UTC(2026, 10, 1 + i)).toISOString(),
         kind: i % 3 === 0 ? 'workflow' : 'skill',
+      }),
+    ),
+  );
+  // A larger organisation: its 40 private packages take the merge's search more than one round.
+  await insertPackages(
+    database.db,
+    Array.from({ length: 40 }, (_, i) =>
+      packageRow({
+        scope: 'bigorg',
+        name: `tool-${String((i * 17) % 40).padStart(2, '0')}`,
+        repo_stars: (i * 13) % 45,
+        last_indexed_at: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
+        private: true,
       }),
     ),
   );
@@ -378,7 +393,7 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
   ] as const)(
     'list by %s %s: pages of 4 walk the merged order exactly, total included',
     async (sort, order) => {
-      for (const access of [MEMBER, ONE_PACKAGE]) {
+      for (const access of [MEMBER, ONE_PACKAGE, BIG]) {
         const expected = await expectedOrder(access, sort, order);
         const seen: string[] = [];
         for (let p = 1; p <= Math.ceil(expected.length / 4) + 1; p += 1) {
@@ -394,19 +409,22 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
   it.each(['facets', 'walk'] as const)(
     'a filtered list merges too (public page read by %s)',
     async (filteredBy) => {
-      const expected = await expectedOrder(MEMBER, 'stars', 'desc', 'skill');
-      const seen: string[] = [];
-      for (let p = 1; p <= Math.ceil(expected.length / 3) + 1; p += 1) {
-        const res = await page(
-          MEMBER,
-          { sort: 'stars', order: 'desc', kind: 'skill', page: String(p), pageSize: '3' },
-          filteredBy,
-        );
-        expect(res.total).toBe(expected.length);
-        seen.push(...res.data.map((d) => `@${d.scope}/${d.name}`));
+      for (const access of [MEMBER, BIG]) {
+        const expected = await expectedOrder(access, 'stars', 'desc', 'skill');
+        const seen: string[] = [];
+        for (let p = 1; p <= Math.ceil(expected.length / 3) + 1; p += 1) {
+          const res = await page(
+            access,
+            { sort: 'stars', order: 'desc', kind: 'skill', page: String(p), pageSize: '3' },
+            filteredBy,
+          );
+          expect(res.total).toBe(expected.length);
+          seen.push(...res.data.map((d) => `@${d.scope}/${d.name}`));
+        }
+        expect(seen).toEqual(expected);
       }
-      expect(seen).toEqual(expected);
       expect((await page(MEMBER, { owner: 'secret' })).total).toBe(4);
+      expect((await page(BIG, { owner: 'bigorg' })).total).toBe(40);
     },
   );
 

@@ -1,9 +1,4 @@
-import {
-  filtersOf,
-  type ListQuery,
-  type ListResponse,
-  type PackageFilters,
-} from '@pkgreg/contracts';
+import { filtersOf, type ListQuery, type ListResponse, type PackageFilters } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { isPublicOnly, PUBLIC_ONLY, type ReadAccess, toPackageListItem } from '@pkgreg/registry';
 import { countFacets, type FacetOperand, facetOperands } from '../search/facets.repository.js';
@@ -17,7 +12,13 @@ import {
   listPageByRank,
   type RankOrder,
 } from './list.repository.js';
-import { countFilteredUpTo, countPublicBefore, listPrivateRows } from './private-list.repository.js';
+import {
+  countFilteredUpTo,
+  countPrecedingInRange,
+  countPublicBefore,
+  listPrivateRows,
+  type PrivateListRow,
+} from './private-list.repository.js';
 
 // GET /api/packages without the feed's parameters: a page of an order, all visible packages or those
 // that pass the filters (docs/decisions.md, "Registry: discovery").
@@ -141,11 +142,10 @@ async function filteredRows(
 /**
  * A page for a reader with private access (docs/search.md, "Private packages"): the public order (the
  * rank tables, public only) with the reader's private packages merged in. Private package i (in the
- * order) has `before[i]` public packages before it (countPublicBefore; among those passing the filters
- * when filtered, countFilteredUpTo), so its place in the merged order is before[i] + i, and a page's
- * offset splits exactly into the private packages before it (j) and the public ones (offset - j): the
- * public page is then read at its own offset by the plans above, and the two merged. `total` adds the
- * reader's private packages to the public count.
+ * order) has `before[i]` public packages before it, so its place in the merged order is before[i] + i,
+ * which grows with i: the page's offset splits exactly into the private packages before it (`first`)
+ * and the public ones (offset - first). The public page is then read at its own offset by the plans
+ * above, and the two merged. `total` adds the reader's private packages to the public count.
  */
 async function mergedPage(
   db: Db,
@@ -163,40 +163,126 @@ async function mergedPage(
       : countRanked(db).then((total) => ({ facets: [], docs: total, total })),
   ]);
   const publicTotal = counts.total;
-  const found = await countPublicBefore(
-    db,
-    order,
-    privates.map((p) => p.id),
-  );
-  // Keys are read live and positions as of the last refresh: keep the places in order whatever happened.
-  let before: number[] = [];
-  for (const p of privates) before.push(Math.max(found.get(p.id) ?? 0, before.at(-1) ?? 0));
-  if (filtered) before = await countFilteredUpTo(db, order, counts.facets, before);
-  before = before.map((b) => Math.min(b, publicTotal));
-
   const offset = (query.page - 1) * query.pageSize;
   const size = query.pageSize;
-  let first = 0;
-  while (first < before.length && (before[first] ?? 0) + first < offset) first += 1;
-  let end = first;
-  while (end < before.length && (before[end] ?? 0) + end < offset + size) end += 1;
+  const { first, before } = filtered
+    ? await placeAll(db, order, privates, counts.facets, publicTotal, offset, size)
+    : await placeAround(db, order, privates, publicTotal, offset, size);
+  // `before` holds the places of privates[first], privates[first + 1], ...: those on the page lead.
+  let onPage = 0;
+  while (onPage < before.length && (before[onPage] ?? 0) + first + onPage < offset + size) onPage += 1;
   const publicOffset = offset - first;
-  const publicCount = Math.max(0, Math.min(size - (end - first), publicTotal - publicOffset));
+  const publicCount = Math.max(0, Math.min(size - onPage, publicTotal - publicOffset));
   let publicRows: ListRow[] = [];
   if (publicCount > 0 && publicOffset + 1 <= MAX_RANK) {
     publicRows = filtered
       ? await filteredRows(db, order, filters, counts, publicOffset, publicCount, options)
       : await listPageByRank(db, order, publicOffset + 1, Math.min(publicOffset + publicCount, MAX_RANK));
   }
-  // Private package i goes before the public package at index before[i] (0-based, in the public order).
+  // Private package first + k goes before the public package at index before[k] (0-based).
   const rows: ListRow[] = [];
-  let i = first;
+  let k = 0;
   publicRows.forEach((row, t) => {
-    while (i < end && (before[i] ?? 0) <= publicOffset + t) rows.push(privates[i++] as ListRow);
+    while (k < onPage && (before[k] ?? 0) <= publicOffset + t) rows.push(privates[first + k++] as ListRow);
     rows.push(row);
   });
-  while (i < end) rows.push(privates[i++] as ListRow);
+  while (k < onPage) rows.push(privates[first + k++] as ListRow);
   return { rows, total: publicTotal + privates.length };
+}
+
+/** Probes per round of placeAround's search. */
+const SEARCH_FANOUT = 15;
+
+/** Where the private packages around a page go: the index of the first not before it, and places from it. */
+interface Placement {
+  first: number;
+  /** before[k]: public packages before privates[first + k], for up to a page of them. */
+  before: number[];
+}
+
+/** Places made non-decreasing (keys are read live, positions as of the last refresh) and at most `max`. */
+function ordered(places: number[], max: number, floor = 0): number[] {
+  const out: number[] = [];
+  for (const p of places) out.push(Math.min(max, Math.max(p, out.at(-1) ?? floor)));
+  return out;
+}
+
+/**
+ * Unfiltered: a search over the private packages for the first one not before the page (each round one
+ * statement placing SEARCH_FANOUT packages, each about log2 of the public ones in index probes), then
+ * the page's candidates placed at once against the public page they fall in (countPrecedingInRange). A
+ * member of a large organisation costs a few statements more, not one placement per private package.
+ */
+async function placeAround(
+  db: Db,
+  order: RankOrder,
+  privates: PrivateListRow[],
+  publicTotal: number,
+  offset: number,
+  size: number,
+): Promise<Placement> {
+  // A search with SEARCH_FANOUT probes a round, each round one statement: a round trip costs more than
+  // the probes of one, so a member of a 10,000-package organisation costs 3-4 statements, not 14.
+  const placeOf = new Map<number, number>();
+  let lo = 0;
+  let hi = privates.length;
+  while (lo < hi) {
+    const step = Math.max(1, Math.ceil((hi - lo) / (SEARCH_FANOUT + 1)));
+    const probes: number[] = [];
+    for (let i = lo + step - 1; i < hi && probes.length < SEARCH_FANOUT; i += step) probes.push(i);
+    const ids = probes.map((i) => (privates[i] as PrivateListRow).id);
+    const found = await countPublicBefore(db, order, ids);
+    probes.forEach((i, k) => placeOf.set(i, Math.min(found.get(ids[k] as string) ?? 0, publicTotal)));
+    // The first probe not before the page bounds the answer from above; the one before it from below.
+    const at = probes.findIndex((i) => (placeOf.get(i) ?? 0) + i >= offset);
+    if (at < 0) lo = (probes.at(-1) ?? lo) + 1;
+    else {
+      hi = probes[at] as number;
+      if (at > 0) lo = (probes[at - 1] as number) + 1;
+    }
+  }
+  const first = lo;
+  const candidates = privates.slice(first, first + size);
+  const publicOffset = offset - first;
+  const preceding = await countPrecedingInRange(
+    db,
+    order,
+    candidates.map((p) => p.id),
+    publicOffset + 1,
+    publicOffset + size,
+  );
+  const places = candidates.map((p) => publicOffset + (preceding.get(p.id) ?? 0));
+  return { first, before: ordered(places, publicTotal, publicOffset) };
+}
+
+/**
+ * Filtered: every private package placed among all public ones (countPublicBefore, one statement), then
+ * among those passing the filters (countFilteredUpTo, one pass over the filters' positions). Costs a
+ * binary search per private package that passes the filters: fine for the filtered share of an
+ * organisation, and the filtered list's own cost is of that pass's order already.
+ */
+async function placeAll(
+  db: Db,
+  order: RankOrder,
+  privates: PrivateListRow[],
+  facets: FacetOperand[],
+  publicTotal: number,
+  offset: number,
+  size: number,
+): Promise<Placement> {
+  const found = await countPublicBefore(
+    db,
+    order,
+    privates.map((p) => p.id),
+  );
+  const unfiltered = ordered(
+    privates.map((p) => found.get(p.id) ?? 0),
+    Number.MAX_SAFE_INTEGER,
+  );
+  const places = ordered(await countFilteredUpTo(db, order, facets, unfiltered), publicTotal);
+  let first = 0;
+  while (first < places.length && (places[first] ?? 0) + first < offset) first += 1;
+  return { first, before: places.slice(first, first + size) };
 }
 
 async function filteredCounts(db: Db, filters: PackageFilters): Promise<FilteredCounts> {

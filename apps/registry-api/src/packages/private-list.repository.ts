@@ -44,14 +44,17 @@ function orderBy(order: RankOrder, alias: string): RawBuilder<unknown> {
   return sql`${key(alias)} ${sql.raw(desc ? 'desc' : 'asc')}, ${sql.ref(`${alias}.scope`)}, ${sql.ref(`${alias}.name`)}`;
 }
 
-/** Whether row `q` comes before row `p` in the order. */
+/**
+ * Whether `q` comes before `p` in the order, both rows carrying their key as `k` (computed once each:
+ * the trending key is a sum over the package's days).
+ */
 function precedes(order: RankOrder, q: string, p: string): RawBuilder<boolean> {
-  const { key, desc } = ORDER_KEYS[order.column];
+  const { desc } = ORDER_KEYS[order.column];
   const ref = (alias: string, name: string) => sql.ref(`${alias}.${name}`);
   const tie = sql`(${ref(q, 'scope')}, ${ref(q, 'name')}) < (${ref(p, 'scope')}, ${ref(p, 'name')})`;
   return desc
-    ? sql<boolean>`(${key(q)} > ${key(p)} or (${key(q)} = ${key(p)} and ${tie}))`
-    : sql<boolean>`((${key(q)}, ${ref(q, 'scope')}, ${ref(q, 'name')}) < (${key(p)}, ${ref(p, 'scope')}, ${ref(p, 'name')}))`;
+    ? sql<boolean>`(${ref(q, 'k')} > ${ref(p, 'k')} or (${ref(q, 'k')} = ${ref(p, 'k')} and ${tie}))`
+    : sql<boolean>`((${ref(q, 'k')}, ${ref(q, 'scope')}, ${ref(q, 'name')}) < (${ref(p, 'k')}, ${ref(p, 'scope')}, ${ref(p, 'name')}))`;
 }
 
 const LIST_COLUMNS = sql`p.id, p.scope, p.name, p.description, p.kind, p.source_repo, p.repo_owner,
@@ -81,7 +84,8 @@ export async function listPrivateRows(
 /**
  * For each package of `ids`, how many public packages come before it in the order (0 to the highest
  * position): a binary search over the order's positions, all packages at once in one recursive
- * statement. Keys are read live on both sides; positions are as of the last refresh.
+ * statement, about log2(public packages) index probes each. Keys are read live on both sides;
+ * positions are as of the last refresh.
  */
 export async function countPublicBefore(
   db: Db,
@@ -89,25 +93,54 @@ export async function countPublicBefore(
   ids: string[],
 ): Promise<Map<string, number>> {
   if (ids.length === 0) return new Map();
+  const { key } = ORDER_KEYS[order.column];
   const rank = sql.ref(`r.${order.column}`);
   const table = sql.table(order.table);
+  // `offset 0` keeps each probe one subquery: inlined, the CASE below would run it twice.
   const result = await sql<{ id: string; before: number }>`
     with recursive n as (select coalesce(max(${rank}), 0) as n from ${table} r),
-    s(id, lo, hi) as (
-      select u.id, 0, n.n from unnest(${ids}::uuid[]) u(id), n
+    s(id, k, scope, name, lo, hi) as (
+      select p.id, ${key('p')}, p.scope, p.name, 0, n.n from packages p, n where p.id = any(${ids}::uuid[])
       union all
-      select s.id, case when c.before then m.mid else s.lo end, case when c.before then s.hi else m.mid - 1 end
+      select s.id, s.k, s.scope, s.name,
+        case when c.before then c.mid else s.lo end, case when c.before then s.hi else c.mid - 1 end
       from s
-      cross join lateral (select (s.lo + s.hi + 1) / 2 as mid) m
       cross join lateral (
-        select coalesce((select ${precedes(order, 'q', 'p')}
-          from ${table} r join packages q on q.id = r.id, packages p
-          where ${rank} = m.mid and p.id = s.id), false) as before
+        select m.mid, coalesce((select ${precedes(order, 'q', 's')}
+          from (select q.scope, q.name, ${key('q')} as k from ${table} r join packages q on q.id = r.id
+            where ${rank} = m.mid) q), false) as before
+        from (select (s.lo + s.hi + 1) / 2 as mid) m offset 0
       ) c
       where s.lo < s.hi
     )
     select id, lo as before from s where lo >= hi`.execute(db);
   return new Map(result.rows.map((r) => [r.id, Number(r.before)]));
+}
+
+/**
+ * For each package of `ids`, how many of the public packages at positions `from` to `to` of the order
+ * come before it: a page's worth of keys compared with a page's worth (a list page's private packages
+ * all sit within one public page of each other, so this places them once the first is placed).
+ */
+export async function countPrecedingInRange(
+  db: Db,
+  order: RankOrder,
+  ids: string[],
+  from: number,
+  to: number,
+): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const { key } = ORDER_KEYS[order.column];
+  const rank = sql.ref(`r.${order.column}`);
+  const result = await sql<{ id: string; n: number }>`
+    with w as materialized (
+      select q.scope, q.name, ${key('q')} as k from ${sql.table(order.table)} r join packages q on q.id = r.id
+      where ${rank} between ${from} and ${to}
+    ), c as materialized (
+      select p.id, p.scope, p.name, ${key('p')} as k from packages p where p.id = any(${ids}::uuid[])
+    )
+    select c.id, (select count(*) from w where ${precedes(order, 'w', 'c')})::int as n from c`.execute(db);
+  return new Map(result.rows.map((r) => [r.id, Number(r.n)]));
 }
 
 /**

@@ -51,9 +51,18 @@ export function readableSql(access: ReadAccess, alias = 'packages'): RawBuilder<
 
 /**
  * The SQL condition "this private row is one the reader may read" (the rows of packages_private_idx it
- * reaches): for merging a reader's private packages into answers built from public-only tables.
+ * reaches): for merging a reader's private packages into answers built from public-only tables. The
+ * scopes of every grant come first as one `scope = any(...)`, an index condition on
+ * packages_private_idx, so the reader's rows are read and no other private package is.
  */
 export function privateReadableSql(access: ReadAccess, alias = 'packages'): RawBuilder<SqlBool> {
   const column = (name: string) => sql.ref(`${alias}.${name}`);
-  return sql<SqlBool>`(${column('private')} and (${column('scope')} = any(${[...access.scopes]}::text[]) or (${column('scope')}, ${column('name')}) in (select split_part(k, '/', 1), split_part(k, '/', 2) from unnest(${[...access.packages]}::text[]) k)))`;
+  const split = access.packages.map((key) => key.split('/'));
+  const scopes = [...new Set([...access.scopes, ...split.map(([scope = '']) => scope)])];
+  if (access.packages.length === 0)
+    return sql<SqlBool>`(${column('private')} and ${column('scope')} = any(${scopes}::text[]))`;
+  return sql<SqlBool>`(${column('private')} and ${column('scope')} = any(${scopes}::text[])
+    and (${column('scope')} = any(${[...access.scopes]}::text[])
+      or (${column('name')} = any(${split.map(([, name = '']) => name)}::text[])
+        and ${column('scope')} || '/' || ${column('name')} = any(${[...access.packages]}::text[]))))`;
 }
