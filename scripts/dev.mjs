@@ -154,6 +154,10 @@ const env = {
   NODE_ENV: process.env.NODE_ENV ?? 'development',
   PKGREG_PUBLIC_BASE_URL: process.env.PKGREG_PUBLIC_BASE_URL ?? 'http://localhost:4100',
   REGISTRY_URL: process.env.REGISTRY_URL ?? 'http://127.0.0.1:4000',
+  // The development sign-in (no identity provider, works offline; refused in production) and the web
+  // UI's origins, whose signed-in writes the registry trusts (docs/accounts.md).
+  DEV_SIGN_IN: process.env.DEV_SIGN_IN ?? 'true',
+  WEB_ORIGINS: process.env.WEB_ORIGINS ?? 'http://localhost:5173,http://127.0.0.1:5173',
 };
 
 // 4-6. Build, migrate, seed.
@@ -270,7 +274,7 @@ if (!stopping) {
   log(
     [
       'the stack is up:',
-      `  web UI        http://localhost:5173`,
+      `  web UI        http://localhost:5173 (sign in as "developer" to see the private demo skill)`,
       `  registry API  http://127.0.0.1:4000/api/packages ${registryUp ? '(ready)' : '(NOT ready)'}`,
       `  MCP edge      ${env.PKGREG_PUBLIC_BASE_URL}/mcp ${edgeUp ? '(ready)' : '(NOT ready)'}`,
       `  PostgreSQL    ${DATABASE_URL}`,

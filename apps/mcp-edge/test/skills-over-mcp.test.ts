@@ -494,7 +494,7 @@ describe('delisted, quarantined and removed packages are never served', () => {
   beforeAll(async () => {
     token = (await tokenFor([SCOPES.registryRead])).token;
     // Read once each, so the edge holds them: what follows must not be served from what it kept.
-    for (const name of ['doomed', 'risky', 'gone']) {
+    for (const name of ['doomed', 'risky', 'gone', 'commit-writer']) {
       expect((await rpc(token, 'resources/read', { uri: `skill://@acme/${name}/SKILL.md` })).status).toBe(
         200,
       );
@@ -503,6 +503,21 @@ describe('delisted, quarantined and removed packages are never served', () => {
     await repos.commit('acme', 'skills', { 'doomed/SKILL.md': skillMd(['name: doomed']) });
     await registry.cli('quarantine', '@acme/risky', '--reason', 'exfiltrates credentials');
     await registry.cli('remove', '@acme/gone', '--reason', 'malware');
+    // commit-writer: its admin makes it private (docs/accounts.md); the edge reads the registry anonymously.
+    await t.db.updateTable('packages').set({ visibility: 'private' }).where('name', '=', 'commit-writer').execute();
+  });
+
+  it('a private package: answered exactly as a missing one, by resources, get and search', async () => {
+    const hidden = await rpc(token, 'resources/read', { uri: 'skill://@acme/commit-writer/SKILL.md' });
+    const missing = await rpc(token, 'resources/read', { uri: 'skill://@acme/no-such-skill/SKILL.md' });
+    expect(hidden.body.error.code).toBe(missing.body.error.code);
+    expect(hidden.body.error.message.replace('commit-writer', 'X')).toBe(missing.body.error.message.replace('no-such-skill', 'X'));
+    const got = await rpc(token, 'tools/call', { name: 'pkgreg.registry.v1.get', arguments: { package: '@acme/commit-writer' } });
+    expect(got.body.error.data).toMatchObject({ reason: 'resource_not_found', package: '@acme/commit-writer' });
+    await until(async () => {
+      const found = await rpc(token, 'tools/call', { name: 'pkgreg.registry.v1.search', arguments: { q: 'commit' } });
+      return found.body.result.total === 0;
+    }, 'search to drop the private package');
   });
 
   it('a delisted package: not read (latest or exact), not got, not listed, not found by search', async () => {
@@ -544,7 +559,7 @@ describe('delisted, quarantined and removed packages are never served', () => {
     await expectNotServed('skill://@acme/gone@0.0.0/SKILL.md', '@acme/gone');
   });
 
-  it('resources/list leaves all three out', async () => {
+  it('resources/list leaves all three out, and the private one', async () => {
     await until(async () => {
       const uris: string[] = [];
       let cursor: string | undefined;
@@ -553,8 +568,8 @@ describe('delisted, quarantined and removed packages are never served', () => {
         uris.push(...page.resources.map((r: { uri: string }) => r.uri));
         cursor = page.nextCursor;
       } while (cursor);
-      return uris.length === 6 && !uris.some((u) => /doomed|risky|gone/.test(u));
-    }, 'the list to leave them out');
+      return uris.length === 4 && !uris.some((u) => /doomed|risky|gone|commit-writer/.test(u));
+    }, 'the list to leave them out (and the private one)');
   });
 });
 

@@ -1,14 +1,20 @@
 import type { RequestListener } from 'node:http';
+import { type Auth, CLIENT_ADDRESS_HEADER } from '@pkgreg/accounts';
 import type { Db } from '@pkgreg/db';
 import { createPgContentStore } from '@pkgreg/registry';
 import { healthRoutes, type Logger, registerRoutes, traceRequests } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
+import { toNodeHandler } from 'better-auth/node';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
+import { accountsRoutes } from './accounts/accounts.routes.js';
+import { createRegistryAuth, trustedOrigins } from './accounts/auth-setup.js';
+import { csrfGuard } from './accounts/csrf.js';
 import { readAccessOf } from './accounts/read-access-of.js';
-import { ANONYMOUS, type ViewerOf } from './accounts/viewer.js';
+import { hasCredentials, type ViewerOf } from './accounts/viewer.js';
+import { createViewerOf } from './accounts/viewer-of.js';
 import { dependenciesRoutes } from './dependencies/dependencies.routes.js';
-import { compileTrustProxy } from './downloads/client-address.js';
+import { clientAddress, compileTrustProxy } from './downloads/client-address.js';
 import { createDownloadRecorder, type DownloadRecorder } from './downloads/download-recorder.js';
 import { createDownloaderIds } from './downloads/downloaders.js';
 import { createTrackAdmission, type TrackAdmission } from './downloads/track-admission.js';
@@ -59,16 +65,8 @@ export interface AppDeps {
   metrics?: RegistryMetrics;
   /** The clock whose UTC day a track call counts on (tests move it); Date.now when not given. */
   now?: () => number;
-  /**
-   * Who a request with credentials is (accounts/viewer.ts): every read path shows a private package
-   * only to a viewer that may read it. Anonymous for everyone when not given.
-   */
-  viewerOf?: ViewerOf;
-}
-
-/** The one place the viewer resolver is chosen: every read route and the package endpoints use it. */
-function viewerOfDeps(deps: AppDeps): ViewerOf {
-  return deps.viewerOf ?? (async () => ANONYMOUS);
+  /** Accounts, sessions and sign-in (better-auth); built from env when not given. */
+  auth?: Auth;
 }
 
 /**
@@ -91,7 +89,10 @@ export interface Registry {
   metrics: RegistryMetrics;
 }
 
-export function createRegistry(deps: AppDeps): Registry {
+export function createRegistry(input: AppDeps): Registry {
+  const auth = input.auth ?? createRegistryAuth(input);
+  const viewerOf = createViewerOf({ db: input.db, auth, trust: compileTrustProxy(input.env.TRUST_PROXY) });
+  const deps: WiredDeps = { ...input, auth, viewerOf };
   const cache = createPackageCache(deps.readDb ?? deps.db, { ttlMs: deps.env.DETAIL_CACHE_TTL_MS });
   const recorder =
     deps.recorder ??
@@ -121,7 +122,7 @@ export function createRegistry(deps: AppDeps): Registry {
       admission,
       logger: deps.logger,
       caching: cachePolicy(deps.env),
-      viewerOf: viewerOfDeps(deps),
+      viewerOf: deps.viewerOf,
       db: deps.db,
     }),
   );
@@ -163,7 +164,13 @@ function publishingDeps(deps: AppDeps): PublishingDeps {
   };
 }
 
-function createExpressApp(deps: AppDeps): Express {
+/** AppDeps with what createRegistry builds once for every route: accounts and the viewer of a request. */
+interface WiredDeps extends AppDeps {
+  auth: Auth;
+  viewerOf: ViewerOf;
+}
+
+function createExpressApp(deps: WiredDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   // ETags come from row_version (packages.routes.ts), never from hashing the body.
@@ -183,7 +190,7 @@ function createExpressApp(deps: AppDeps): Express {
     createPgContentStore(reads),
     deps.env.CONTENT_CACHE_MAX_MB * 1024 * 1024,
   );
-  const readAccess = readAccessOf(viewerOfDeps(deps));
+  const readAccess = readAccessOf(deps.viewerOf);
   const handlers: RegistryHandlers = {
     ...packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching, readAccess }),
     ...versionsRoutes({ db: reads, content, caching, readAccess }),
@@ -196,15 +203,37 @@ function createExpressApp(deps: AppDeps): Express {
     }),
     ...openApiRoutes({ caching }),
     ...searchRoutes({ db: reads, catalog, caching, readAccess }),
+    ...accountsRoutes({
+      db: deps.db,
+      auth: deps.auth,
+      viewerOf: deps.viewerOf,
+      tokenMaxDays: deps.env.TOKEN_MAX_DAYS,
+      githubApiUrl: deps.env.GITHUB_API_URL,
+    }),
   };
   // Routes that take JSON parse it first; elsewhere a malformed one must still be a 400, never a 5xx.
   const jsonParser: RequestHandler[] = [
     (req, res, next) => next(oversizedBody(req, res)),
     express.json({ limit: JSON_BODY_LIMIT }),
   ];
+  app.use(csrfGuard(trustedOrigins(deps.env)));
+  // Credentials are checked on every route, so a bad, expired or revoked token is a 401 wherever it is
+  // sent (docs/accounts.md); requests without any pass at no cost.
+  app.use((req, _res, next) => {
+    if (!hasCredentials(req)) return next();
+    deps.viewerOf(req).then(() => next(), next);
+  });
   // Every API route from the table, in its order; reads (list, source, versions) come first, so a
   // request does not walk the health and body-parsing layers before reaching them.
   registerRoutes(app, ROUTES, handlers, { jsonParser });
+  // Sign-in, sessions, organisations and device codes: better-auth reads its own bodies and checks the
+  // origin of its own writes.
+  const authHandler = toNodeHandler(deps.auth);
+  const trust = compileTrustProxy(deps.env.TRUST_PROXY);
+  app.all('/api/auth/*splat', (req, res) => {
+    req.headers[CLIENT_ADDRESS_HEADER] = clientAddress(req, trust);
+    return authHandler(req, res);
+  });
   app.use(healthRoutes({ db: deps.db, redis: deps.redis, readDb: deps.readDb }));
   // A body sent to any other path is read as before the table: a malformed or oversized one is refused.
   app.use(jsonParser);

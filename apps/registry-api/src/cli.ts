@@ -1,6 +1,15 @@
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  OperatorError,
+  seedDemoAccounts,
+  setOrganizationSuspended,
+  setSiteAdmin,
+  suspendAccount,
+  takeOverOrganization,
+  unsuspendAccount,
+} from '@pkgreg/accounts';
 import { parsePackageName } from '@pkgreg/contracts';
 import { createDb, type Db } from '@pkgreg/db';
 import {
@@ -28,7 +37,8 @@ import { listReports, quarantinePackage, releasePackage } from './moderation/mod
 // Operator command: `pnpm registry index <owner/repo | path>...`, `pnpm registry reindex`,
 // `pnpm registry sources`, `pnpm registry seed-demo`, `pnpm registry remove|restore <@scope/name>`,
 // `pnpm registry rescan`, `pnpm registry reports`, `pnpm registry quarantine|release <@scope/name>`,
-// `pnpm registry gc-blobs`.
+// `pnpm registry gc-blobs`, and for accounts (docs/accounts.md): `pnpm registry site-admin grant|revoke
+// <email>`, `pnpm registry suspend|unsuspend <email>`, `pnpm registry org suspend|unsuspend|take-over <slug>`.
 // Output is for people; `--json` for scripts.
 // Exit codes: 0 done, 1 a source failed, 2 bad usage or configuration.
 
@@ -251,6 +261,11 @@ function configureSeedDemoCommand(program: Command, env: Env): void {
       const dir = resolve(base, options.dir ?? env.DEMO_REPOS_DIR);
       await withDb(env, async (db) => {
         console.log(`demo repositories in ${dir}`);
+        // The demo's people first, so the private scope is private before its skills are indexed.
+        const demo = await seedDemoAccounts(db);
+        console.log(
+          `demo account ${demo.email} (development sign-in: "developer"), organisation ${demo.organization}, private scope @${demo.privateScope}`,
+        );
         const { summaries } = await seedDemo(indexerDeps(env, db), dir);
         summaries.forEach((s, i) => {
           printSummary(s, `[${i + 1}/${summaries.length}]`);
@@ -446,6 +461,101 @@ function configureModerationCommands(program: Command, env: Env): void {
     });
 }
 
+/** Runs an accounts change; an OperatorError (no such account or organisation) is exit 1 with its message. */
+async function operatorChange(env: Env, change: (db: Db) => Promise<void>, done: string): Promise<void> {
+  await withDb(env, async (db) => {
+    try {
+      await change(db);
+      console.log(done);
+    } catch (error) {
+      if (!(error instanceof OperatorError)) throw error;
+      console.error(error.message);
+      process.exitCode = 1;
+    }
+  });
+}
+
+function required(text: string | undefined, option: string): string {
+  const value = text?.trim() ?? '';
+  if (value === '') throw new InvalidArgumentError(`${option} must say why`);
+  return value;
+}
+
+function configureAccountCommands(program: Command, env: Env): void {
+  const admin = program.command('site-admin').description('name or unname a site administrator (by email)');
+  admin
+    .command('grant')
+    .argument('<email>')
+    .action((email: string) =>
+      operatorChange(env, (db) => setSiteAdmin(db, email, true), `${email} is a site administrator`),
+    );
+  admin
+    .command('revoke')
+    .argument('<email>')
+    .action((email: string) =>
+      operatorChange(
+        env,
+        (db) => setSiteAdmin(db, email, false),
+        `${email} is no longer a site administrator`,
+      ),
+    );
+  program
+    .command('suspend')
+    .description('suspend an account: its sessions end, its tokens are refused, it reaches nothing')
+    .argument('<email>')
+    .requiredOption('--reason <text>', 'why (kept in the audit log)')
+    .action((email: string, options: { reason: string }) =>
+      operatorChange(
+        env,
+        (db) => suspendAccount(db, email, required(options.reason, '--reason')),
+        `suspended ${email}`,
+      ),
+    );
+  program
+    .command('unsuspend')
+    .description('lift an account suspension')
+    .argument('<email>')
+    .action((email: string) =>
+      operatorChange(env, (db) => unsuspendAccount(db, email), `lifted the suspension of ${email}`),
+    );
+  const org = program.command('org').description('organisations');
+  org
+    .command('suspend')
+    .description('suspend an organisation: its members reach nothing through it')
+    .argument('<slug>')
+    .requiredOption('--reason <text>', 'why (kept in the audit log)')
+    .action((slug: string, options: { reason: string }) =>
+      operatorChange(
+        env,
+        (db) => setOrganizationSuspended(db, slug, true, required(options.reason, '--reason')),
+        `suspended ${slug}`,
+      ),
+    );
+  org
+    .command('unsuspend')
+    .argument('<slug>')
+    .action((slug: string) =>
+      operatorChange(
+        env,
+        (db) => setOrganizationSuspended(db, slug, false),
+        `lifted the suspension of ${slug}`,
+      ),
+    );
+  org
+    .command('take-over')
+    .description('make an account an owner of an organisation (its owners are gone)')
+    .argument('<slug>')
+    .requiredOption('--to <email>', 'the account that becomes an owner')
+    .requiredOption('--reason <text>', 'why (kept in the audit log)')
+    .action((slug: string, options: { to: string; reason: string }) =>
+      operatorChange(
+        env,
+        (db) => takeOverOrganization(db, slug, options.to, required(options.reason, '--reason')),
+        `${options.to} is an owner of ${slug}`,
+      ),
+    );
+}
+
 async function main(): Promise<void> {
   let env: Env;
   try {
@@ -468,6 +578,7 @@ async function main(): Promise<void> {
   configureRescanCommand(program, env);
   configureGcBlobsCommand(program, env);
   configureModerationCommands(program, env);
+  configureAccountCommands(program, env);
   try {
     await program.parseAsync(process.argv);
   } catch (error) {

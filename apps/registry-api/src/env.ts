@@ -1,5 +1,12 @@
 import { indexerEnvShape } from '@pkgreg/indexer';
-import { commonEnvShape, httpServerEnvShape, metricsEnvShape, parseEnv, port } from '@pkgreg/server-kit';
+import {
+  booleanFlag,
+  commonEnvShape,
+  httpServerEnvShape,
+  metricsEnvShape,
+  parseEnv,
+  port,
+} from '@pkgreg/server-kit';
 import { DEFAULT_QUEUE_PREFIX } from '@pkgreg/tasks';
 import { z } from 'zod';
 
@@ -88,6 +95,43 @@ const EnvFields = z.object({
   WEBHOOK_DELIVERIES_PER_REPOSITORY_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(60),
   /** BullMQ key prefix the indexing jobs are enqueued under (the workers' QUEUE_PREFIX). */
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
+  // Accounts and sign-in (docs/accounts.md).
+  /** Signs session cookies (better-auth's secret): 32+ characters, required in production. Never logged. */
+  AUTH_SECRET: z.string().min(32, { error: 'must be at least 32 characters' }).optional(),
+  /** Origins besides REGISTRY_PUBLIC_URL's whose cookie-authenticated writes are trusted (the dev web UI). */
+  WEB_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((origin) => origin.trim().replace(/\/+$/, ''))
+        .filter(Boolean),
+    ),
+  /** The development sign-in (any handle, no identity provider); refused in production. */
+  DEV_SIGN_IN: booleanFlag(false),
+  /** GitHub OAuth app for signing in (its callback: `<REGISTRY_PUBLIC_URL>/api/auth/callback/github`). */
+  GITHUB_OAUTH_CLIENT_ID: z.string().min(1).optional(),
+  GITHUB_OAUTH_CLIENT_SECRET: z.string().min(1).optional(),
+  /** An OpenID Connect provider for signing in (callback: `…/api/auth/callback/oidc`). */
+  OIDC_SIGN_IN_DISCOVERY_URL: z.url().optional(),
+  OIDC_SIGN_IN_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_SIGN_IN_CLIENT_SECRET: z.string().min(1).optional(),
+  /** The provider's name on the sign-in button. */
+  OIDC_SIGN_IN_NAME: z.string().min(1).max(60).default('Single sign-on'),
+  /** Who may create organisations: `anyone` signed in, or `site-admins`. */
+  ORGANIZATION_CREATION: z.enum(['anyone', 'site-admins']).default('anyone'),
+  /** How long an invitation link stays valid, seconds. */
+  INVITATION_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .max(30 * 86_400)
+    .default(7 * 86_400),
+  /** Sign-in attempts one client address may make per minute. */
+  SIGN_IN_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(20),
+  /** The longest expiry an access token may be given, days. */
+  TOKEN_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
 });
 
 /** Publishing needs the public URL (the OIDC audience) and a real webhook key in production. */
@@ -95,10 +139,37 @@ export const EnvSchema = EnvFields.superRefine((env, ctx) => {
   if (env.METRICS_PORT !== 0 && env.METRICS_PORT === env.REGISTRY_PORT) {
     ctx.addIssue({ code: 'custom', path: ['METRICS_PORT'], message: 'must differ from REGISTRY_PORT' });
   }
+  const github = [env.GITHUB_OAUTH_CLIENT_ID, env.GITHUB_OAUTH_CLIENT_SECRET].filter(Boolean).length;
+  if (github === 1) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['GITHUB_OAUTH_CLIENT_SECRET'],
+      message: 'set both GITHUB_OAUTH_CLIENT_ID and _SECRET, or neither',
+    });
+  }
+  const oidc = [
+    env.OIDC_SIGN_IN_DISCOVERY_URL,
+    env.OIDC_SIGN_IN_CLIENT_ID,
+    env.OIDC_SIGN_IN_CLIENT_SECRET,
+  ].filter(Boolean).length;
+  if (oidc !== 0 && oidc !== 3) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['OIDC_SIGN_IN_DISCOVERY_URL'],
+      message: 'set OIDC_SIGN_IN_DISCOVERY_URL, _CLIENT_ID and _CLIENT_SECRET together',
+    });
+  }
   if (env.NODE_ENV !== 'production') return;
-  for (const name of ['REGISTRY_PUBLIC_URL', 'WEBHOOK_SECRET_KEY'] as const) {
+  for (const name of ['REGISTRY_PUBLIC_URL', 'WEBHOOK_SECRET_KEY', 'AUTH_SECRET'] as const) {
     if (env[name] === undefined)
       ctx.addIssue({ code: 'custom', path: [name], message: 'is required in production' });
+  }
+  if (env.DEV_SIGN_IN) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['DEV_SIGN_IN'],
+      message: 'the development sign-in is refused in production',
+    });
   }
 });
 export type Env = z.infer<typeof EnvSchema>;
@@ -112,6 +183,13 @@ export function publishingSettings(env: Env): { publicUrl: string; webhookKey: s
     publicUrl: env.REGISTRY_PUBLIC_URL ?? `http://${env.REGISTRY_HOST}:${env.REGISTRY_PORT}`,
     webhookKey: env.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_WEBHOOK_KEY,
   };
+}
+
+/** The secret development and tests sign sessions with when none is set (never in production). */
+const DEVELOPMENT_AUTH_SECRET = 'pkgreg-development-auth-secret (not for production)';
+
+export function authSecret(env: Env): string {
+  return env.AUTH_SECRET ?? DEVELOPMENT_AUTH_SECRET;
 }
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {

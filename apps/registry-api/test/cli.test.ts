@@ -92,12 +92,60 @@ describe('registry CLI', { timeout: 60_000 }, () => {
     const first = await cli(['seed-demo', '--dir', dir]);
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(
-      /3 repositories: 1[0-9] indexed, 0 updated, 0 unchanged, 0 delisted, 0 rejected/,
+      /4 repositories: 1[0-9] indexed, 0 updated, 0 unchanged, 0 delisted, 0 rejected/,
     );
     const second = await cli(['seed-demo', '--dir', dir]);
     expect(second.stdout).toMatch(
-      /3 repositories: 0 indexed, 0 updated, 1[0-9] unchanged, 0 delisted, 0 rejected/,
+      /4 repositories: 0 indexed, 0 updated, 1[0-9] unchanged, 0 delisted, 0 rejected/,
     );
+    // The demo's private skill was private from its first row: its scope was set before indexing.
+    const privateRows = await t.db
+      .selectFrom('packages')
+      .select(['name', 'private'])
+      .where('scope', '=', 'demo-team')
+      .execute();
+    expect(privateRows).toEqual([{ name: 'deploy-runbook', private: true }]);
+    expect(
+      await t.db
+        .selectFrom('packages')
+        .select('scope')
+        .where('private', '=', true)
+        .where('scope', '!=', 'demo-team')
+        .execute(),
+    ).toEqual([]);
+  });
+
+  it('accounts: suspend an account (its sessions end); an unknown one is exit 1 (the rest: packages/accounts tests)', async () => {
+    const email = 'developer@dev.pkgreg.invalid';
+    const account = await t.db
+      .selectFrom('auth_user')
+      .select('id')
+      .where('email', '=', email)
+      .executeTakeFirstOrThrow();
+    await t.db
+      .insertInto('auth_session')
+      .values({
+        id: 's1',
+        token: 'session-token',
+        userId: account.id,
+        expiresAt: new Date(Date.now() + 60_000),
+        updatedAt: new Date(),
+      })
+      .execute();
+    const suspended = await cli(['suspend', email, '--reason', 'spam']);
+    expect(suspended.code).toBe(0);
+    expect(
+      await t.db.selectFrom('auth_session').select('id').where('userId', '=', account.id).execute(),
+    ).toEqual([]);
+    const row = await t.db
+      .selectFrom('auth_user')
+      .select(['banned', 'banReason'])
+      .where('id', '=', account.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ banned: true, banReason: 'spam' });
+    const missing = await cli(['org', 'take-over', 'no-such-org', '--to', email, '--reason', 'x']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('No organisation no-such-org');
   });
 
   it('quarantine, reports, release and rescan (docs/risk-scan.md)', async () => {

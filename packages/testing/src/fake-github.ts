@@ -1,5 +1,11 @@
-import { createHash } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { pack as tarPack } from 'tar-stream';
@@ -14,6 +20,14 @@ import { gitBlobSha } from './git-blob-sha.js';
 // maintain, push, triage, pull) as GitHub answers them for the token's user; a revoked token is 401
 // `Bad credentials`; a private repository is 404 to anyone who cannot pull it. Any other token is taken
 // as an app token that reads public repositories (what the indexer sends).
+//
+// GitHub's OAuth web flow for sign-in, without a UI: GET /login/oauth/authorize redirects straight back
+// to the app's callback with a code for the user the test chose (`nextOAuthLogin`, else the `login`
+// parameter), or with `error=access_denied`; POST /login/oauth/access_token checks the app's
+// credentials, the single-use code (10 minutes), the redirect_uri and the PKCE S256 verifier, and
+// answers GitHub's error bodies with 200 as GitHub does. The token it issues is a user token like
+// `addUser`'s, also good for GET /user, /user/emails, /user/orgs and /user/memberships/orgs/{org}. The
+// login endpoints live at the server's root and the API under the prefix, as on GitHub Enterprise.
 
 /** A file with a mode: `100755` executable, `120000` a symbolic link whose content is its target. */
 export interface FakeFile {
@@ -126,6 +140,76 @@ export interface FakeUser {
   permissions: Record<string, RepoPermission>;
 }
 
+/** An OAuth app registered on GitHub: where its users are sent back to and how it authenticates. */
+export interface FakeOAuthApp {
+  clientId: string;
+  clientSecret: string;
+  /** The registered callback URL; a redirect_uri must be it or a path below it on the same host. */
+  callbackUrl: string;
+}
+
+/** What GET /user and /user/emails answer for a login (defaults: name = login, a verified email). */
+export interface FakeProfile {
+  name?: string | null;
+  /** The public email GET /user shows; default the primary email. */
+  email?: string | null;
+  emails?: Array<{
+    email: string;
+    primary: boolean;
+    verified: boolean;
+    visibility?: 'public' | 'private' | null;
+  }>;
+}
+
+/** The next authorization's outcome: a login signs in, an error is sent back to the app. */
+export type OAuthLoginChoice = string | { error: 'access_denied' | 'application_suspended' };
+
+interface IssuedCode {
+  clientId: string;
+  login: string;
+  redirectUri: string | null;
+  scope: string;
+  codeChallenge: string | null;
+  expiresAt: number;
+}
+
+const TROUBLESHOOT = 'https://docs.github.com/apps/managing-oauth-apps';
+const OAUTH_ERRORS = {
+  incorrect_client_credentials: 'The client_id and/or client_secret passed are incorrect.',
+  redirect_uri_mismatch: 'The redirect_uri MUST match the registered callback URL for this application.',
+  bad_verification_code: 'The code passed is incorrect or expired.',
+  access_denied: 'The user has denied your application access.',
+  application_suspended: 'Your application has been suspended. Contact support@github.com.',
+} as const;
+
+/** Whether `redirectUri` is allowed for the callback: same host and port, the same path or one below it. */
+function redirectAllowed(redirectUri: string, callbackUrl: string): boolean {
+  let asked: URL;
+  try {
+    asked = new URL(redirectUri);
+  } catch {
+    return false;
+  }
+  const registered = new URL(callbackUrl);
+  const base = registered.pathname.replace(/\/$/, '');
+  return (
+    asked.protocol === registered.protocol &&
+    asked.host === registered.host &&
+    (asked.pathname === registered.pathname || asked.pathname.startsWith(`${base}/`))
+  );
+}
+
+async function formOrJson(req: IncomingMessage): Promise<Record<string, string>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if ((req.headers['content-type'] ?? '').includes('application/json')) {
+    const parsed = JSON.parse(text || '{}') as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
+  }
+  return Object.fromEntries(new URLSearchParams(text));
+}
+
 export interface RateLimitScript {
   /** How many upcoming requests get the rate-limited answer. */
   count: number;
@@ -163,6 +247,15 @@ export class FakeGitHub {
   rateLimit: RateLimitScript | null = null;
   private server: Server | null = null;
   private base = '';
+  /** OAuth apps by client id. */
+  readonly oauthApps = new Map<string, FakeOAuthApp>();
+  /** Scopes granted to each OAuth token (tokens from addUser have none and are not scope-checked). */
+  private readonly tokenScopes = new Map<string, string[]>();
+  private readonly codes = new Map<string, IssuedCode>();
+  private readonly profiles = new Map<string, FakeProfile>();
+  /** Organisations by lowercased login: the login as written and member (lowercased login) -> role. */
+  private readonly orgs = new Map<string, { login: string; members: Map<string, 'admin' | 'member'> }>();
+  private nextLogin: OAuthLoginChoice | null = null;
 
   constructor(
     /** Path prefix of the API (GitHub Enterprise serves it under /api/v3). */
@@ -275,6 +368,38 @@ export class FakeGitHub {
     this.renamed.set(oldKey, key);
   }
 
+  addOAuthApp(app: FakeOAuthApp): void {
+    this.oauthApps.set(app.clientId, app);
+  }
+
+  /** Who signs in at the next authorization (used once, ahead of the `login` parameter), or an error. */
+  nextOAuthLogin(choice: OAuthLoginChoice): void {
+    this.nextLogin = choice;
+  }
+
+  /** Sets what GET /user and /user/emails answer for `login`. */
+  setProfile(login: string, profile: FakeProfile): void {
+    this.profiles.set(login.toLowerCase(), profile);
+  }
+
+  /** Makes `login` an active member of the organisation `org` (its account id comes from accountId). */
+  addOrgMember(org: string, login: string, role: 'admin' | 'member' = 'member'): void {
+    const entry = this.orgs.get(org.toLowerCase()) ?? { login: org, members: new Map() };
+    entry.members.set(login.toLowerCase(), role);
+    this.orgs.set(org.toLowerCase(), entry);
+    this.accountId(org);
+  }
+
+  /** Ends a membership (GET /user/memberships/orgs/{org} is then 404). */
+  removeOrgMember(org: string, login: string): void {
+    this.orgs.get(org.toLowerCase())?.members.delete(login.toLowerCase());
+  }
+
+  /** The server's root, where /login/oauth/authorize and /login/oauth/access_token are. */
+  get webBase(): string {
+    return this.base;
+  }
+
   get apiUrl(): string {
     return `${this.base}${this.prefix}`;
   }
@@ -292,6 +417,16 @@ export class FakeGitHub {
         void this.download(path, res);
         return;
       }
+      if (path.startsWith('/login/oauth/authorize')) {
+        this.authorize(path, res);
+        return;
+      }
+      if (path.startsWith('/login/oauth/access_token') && req.method === 'POST') {
+        this.accessToken(req, res).catch((error: unknown) => {
+          this.send(res, 400, { message: (error as Error).message });
+        });
+        return;
+      }
       this.handle(path, req.headers, res);
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
@@ -301,6 +436,215 @@ export class FakeGitHub {
 
   async stop(): Promise<void> {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  /** GitHub's authorize page, already answered: back to the app with a code or an error. */
+  private authorize(rawPath: string, res: ServerResponse): void {
+    const params = new URL(rawPath, 'http://fake').searchParams;
+    const app = this.oauthApps.get(params.get('client_id') ?? '');
+    if (!app) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+      return;
+    }
+    const state = params.get('state');
+    const redirectUri = params.get('redirect_uri');
+    const back = (query: Record<string, string>, to = redirectUri ?? app.callbackUrl): void => {
+      const location = new URL(to);
+      for (const [key, value] of Object.entries(query)) location.searchParams.set(key, value);
+      if (state !== null) location.searchParams.set('state', state);
+      res.writeHead(302, { location: location.href }).end();
+    };
+    const fail = (error: keyof typeof OAUTH_ERRORS, to?: string): void =>
+      back(
+        {
+          error,
+          error_description: OAUTH_ERRORS[error],
+          error_uri: `${TROUBLESHOOT}/troubleshooting-authorization-request-errors/#${error.replaceAll('_', '-')}`,
+        },
+        to,
+      );
+    // A redirect_uri GitHub will not send to gets the error at the registered callback instead.
+    if (redirectUri !== null && !redirectAllowed(redirectUri, app.callbackUrl)) {
+      fail('redirect_uri_mismatch', app.callbackUrl);
+      return;
+    }
+    const challenge = params.get('code_challenge');
+    const method = params.get('code_challenge_method');
+    if (challenge !== null && method !== 'S256') {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('code_challenge_method must be S256');
+      return;
+    }
+    const choice = this.nextLogin ?? params.get('login');
+    this.nextLogin = null;
+    if (choice === null) {
+      res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('fake GitHub: no user chosen (nextOAuthLogin or login)');
+      return;
+    }
+    if (typeof choice !== 'string') {
+      fail(choice.error);
+      return;
+    }
+    const code = randomBytes(10).toString('hex');
+    this.codes.set(code, {
+      clientId: app.clientId,
+      login: choice,
+      redirectUri,
+      scope: params.get('scope') ?? '',
+      codeChallenge: challenge,
+      expiresAt: Date.now() + 10 * 60_000,
+    });
+    back({ code });
+  }
+
+  /** Exchanges a code for a user token, answering errors as GitHub does (200 with an `error` body). */
+  private async accessToken(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await formOrJson(req);
+    // Credentials may come as Basic authentication instead of in the body.
+    const basic = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const [basicId, basicSecret] = basic ? Buffer.from(basic, 'base64').toString('utf8').split(':') : [];
+    const clientId = body.client_id ?? basicId ?? '';
+    const clientSecret = body.client_secret ?? basicSecret ?? '';
+    const json = (req.headers.accept ?? '').includes('application/json');
+    const answer = (fields: Record<string, string>): void => {
+      if (json) {
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(fields));
+      } else {
+        res
+          .writeHead(200, { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' })
+          .end(new URLSearchParams(fields).toString());
+      }
+    };
+    const fail = (error: keyof typeof OAUTH_ERRORS, description: string = OAUTH_ERRORS[error]): void =>
+      answer({
+        error,
+        error_description: description,
+        error_uri: `${TROUBLESHOOT}/troubleshooting-oauth-app-access-token-request-errors/#${error.replaceAll('_', '-')}`,
+      });
+    const app = this.oauthApps.get(clientId);
+    if (!app || app.clientSecret !== clientSecret) return fail('incorrect_client_credentials');
+    const issued = this.codes.get(body.code ?? '');
+    // A code is good once: whatever follows, it is spent.
+    this.codes.delete(body.code ?? '');
+    if (!issued || issued.clientId !== clientId || issued.expiresAt <= Date.now()) {
+      return fail('bad_verification_code');
+    }
+    if (body.redirect_uri !== undefined && body.redirect_uri !== (issued.redirectUri ?? app.callbackUrl)) {
+      return fail('redirect_uri_mismatch');
+    }
+    if (issued.codeChallenge !== null) {
+      // GitHub does not document its PKCE failure; a spent code that cannot be redeemed is the closest.
+      const verifier = body.code_verifier ?? '';
+      const computed = createHash('sha256').update(verifier).digest('base64url');
+      if (computed !== issued.codeChallenge) {
+        return fail('bad_verification_code', 'The code_verifier does not match the code_challenge.');
+      }
+    }
+    const token = `gho_${randomBytes(27).toString('base64url').replace(/[-_]/g, '0').slice(0, 36)}`;
+    const existing = [...this.users.values()].find(
+      (u) => u.login.toLowerCase() === issued.login.toLowerCase(),
+    );
+    this.users.set(token, {
+      login: existing?.login ?? issued.login,
+      id: this.accountId(issued.login),
+      permissions: existing?.permissions ?? {},
+    });
+    // GitHub lists granted scopes comma-separated, though they are asked for space-separated.
+    const scopes = issued.scope.split(/[\s,]+/).filter(Boolean);
+    this.tokenScopes.set(token, scopes);
+    answer({ access_token: token, token_type: 'bearer', scope: scopes.join(',') });
+  }
+
+  private profileOf(user: FakeUser) {
+    const profile = this.profiles.get(user.login.toLowerCase()) ?? {};
+    const emails = (
+      profile.emails ?? [
+        { email: `${user.login.toLowerCase()}@users.example`, primary: true, verified: true },
+      ]
+    ).map((e) => ({ visibility: e.primary ? 'public' : null, ...e }));
+    const primary = emails.find((e) => e.primary)?.email ?? null;
+    return {
+      user: {
+        login: user.login,
+        id: user.id,
+        node_id: Buffer.from(`04:User${user.id}`).toString('base64'),
+        avatar_url: `https://avatars.github.example/u/${user.id}?v=4`,
+        html_url: `${this.webUrl}/${user.login}`,
+        type: 'User',
+        site_admin: false,
+        name: profile.name === undefined ? user.login : profile.name,
+        email: profile.email === undefined ? primary : profile.email,
+      },
+      emails,
+    };
+  }
+
+  private orgOf(login: string) {
+    const id = this.accountId(login);
+    return {
+      login,
+      id,
+      url: `${this.apiUrl}/orgs/${login}`,
+      avatar_url: `https://avatars.github.example/u/${id}?v=4`,
+      description: null,
+    };
+  }
+
+  /** GET /user and below, for a user token; undefined when the path is not one of them. */
+  private userApi(parts: string[], headers: IncomingHttpHeaders, res: ServerResponse): boolean | undefined {
+    if (parts[1] !== 'user') return undefined;
+    const user = this.userOf(headers);
+    if (!user || user === 'revoked') {
+      return this.send(res, 401, {
+        message: 'Requires authentication',
+        documentation_url: 'https://docs.github.com/rest',
+      });
+    }
+    const token = /^(?:Bearer|token) (.+)$/i.exec(String(headers.authorization))?.[1] ?? '';
+    const scopes = this.tokenScopes.get(token);
+    const extra: Record<string, string> = scopes ? { 'x-oauth-scopes': scopes.join(', ') } : {};
+    const has = (...wanted: string[]) => !scopes || wanted.some((w) => scopes.includes(w));
+    const { user: profile, emails } = this.profileOf(user);
+    if (parts.length === 2) return this.send(res, 200, profile, extra);
+    if (parts[2] === 'emails' && parts.length === 3) {
+      // Without the scope GitHub answers as if the resource did not exist.
+      if (!has('user', 'user:email')) return this.send(res, 404, { message: 'Not Found' }, extra);
+      return this.send(res, 200, emails, extra);
+    }
+    const memberOf = [...this.orgs.values()]
+      .filter(({ members }) => members.has(user.login.toLowerCase()))
+      .map(({ login, members }) => ({
+        org: this.orgOf(login),
+        role: members.get(user.login.toLowerCase()) as 'admin' | 'member',
+      }));
+    if (parts[2] === 'orgs' && parts.length === 3) {
+      return this.send(
+        res,
+        200,
+        memberOf.map(({ org }) => org),
+        extra,
+      );
+    }
+    if (parts[2] === 'memberships' && parts[3] === 'orgs' && parts[4] && parts.length === 5) {
+      const found = memberOf.find(({ org }) => org.login.toLowerCase() === parts[4]?.toLowerCase());
+      if (!found) return this.send(res, 404, { message: 'Not Found' }, extra);
+      const { org, role } = found;
+      return this.send(
+        res,
+        200,
+        {
+          url: `${this.apiUrl}/orgs/${org.login}/memberships/${user.login}`,
+          state: 'active',
+          role,
+          organization_url: org.url,
+          organization: org,
+          user: { login: user.login, id: user.id },
+        },
+        extra,
+      );
+    }
+    return this.send(res, 404, { message: 'Not Found' }, extra);
   }
 
   private async download(rawPath: string, res: ServerResponse): Promise<void> {
@@ -389,6 +733,8 @@ export class FakeGitHub {
     if (!rawPath.startsWith(`${this.prefix}/`)) return this.send(res, 404, { message: 'Not Found' });
     const url = new URL(rawPath.slice(this.prefix.length), 'http://fake');
     const parts = url.pathname.split('/').map(decodeURIComponent);
+    const answered = this.userApi(parts, headers, res);
+    if (answered !== undefined) return answered;
     // ['', 'repositories', id, ...rest] is the form GitHub redirects renamed repositories to.
     if (parts[1] === 'repositories' && parts[2]) {
       const key = [...this.ids].find(([k, id]) => String(id) === parts[2] && this.repos.has(k))?.[0];

@@ -1,7 +1,10 @@
 // @pkgreg/testing: local servers that speak the real protocols, for any package's tests (nothing of
-// ours is mocked against them): an OIDC issuer with its JWKS and GitHub Actions' ID-token endpoint, a
+// ours is mocked against them): an OIDC issuer with its JWKS and GitHub Actions' ID-token endpoint, an
+// OpenID Connect identity provider for sign-in (panva's oidc-provider: authorization code with PKCE,
+// automatic sign-in and consent) with `followRedirects` to walk its flow without a browser, a
 // stand-in for GitHub's REST API (repositories, trees, blobs, tarballs, ETags, rate limits, account ids,
-// user tokens and their permissions, renames), GitHub's webhook deliveries, an OpenAI-compatible
+// user tokens and their permissions, renames) and its OAuth web flow with the user APIs a sign-in reads
+// (profile, emails, organisation memberships), GitHub's webhook deliveries, an OpenAI-compatible
 // embeddings endpoint, an OpenAI-compatible chat-completions stand-in for a model, an OTLP/HTTP receiver
 // that collects traces, and the real registry-api started as a process. Beside them, the small helpers
 // every suite needs once: a free port, waiting for background work, and capturing what a logger wrote.
@@ -17,12 +20,21 @@ export {
 export {
   type FakeFile,
   FakeGitHub,
+  type FakeOAuthApp,
+  type FakeProfile,
   type FakeRepo,
   type FakeUser,
+  type OAuthLoginChoice,
   type RateLimitScript,
   type RepoPermission,
   type SeenRequest,
 } from './fake-github.js';
+export {
+  CookieJar,
+  type FollowedRedirects,
+  type FollowRedirectsOptions,
+  followRedirects,
+} from './follow-redirects.js';
 export { freePort } from './free-port.js';
 export {
   deepArray,
@@ -71,6 +83,15 @@ export {
   type SeenTokenRequest,
   startOidcIssuer,
 } from './oidc-issuer.js';
+export {
+  type OidcLoginChoice,
+  type OidcProvider,
+  type OidcProviderClient,
+  type OidcProviderOptions,
+  type OidcProviderUser,
+  type SeenOidcRequest,
+  startOidcProvider,
+} from './oidc-provider.js';
 export {
   type AttributeValue,
   type OtlpReceiver,

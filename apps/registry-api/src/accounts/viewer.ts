@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { AccountAccess } from '@pkgreg/accounts';
 import { PUBLIC_ONLY, type ReadAccess } from '@pkgreg/registry';
 
 // Who is asking (docs/accounts.md): anyone, or an account through its session cookie or one of its
@@ -22,6 +23,8 @@ export interface AccountViewer {
   permission: 'read' | 'publish';
   /** Private packages this viewer sees: its memberships, narrowed by the token's limits. */
   read: ReadAccess;
+  /** The scopes it reaches and its role in each (after the token's limits). */
+  access: AccountAccess;
   /** A site administrator (named by the operator). */
   siteAdmin: boolean;
 }
@@ -38,5 +41,5 @@ export function hasCredentials(req: IncomingMessage): boolean {
   const auth = req.headers.authorization;
   if (auth !== undefined && /^bearer\s+pkgreg_/i.test(auth)) return true;
   const cookie = req.headers.cookie;
-  return cookie !== undefined && cookie.includes('pkgreg.session_token');
+  return cookie?.includes('pkgreg.session_token') === true;
 }

@@ -50,10 +50,15 @@ export const unavailable = (message: string, cause?: unknown) =>
 
 /**
  * A 401 with RFC 6750's challenge. The description repeats the message minus characters a quoted
- * string cannot hold.
+ * string or a header cannot hold.
  */
 export function unauthorized(message: string): ApiError {
-  const description = message.replace(/["\\\r\n]/g, "'").slice(0, 300);
+  // A header holds printable ASCII only: quotes and backslashes would end the quoted string.
+  const description = message
+    .replace(/…/g, '...')
+    .replace(/["\\]/g, "'")
+    .replace(/[^\x20-\x7e]/g, '')
+    .slice(0, 300);
   return new ApiError('unauthorized', message, {
     headers: {
       'WWW-Authenticate': `Bearer realm="pkgreg", error="invalid_token", error_description="${description}"`,

@@ -17,6 +17,8 @@ export type PackageRow = Omit<
 
 const DETAIL_COLUMNS = [
   'id',
+  'visibility',
+  'private',
   'scope',
   'name',
   'description',

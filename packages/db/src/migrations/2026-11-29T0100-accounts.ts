@@ -140,6 +140,30 @@ export async function up(db: Kysely<any>): Promise<void> {
       add column visibility text not null default 'public' check (visibility in ('public', 'private')),
       add column private boolean not null default false`.execute(db);
   await sql`create index packages_private_idx on packages (scope, name) where private`.execute(db);
+  // The database keeps `private` true to its definition, so no writer (the indexer, an upload, an
+  // operator's SQL) can create a public package in a private scope by forgetting it.
+  await sql`
+    create function pkgreg_package_private() returns trigger language plpgsql as $$
+    begin
+      new.private := new.visibility = 'private'
+        or exists (select 1 from scope_settings s where s.scope = new.scope and s.visibility = 'private');
+      return new;
+    end $$`.execute(db);
+  await sql`
+    create trigger packages_private before insert or update of visibility, scope on packages
+      for each row execute function pkgreg_package_private()`.execute(db);
+  await sql`
+    create function pkgreg_scope_private() returns trigger language plpgsql as $$
+    begin
+      update packages p
+         set private = (new.visibility = 'private' or p.visibility = 'private')
+       where p.scope = new.scope
+         and p.private is distinct from (new.visibility = 'private' or p.visibility = 'private');
+      return null;
+    end $$`.execute(db);
+  await sql`
+    create trigger scope_settings_private after insert or update of visibility on scope_settings
+      for each row execute function pkgreg_scope_private()`.execute(db);
 
   // Granular access tokens: only a SHA-256 of the secret is kept; `prefix` is what lists show.
   await sql`
@@ -159,7 +183,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       last_used_at timestamptz,
       revoked_at timestamptz
     )`.execute(db);
-  await sql`create index access_tokens_account_idx on access_tokens (account_id, created_at desc)`.execute(db);
+  await sql`create index access_tokens_account_idx on access_tokens (account_id, created_at desc)`.execute(
+    db,
+  );
 
   // Every change of membership, role, visibility or token: what owners read in the audit log.
   await sql`
@@ -176,7 +202,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index account_audit_events_org_idx on account_audit_events (organization_id, id desc)`.execute(
     db,
   );
-  await sql`create index account_audit_events_actor_idx on account_audit_events (actor_id, id desc)`.execute(db);
+  await sql`create index account_audit_events_actor_idx on account_audit_events (actor_id, id desc)`.execute(
+    db,
+  );
 
   // Trusted publishers: CI identities (an OIDC issuer's repository, workflow and environment) allowed to
   // upload versions of a scope's packages, or of one package, without a stored secret.
@@ -199,6 +227,10 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop table if exists trusted_publishers`.execute(db);
   await sql`drop table if exists account_audit_events`.execute(db);
   await sql`drop table if exists access_tokens`.execute(db);
+  await sql`drop trigger if exists scope_settings_private on scope_settings`.execute(db);
+  await sql`drop function if exists pkgreg_scope_private()`.execute(db);
+  await sql`drop trigger if exists packages_private on packages`.execute(db);
+  await sql`drop function if exists pkgreg_package_private()`.execute(db);
   await sql`drop index if exists packages_private_idx`.execute(db);
   await sql`alter table packages drop column if exists private, drop column if exists visibility`.execute(db);
   await sql`drop table if exists scope_settings`.execute(db);

@@ -3,13 +3,17 @@ import { creator as recommended } from '@secretlint/secretlint-rule-preset-recom
 import type { SecretLintCoreConfig } from '@secretlint/types';
 import type { Lines } from '../text.js';
 import type { RawFinding } from '../types.js';
+import { PKGREG_TOKEN_RULE_ID, pkgregTokenRule } from './pkgreg-token-rule.js';
 
 // Credentials and private keys, found by secretlint's recommended preset (a maintained rule set: AWS,
 // GCP, GitHub, GitLab, Slack, npm, OpenAI, Anthropic, private keys, connection strings, …) rather than
 // regular expressions of our own.
 
 const CONFIG: SecretLintCoreConfig = {
-  rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: recommended }],
+  rules: [
+    { id: '@secretlint/secretlint-rule-preset-recommend', rule: recommended },
+    { id: PKGREG_TOKEN_RULE_ID, rule: pkgregTokenRule },
+  ],
 };
 
 export interface SecretInput {
@@ -125,6 +129,7 @@ const KIND: Record<string, string> = {
   anthropic: 'an Anthropic API key',
   basicauth: 'a password in a URL',
   'database-connection-string': 'a database password',
+  [PKGREG_TOKEN_RULE_ID]: 'a pkgreg access token',
 };
 
 export function secretFinding(hit: SecretHit, lineText: string): RawFinding {

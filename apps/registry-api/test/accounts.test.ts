@@ -1,0 +1,362 @@
+import type { RequestListener } from 'node:http';
+import { CreatedTokenSchema, MeSchema, TokenListSchema } from '@pkgreg/contracts';
+import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import { useTestDatabase } from '@pkgreg/db/vitest';
+import { createLogger } from '@pkgreg/server-kit';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { loadEnv } from '../src/env.js';
+import { packageRow } from './fixtures.js';
+
+// docs/accounts.md: development sign-in, sessions, tokens (create, use, revoke, expire, address ranges),
+// organisations through better-auth's endpoints, scope and package settings, the audit log, and the
+// security cases of each: no credentials, bad ones, revoked or expired ones, too little role, another
+// account's things, cross-site writes.
+
+const PUBLIC_URL = 'http://registry.test';
+const ORIGIN = PUBLIC_URL;
+const database = useTestDatabase();
+const prefix = testKeyPrefix('accounts');
+let redis: Redis;
+let app: RequestListener;
+const logged: string[] = [];
+const logger = createLogger('accounts-test', 'debug', { write: (line: string) => void logged.push(line) });
+
+beforeAll(async () => {
+  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, keyPrefix: `${prefix}:` });
+  const env = loadEnv({ REGISTRY_PUBLIC_URL: PUBLIC_URL, DEV_SIGN_IN: 'true', DETAIL_CACHE_TTL_MS: '0' });
+  app = createApp({ db: database.db, redis, logger, env });
+});
+
+afterAll(() => redis?.disconnect());
+
+/** A browser of `handle`: signed in by the development sign-in, its cookies kept. */
+async function signIn(handle: string) {
+  const agent = request.agent(app);
+  const res = await agent.post('/api/auth/dev/sign-in').set('Origin', ORIGIN).send({ handle });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return agent;
+}
+
+async function newToken(agent: request.Agent, body: Record<string, unknown> = {}) {
+  const res = await agent
+    .post('/api/tokens')
+    .set('Origin', ORIGIN)
+    .send({ name: 'ci', permission: 'read', expiresInDays: 30, ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return CreatedTokenSchema.parse(res.body);
+}
+
+const me = (token: string) => request(app).get('/api/me').set('Authorization', `Bearer ${token}`);
+
+describe('sign-in and sessions', () => {
+  it('the development sign-in sets an HttpOnly, SameSite session cookie and /api/me names the account', async () => {
+    const res = await request(app)
+      .post('/api/auth/dev/sign-in')
+      .set('Origin', ORIGIN)
+      .send({ handle: 'ada' });
+    expect(res.status).toBe(200);
+    const cookie = String(res.headers['set-cookie']);
+    expect(cookie).toMatch(/pkgreg\.session_token=/);
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Lax/i);
+    const agent = await signIn('ada');
+    const who = await agent.get('/api/me');
+    expect(who.status).toBe(200);
+    expect(MeSchema.parse(who.body)).toMatchObject({
+      account: { email: 'ada@dev.pkgreg.invalid', siteAdmin: false },
+      via: 'session',
+      token: null,
+    });
+  });
+
+  it('no credentials, or a cookie the registry does not know: 401 from /api/me', async () => {
+    expect((await request(app).get('/api/me')).status).toBe(401);
+    const res = await request(app).get('/api/me').set('Cookie', 'pkgreg.session_token=forged.value');
+    expect(res.status).toBe(401);
+    expect(res.body, res.text + JSON.stringify(res.headers)).toEqual({
+      error: expect.stringMatching(/Sign in/),
+    });
+  });
+
+  it('signing out ends the session', async () => {
+    const agent = await signIn('leaver');
+    expect((await agent.post('/api/auth/sign-out').set('Origin', ORIGIN).send({})).status).toBe(200);
+    expect((await agent.get('/api/me')).status).toBe(401);
+  });
+
+  it('sign-in is rate limited per client address, whatever X-Forwarded-For a client sends', async () => {
+    // Its own counters: the sign-ins of the other tests came from the same address.
+    const ownRedis = new Redis(TEST_REDIS_URL, { lazyConnect: true, keyPrefix: `${prefix}:limited:` });
+    const limited = createApp({
+      db: database.db,
+      redis: ownRedis,
+      logger,
+      env: loadEnv({ REGISTRY_PUBLIC_URL: PUBLIC_URL, DEV_SIGN_IN: 'true', SIGN_IN_PER_MINUTE: '3' }),
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const res = await request(limited)
+        .post('/api/auth/dev/sign-in')
+        .set('Origin', ORIGIN)
+        .set('X-Forwarded-For', `203.0.113.${i}`)
+        .send({ handle: 'hammer' });
+      statuses.push(res.status);
+    }
+    ownRedis.disconnect();
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+  });
+
+  it('the development sign-in is refused in production: env will not load', () => {
+    expect(() =>
+      loadEnv({
+        NODE_ENV: 'production',
+        DEV_SIGN_IN: 'true',
+        REGISTRY_PUBLIC_URL: PUBLIC_URL,
+        WEBHOOK_SECRET_KEY: 'k'.repeat(40),
+        AUTH_SECRET: 's'.repeat(40),
+      }),
+    ).toThrow(/DEV_SIGN_IN/);
+  });
+});
+
+describe('tokens', () => {
+  it('created while signed in, shown once, listed by prefix only, used as a bearer, revoked at once', async () => {
+    const agent = await signIn('tok');
+    const created = await newToken(agent, { name: 'laptop' });
+    expect(created.token).toMatch(/^pkgreg_[0-9A-Za-z]{36}$/);
+    const list = TokenListSchema.parse((await agent.get('/api/tokens')).body);
+    expect(list.data).toHaveLength(1);
+    expect(JSON.stringify(list)).not.toContain(created.token);
+    expect(list.data[0]?.prefix).toBe(created.token.slice(0, 11));
+
+    const who = await me(created.token);
+    expect(who.status).toBe(200);
+    expect(MeSchema.parse(who.body)).toMatchObject({
+      via: 'token',
+      token: { id: created.id, permission: 'read' },
+    });
+    const stored = await database.db
+      .selectFrom('access_tokens')
+      .selectAll()
+      .where('id', '=', created.id)
+      .executeTakeFirstOrThrow();
+    expect(stored.token_hash.toString('hex')).not.toContain(created.token);
+    expect(stored.last_used_at).not.toBeNull();
+
+    expect((await agent.delete(`/api/tokens/${created.id}`).set('Origin', ORIGIN)).status).toBe(200);
+    const after = await me(created.token);
+    expect(after.status).toBe(401);
+    expect(after.body.error).toMatch(/revoked/);
+    expect(after.headers['www-authenticate']).toMatch(/invalid_token/);
+    expect(logged.join('\n')).not.toContain(created.token);
+  });
+
+  it('malformed, unknown and expired tokens are 401 with their reason, on any route', async () => {
+    const malformed = await request(app).get('/api/packages').set('Authorization', 'Bearer pkgreg_short');
+    expect(malformed.status).toBe(401);
+    expect(malformed.body.error).toMatch(/malformed/);
+    const unknown = await me(`pkgreg_${'a'.repeat(30)}000000`);
+    expect(unknown.status).toBe(401);
+    const agent = await signIn('expiry');
+    const created = await newToken(agent);
+    await database.db
+      .updateTable('access_tokens')
+      .set({ expires_at: sql<Date>`now() - interval '1 second'` })
+      .where('id', '=', created.id)
+      .execute();
+    const expired = await me(created.token);
+    expect(expired.status).toBe(401);
+    expect(expired.body.error).toMatch(/expired/);
+  });
+
+  it('a token bound to address ranges is refused from elsewhere', async () => {
+    const agent = await signIn('ranges');
+    const far = await newToken(agent, { allowedCidrs: ['10.0.0.0/8'] });
+    expect((await me(far.token)).body.error).toMatch(/address/);
+    const near = await newToken(agent, { allowedCidrs: ['127.0.0.1', '::1/128'] });
+    expect((await me(near.token)).status).toBe(200);
+  });
+
+  it('bad input: a 400 naming the field, and nothing stored', async () => {
+    const agent = await signIn('badinput');
+    const before = await database.db
+      .selectFrom('access_tokens')
+      .select(sql<number>`count(*)`.as('n'))
+      .executeTakeFirstOrThrow();
+    for (const body of [
+      { name: '', permission: 'read', expiresInDays: 1 },
+      { name: 'x', permission: 'admin', expiresInDays: 1 },
+      { name: 'x', permission: 'read', expiresInDays: 400 },
+      { name: 'x', permission: 'read', expiresInDays: 1, allowedCidrs: ['not-an-address'] },
+      { name: 'x', permission: 'read', expiresInDays: 1, packages: ['@acme/x'] },
+    ]) {
+      const res = await agent.post('/api/tokens').set('Origin', ORIGIN).send(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body).toEqual({ error: expect.any(String) });
+    }
+    const after = await database.db
+      .selectFrom('access_tokens')
+      .select(sql<number>`count(*)`.as('n'))
+      .executeTakeFirstOrThrow();
+    expect(after.n).toBe(before.n);
+  });
+
+  it('tokens are not managed with a token, nor by a cross-site request, nor across accounts', async () => {
+    const agent = await signIn('owner1');
+    const created = await newToken(agent);
+    const withToken = await request(app)
+      .post('/api/tokens')
+      .set('Authorization', `Bearer ${created.token}`)
+      .send({ name: 'x', permission: 'read', expiresInDays: 1 });
+    expect(withToken.status).toBe(403);
+    const crossSite = await agent
+      .post('/api/tokens')
+      .set('Origin', 'https://evil.example')
+      .send({ name: 'x', permission: 'read', expiresInDays: 1 });
+    expect(crossSite.status).toBe(403);
+    const other = await signIn('owner2');
+    expect((await other.delete(`/api/tokens/${created.id}`).set('Origin', ORIGIN)).status).toBe(404);
+    expect((await me(created.token)).status).toBe(200);
+    expect(TokenListSchema.parse((await other.get('/api/tokens')).body).data).toHaveLength(0);
+  });
+});
+
+describe('organisations, scopes and the audit log', () => {
+  async function createOrg(agent: request.Agent, slug: string) {
+    const res = await agent
+      .post('/api/auth/organization/create')
+      .set('Origin', ORIGIN)
+      .send({ name: slug, slug });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body as { id: string };
+  }
+
+  async function invite(
+    owner: request.Agent,
+    organizationId: string,
+    email: string,
+    role: string,
+    member: request.Agent,
+  ) {
+    const invited = await owner
+      .post('/api/auth/organization/invite-member')
+      .set('Origin', ORIGIN)
+      .send({ email, role, organizationId });
+    expect(invited.status, JSON.stringify(invited.body)).toBe(200);
+    const accepted = await member
+      .post('/api/auth/organization/accept-invitation')
+      .set('Origin', ORIGIN)
+      .send({ invitationId: invited.body.id });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+  }
+
+  it('an organisation claims a scope and makes it private; roles decide who may change it; removal takes all at once', async () => {
+    const owner = await signIn('orgowner');
+    const org = await createOrg(owner, 'team-a');
+    const claim = await owner
+      .put('/api/scopes/team-a/settings')
+      .set('Origin', ORIGIN)
+      .send({ organizationId: org.id });
+    expect(claim.status, JSON.stringify(claim.body)).toBe(200);
+    expect(claim.body).toMatchObject({ scope: 'team-a', visibility: 'public', organization: { id: org.id } });
+    await database.db
+      .insertInto('packages')
+      .values(packageRow({ scope: 'team-a', name: 'runbook' }))
+      .execute();
+    const priv = await owner
+      .put('/api/scopes/team-a/settings')
+      .set('Origin', ORIGIN)
+      .send({ visibility: 'private' });
+    expect(priv.status).toBe(200);
+    const row = await database.db
+      .selectFrom('packages')
+      .select('private')
+      .where('scope', '=', 'team-a')
+      .executeTakeFirstOrThrow();
+    expect(row.private).toBe(true);
+    // A package created later in the private scope is private from its first row.
+    await database.db
+      .insertInto('packages')
+      .values(packageRow({ scope: 'team-a', name: 'later' }))
+      .execute();
+    const later = await database.db
+      .selectFrom('packages')
+      .select('private')
+      .where('name', '=', 'later')
+      .executeTakeFirstOrThrow();
+    expect(later.private).toBe(true);
+
+    const reader = await signIn('reader1');
+    await invite(owner, org.id, 'reader1@dev.pkgreg.invalid', 'reader', reader);
+    const readerToken = await newToken(reader);
+    expect(MeSchema.parse((await me(readerToken.token)).body).scopes).toEqual([
+      { scope: 'team-a', role: 'reader' },
+    ]);
+    expect(
+      (await reader.put('/api/scopes/team-a/settings').set('Origin', ORIGIN).send({ visibility: 'public' }))
+        .status,
+    ).toBe(403);
+    expect((await reader.get('/api/packages/@team-a/runbook/settings')).status).toBe(403);
+
+    const outsider = await signIn('outsider1');
+    expect((await outsider.get('/api/scopes/team-a/settings')).status).toBe(404);
+    expect(
+      (await outsider.put('/api/scopes/team-a/settings').set('Origin', ORIGIN).send({ visibility: 'public' }))
+        .status,
+    ).toBe(404);
+    // Outsiders cannot tell a private package's settings from a missing package's.
+    const hidden = await outsider.get('/api/packages/@team-a/runbook/settings');
+    const missing = await outsider.get('/api/packages/@team-a/nothing/settings');
+    expect([hidden.status, hidden.body]).toEqual([missing.status, missing.body]);
+
+    const members = await owner.get(`/api/auth/organization/list-members?organizationId=${org.id}`);
+    const readerMember = (members.body.members as Array<{ id: string; user: { email: string } }>).find(
+      (m) => m.user.email === 'reader1@dev.pkgreg.invalid',
+    );
+    const removed = await owner
+      .post('/api/auth/organization/remove-member')
+      .set('Origin', ORIGIN)
+      .send({ memberIdOrEmail: readerMember?.id, organizationId: org.id });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    expect(MeSchema.parse((await me(readerToken.token)).body).scopes).toEqual([]);
+
+    const audit = await owner.get('/api/orgs/team-a/audit');
+    expect(audit.status).toBe(200);
+    const actions = (audit.body.data as Array<{ action: string }>).map((event) => event.action);
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        'organization.create',
+        'scope.move',
+        'scope.visibility',
+        'invitation.create',
+        'member.join',
+        'member.remove',
+      ]),
+    );
+    expect((await outsider.get('/api/orgs/team-a/audit')).status).toBe(404);
+  });
+
+  it('a package made private by its scope admin; a token limited to another scope reaches nothing here', async () => {
+    const owner = await signIn('pkgowner');
+    const org = await createOrg(owner, 'team-b');
+    await owner.put('/api/scopes/team-b/settings').set('Origin', ORIGIN).send({ organizationId: org.id });
+    await database.db
+      .insertInto('packages')
+      .values(packageRow({ scope: 'team-b', name: 'checklist' }))
+      .execute();
+    const res = await owner
+      .put('/api/packages/@team-b/checklist/settings')
+      .set('Origin', ORIGIN)
+      .send({ visibility: 'private' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ visibility: 'private', private: true });
+    const elsewhere = await newToken(owner, { scopes: ['other-scope'] });
+    expect(MeSchema.parse((await me(elsewhere.token)).body).scopes).toEqual([]);
+    const here = await newToken(owner, { packages: ['team-b/checklist'] });
+    expect(MeSchema.parse((await me(here.token)).body).scopes).toEqual([{ scope: 'team-b', role: 'owner' }]);
+  });
+});

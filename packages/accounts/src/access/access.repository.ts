@@ -1,0 +1,57 @@
+import type { Database } from '@pkgreg/db';
+import { type Kysely, sql } from 'kysely';
+import type { Role } from './roles.js';
+
+// Which scopes an account reaches, and with what role (docs/accounts.md, "Who owns a scope"):
+// - a scope whose settings name one of its organisations: the member's role there;
+// - a scope whose settings name the account itself: owner;
+// - a scope bound to a code-host account id (scope_owners) the account signed in with: owner;
+// - a scope bound to the code-host organisation an organisation of its linked: the member's role.
+// A suspended organisation gives nothing. One statement, run per authenticated request.
+
+type Conn = Kysely<Database>;
+
+export interface ScopeRoleRow {
+  scope: string;
+  role: Role;
+  organization_id: string | null;
+}
+
+export async function scopeRolesOfAccount(db: Conn, accountId: string): Promise<ScopeRoleRow[]> {
+  const result = await sql<ScopeRoleRow>`
+    select s.scope, m."role" as role, s.organization_id
+      from scope_settings s
+      join auth_member m on m."organizationId" = s.organization_id and m."userId" = ${accountId}
+      join auth_organization o on o."id" = s.organization_id and o."suspendedAt" is null
+    union all
+    select s.scope, 'owner', null from scope_settings s where s.account_id = ${accountId}
+    union all
+    select so.scope, 'owner', null
+      from scope_owners so
+      join auth_account a on a."providerId" = 'github' and a."accountId" = so.owner_id::text
+     where a."userId" = ${accountId}
+    union all
+    select so.scope, m."role", o."id"
+      from scope_owners so
+      join auth_organization o on o."githubOrgId" = so.owner_id and o."suspendedAt" is null
+      join auth_member m on m."organizationId" = o."id" and m."userId" = ${accountId}
+  `.execute(db);
+  return result.rows;
+}
+
+/** The account's role in an organisation, when it is a member of an organisation not suspended. */
+export async function memberRole(
+  db: Conn,
+  organizationId: string,
+  accountId: string,
+): Promise<Role | undefined> {
+  const row = await db
+    .selectFrom('auth_member')
+    .innerJoin('auth_organization', 'auth_organization.id', 'auth_member.organizationId')
+    .select('auth_member.role')
+    .where('auth_member.organizationId', '=', organizationId)
+    .where('auth_member.userId', '=', accountId)
+    .where('auth_organization.suspendedAt', 'is', null)
+    .executeTakeFirst();
+  return row?.role;
+}
