@@ -88,14 +88,20 @@ describe('sign-in and sessions', () => {
     expect((await agent.get('/api/me')).status).toBe(401);
   });
 
-  it('sign-in is rate limited per client address, whatever X-Forwarded-For a client sends', async () => {
+  it('sign-in is rate limited per client address; X-Forwarded-For only from a trusted proxy', async () => {
     // Its own counters: the sign-ins of the other tests came from the same address.
     const ownRedis = new Redis(TEST_REDIS_URL, { lazyConnect: true, keyPrefix: `${prefix}:limited:` });
     const limited = createApp({
       db: database.db,
       redis: ownRedis,
       logger,
-      env: loadEnv({ REGISTRY_PUBLIC_URL: PUBLIC_URL, DEV_SIGN_IN: 'true', SIGN_IN_PER_MINUTE: '3' }),
+      // No proxy trusted: the peer's address counts, whatever X-Forwarded-For says.
+      env: loadEnv({
+        REGISTRY_PUBLIC_URL: PUBLIC_URL,
+        DEV_SIGN_IN: 'true',
+        SIGN_IN_PER_MINUTE: '3',
+        TRUST_PROXY: '0',
+      }),
     });
     const statuses: number[] = [];
     for (let i = 0; i < 5; i += 1) {

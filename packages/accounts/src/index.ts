@@ -29,6 +29,7 @@ export {
 export {
   type Auth,
   type AuthSettings,
+  CLIENT_ADDRESS_HEADER,
   createAuth,
   type OidcSignIn,
   organizationRoles,
