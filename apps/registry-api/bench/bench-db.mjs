@@ -13,16 +13,20 @@ export function benchDatabaseUrl(adminUrl) {
 }
 
 /**
- * Share of packages made private (BENCH_PRIVATE_SHARE, 0-1; default 0): every package of `megacorp`, the
+ * Share of packages made private (BENCH_PRIVATE_SHARE, 0-1): every package of `megacorp`, the
  * generator's large organisation (~1% of packages), plus the scopes a hash of the name picks, about this
  * share of the rest. Private packages leave every derived table (docs/search.md, "Private packages").
+ * Unset: `private` is left as it is (bench/accounts.mjs makes its own share private through
+ * scope_settings).
  */
-export const BENCH_PRIVATE_SHARE = Number(process.env.BENCH_PRIVATE_SHARE || 0);
+export const BENCH_PRIVATE_SHARE =
+  process.env.BENCH_PRIVATE_SHARE === undefined ? undefined : Number(process.env.BENCH_PRIVATE_SHARE);
 /** The scope whose members the private-reads scenario reads as (bench/private-reads.mjs). */
 export const BENCH_PRIVATE_ORG_SCOPE = 'megacorp';
 
 /** Marks the share of packages private (and the rest public); true when any row changed. */
 async function applyPrivateShare(db, share) {
+  if (share === undefined) return false;
   const wanted =
     share > 0
       ? sql`(scope = ${BENCH_PRIVATE_ORG_SCOPE} or abs(hashtext(scope)) % 10000 < ${Math.round(share * 10000)})`

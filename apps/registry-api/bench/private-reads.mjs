@@ -60,7 +60,9 @@ try {
       eb.fn.sum(eb.case().when('private', '=', true).then(1).else(0).end()).as('private'),
     ])
     .executeTakeFirst();
-  console.log(`${size} packages, BENCH_PRIVATE_SHARE=${BENCH_PRIVATE_SHARE}: ${share.private} private`);
+  console.log(
+    `${size} packages, BENCH_PRIVATE_SHARE=${BENCH_PRIVATE_SHARE ?? 'unset'}: ${share.private} private`,
+  );
   for (const [label, run] of scenarios) {
     const anonymous = await time(() => run(PUBLIC_ONLY));
     const asMember = await time(() => run(member));

@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import { createToken } from '@pkgreg/accounts';
 import {
   FeedResponseSchema,
   ListQuerySchema,
@@ -36,6 +37,11 @@ const database = useTestDatabase();
 let gh: FakeGitHub;
 let redis: Redis;
 let app: RequestListener;
+/** A read token of a reader of the organisation owning `@secret`, and one of an account in none. */
+let memberToken: string;
+let outsiderToken: string;
+const asMember = () => ({ Authorization: `Bearer ${memberToken}` });
+const asOutsider = () => ({ Authorization: `Bearer ${outsiderToken}` });
 
 const skill = (name: string, extra: string[] = [], dependencies?: string) =>
   skillMd([
@@ -134,21 +140,78 @@ beforeAll(async () => {
         name: `tool-${String((i * 17) % 40).padStart(2, '0')}`,
         repo_stars: (i * 13) % 45,
         last_indexed_at: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
-        private: true,
+        visibility: 'private',
       }),
     ),
   );
   // Private from its first row: the sync feed must never name it.
   await insertPackages(database.db, [
-    packageRow({ scope: 'secret', name: 'born-private', description: 'The born vault.', private: true }),
+    packageRow({
+      scope: 'secret',
+      name: 'born-private',
+      description: 'The born vault.',
+      visibility: 'private',
+    }),
   ]);
-  // What the visibility service does when the scope turns private.
+  // The scope turns private (the database derives packages.private from scope_settings), then what the
+  // visibility service does after: the dependency counts.
   const ids = await database.db.selectFrom('packages').select('id').where('scope', '=', 'secret').execute();
+  const now = new Date();
   await database.db
-    .updateTable('packages')
-    .set({ visibility: 'private', private: true })
-    .where('scope', '=', 'secret')
+    .insertInto('auth_user')
+    .values(
+      ['member', 'outsider'].map((id) => ({
+        id,
+        name: id,
+        email: `${id}@example.com`,
+        emailVerified: true,
+        createdAt: now,
+        updatedAt: now,
+        role: null,
+        banned: null,
+        banReason: null,
+        banExpires: null,
+        image: null,
+      })),
+    )
     .execute();
+  await database.db
+    .insertInto('auth_organization')
+    .values({
+      id: 'org-secret',
+      name: 'Secret',
+      slug: 'secret',
+      createdAt: now,
+      logo: null,
+      metadata: null,
+      githubOrgId: null,
+      githubOrgLogin: null,
+      suspendedAt: null,
+    })
+    .execute();
+  await database.db
+    .insertInto('auth_member')
+    .values({ id: 'm1', organizationId: 'org-secret', userId: 'member', role: 'reader', createdAt: now })
+    .execute();
+  await database.db
+    .insertInto('scope_settings')
+    .values({
+      scope: 'secret',
+      organization_id: 'org-secret',
+      visibility: 'private',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  const token = (account: string) =>
+    createToken(
+      database.db,
+      account,
+      { name: 'reads', permission: 'read', expiresInDays: 30 },
+      { maxDays: 90 },
+    );
+  memberToken = (await token('member')).token;
+  outsiderToken = (await token('outsider')).token;
   await refreshDependencyState(database.db, {
     packageIds: ids.map((r) => r.id),
     changedIds: ids.map((r) => r.id),
@@ -192,7 +255,9 @@ describe('to anyone not allowed, a private package answers exactly as a missing 
     async (method, tail) => {
       const variants: Array<Record<string, string>> = [
         { 'If-None-Match': '*' },
-        { Authorization: 'Bearer pkgreg_not_a_member' },
+        asOutsider(),
+        { ...asOutsider(), 'If-None-Match': '*' },
+        { Cookie: 'pkgreg.session_token=forgotten' },
       ];
       for (const headers of variants) {
         const hidden = await answer(method, `/api/packages/@secret/hidden${tail}`, headers);
@@ -326,7 +391,7 @@ describe('caching: answers that depend on who asks are never shared', () => {
   });
 
   it('an answer to a request with credentials is private, no-store', async () => {
-    for (const headers of [{ Authorization: 'Bearer pkgreg_abc' }, { Cookie: 'pkgreg.session_token=abc' }]) {
+    for (const headers of [asOutsider(), asMember(), { Cookie: 'pkgreg.session_token=abc' }]) {
       for (const path of [
         '/api/packages',
         '/api/search?q=vault',
@@ -454,6 +519,83 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
   });
 });
 
+describe('a member of the organisation, with a read token (the real resolver)', () => {
+  const OK: Record<string, number> = { '/source': 302, '/reports': 201 };
+
+  it.each(PATHS)('%s …%s: answered, private and never stored', async (method, tail) => {
+    const res = await answer(method, `/api/packages/@secret/hidden${tail}`, asMember());
+    expect(res.status).toBe(OK[tail] ?? 200);
+    expect(res.headers['cache-control']).toMatch(/no-store/);
+  });
+
+  it('a bad token is a 401 alike for a private and a missing package', async () => {
+    const bad = { Authorization: 'Bearer pkgreg_not_a_token' };
+    const hidden = await answer('get', '/api/packages/@secret/hidden', bad);
+    const missing = await answer('get', '/api/packages/@secret/nothing', bad);
+    expect(hidden.status).toBe(401);
+    expect(hidden).toEqual(missing);
+  });
+
+  it('list: its private packages merged in, total included, pages exact', async () => {
+    const expected = await expectedOrder(MEMBER, 'name', 'asc');
+    const seen: string[] = [];
+    for (let p = 1; p <= Math.ceil(expected.length / 5); p += 1) {
+      const res = await request(app)
+        .get(`/api/packages?sort=name&pageSize=5&page=${p}`)
+        .set(asMember())
+        .expect(200);
+      expect(res.headers['cache-control']).toBe('private, no-store');
+      expect(res.body.total).toBe(expected.length);
+      seen.push(...res.body.data.map((d: { scope: string; name: string }) => `@${d.scope}/${d.name}`));
+    }
+    expect(seen).toEqual(expected);
+    // An outsider's list under the same query has its own ETag (the member's holds more).
+    const outsider = await request(app)
+      .get('/api/packages?sort=name&pageSize=5')
+      .set(asOutsider())
+      .expect(200);
+    const member = await request(app).get('/api/packages?sort=name&pageSize=5').set(asMember()).expect(200);
+    expect(member.headers.etag).not.toBe(outsider.headers.etag);
+    await request(app)
+      .get('/api/packages?sort=name&pageSize=5')
+      .set({ ...asOutsider(), 'If-None-Match': String(member.headers.etag) })
+      .expect(200);
+  });
+
+  it('search, detail, dependencies and dependants show it its private packages', async () => {
+    const found = await request(app).get('/api/search?q=hidden').set(asMember()).expect(200);
+    expect(found.body).toMatchObject({ total: 1, results: [{ scope: 'secret', name: 'hidden' }] });
+    const open = await request(app).get('/api/packages/@acme/open').set(asMember()).expect(200);
+    expect(open.body.dependencies).toEqual([
+      { name: '@secret/hidden', range: '^1', resolves: true },
+      { name: '@octo/pdf', range: null, resolves: true },
+    ]);
+    expect(open.body.depCount).toBe(2);
+    // Anyone else still gets the cached public detail, with its own ETag.
+    const anonymous = await request(app).get('/api/packages/@acme/open').expect(200);
+    expect(anonymous.body.depCount).toBe(1);
+    expect(anonymous.headers.etag).not.toBe(open.headers.etag);
+    const dependants = await request(app)
+      .get('/api/packages/@octo/pdf/dependants')
+      .set(asMember())
+      .expect(200);
+    expect(dependants.body.total).toBe(2);
+    expect(dependants.body.data.map((p: { name: string }) => p.name)).toEqual(['open', 'leak']);
+  });
+
+  it('track of its private package is counted', async () => {
+    await request(app).post('/api/packages/@secret/hidden/track').set(asMember()).expect(200, { ok: true });
+    const row = await database.db
+      .selectFrom('package_download_batches')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where(
+        sql<boolean>`package_ids && (select array_agg(id) from packages where scope = 'secret' and name = 'hidden')`,
+      )
+      .executeTakeFirstOrThrow();
+    expect(Number(row.n)).toBeGreaterThan(0);
+  });
+});
+
 describe('a package that turns private', () => {
   it('leaves pages and search at once, the detail cache within 2 x its TTL, the derived tables at the next refresh', async () => {
     const registry = createRegistry({
@@ -471,7 +613,7 @@ describe('a package that turns private', () => {
 
     await database.db
       .updateTable('packages')
-      .set({ private: true })
+      .set({ visibility: 'private' })
       .where('scope', '=', 'acme')
       .where('name', '=', 'plain')
       .execute();
@@ -498,7 +640,7 @@ describe('a package that turns private', () => {
     } finally {
       await database.db
         .updateTable('packages')
-        .set({ private: false })
+        .set({ visibility: 'public' })
         .where('scope', '=', 'acme')
         .where('name', '=', 'plain')
         .execute();

@@ -29,8 +29,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       end if;
       return new;
     end $$`.execute(db);
+  // After packages_private (2026-11-29T0100; triggers of a kind fire in name order), which derives
+  // `private` from visibility and scope: the columns listed are those that can change it.
   await sql`
-    create trigger packages_was_public before insert or update of private on packages
+    create trigger packages_was_public before insert or update of private, visibility, scope on packages
     for each row execute function pkgreg_note_was_public()`.execute(db);
 
   await listRanks(db, sql`status <> 'delisted' and quarantined_at is null and not private`);
