@@ -10,7 +10,7 @@ import type { Downloader } from '../downloads/downloaders.js';
 import { insertPrivateDownload } from '../downloads/downloads.repository.js';
 import type { TrackAdmission } from '../downloads/track-admission.js';
 import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
-import { badRequest, gone, notFound } from '../http/api-error.js';
+import { ApiError, badRequest, gone, notFound } from '../http/api-error.js';
 import { JSON_BODY_LIMIT, oversizedBody } from '../http/body.js';
 import { type CachePolicy, NO_STORE, PRIVATE_NO_STORE } from '../http/cache-policy.js';
 import { writeError } from '../http/error-writer.js';
@@ -150,9 +150,10 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
   };
 
   /**
-   * A request with credentials: answered `private, no-store` whoever it is. A public-only viewer gets
-   * the cached answer; a reader with private access gets the cached one unless it hides dependencies,
-   * and a private package (never cached) read with its access.
+   * A request with credentials: answered `private, no-store` whoever it is. The cache (public packages
+   * as anyone sees them) answers unless the reader has private access and the package's detail hides
+   * dependencies from outsiders; a package the cache has not found (missing, or private) is read with
+   * the reader's access, so a private one reaches who may read it and a missing one is the same 404.
    */
   const readAs = (
     req: IncomingMessage,
@@ -162,19 +163,23 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
     id: string,
     access: ReadAccess,
   ) => {
+    const everyone = isPublicOnly(access);
     const own = () =>
       cache.readFor(key, access).then(
         (pkg) => send(req, res, endpoint, pkg, id, privateCaching),
         (error: unknown) => fail(req, res, id, error),
       );
+    const answer = (pkg: CachedPackage) =>
+      everyone || !pkg.hidesDependencies ? send(req, res, endpoint, pkg, id, privateCaching) : own();
     const hit = cache.peek(`${key.scope}/${key.name}`);
-    if (hit && (isPublicOnly(access) || !hit.hidesDependencies))
-      return send(req, res, endpoint, hit, id, privateCaching);
-    if (hit || !isPublicOnly(access)) return own();
-    cache.get(key).then(
-      (pkg) => send(req, res, endpoint, pkg, id, privateCaching),
-      (error: unknown) => fail(req, res, id, error),
-    );
+    if (hit) return answer(hit);
+    cache
+      .get(key)
+      .then(answer, (error: unknown) =>
+        !everyone && error instanceof ApiError && error.code === 'not_found'
+          ? own()
+          : fail(req, res, id, error),
+      );
   };
 
   const read = (
