@@ -232,7 +232,9 @@ async function placeAround(
     for (let i = lo + step - 1; i < hi && probes.length < SEARCH_FANOUT; i += step) probes.push(i);
     const ids = probes.map((i) => (privates[i] as PrivateListRow).id);
     const found = await countPublicBefore(db, order, ids);
-    probes.forEach((i, k) => placeOf.set(i, Math.min(found.get(ids[k] as string) ?? 0, publicTotal)));
+    for (const [k, i] of probes.entries()) {
+      placeOf.set(i, Math.min(found.get(ids[k] as string) ?? 0, publicTotal));
+    }
     // The first probe not before the page bounds the answer from above; the one before it from below.
     const at = probes.findIndex((i) => (placeOf.get(i) ?? 0) + i >= offset);
     if (at < 0) lo = (probes.at(-1) ?? lo) + 1;
