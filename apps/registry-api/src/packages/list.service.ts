@@ -231,7 +231,15 @@ async function placeAround(
     const probes: number[] = [];
     for (let i = lo + step - 1; i < hi && probes.length < SEARCH_FANOUT; i += step) probes.push(i);
     const ids = probes.map((i) => (privates[i] as PrivateListRow).id);
-    const found = await countPublicBefore(db, order, ids);
+    // Places grow with the index: the places known either side of this round's range bound its probes.
+    const below = lo > 0 ? (placeOf.get(lo - 1) ?? 0) : 0;
+    const above = placeOf.get(hi);
+    const found = await countPublicBefore(
+      db,
+      order,
+      ids,
+      ids.map(() => [below, above ?? publicTotal]),
+    );
     for (const [k, i] of probes.entries()) {
       placeOf.set(i, Math.min(found.get(ids[k] as string) ?? 0, publicTotal));
     }

@@ -91,16 +91,23 @@ export async function countPublicBefore(
   db: Db,
   order: RankOrder,
   ids: string[],
+  bounds?: Array<[lo: number, hi: number]>,
 ): Promise<Map<string, number>> {
   if (ids.length === 0) return new Map();
   const { key } = ORDER_KEYS[order.column];
   const rank = sql.ref(`r.${order.column}`);
   const table = sql.table(order.table);
+  // Known bounds (places of packages either side, from an earlier round) shorten each search; without
+  // them a search spans 0 to the highest position.
+  const los = ids.map((_, i) => bounds?.[i]?.[0] ?? 0);
+  const his = ids.map((_, i) => bounds?.[i]?.[1] ?? null);
   // `offset 0` keeps each probe one subquery: inlined, the CASE below would run it twice.
   const result = await sql<{ id: string; before: number }>`
     with recursive n as (select coalesce(max(${rank}), 0) as n from ${table} r),
     s(id, k, scope, name, lo, hi) as (
-      select p.id, ${key('p')}, p.scope, p.name, 0, n.n from packages p, n where p.id = any(${ids}::uuid[])
+      select p.id, ${key('p')}, p.scope, p.name, greatest(0, least(b.lo, n.n)), least(coalesce(b.hi, n.n), n.n)
+      from unnest(${ids}::uuid[], ${los}::int[], ${his}::int[]) b(id, lo, hi)
+      join packages p on p.id = b.id cross join n
       union all
       select s.id, s.k, s.scope, s.name,
         case when c.before then c.mid else s.lo end, case when c.before then s.hi else c.mid - 1 end
