@@ -21,6 +21,11 @@ const doNotTrack = z
 export const EnvSchema = z.object({
   /** Registry address (decisions.md: Names), below --registry, above the config file. */
   PKGREG_REGISTRY: optionalText,
+  /** A pkgreg access token for the registry (CI); wins over the credentials file (docs/cli-auth.md). */
+  PKGREG_TOKEN: optionalText,
+  /** A graphical session on Linux and other Unixes: `pkgreg login` may open a browser. */
+  DISPLAY: optionalText,
+  WAYLAND_DISPLAY: optionalText,
   /** Per-request timeout in milliseconds. */
   PKGREG_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /** Turns the download counter (track) off. */
@@ -46,6 +51,10 @@ export const EnvSchema = z.object({
 
 export interface Env {
   registry: string | undefined;
+  /** PKGREG_TOKEN. Never printed. */
+  token: string | undefined;
+  /** Whether a browser can be opened here: macOS, Windows, or a DISPLAY / WAYLAND_DISPLAY. */
+  canOpenBrowser: boolean;
   timeoutMs: number;
   doNotTrack: boolean;
   /** The user's home: HOME when set (so tests and sandboxes can move it), else the OS's idea of it. */
@@ -74,6 +83,12 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   const configHome = env.XDG_CONFIG_HOME ?? join(home, '.config');
   return {
     registry: env.PKGREG_REGISTRY,
+    token: env.PKGREG_TOKEN,
+    canOpenBrowser:
+      process.platform === 'darwin' ||
+      process.platform === 'win32' ||
+      env.DISPLAY !== undefined ||
+      env.WAYLAND_DISPLAY !== undefined,
     timeoutMs: env.PKGREG_TIMEOUT_MS,
     doNotTrack: env.DO_NOT_TRACK,
     home,

@@ -10,6 +10,11 @@ export const EXIT = {
   rejected: 6,
   /** A quarantined package, or a high-risk version without --allow-risk (docs/risk-scan.md). */
   refused: 7,
+  /**
+   * Credentials refused or missing (docs/cli-auth.md): the registry refused the token (401), or a
+   * package the lockfile names is not found and there is no token for its registry (it may be private).
+   */
+  auth: 8,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
@@ -27,7 +32,10 @@ export const EXIT_CODES_HELP = `Exit codes:
   6  publish finished, but some skills were rejected (the output says why)
   7  refused for risk: the package is quarantined by the registry, or the version's risk scan
      found high-risk content and --allow-risk was not given (named, restored from the
-     lockfile, a dependency or an update)`;
+     lockfile, a dependency or an update)
+  8  credentials refused or missing: the registry refused your token (run pkgreg login), or a
+     package pkgreg-lock.json names is not found and you have no token for its registry (it may
+     be private: pkgreg login, or set PKGREG_TOKEN)`;
 
 /** The one error type of the CLI: a single line for stderr, an exit code, optional detail for --verbose. */
 export class CliError extends Error {

@@ -4,11 +4,12 @@ import {
   createRegistryClient as createClient,
   JSON_MAX_BYTES,
   type RegistryError,
-  readChunks,
   type RetryPolicy,
+  readChunks,
   type Transport,
   TransportError,
 } from '@pkgreg/registry-client';
+import type { Credentials } from './credentials.js';
 import { CliError, EXIT } from './errors.js';
 import { CLI_VERSION } from './version.js';
 
@@ -30,6 +31,8 @@ export interface ClientOptions {
   retry?: RetryPolicy;
   /** Called with one line per request and retry when --verbose is on. */
   debug?: (line: string) => void;
+  /** The token every request carries (unless a call sends a proof or nothing). */
+  credentials?: Credentials | undefined;
 }
 
 /** The client's calls; every failure a CliError. */
@@ -146,11 +149,28 @@ function nodeTransport(timeoutMs: number): Transport {
     });
 }
 
-/** A registry failure as the CLI reports it: exit 3 not found, 4 unavailable or malformed, 5 a download too big. */
-function cliError(error: RegistryError): CliError {
+/**
+ * A registry failure as the CLI reports it: exit 3 not found, 4 unavailable or malformed, 5 a download
+ * too big, 8 a token refused (or needed).
+ */
+function cliError(error: RegistryError, credentials: Credentials | undefined): CliError {
   switch (error.code) {
     case 'status': {
       const message = error.error ?? `HTTP ${error.status}`;
+      if (error.status === 401) {
+        const registry = new URL(error.baseUrl).host;
+        const fix =
+          credentials?.source === 'PKGREG_TOKEN'
+            ? 'set PKGREG_TOKEN to a valid token, or unset it and run pkgreg login'
+            : 'run pkgreg login';
+        return new CliError(
+          EXIT.auth,
+          credentials
+            ? `Your token for ${registry} (from ${credentials.source}) was refused: ${message}; ${fix}`
+            : `${error.subject}: ${registry} needs you signed in (${message}); run pkgreg login`,
+          `HTTP 401 ${error.request}`,
+        );
+      }
       // 410: an operator removed the package (docs/versions.md); its reason is the message.
       if (error.status === 404 || error.status === 410) return new CliError(EXIT.notFound, error.message);
       if ((error.status ?? 0) >= 500)
@@ -181,7 +201,8 @@ export function createRegistryClient(options: ClientOptions): RegistryClient {
     retry: options.retry ?? DEFAULT_RETRY,
     maxJsonBytes: JSON_MAX_BYTES,
     headers: { 'user-agent': `pkgreg/${CLI_VERSION} node/${process.versions.node}` },
-    mapError: cliError,
+    mapError: (error) => cliError(error, options.credentials),
+    credentials: () => options.credentials?.token,
     log: options.debug,
   });
 }

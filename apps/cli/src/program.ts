@@ -3,10 +3,12 @@ import { configureDeprecateCommands } from './commands/deprecate.js';
 import { configureInfoCommand } from './commands/info.js';
 import { configureInstallCommand } from './commands/install.js';
 import { configureListCommand } from './commands/list.js';
+import { configureLoginCommands } from './commands/login.js';
 import { configureOutdatedCommand } from './commands/outdated.js';
 import { configurePublishCommand } from './commands/publish.js';
 import { configureRemoveCommand } from './commands/remove.js';
 import { configureSearchCommand } from './commands/search.js';
+import { configureTokenCommands } from './commands/token.js';
 import { configureUpdateCommand } from './commands/update.js';
 import { configureYankCommands } from './commands/yank.js';
 import { DEFAULT_REGISTRY } from './constants.js';
@@ -44,5 +46,7 @@ export function createProgram(): Command {
   configurePublishCommand(program);
   configureDeprecateCommands(program);
   configureYankCommands(program);
+  configureLoginCommands(program);
+  configureTokenCommands(program);
   return program;
 }

@@ -9,6 +9,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import { accountsRoutes } from './accounts/accounts.routes.js';
 import { createRegistryAuth, trustedOrigins } from './accounts/auth-setup.js';
+import { cliLoginRoutes } from './accounts/cli-login.routes.js';
 import { csrfGuard } from './accounts/csrf.js';
 import { readAccessOf } from './accounts/read-access-of.js';
 import { hasCredentials, type ViewerOf } from './accounts/viewer.js';
@@ -209,6 +210,15 @@ function createExpressApp(deps: WiredDeps): Express {
       viewerOf: deps.viewerOf,
       tokenMaxDays: deps.env.TOKEN_MAX_DAYS,
       githubApiUrl: deps.env.GITHUB_API_URL,
+    }),
+    ...cliLoginRoutes({
+      db: deps.db,
+      redis: deps.redis,
+      viewerOf: deps.viewerOf,
+      webOrigin: deps.env.WEB_ORIGINS[0] ?? new URL(publishingSettings(deps.env).publicUrl).origin,
+      publicUrl: publishingSettings(deps.env).publicUrl,
+      devSignIn: deps.env.DEV_SIGN_IN && deps.env.NODE_ENV !== 'production',
+      tokenMaxDays: deps.env.TOKEN_MAX_DAYS,
     }),
   };
   // Routes that take JSON parse it first; elsewhere a malformed one must still be a 400, never a 5xx.

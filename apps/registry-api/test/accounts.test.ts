@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import { CreatedTokenSchema, MeSchema, TokenListSchema } from '@pkgreg/contracts';
+import { CreatedTokenSchema, MeSchema, SessionListSchema, TokenListSchema } from '@pkgreg/contracts';
 import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { createLogger } from '@pkgreg/server-kit';
@@ -27,7 +27,13 @@ const logger = createLogger('accounts-test', 'debug', { write: (line: string) =>
 
 beforeAll(async () => {
   redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, keyPrefix: `${prefix}:` });
-  const env = loadEnv({ REGISTRY_PUBLIC_URL: PUBLIC_URL, DEV_SIGN_IN: 'true', DETAIL_CACHE_TTL_MS: '0' });
+  // The file signs in dozens of accounts from one address: the limit is tested on an app of its own.
+  const env = loadEnv({
+    REGISTRY_PUBLIC_URL: PUBLIC_URL,
+    DEV_SIGN_IN: 'true',
+    DETAIL_CACHE_TTL_MS: '0',
+    SIGN_IN_PER_MINUTE: '1000',
+  });
   app = createApp({ db: database.db, redis, logger, env });
 });
 
@@ -80,6 +86,30 @@ describe('sign-in and sessions', () => {
     expect(res.body, res.text + JSON.stringify(res.headers)).toEqual({
       error: expect.stringMatching(/Sign in/),
     });
+  });
+
+  it('sessions are listed and revoked; signing out everywhere ends them all', async () => {
+    const laptop = await signIn('twodevices');
+    const phone = await signIn('twodevices');
+    const listed = SessionListSchema.parse((await laptop.get('/api/sessions')).body).data;
+    expect(listed).toHaveLength(2);
+    expect(listed.filter((s) => s.current)).toHaveLength(1);
+    // better-auth's own list would hand every session's token to the page: it is off.
+    expect((await laptop.get('/api/auth/list-sessions')).status).toBe(404);
+    const phoneSession = listed.find((s) => !s.current);
+    const stranger = await signIn('stranger');
+    expect((await stranger.delete(`/api/sessions/${phoneSession?.id}`).set('Origin', ORIGIN)).status).toBe(
+      404,
+    );
+    expect((await phone.get('/api/me')).status).toBe(200);
+    const ended = await laptop.delete(`/api/sessions/${phoneSession?.id}`).set('Origin', ORIGIN);
+    expect(ended.status).toBe(200);
+    expect((await phone.get('/api/me')).status).toBe(401);
+    expect((await laptop.get('/api/me')).status).toBe(200);
+    const phoneAgain = await signIn('twodevices');
+    expect((await laptop.post('/api/auth/revoke-sessions').set('Origin', ORIGIN).send({})).status).toBe(200);
+    expect((await laptop.get('/api/me')).status).toBe(401);
+    expect((await phoneAgain.get('/api/me')).status).toBe(401);
   });
 
   it('signing out ends the session', async () => {
@@ -211,7 +241,7 @@ describe('tokens', () => {
     expect(after.n).toBe(before.n);
   });
 
-  it('tokens are not managed with a token, nor by a cross-site request, nor across accounts', async () => {
+  it('tokens are not managed with a read token, nor by a cross-site request, nor across accounts', async () => {
     const agent = await signIn('owner1');
     const created = await newToken(agent);
     const withToken = await request(app)
@@ -364,5 +394,87 @@ describe('organisations, scopes and the audit log', () => {
     expect(MeSchema.parse((await me(elsewhere.token)).body).scopes).toEqual([]);
     const here = await newToken(owner, { packages: ['team-b/checklist'] });
     expect(MeSchema.parse((await me(here.token)).body).scopes).toEqual([{ scope: 'team-b', role: 'owner' }]);
+  });
+});
+
+describe('site administrators', () => {
+  it('suspend an account (its sessions end, its tokens are refused) and take over an organisation; others cannot', async () => {
+    const admin = await signIn('siteadmin');
+    await database.db
+      .updateTable('auth_user')
+      .set({ role: 'admin' })
+      .where('email', '=', 'siteadmin@dev.pkgreg.invalid')
+      .execute();
+    const victim = await signIn('suspendme');
+    const victimToken = await newToken(victim);
+    const victimId = MeSchema.parse((await victim.get('/api/me')).body).account.id;
+
+    const notAdmin = await signIn('notadmin');
+    const refused = await notAdmin
+      .post('/api/auth/admin/ban-user')
+      .set('Origin', ORIGIN)
+      .send({ userId: victimId, banReason: 'x' });
+    expect(refused.status).toBeGreaterThanOrEqual(401);
+    expect((await me(victimToken.token)).status).toBe(200);
+
+    const banned = await admin
+      .post('/api/auth/admin/ban-user')
+      .set('Origin', ORIGIN)
+      .send({ userId: victimId, banReason: 'spam' });
+    expect(banned.status, JSON.stringify(banned.body)).toBe(200);
+    expect((await victim.get('/api/me')).status).toBe(401);
+    const tokenAfter = await me(victimToken.token);
+    expect(tokenAfter.status).toBe(401);
+    expect(tokenAfter.body.error).toMatch(/suspended/);
+
+    const owner = await signIn('abandoned');
+    await owner
+      .post('/api/auth/organization/create')
+      .set('Origin', ORIGIN)
+      .send({ name: 'left', slug: 'left-behind' });
+    const hidden = await notAdmin
+      .post('/api/admin/orgs/left-behind/take-over')
+      .set('Origin', ORIGIN)
+      .send({ reason: 'x' });
+    expect(hidden.status).toBe(404);
+    const taken = await admin
+      .post('/api/admin/orgs/left-behind/take-over')
+      .set('Origin', ORIGIN)
+      .send({ reason: 'owners left' });
+    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+    const orgs = MeSchema.parse((await admin.get('/api/me')).body).organizations;
+    expect(orgs).toContainEqual(expect.objectContaining({ slug: 'left-behind', role: 'owner' }));
+    const audit = await admin.get('/api/orgs/left-behind/audit');
+    expect((audit.body.data as Array<{ action: string }>).map((e) => e.action)).toContain(
+      'organization.take-over',
+    );
+  });
+
+  it('with ORGANIZATION_CREATION=site-admins only they create organisations', async () => {
+    const ownRedis = new Redis(TEST_REDIS_URL, { lazyConnect: true, keyPrefix: `${prefix}:restricted:` });
+    const restricted = createApp({
+      db: database.db,
+      redis: ownRedis,
+      logger,
+      env: loadEnv({
+        REGISTRY_PUBLIC_URL: PUBLIC_URL,
+        DEV_SIGN_IN: 'true',
+        ORGANIZATION_CREATION: 'site-admins',
+      }),
+    });
+    const agent = request.agent(restricted);
+    const signedIn = await agent
+      .post('/api/auth/dev/sign-in')
+      .set('Origin', ORIGIN)
+      .send({ handle: 'plainuser' });
+    expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
+    const res = await agent
+      .post('/api/auth/organization/create')
+      .set('Origin', ORIGIN)
+      .send({ name: 'nope', slug: 'nope-org' });
+    expect(res.status).toBe(403);
+    expect(
+      await database.db.selectFrom('auth_organization').select('id').where('slug', '=', 'nope-org').execute(),
+    ).toEqual([]);
   });
 });

@@ -74,6 +74,8 @@ export {
   addressAllowed,
   type CreateTokenInput,
   createToken,
+  findAccountToken,
+  isAccountWideToken,
   listTokens,
   parseCidrs,
   revokeAccountToken,
@@ -82,4 +84,5 @@ export {
   TokenInputError,
   type TokenRefusal,
   verifyToken,
+  widerThanToken,
 } from './tokens/tokens.service.js';

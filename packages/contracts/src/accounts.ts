@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PACKAGE_SEGMENT_PATTERN } from './registry.js';
+import { PackagePathParamsSchema } from './route-params.js';
 
 // Accounts, organisations, visibility and tokens (docs/accounts.md). Sign-in, sessions and organisation
 // membership are better-auth's endpoints under /api/auth; these are the registry's own.
@@ -174,7 +175,10 @@ export const TrustedPublisherRequestSchema = z.object({
   wholeScope: z.boolean().default(false),
 });
 
-export const TrustedPublisherParamsSchema = z.object({ id: z.uuid() });
+/** Path of DELETE /api/packages/{scope}/{name}/trusted-publishers/{id}. */
+export const TrustedPublisherParamsSchema = PackagePathParamsSchema.extend({
+  id: z.uuid({ error: 'trusted publisher id must be a UUID' }),
+});
 
 /** Body of POST /api/orgs/{slug}/github: link the GitHub organisation the caller administers. */
 export const GitHubOrgLinkRequestSchema = z.object({
@@ -186,4 +190,117 @@ export const GitHubOrgLinkRequestSchema = z.object({
 export const GitHubOrgLinkSchema = z.object({
   organization: z.string(),
   github: z.object({ login: z.string(), id: z.number() }),
+});
+
+/** Body of POST /api/admin/orgs/{slug}/take-over (site administrators). */
+export const TakeOverRequestSchema = z.object({ reason: z.string().trim().min(1).max(500) });
+export const TakeOverSchema = z.object({ organization: z.string(), owner: z.string() });
+
+/** A session of the signed-in account as GET /api/sessions lists it (never its token). */
+export const SessionSummarySchema = z.object({
+  id: z.string(),
+  createdAt: IsoTimestamp,
+  expiresAt: IsoTimestamp,
+  ipAddress: z.string().nullable(),
+  userAgent: z.string().nullable(),
+  /** The session this request came with. */
+  current: z.boolean(),
+});
+export const SessionListSchema = z.object({ data: z.array(SessionSummarySchema) });
+export const SessionIdParamsSchema = z.object({ id: z.string().min(1).max(100) });
+// The CLI's browser sign-in (docs/cli-auth.md): an OAuth-style authorization code with PKCE (RFC 7636)
+// sent to a loopback redirect (RFC 8252), exchanged for a pkgreg access token.
+
+/** `http://127.0.0.1:<port>/callback` or `http://[::1]:<port>/callback`: the CLI's own loopback server. */
+export const CliRedirectUriSchema = z
+  .string()
+  .max(100)
+  .refine(
+    (value) => {
+      try {
+        const url = new URL(value);
+        return (
+          url.protocol === 'http:' &&
+          (url.hostname === '127.0.0.1' || url.hostname === '[::1]') &&
+          url.port !== '' &&
+          url.pathname === '/callback' &&
+          url.search === '' &&
+          url.hash === '' &&
+          url.username === '' &&
+          url.password === '' &&
+          value === `http://${url.host}/callback`
+        );
+      } catch {
+        return false;
+      }
+    },
+    { error: 'redirect_uri must be http://127.0.0.1:<port>/callback or http://[::1]:<port>/callback' },
+  );
+
+/** A PKCE S256 challenge: base64url of a SHA-256 digest (43 characters). */
+const CodeChallenge = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{43}$/, { error: 'code_challenge must be a S256 challenge' });
+
+/** Query of GET /api/cli/authorize (and the fields of its form). */
+export const CliAuthorizeQuerySchema = z.object({
+  redirect_uri: CliRedirectUriSchema,
+  /** The CLI's random value, returned unchanged so it knows the answer is to its own request. */
+  state: z.string().regex(/^[A-Za-z0-9_-]{16,128}$/, { error: 'state must be 16-128 base64url characters' }),
+  code_challenge: CodeChallenge,
+  code_challenge_method: z.literal('S256', { error: 'code_challenge_method must be S256' }),
+});
+export type CliAuthorizeQuery = z.infer<typeof CliAuthorizeQuerySchema>;
+
+/** Form of POST /api/cli/authorize: the query's fields and the person's decision. */
+export const CliAuthorizeFormSchema = CliAuthorizeQuerySchema.extend({
+  decision: z.enum(['approve', 'deny']),
+});
+
+/** Body of POST /api/cli/token. */
+export const CliTokenRequestSchema = z.object({
+  /** The one-time code the loopback redirect carried. */
+  code: z.string().min(1).max(200),
+  /** The PKCE verifier (RFC 7636: 43-128 unreserved characters). */
+  code_verifier: z
+    .string()
+    .regex(/^[A-Za-z0-9._~-]{43,128}$/, { error: 'code_verifier must be 43-128 characters' }),
+  /** The redirect_uri the code was issued for. */
+  redirect_uri: CliRedirectUriSchema,
+  /** The token's name, e.g. "pkgreg CLI on my-laptop". */
+  name: z.string().trim().min(1).max(100),
+});
+export type CliTokenRequest = z.infer<typeof CliTokenRequestSchema>;
+
+/** Answer of POST /api/cli/token: a new publish token (shown this once) and whose it is. */
+export const CliTokenResponseSchema = z.object({
+  token: z.string(),
+  id: z.string(),
+  expiresAt: IsoTimestamp,
+  account: z.object({ email: z.string() }),
+});
+export type CliTokenResponse = z.infer<typeof CliTokenResponseSchema>;
+
+// The device flow (RFC 8628) as better-auth answers it under /api/auth/device: what the CLI reads.
+
+/** Answer of POST /api/auth/device/code. */
+export const DeviceCodeResponseSchema = z.object({
+  device_code: z.string().min(1),
+  user_code: z.string().min(1),
+  verification_uri: z.string(),
+  verification_uri_complete: z.string().optional(),
+  /** Seconds until the codes expire. */
+  expires_in: z.number().int().positive(),
+  /** Seconds to wait between polls. */
+  interval: z.number().int().positive().default(5),
+});
+export type DeviceCodeResponse = z.infer<typeof DeviceCodeResponseSchema>;
+
+/** Answer of POST /api/auth/device/token once approved: a better-auth session token. */
+export const DeviceTokenResponseSchema = z.object({ access_token: z.string().min(1) });
+
+/** Refusal of POST /api/auth/device/token (RFC 8628 section 3.5). */
+export const DeviceTokenErrorSchema = z.object({
+  error: z.string(),
+  error_description: z.string().optional(),
 });

@@ -1,10 +1,18 @@
 import {
+  type CliTokenRequest,
+  type CliTokenResponse,
+  CliTokenResponseSchema,
+  type CreatedToken,
+  CreatedTokenSchema,
+  type CreateTokenRequest,
   type DependantsResponse,
   DependantsResponseSchema,
   ErrorBodySchema,
   type ListQuery,
   type ListResponse,
   ListResponseSchema,
+  type Me,
+  MeSchema,
   type PackageDetail,
   PackageDetailSchema,
   type PackageFilters,
@@ -17,6 +25,9 @@ import {
   PublishRunSchema,
   type SearchResponse,
   SearchResponseSchema,
+  TokenListSchema,
+  type TokenSummary,
+  TokenSummarySchema,
   type TrackResponse,
   TrackResponseSchema,
   type VersionDetail,
@@ -161,6 +172,17 @@ export interface RegistryClient {
     version: string,
     yank: { reason?: string } | null,
   ): Promise<YankState>;
+  // Accounts (docs/cli-auth.md). `token` is a session bearer (the device flow's) sent instead of the
+  // client's credentials.
+  /** GET /api/me: whose the credentials are. */
+  me(): Promise<Me>;
+  listTokens(): Promise<TokenSummary[]>;
+  createToken(request: CreateTokenRequest, token?: string): Promise<CreatedToken>;
+  revokeToken(id: string): Promise<TokenSummary>;
+  /** DELETE /api/tokens/current: the credentials revoke themselves. */
+  revokeCurrentToken(): Promise<TokenSummary>;
+  /** POST /api/cli/token: a browser sign-in's code for a token; sent without credentials. */
+  cliToken(request: CliTokenRequest): Promise<CliTokenResponse>;
 }
 
 /** One request as the client makes it. */
@@ -174,6 +196,8 @@ interface Call extends CallOptions {
   body?: unknown;
   /** A proof sent instead of the client's credentials. */
   token?: string;
+  /** Sent without credentials at all. */
+  anonymous?: boolean;
   headers?: Record<string, string>;
   /** The bound of a 200's body and its progress; a download is timed by its silences only. */
   download?: { maxBytes: number; onProgress?: DownloadProgress };
@@ -272,7 +296,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
     // Credentials go on here and nowhere else.
-    const token = call.token ?? options.credentials?.();
+    const token = call.anonymous ? undefined : (call.token ?? options.credentials?.());
     if (token) headers.authorization = `Bearer ${token}`;
     let lastFailure = '';
     for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -536,6 +560,57 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
           ...(yank ? { body: yank } : {}),
         },
         YankStateSchema,
+      ),
+    me: () => json({ method: 'GET', path: '/api/me', subject: 'whoami', idempotent: true }, MeSchema),
+    listTokens: async () =>
+      (
+        await json(
+          { method: 'GET', path: '/api/tokens', subject: 'tokens', idempotent: true },
+          TokenListSchema,
+        )
+      ).data,
+    createToken: (request, token) =>
+      json(
+        {
+          method: 'POST',
+          path: '/api/tokens',
+          subject: 'token create',
+          idempotent: false,
+          body: request,
+          ...(token ? { token } : {}),
+        },
+        CreatedTokenSchema,
+        201,
+      ),
+    revokeToken: (id) =>
+      json(
+        {
+          method: 'DELETE',
+          path: `/api/tokens/${encodeURIComponent(id)}`,
+          subject: `token ${id}`,
+          // Sent twice, the second would be a 404 (or a 401, for the current token).
+          idempotent: false,
+        },
+        TokenSummarySchema,
+      ),
+    revokeCurrentToken: () =>
+      json(
+        { method: 'DELETE', path: '/api/tokens/current', subject: 'logout', idempotent: false },
+        TokenSummarySchema,
+      ),
+    cliToken: (request) =>
+      json(
+        {
+          method: 'POST',
+          path: '/api/cli/token',
+          subject: 'login',
+          // The code is taken at the first try: a second one could only fail.
+          idempotent: false,
+          body: request,
+          anonymous: true,
+        },
+        CliTokenResponseSchema,
+        201,
       ),
   };
 }

@@ -365,4 +365,59 @@ describe('conditional reads and credentials', () => {
     await client().track('acme', 'pdf');
     expect(seen.at(-1)?.headers.authorization).toBeUndefined();
   });
+
+  it('account calls carry the credentials; a session bearer replaces them; the login exchange sends none', async () => {
+    const summary = {
+      id: '7e6f262d-fd7f-4c09-9e6d-56f70df27adf',
+      name: 'ci',
+      prefix: 'pkgreg_abcd',
+      permission: 'read',
+      organizations: [],
+      scopes: [],
+      packages: [],
+      allowedCidrs: [],
+      createdAt: '2026-11-29T00:00:00.000Z',
+      expiresAt: '2026-12-29T00:00:00.000Z',
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    routes.set('GET /api/tokens', (_req, res) => json(res, 200, { data: [summary] }));
+    routes.set('POST /api/tokens', (_req, res) => json(res, 201, { ...summary, token: 'pkgreg_new' }));
+    routes.set('DELETE /api/tokens/current', (_req, res) => json(res, 200, summary));
+    routes.set('POST /api/cli/token', (_req, res) =>
+      json(res, 201, {
+        token: 'pkgreg_new',
+        id: summary.id,
+        expiresAt: summary.expiresAt,
+        account: { email: 'a@b.c' },
+      }),
+    );
+    const withToken = client({ credentials: () => 'account-token' });
+    expect(await withToken.listTokens()).toEqual([summary]);
+    const request = {
+      name: 'ci',
+      permission: 'read' as const,
+      organizations: [],
+      scopes: [],
+      packages: [],
+      allowedCidrs: [],
+      expiresInDays: 30,
+    };
+    expect((await withToken.createToken(request, 'session-token')).token).toBe('pkgreg_new');
+    await withToken.revokeCurrentToken();
+    const login = await withToken.cliToken({
+      code: 'c',
+      code_verifier: 'v'.repeat(43),
+      redirect_uri: 'http://127.0.0.1:1/callback',
+      name: 'n',
+    });
+    expect(login.account.email).toBe('a@b.c');
+    expect(seen.slice(-4).map((r) => `${r.method} ${r.url} ${r.headers.authorization}`)).toEqual([
+      'GET /api/tokens Bearer account-token',
+      'POST /api/tokens Bearer session-token',
+      'DELETE /api/tokens/current Bearer account-token',
+      'POST /api/cli/token undefined',
+    ]);
+    expect(lines.join('\n')).not.toMatch(/token-|pkgreg_new/);
+  });
 });

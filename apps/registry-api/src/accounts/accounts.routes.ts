@@ -7,17 +7,22 @@ import {
   changeScopeSettings,
   createToken,
   deleteTrustedPublisher,
+  findAccountToken,
   findPackageVisibility,
   findScopeSettings,
   insertTrustedPublisher,
+  isAccountWideToken,
   listOrganizationAudit,
   listTokens,
   listTrustedPublishers,
   memberRole,
+  OperatorError,
   recordAuditEvent,
   revokeAccountToken,
   SettingsError,
   TokenInputError,
+  takeOverOrganization,
+  widerThanToken,
 } from '@pkgreg/accounts';
 import {
   AuditQuerySchema,
@@ -29,6 +34,8 @@ import {
   PackageSettingsRequestSchema,
   type ScopeSettings,
   ScopeSettingsRequestSchema,
+  SessionIdParamsSchema,
+  TakeOverRequestSchema,
   TokenIdParamsSchema,
   type TokenSummary,
   TrustedPublisherRequestSchema,
@@ -62,6 +69,7 @@ type Handlers = Pick<
   | 'tokens-list'
   | 'tokens-create'
   | 'tokens-revoke'
+  | 'tokens-revoke-current'
   | 'scope-settings'
   | 'scope-settings-update'
   | 'package-settings'
@@ -70,6 +78,9 @@ type Handlers = Pick<
   | 'trusted-publisher-remove'
   | 'organization-audit'
   | 'organization-github-link'
+  | 'admin-organization-take-over'
+  | 'sessions-list'
+  | 'sessions-revoke'
 >;
 
 /** `@scope` or `scope` from the path; a 400 when it breaks the scope rule. */
@@ -156,14 +167,60 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
     return viewer;
   }
 
-  /** Tokens are managed by a signed-in person (a session cookie, or the CLI's device-flow session), never by a token. */
-  async function sessionAccount(req: Request): Promise<string> {
+  /**
+   * Who manages tokens: a signed-in person (a session cookie, or the CLI's device-flow session bearer),
+   * or, as npm allows, an access token of the account (docs/cli-auth.md): a publish token creates tokens
+   * no wider than itself, and one without limits also lists and revokes the account's tokens.
+   */
+  async function tokenManager(req: Request): Promise<{ accountId: string; token?: AccessTokenRow }> {
     if (/^bearer\s+pkgreg_/i.test(req.headers.authorization ?? '')) {
-      throw forbidden('Tokens are managed while signed in (the web UI or `pkgreg login`), not with a token');
+      const viewer = await account(req);
+      const token = viewer.tokenId ? await findAccountToken(db, viewer.accountId, viewer.tokenId) : undefined;
+      if (!token) throw unauthorized(SIGN_IN);
+      return { accountId: viewer.accountId, token };
     }
     const session = await deps.auth.api.getSession({ headers: fromNodeHeaders(req.headers) });
     if (!session) throw unauthorized('Sign in to manage tokens');
-    return session.user.id;
+    return { accountId: session.user.id };
+  }
+
+  /** A manager that may list and revoke any of the account's tokens: a person, or an account-wide token. */
+  async function accountWideManager(req: Request): Promise<string> {
+    const manager = await tokenManager(req);
+    if (manager.token && !isAccountWideToken(manager.token)) {
+      throw forbidden(
+        'Only a publish token without limits (the one `pkgreg login` stores) lists and revokes tokens; or sign in',
+      );
+    }
+    return manager.accountId;
+  }
+
+  /** The request's better-auth session (cookie, or the CLI's device-flow bearer); a 401 without one. */
+  async function sessionOf(req: Request): Promise<{ id: string; userId: string }> {
+    if (/^bearer\s+pkgreg_/i.test(req.headers.authorization ?? '')) {
+      throw forbidden('Sessions are managed while signed in, not with a token');
+    }
+    const found = await deps.auth.api.getSession({ headers: fromNodeHeaders(req.headers) }).catch(() => null);
+    if (!found) throw unauthorized('Sign in to manage sessions');
+    return { id: found.session.id, userId: found.user.id };
+  }
+
+  async function sessionList(userId: string, currentId: string) {
+    const rows = await db
+      .selectFrom('auth_session')
+      .select(['id', 'createdAt', 'expiresAt', 'ipAddress', 'userAgent'])
+      .where('userId', '=', userId)
+      .where('expiresAt', '>', new Date())
+      .orderBy('createdAt', 'desc')
+      .execute();
+    return rows.map((row) => ({
+      id: row.id,
+      createdAt: row.createdAt.toISOString(),
+      expiresAt: row.expiresAt.toISOString(),
+      ipAddress: row.ipAddress,
+      userAgent: row.userAgent,
+      current: row.id === currentId,
+    }));
   }
 
   /** A scope nobody holds yet: no code-host binding, no settings, no package. */
@@ -270,13 +327,42 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
           .sort((a, b) => a.scope.localeCompare(b.scope)),
       });
     },
+    'sessions-list': async (req, res) => {
+      const session = await sessionOf(req);
+      res.json({ data: await sessionList(session.userId, session.id) });
+    },
+    'sessions-revoke': async (req, res) => {
+      const session = await sessionOf(req);
+      const { id } = parseQuery(SessionIdParamsSchema, req.params);
+      const ended = await db.transaction().execute(async (trx) => {
+        const deleted = await trx
+          .deleteFrom('auth_session')
+          .where('id', '=', id)
+          .where('userId', '=', session.userId)
+          .returning('id')
+          .executeTakeFirst();
+        if (deleted) {
+          await recordAuditEvent(trx, {
+            actorId: session.userId,
+            action: 'session.revoke',
+            target: id,
+            requestId: requestIdOf(res),
+          });
+        }
+        return deleted;
+      });
+      if (!ended) throw notFound('Session not found');
+      res.json({ data: await sessionList(session.userId, session.id) });
+    },
     'tokens-list': async (req, res) => {
-      const accountId = await sessionAccount(req);
+      const accountId = await accountWideManager(req);
       res.json({ data: (await listTokens(db, accountId)).map(tokenSummary) });
     },
     'tokens-create': async (req, res) => {
-      const accountId = await sessionAccount(req);
+      const { accountId, token: parent } = await tokenManager(req);
       const input = parseBody(CreateTokenRequestSchema, req.body);
+      const wider = parent ? widerThanToken(parent, input) : undefined;
+      if (wider) throw forbidden(`A token creates only tokens no wider than itself: ${wider}`);
       try {
         const { token, row } = await createToken(db, accountId, input, {
           maxDays: deps.tokenMaxDays,
@@ -289,10 +375,19 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
       }
     },
     'tokens-revoke': async (req, res) => {
-      const accountId = await sessionAccount(req);
+      const accountId = await accountWideManager(req);
       const { id } = parseQuery(TokenIdParamsSchema, req.params);
       const revoked = await revokeAccountToken(db, accountId, id, requestIdOf(res));
       if (!revoked) throw notFound('Token not found');
+      res.json(tokenSummary(revoked));
+    },
+    'tokens-revoke-current': async (req, res) => {
+      // The token presented revokes itself (`pkgreg logout`), whatever its permission or limits.
+      const viewer = await deps.viewerOf(req);
+      if (viewer.kind === 'anonymous' || !viewer.tokenId)
+        throw unauthorized('Send the token to revoke: Authorization: Bearer pkgreg_…');
+      const revoked = await revokeAccountToken(db, viewer.accountId, viewer.tokenId, requestIdOf(res));
+      if (!revoked) throw unauthorized(SIGN_IN);
       res.json(tokenSummary(revoked));
     },
     'scope-settings': async (req, res) => {
@@ -302,6 +397,8 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
     },
     'scope-settings-update': async (req, res) => {
       const scope = scopeOf(req.params.scope);
+      // Credentials before the body: a caller without any learns nothing about what a body should hold.
+      await account(req);
       const change = parseBody(ScopeSettingsRequestSchema, req.body);
       const viewer = await administeredScope(req, scope, change.organizationId !== undefined);
       try {
@@ -395,6 +492,25 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
         throw error;
       }
       res.json({ organization: org.slug, github: proof });
+    },
+    'admin-organization-take-over': async (req, res) => {
+      const viewer = await account(req);
+      // Outsiders cannot tell the administrators' routes exist.
+      if (!viewer.siteAdmin || viewer.via !== 'session') throw notFound('Not found');
+      const { slug } = parseQuery(OrganizationParamsSchema, req.params);
+      const { reason } = parseBody(TakeOverRequestSchema, req.body);
+      const user = await db
+        .selectFrom('auth_user')
+        .select('email')
+        .where('id', '=', viewer.accountId)
+        .executeTakeFirstOrThrow();
+      try {
+        await takeOverOrganization(db, slug, user.email, reason, viewer.accountId);
+      } catch (error) {
+        if (error instanceof OperatorError) throw notFound('Organisation not found');
+        throw error;
+      }
+      res.json({ organization: slug, owner: user.email });
     },
     'organization-audit': async (req, res) => {
       const viewer = await account(req);

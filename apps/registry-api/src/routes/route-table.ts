@@ -1,6 +1,9 @@
 import {
   AuditLogSchema,
   AuditQuerySchema,
+  CliAuthorizeQuerySchema,
+  CliTokenRequestSchema,
+  CliTokenResponseSchema,
   CreatedTokenSchema,
   CreateTokenRequestSchema,
   DependantsQuerySchema,
@@ -31,10 +34,15 @@ import {
   ScopeSettingsSchema,
   SearchQuerySchema,
   SearchResponseSchema,
+  SessionIdParamsSchema,
+  SessionListSchema,
+  TakeOverRequestSchema,
+  TakeOverSchema,
   TokenIdParamsSchema,
   TokenListSchema,
   TokenSummarySchema,
   TrackResponseSchema,
+  TrustedPublisherParamsSchema,
   TrustedPublisherRequestSchema,
   VersionDetailSchema,
   VersionFilePathParamsSchema,
@@ -485,7 +493,7 @@ export const ROUTES = [
     responses: {
       200: { description: 'Tokens, newest first', json: named('TokenList', TokenListSchema) },
       401: error('Not signed in'),
-      403: error('Sent with an access token: tokens are managed while signed in'),
+      403: error('Sent with a token that is not a publish token without limits'),
     },
   },
   {
@@ -504,7 +512,19 @@ export const ROUTES = [
       201: { description: 'Created', json: named('CreatedToken', CreatedTokenSchema) },
       400: error('A field out of its rule (the message names it), or an expiry past TOKEN_MAX_DAYS'),
       401: error('Not signed in'),
-      403: error('Sent with an access token, or a cross-site request'),
+      403: error('Sent with a read token, or a token asking for a wider one; or a cross-site request'),
+    },
+  },
+  {
+    id: 'tokens-revoke-current',
+    method: 'delete',
+    path: '/api/tokens/current',
+    cache: 'no-store',
+    access: 'account',
+    summary: 'Revoke the access token this request is sent with (`pkgreg logout`)',
+    responses: {
+      200: { description: 'Revoked', json: named('TokenSummary', TokenSummarySchema) },
+      401: error('No access token, or one that is malformed, unknown, revoked or expired'),
     },
   },
   {
@@ -518,7 +538,106 @@ export const ROUTES = [
     responses: {
       200: { description: 'Revoked', json: named('TokenSummary', TokenSummarySchema) },
       401: error('Not signed in'),
+      403: error('Sent with a token that is not a publish token without limits'),
       404: error('No such token of yours (or already revoked)'),
+    },
+  },
+  // The CLI's browser sign-in (docs/cli-auth.md): authorization code + PKCE to a loopback redirect.
+  {
+    id: 'cli-authorize-page',
+    method: 'get',
+    path: '/api/cli/authorize',
+    cache: 'no-store',
+    access: 'anonymous',
+    summary: 'The page where a signed-in person approves a `pkgreg login` (or is sent to sign in)',
+    description:
+      'An HTML page, self-contained, never framed (CSP frame-ancestors none, X-Frame-Options DENY). With a session cookie it asks "Sign in pkgreg CLI on this computer as <email>?" with Approve and Deny; without one it links to the web UI\'s sign-in with `next` back here.',
+    query: [CliAuthorizeQuerySchema],
+    responses: {
+      200: { description: 'The approval page, or a sign-in link', content: { 'text/html': {} } },
+      400: {
+        description: 'A parameter out of its rule (an HTML page says which)',
+        content: { 'text/html': {} },
+      },
+    },
+  },
+  {
+    id: 'cli-authorize',
+    method: 'post',
+    path: '/api/cli/authorize',
+    cache: 'no-store',
+    access: 'account',
+    summary: "The person's decision: a one-time code (5 minutes) sent to the CLI's loopback redirect",
+    description:
+      'A form post from the approval page, with the session cookie (a same-origin Origin is required; a token is refused). Answers 303 to `redirect_uri?code=…&state=…`, or `?error=access_denied&state=…` for Deny. The code is bound to the account, the redirect_uri and the code_challenge.',
+    body: {
+      parser: 'raw',
+      required: true,
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: {
+            type: 'object',
+            required: ['redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'decision'],
+            properties: {
+              redirect_uri: { type: 'string' },
+              state: { type: 'string' },
+              code_challenge: { type: 'string' },
+              code_challenge_method: { type: 'string', enum: ['S256'] },
+              decision: { type: 'string', enum: ['approve', 'deny'] },
+            },
+          },
+        },
+      },
+    },
+    responses: {
+      303: { description: 'To the redirect_uri with the code (or the refusal) and the state' },
+      400: error('A field out of its rule'),
+      401: error('No session'),
+      403: error('Sent with a token, or a cross-site request'),
+    },
+  },
+  {
+    id: 'cli-token',
+    method: 'post',
+    path: '/api/cli/token',
+    cache: 'no-store',
+    access: 'anonymous',
+    summary: "Trade a sign-in code and its PKCE verifier for a publish token of the code's account",
+    description: `The code is taken at the first try whatever its outcome. The token: permission publish, no limits, expiring after 90 days (or TOKEN_MAX_DAYS when shorter).`,
+    body: { parser: 'json', required: true, json: named('CliTokenRequest', CliTokenRequestSchema, 'input') },
+    responses: {
+      201: {
+        description: 'The token, shown this once',
+        json: named('CliTokenResponse', CliTokenResponseSchema),
+      },
+      400: error('Unknown, used or expired code; another redirect_uri; a code_verifier that does not match'),
+    },
+  },
+  {
+    id: 'sessions-list',
+    method: 'get',
+    path: '/api/sessions',
+    cache: 'no-store',
+    access: 'account',
+    summary:
+      "The signed-in account's sessions (never their tokens); sign out everywhere is /api/auth/revoke-sessions",
+    responses: {
+      200: { description: 'Sessions, newest first', json: named('SessionList', SessionListSchema) },
+      401: error('Not signed in'),
+    },
+  },
+  {
+    id: 'sessions-revoke',
+    method: 'delete',
+    path: '/api/sessions/:id',
+    cache: 'no-store',
+    access: 'account',
+    summary: 'End one of your sessions',
+    params: SessionIdParamsSchema,
+    responses: {
+      200: { description: 'Ended', json: named('SessionList', SessionListSchema) },
+      401: error('Not signed in'),
+      404: error('No such session of yours'),
     },
   },
   {
@@ -627,6 +746,7 @@ export const ROUTES = [
     cache: 'no-store',
     access: 'scope',
     summary: 'Stop trusting a CI identity',
+    params: TrustedPublisherParamsSchema,
     responses: {
       200: {
         description: 'Settings after the change',
@@ -661,6 +781,24 @@ export const ROUTES = [
       404: error('Organisation not found (or not yours to see)'),
       409: error('No GitHub account linked to yours, or the GitHub organisation is linked elsewhere'),
       503: error('GitHub did not answer'),
+    },
+  },
+  {
+    id: 'admin-organization-take-over',
+    method: 'post',
+    path: '/api/admin/orgs/:slug/take-over',
+    cache: 'no-store',
+    access: 'account',
+    summary: 'A site administrator becomes an owner of an organisation (its owners are gone)',
+    description:
+      "Audited with the reason. Accounts are suspended with better-auth's `/api/auth/admin/ban-user`.",
+    params: OrganizationParamsSchema,
+    body: { parser: 'json', required: true, json: named('TakeOverRequest', TakeOverRequestSchema, 'input') },
+    responses: {
+      200: { description: 'Now an owner', json: named('TakeOver', TakeOverSchema) },
+      400: error('reason missing'),
+      401: error('Not signed in'),
+      404: error('Not a site administrator, or no such organisation'),
     },
   },
   {

@@ -205,6 +205,9 @@ export function createAuth(settings: AuthSettings) {
     },
     verification: { modelName: 'auth_verification' },
     emailAndPassword: { enabled: false },
+    // Its session list answers every session's token to the page (and revoking takes one): the registry's
+    // own /api/sessions lists and revokes by id instead, so no script ever holds a session token.
+    disabledPaths: ['/list-sessions', '/revoke-session'],
     advanced: {
       cookiePrefix: 'pkgreg',
       useSecureCookies: secure,

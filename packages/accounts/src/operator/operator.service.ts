@@ -106,12 +106,13 @@ export async function setOrganizationSuspended(
   });
 }
 
-/** Makes an account an owner of an organisation (its owners left the company, say). */
+/** Makes an account an owner of an organisation (its owners left the company, say); the operator or a site administrator. */
 export async function takeOverOrganization(
   db: Conn,
   slug: string,
   email: string,
   reason: string,
+  actorId: string = OPERATOR,
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const org = await organizationBySlug(trx, slug);
@@ -128,7 +129,7 @@ export async function takeOverOrganization(
       .onConflict((oc) => oc.columns(['organizationId', 'userId']).doUpdateSet({ role: 'owner' }))
       .execute();
     await recordAuditEvent(trx, {
-      actorId: OPERATOR,
+      actorId,
       organizationId: org.id,
       action: 'organization.take-over',
       target: account.id,

@@ -89,3 +89,17 @@ export async function touchToken(db: Conn, id: string): Promise<void> {
     )
     .execute();
 }
+
+/** One of the account's tokens by id, whatever its state. */
+export async function findAccountToken(
+  db: Conn,
+  accountId: string,
+  id: string,
+): Promise<AccessTokenRow | undefined> {
+  return db
+    .selectFrom('access_tokens')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+}

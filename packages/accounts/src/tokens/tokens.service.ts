@@ -5,6 +5,7 @@ import { recordAuditEvent } from '../audit/audit.repository.js';
 import { generateToken, hashToken, isWellFormedToken } from './token-format.js';
 import {
   type AccessTokenRow,
+  findAccountToken,
   findTokenByHash,
   insertToken,
   listTokens,
@@ -117,7 +118,7 @@ export async function revokeAccountToken(
   });
 }
 
-export { listTokens };
+export { findAccountToken, listTokens };
 
 /** Why a presented token is refused; each a 401 with its own message. */
 export type TokenRefusal = 'malformed' | 'unknown' | 'revoked' | 'expired' | 'suspended' | 'address';
@@ -153,4 +154,59 @@ export async function verifyToken(
   }
   const { banned: _banned, site_role, ...token } = row;
   return { ok: true, token, siteAdmin: site_role === 'admin' };
+}
+
+/** A token's limits: none of them set means everything its account reaches. */
+function unlimited(row: Pick<AccessTokenRow, 'organizations' | 'scopes' | 'packages'>): boolean {
+  return row.organizations.length === 0 && row.scopes.length === 0 && row.packages.length === 0;
+}
+
+/**
+ * Why a token may not create `input` (docs/cli-auth.md, "Tokens that create tokens"), or undefined when
+ * it may. Like npm's, a publish token creates tokens no wider than itself: a read token, or a publish
+ * token; limited to what it is limited to (each organisation, scope and package among its own, a
+ * package also within one of its scopes); expiring no later; bound to its address ranges, when it has
+ * any. A read token creates none. The check is by name, so it may refuse a token that is in fact
+ * narrower (a scope of one of its organisations): create that one while signed in.
+ */
+export function widerThanToken(
+  parent: Pick<
+    AccessTokenRow,
+    'permission' | 'organizations' | 'scopes' | 'packages' | 'allowed_cidrs' | 'expires_at'
+  >,
+  input: CreateTokenInput,
+): string | undefined {
+  if (parent.permission !== 'publish') return 'a read token cannot create tokens';
+  const child = {
+    organizations: input.organizations ?? [],
+    scopes: input.scopes ?? [],
+    packages: input.packages ?? [],
+  };
+  if (!unlimited(parent)) {
+    if (unlimited(child))
+      return 'this token is limited: the new one must name organisations, scopes or packages it reaches';
+    const outside =
+      child.organizations.find((org) => !parent.organizations.includes(org)) ??
+      child.scopes.find((scope) => !parent.scopes.includes(scope)) ??
+      child.packages.find(
+        (pkg) => !parent.packages.includes(pkg) && !parent.scopes.includes(pkg.split('/')[0] ?? ''),
+      );
+    if (outside !== undefined) return `"${outside}" is outside this token's limits`;
+  }
+  const cidrs = input.allowedCidrs ?? [];
+  if (
+    parent.allowed_cidrs.length > 0 &&
+    (cidrs.length === 0 || cidrs.some((c) => !parent.allowed_cidrs.includes(c)))
+  )
+    return `this token is bound to ${parent.allowed_cidrs.join(', ')}: the new one must be bound to some of them`;
+  if (Date.now() + input.expiresInDays * 86_400_000 > parent.expires_at.getTime())
+    return 'the new token would outlive this one: give fewer days';
+  return undefined;
+}
+
+/** Whether a token may act on the account's tokens as a person would (list, revoke any): publish, no limits. */
+export function isAccountWideToken(
+  row: Pick<AccessTokenRow, 'permission' | 'organizations' | 'scopes' | 'packages'>,
+): boolean {
+  return row.permission === 'publish' && unlimited(row);
 }
