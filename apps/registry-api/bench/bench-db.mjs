@@ -12,6 +12,31 @@ export function benchDatabaseUrl(adminUrl) {
   return url.toString();
 }
 
+/**
+ * Share of packages made private (BENCH_PRIVATE_SHARE, 0-1): every package of `megacorp`, the
+ * generator's large organisation (~1% of packages), plus the scopes a hash of the name picks, about this
+ * share of the rest. Private packages leave every derived table (docs/search.md, "Private packages").
+ * Unset: `private` is left as it is (bench/accounts.mjs makes its own share private through
+ * scope_settings).
+ */
+export const BENCH_PRIVATE_SHARE =
+  process.env.BENCH_PRIVATE_SHARE === undefined ? undefined : Number(process.env.BENCH_PRIVATE_SHARE);
+/** The scope whose members the private-reads scenario reads as (bench/private-reads.mjs). */
+export const BENCH_PRIVATE_ORG_SCOPE = 'megacorp';
+
+/** Marks the share of packages private (and the rest public); true when any row changed. */
+async function applyPrivateShare(db, share) {
+  if (share === undefined) return false;
+  const wanted =
+    share > 0
+      ? sql`(scope = ${BENCH_PRIVATE_ORG_SCOPE} or abs(hashtext(scope)) % 10000 < ${Math.round(share * 10000)})`
+      : sql`false`;
+  const result = await sql`
+    update packages set private = ${wanted}, visibility = case when ${wanted} then 'private' else 'public' end
+    where private is distinct from ${wanted}`.execute(db);
+  return Number(result.numAffectedRows ?? 0) > 0;
+}
+
 /** Fills pkgreg_bench with exactly `size` generated packages (reuses them when already there). */
 export async function prepareBenchDatabase(adminUrl, size, { fresh = false, log = console.log } = {}) {
   const url = benchDatabaseUrl(adminUrl);
@@ -22,6 +47,14 @@ export async function prepareBenchDatabase(adminUrl, size, { fresh = false, log 
     const have = await sql`select count(*)::int as n from packages`.execute(db);
     if (have.rows[0].n === size && !fresh) {
       log(`pkgreg_bench already holds ${size} packages`);
+      if (await applyPrivateShare(db, BENCH_PRIVATE_SHARE)) {
+        const t = Date.now();
+        await refreshDerivedTables(db);
+        log(
+          `private share ${BENCH_PRIVATE_SHARE} applied, derived tables rebuilt in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+        );
+        return url;
+      }
       // A migration that changed what the search tables hold marks them stale (-1): rebuild them here,
       // or the server would, in the middle of the measurements.
       const state = await sql`select change_counter::int as n from package_derived_state`.execute(db);
@@ -50,6 +83,7 @@ export async function prepareBenchDatabase(adminUrl, size, { fresh = false, log 
         create index packages_search_keys_idx on packages
         using gin (pkgreg_search_keys(search_vector)) with (fastupdate = off)`.execute(conn);
       await sql.raw(generatorDownloads()).execute(conn);
+      await applyPrivateShare(conn, BENCH_PRIVATE_SHARE);
     });
     log(`generated ${size} packages in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const t2 = Date.now();

@@ -12,6 +12,7 @@ import { authOptionsRoutes } from './accounts/auth-options.routes.js';
 import { createRegistryAuth, trustedOrigins } from './accounts/auth-setup.js';
 import { cliLoginRoutes } from './accounts/cli-login.routes.js';
 import { csrfGuard } from './accounts/csrf.js';
+import { readAccessOf } from './accounts/read-access-of.js';
 import { hasCredentials, type ViewerOf } from './accounts/viewer.js';
 import { createViewerOf } from './accounts/viewer-of.js';
 import { dependenciesRoutes } from './dependencies/dependencies.routes.js';
@@ -123,6 +124,8 @@ export function createRegistry(input: AppDeps): Registry {
       admission,
       logger: deps.logger,
       caching: cachePolicy(deps.env),
+      viewerOf: deps.viewerOf,
+      db: deps.db,
     }),
   );
   return { handler, express, cache, recorder, admission, metrics };
@@ -189,17 +192,19 @@ function createExpressApp(deps: WiredDeps): Express {
     createPgContentStore(reads),
     deps.env.CONTENT_CACHE_MAX_MB * 1024 * 1024,
   );
+  const readAccess = readAccessOf(deps.viewerOf);
   const handlers: RegistryHandlers = {
-    ...packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching }),
-    ...versionsRoutes({ db: reads, content, caching }),
-    ...dependenciesRoutes({ db: reads, catalog, caching }),
+    ...packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching, readAccess }),
+    ...versionsRoutes({ db: reads, content, caching, readAccess }),
+    ...dependenciesRoutes({ db: reads, catalog, caching, readAccess }),
     ...publishingRoutes(publishingDeps(deps)),
     ...moderationRoutes({
       db: deps.db,
       limiter: createReportLimiter(deps.redis, { perWindow: deps.env.REPORTS_PER_HOUR, windowMs: HOUR_MS }),
+      readAccess,
     }),
     ...openApiRoutes({ caching }),
-    ...searchRoutes({ db: reads, catalog, caching }),
+    ...searchRoutes({ db: reads, catalog, caching, readAccess }),
     ...accountsRoutes({
       db: deps.db,
       auth: deps.auth,

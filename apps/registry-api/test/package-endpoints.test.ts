@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ANONYMOUS } from '../src/accounts/viewer.js';
 import { createApp, createRegistry } from '../src/app.js';
 import { foldAllDownloadDeltas } from '../src/downloads/download-flusher.js';
 import { createDownloadRecorder, type DownloadRecorder } from '../src/downloads/download-recorder.js';
@@ -103,6 +104,8 @@ describe('what the endpoints answer and what goes to Express (src/packages/packa
       admission: parts.admission,
       logger: silentLogger,
       caching: cachePolicy(loadEnv({})),
+      viewerOf: async () => ANONYMOUS,
+      db: t.db,
     });
     await request(endpoints).get('/api/packages/@acme/lane-skill').expect(200); // a miss, read here
     await request(endpoints).get('/api/packages/@acme/lane-skill').expect(200);

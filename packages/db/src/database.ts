@@ -70,6 +70,8 @@ export interface PackagesTable {
   visibility: Generated<'public' | 'private'>;
   /** Effective: the package or its scope is private. Every read path filters on it. */
   private: Generated<boolean>;
+  /** The package has been public at some point (trigger-kept): the sync feed may name it once private. */
+  was_public: Generated<boolean>;
 }
 
 /** Bytes stored once per SHA-256: every file of every version, and every version's archive. */

@@ -19,8 +19,10 @@ export {
   canRead,
   isPublicOnly,
   PUBLIC_ONLY,
+  privateReadableSql,
   type ReadAccess,
   readableBy,
+  readableSql,
 } from './access/read-access.js';
 export {
   type BlobCollection,

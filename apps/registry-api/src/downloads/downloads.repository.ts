@@ -1,5 +1,7 @@
 import type { Db, PgPool } from '@pkgreg/db';
+import { privateReadableSql, type ReadAccess } from '@pkgreg/registry';
 import { sql } from 'kysely';
+import type { Downloader } from './downloaders.js';
 
 /** One package's calls in a batch; `id` when the recorder already knows it (see KnownIds). */
 export interface DownloadCount {
@@ -38,7 +40,7 @@ const INSERT_BATCH_SQL = `
     select w.ord, w.id from wanted w, gen where w.id is not null and gen.value = $5
   ), looked_up as (
     select w.ord, p.id, w.scope, w.name from wanted w cross join gen
-    join packages p on p.scope = w.scope and p.name = w.name and p.status <> 'delisted'
+    join packages p on p.scope = w.scope and p.name = w.name and p.status <> 'delisted' and not p.private
     where w.id is null or gen.value <> $5
   ), counted as (
     select ord, id from trusted union all select ord, id from looked_up
@@ -268,4 +270,26 @@ export async function oldestUnfoldedBatchAgeSeconds(db: Db): Promise<number> {
     select extract(epoch from now() - created_at)::float8 as age
     from package_download_batches order by id limit 1`.execute(db);
   return Math.max(0, rows[0]?.age ?? 0);
+}
+
+/**
+ * One track call of a private package by a reader that may read it, written alone: the batches above
+ * count public packages only (a private one is "not found" to them, as to every outsider), and such
+ * calls are rare. The same row a batch writes, so the fold counts it like any other. False when the
+ * package is not a visible private one the reader may read (the caller then answers as for the public).
+ */
+export async function insertPrivateDownload(
+  db: Db,
+  key: { scope: string; name: string },
+  access: ReadAccess,
+  downloader: Downloader | undefined,
+): Promise<boolean> {
+  const result = await sql`
+    insert into package_download_batches (package_ids, counts, day, downloader_refs, downloaders)
+    select array[p.id], '{1}'::int[], ${downloader?.day ?? null}::date,
+      ${downloader ? '{1}' : null}::int4[], ${downloader ? `{${downloader.digest}}` : null}::int8[]
+    from packages p
+    where p.scope = ${key.scope} and p.name = ${key.name} and p.status <> 'delisted'
+      and ${privateReadableSql(access, 'p')}`.execute(db);
+  return Number(result.numAffectedRows ?? 0) > 0;
 }

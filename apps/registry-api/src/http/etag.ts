@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { cacheControlFor, VARY_VIEWER } from './cache-policy.js';
 
 /** One representation, encoded once: the hot path writes these bytes and headers as they are. */
 export interface EncodedBody {
@@ -53,9 +54,10 @@ export function isNotModified(req: IncomingMessage, etag: string, lastModified?:
 }
 
 /**
- * Sets the validators and Cache-Control of a GET answer and, when the client holds it, answers 304
+ * Sets the validators, Cache-Control and Vary of a GET answer and, when the client holds it, answers 304
  * (true: nothing more to send). Where the validator is known before the answer (list, search), calling
- * this first makes a 304 cost no query for the answer.
+ * this first makes a 304 cost no query for the answer. A request with credentials is answered
+ * `private, no-store` (cache-policy.ts), whatever `cacheControl` says.
  */
 export function answerIfNotModified(
   req: IncomingMessage,
@@ -63,7 +65,8 @@ export function answerIfNotModified(
   validators: { etag: string; cacheControl: string; lastModified?: Date },
 ): boolean {
   res.setHeader('ETag', validators.etag);
-  res.setHeader('Cache-Control', validators.cacheControl);
+  res.setHeader('Cache-Control', cacheControlFor(req, validators.cacheControl));
+  res.setHeader('Vary', VARY_VIEWER);
   if (validators.lastModified) res.setHeader('Last-Modified', validators.lastModified.toUTCString());
   if (!isNotModified(req, validators.etag, validators.lastModified)) return false;
   res.statusCode = 304;
@@ -93,7 +96,12 @@ export function sendEncoded(
   requestId: string,
 ): void {
   if (matchesIfNoneMatch(req.headers['if-none-match'], body.etag)) {
-    res.writeHead(304, { 'X-Request-Id': requestId, ETag: body.etag, 'Cache-Control': cacheControl });
+    res.writeHead(304, {
+      'X-Request-Id': requestId,
+      ETag: body.etag,
+      'Cache-Control': cacheControl,
+      Vary: VARY_VIEWER,
+    });
     res.end();
     return;
   }
@@ -101,6 +109,7 @@ export function sendEncoded(
     'X-Request-Id': requestId,
     ETag: body.etag,
     'Cache-Control': cacheControl,
+    Vary: VARY_VIEWER,
     'Content-Type': contentType,
     'Content-Length': body.length,
   });

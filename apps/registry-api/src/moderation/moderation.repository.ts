@@ -1,13 +1,17 @@
 import type { Db } from '@pkgreg/db';
-import { lockDependencyGraph, refreshDependencyState } from '@pkgreg/registry';
+import { lockDependencyGraph, type ReadAccess, readableBy, refreshDependencyState } from '@pkgreg/registry';
 import { sql } from 'kysely';
 // SQL of moderation (docs/risk-scan.md): reports of packages, and the operator's quarantine.
 
-/** The id of a package that detail shows (not delisted): reports are taken for those only. */
+/**
+ * The id of a package that detail shows (not delisted) to a reader with `access`: reports are taken for
+ * those only (a private package the reporter may not read is as missing to it as to detail).
+ */
 export async function findReportablePackageId(
   db: Db,
   scope: string,
   name: string,
+  access: ReadAccess,
 ): Promise<string | undefined> {
   const row = await db
     .selectFrom('packages')
@@ -15,6 +19,7 @@ export async function findReportablePackageId(
     .where('scope', '=', scope)
     .where('name', '=', name)
     .where('status', '<>', 'delisted')
+    .where(readableBy(access))
     .executeTakeFirst();
   return row?.id;
 }

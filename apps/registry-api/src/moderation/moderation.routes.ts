@@ -6,6 +6,7 @@ export function moderationRoutes(deps: ReportDeps): Pick<RegistryHandlers, 'repo
   return {
     report: async (req, res) => {
       const key = packageKeyFromParams(req.params);
+      const access = await deps.readAccess(req);
       try {
         // req.ip is the client as far as TRUST_PROXY's hops say (env.ts); an untrusted peer's X-Forwarded-For is ignored.
         const accepted = await submitReport(
@@ -13,6 +14,7 @@ export function moderationRoutes(deps: ReportDeps): Pick<RegistryHandlers, 'repo
           key,
           req.body,
           req.ip ?? req.socket.remoteAddress ?? 'unknown',
+          access,
         );
         res.status(201).json(accepted);
       } catch (error) {

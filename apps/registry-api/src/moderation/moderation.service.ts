@@ -1,5 +1,7 @@
 import { PACKAGE_NOT_FOUND_MESSAGE, type ReportAccepted, ReportRequestSchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
+import type { ReadAccess } from '@pkgreg/registry';
+import type { ReadAccessOf } from '../accounts/read-access-of.js';
 import { ApiError, badRequest, notFound } from '../http/api-error.js';
 import type { PackageKey } from '../packages/package-path.js';
 import { findReportablePackageId, insertReport } from './moderation.repository.js';
@@ -10,6 +12,7 @@ import type { ReportLimiter } from './report-limiter.js';
 export interface ReportDeps {
   db: Db;
   limiter: ReportLimiter;
+  readAccess: ReadAccessOf;
 }
 
 /** Thrown past the limit; the route sets Retry-After from it. */
@@ -40,12 +43,13 @@ export async function submitReport(
   key: PackageKey,
   body: unknown,
   clientAddress: string,
+  access: ReadAccess,
 ): Promise<ReportAccepted> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw badRequest('The report must be a JSON object: {"reason": "...", "details": "..."}');
   }
   const report = parseBody(body);
-  const packageId = await findReportablePackageId(deps.db, key.scope, key.name);
+  const packageId = await findReportablePackageId(deps.db, key.scope, key.name, access);
   if (!packageId) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
   const limit = await deps.limiter.take(clientAddress);
   if (!limit.allowed) throw new ReportRateLimited(limit.retryAfterSeconds);

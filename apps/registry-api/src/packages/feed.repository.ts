@@ -29,6 +29,8 @@ export interface FeedRow {
   status: 'active' | 'deprecated' | 'delisted';
   removed: boolean;
   quarantined: boolean;
+  /** Private now (it was public once: one that never was is not in the feed at all). */
+  private: boolean;
   last_indexed_at: Date;
   updated_at: Date;
   xid: string;
@@ -52,18 +54,20 @@ const FEED_END = sql<string>`(
 
 /**
  * Up to `limit` packages after `after` in the order of their last change (updated_xid, id), every
- * status included. Only changes below the feed's end are served: a transaction that commits later
+ * status included. The feed is for anonymous mirrors: a private package is in it only if it was public
+ * once (to tell mirrors it is gone, feed.service.ts); one private from its first row never shows. Only changes below the feed's end are served: a transaction that commits later
  * holds an xid at least that old, so its changes always come after a position already handed out.
  */
 export async function readFeed(db: Db, after: FeedPosition, limit: number): Promise<FeedRow[]> {
   const result = await sql<FeedRow>`
     select p.id, p.scope, p.name, p.description, p.kind, p.category, p.tags, p.compatibility, p.source_repo,
       p.repo_owner, p.repo_stars, p.license, p.verified, p.version, p.risk, p.status,
-      p.removed_at is not null as removed, p.quarantined_at is not null as quarantined, p.last_indexed_at,
+      p.removed_at is not null as removed, p.quarantined_at is not null as quarantined, p.private, p.last_indexed_at,
       p.updated_at, p.updated_xid::text as xid
     from packages p
     where (p.updated_xid, p.id) > (${after.xid}::xid8, ${after.id}::uuid)
       and p.updated_xid < ${FEED_END}
+      and (not p.private or p.was_public)
     order by p.updated_xid, p.id
     limit ${limit}`.execute(db);
   return result.rows;

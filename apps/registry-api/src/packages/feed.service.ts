@@ -44,7 +44,36 @@ function statusOf(row: FeedRow): FeedStatus {
   return row.status;
 }
 
+/**
+ * A package that turned private, as mirrors see it: removed (they drop it, as after an operator's
+ * removal), with nothing of it beyond what they held already (its id, scope and name) and the time of
+ * the change. Its description, tags and the rest may have changed since it went private.
+ */
+function toPrivateFeedItem(row: FeedRow): PackageFeedItem {
+  return {
+    id: row.id,
+    scope: row.scope,
+    name: row.name,
+    description: '',
+    kind: 'skill',
+    category: null,
+    tags: [],
+    compatibility: [],
+    sourceRepo: '',
+    repoOwner: '',
+    repoStars: 0,
+    license: '',
+    verified: false,
+    version: null,
+    risk: null,
+    status: 'removed',
+    lastIndexedAt: row.updated_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
 function toFeedItem(row: FeedRow): PackageFeedItem {
+  if (row.private) return toPrivateFeedItem(row);
   return {
     id: row.id,
     scope: row.scope,

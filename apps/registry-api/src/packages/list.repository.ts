@@ -27,7 +27,8 @@ const LIST_COLUMNS = sql`p.scope, p.name, p.description, p.kind, p.source_repo, 
 /** A list item's columns. */
 export type ListRow = ListItemRow;
 
-const VISIBLE = sql`p.status <> 'delisted' and p.quarantined_at is null`;
+/** What anyone may see in a list: the rank tables hold public packages only, and the row is read live. */
+const VISIBLE = sql`p.status <> 'delisted' and p.quarantined_at is null and not p.private`;
 
 /**
  * One list page by dense position (see the list-ranks migration): `position between from and to` is an

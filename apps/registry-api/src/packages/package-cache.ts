@@ -1,5 +1,6 @@
 import type { Db } from '@pkgreg/db';
-import { type EncodedBody, encodeBody, etagFor } from '../http/etag.js';
+import { isPublicOnly, PUBLIC_ONLY, type ReadAccess } from '@pkgreg/registry';
+import { type EncodedBody, encodeBody, etagFor, weakEtagOf } from '../http/etag.js';
 import type { PackageKey } from './package-path.js';
 import { findVisibleVersions } from './packages.repository.js';
 import { getPackageDetail, quarantinedMessage } from './packages.service.js';
@@ -9,10 +10,20 @@ export interface CachedPackage {
   detail: EncodedBody;
   /** A quarantined package's SKILL.md is never served: the 410 message instead. */
   skillMd: EncodedBody | { gone: string };
+  /** The package is private (never in the cache: read per request for readers that may read it). */
+  private: boolean;
+  /** `detail` leaves out dependencies on private packages: a reader with private access reads its own. */
+  hidesDependencies: boolean;
 }
 
 export interface PackageCache {
+  /** A public package as anyone sees it (cached); a 404 ApiError for a missing, delisted or private one. */
   get(key: PackageKey): Promise<CachedPackage>;
+  /**
+   * The package as `access` sees it, read now and never cached: a reader with private access asking for
+   * a private package, or for one whose cached detail hides dependencies from outsiders.
+   */
+  readFor(key: PackageKey, access: ReadAccess): Promise<CachedPackage>;
   /**
    * The entry for `scope/name` when it is loaded and may still be served, else undefined. Synchronous,
    * so a cache hit of the package endpoints (package-endpoints.ts) costs one Map lookup.
@@ -42,7 +53,9 @@ interface Entry {
 }
 
 /**
- * A per-process micro-cache in front of detail and skill-md (docs/decisions.md): each package is read
+ * A per-process micro-cache in front of detail and skill-md (docs/decisions.md). It holds public
+ * packages only, as anyone sees them: a private package is read per request (readFor), so to an outsider
+ * it costs the query a missing package costs and answers the same 404. Each package is read
  * and encoded once, so a hot package costs no query, no JSON.stringify and no string-to-bytes
  * conversion. An entry is served as is for `ttlMs`. For one more `ttlMs` after that it is still
  * served while it is revalidated in the background: the expired entries of that moment are checked in
@@ -68,15 +81,27 @@ export function createPackageCache(db: Db, options: PackageCacheOptions): Packag
     for (const resolve of waiting) resolve();
   };
 
-  const load = async (key: PackageKey): Promise<{ cached: CachedPackage; version: string }> => {
-    const detail = await getPackageDetail(db, key);
+  const load = async (
+    key: PackageKey,
+    access: ReadAccess = PUBLIC_ONLY,
+  ): Promise<{ cached: CachedPackage; version: string }> => {
+    const detail = await getPackageDetail(db, key, access);
+    // A detail that shows a reader's private dependencies differs from the one outsiders get under the
+    // same row version: its ETag says whose it is, so a client switching credentials never gets a 304
+    // for the other answer.
+    const detailTag =
+      isPublicOnly(access) || !detail.value.dependencies.length
+        ? etagFor(detail.version, 'json')
+        : weakEtagOf(detail.version, JSON.stringify(detail.value.dependencies));
     return {
       cached: {
-        detail: encodeBody(JSON.stringify(detail.value), etagFor(detail.version, 'json')),
+        detail: encodeBody(JSON.stringify(detail.value), detailTag),
         skillMd:
           detail.value.status === 'quarantined'
             ? { gone: quarantinedMessage(key, detail.value.quarantineReason) }
             : encodeBody(detail.value.skillMdRaw, etagFor(detail.version, 'md')),
+        private: detail.private,
+        hidesDependencies: detail.hidesDependencies,
       },
       version: detail.version,
     };
@@ -173,6 +198,9 @@ export function createPackageCache(db: Db, options: PackageCacheOptions): Packag
   };
 
   return {
+    readFor(key, access) {
+      return load(key, access).then((r) => r.cached);
+    },
     get(key) {
       if (ttlMs <= 0) return load(key).then((r) => r.cached);
       const id = `${key.scope}/${key.name}`;

@@ -1,14 +1,18 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { INVALID_PACKAGE_PATH_MESSAGE, parsePackagePath, TRACK_NOT_FOUND_MESSAGE } from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import { isPublicOnly, type ReadAccess } from '@pkgreg/registry';
 import { type Logger, nameRequest } from '@pkgreg/server-kit';
 import express from 'express';
+import { hasCredentials, type ViewerOf } from '../accounts/viewer.js';
 import type { DownloadRecorder } from '../downloads/download-recorder.js';
 import type { Downloader } from '../downloads/downloaders.js';
+import { insertPrivateDownload } from '../downloads/downloads.repository.js';
 import type { TrackAdmission } from '../downloads/track-admission.js';
 import { TRACK_OK, TRACK_OK_LENGTH } from '../downloads/track-response.js';
-import { badRequest, gone, notFound } from '../http/api-error.js';
+import { ApiError, badRequest, gone, notFound } from '../http/api-error.js';
 import { JSON_BODY_LIMIT, oversizedBody } from '../http/body.js';
-import { type CachePolicy, NO_STORE } from '../http/cache-policy.js';
+import { type CachePolicy, NO_STORE, PRIVATE_NO_STORE } from '../http/cache-policy.js';
 import { writeError } from '../http/error-writer.js';
 import { DETAIL_CACHE_CONTROL, JSON_CONTENT_TYPE, SKILL_MD_CONTENT_TYPE, sendEncoded } from '../http/etag.js';
 import { requestIdFor } from '../http/request-id.js';
@@ -90,6 +94,13 @@ export interface PackageEndpointsDeps {
   logger: Logger;
   /** skill-md is a moving answer (docs/caching.md); detail always revalidates. */
   caching: CachePolicy;
+  /**
+   * Who asks, for requests with credentials (docs/accounts.md): a reader with private access may read
+   * private packages. Never called for a request without credentials.
+   */
+  viewerOf: ViewerOf;
+  /** Where a reader's track call of a private package is written (never batched: downloads.repository.ts). */
+  db: Db;
 }
 
 export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListener {
@@ -109,11 +120,66 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
     endpoint: Endpoint,
     pkg: CachedPackage,
     id: string,
+    cacheControl: { detail: string; skillMd: string },
   ) => {
     if (endpoint === 'detail')
-      return sendEncoded(req, res, pkg.detail, JSON_CONTENT_TYPE, DETAIL_CACHE_CONTROL, id);
+      return sendEncoded(req, res, pkg.detail, JSON_CONTENT_TYPE, cacheControl.detail, id);
     if ('gone' in pkg.skillMd) return fail(req, res, id, gone(pkg.skillMd.gone));
-    sendEncoded(req, res, pkg.skillMd, SKILL_MD_CONTENT_TYPE, skillMdCacheControl, id);
+    sendEncoded(req, res, pkg.skillMd, SKILL_MD_CONTENT_TYPE, cacheControl.skillMd, id);
+  };
+
+  const publicCaching = { detail: DETAIL_CACHE_CONTROL, skillMd: skillMdCacheControl };
+  const privateCaching = { detail: PRIVATE_NO_STORE, skillMd: PRIVATE_NO_STORE };
+
+  /** A request without credentials: the cache as before, no viewer resolved (nothing allocated for it). */
+  const readAnonymously = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    endpoint: Endpoint,
+    key: PackageKey,
+    id: string,
+  ) => {
+    // A hit costs one Map lookup; a miss reads (and caches) the package, or answers its 404 (a private
+    // package is never cached: its miss is a missing package's miss).
+    const hit = cache.peek(`${key.scope}/${key.name}`);
+    if (hit) return send(req, res, endpoint, hit, id, publicCaching);
+    cache.get(key).then(
+      (pkg) => send(req, res, endpoint, pkg, id, publicCaching),
+      (error: unknown) => fail(req, res, id, error),
+    );
+  };
+
+  /**
+   * A request with credentials: answered `private, no-store` whoever it is. The cache (public packages
+   * as anyone sees them) answers unless the reader has private access and the package's detail hides
+   * dependencies from outsiders; a package the cache has not found (missing, or private) is read with
+   * the reader's access, so a private one reaches who may read it and a missing one is the same 404.
+   */
+  const readAs = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    endpoint: Endpoint,
+    key: PackageKey,
+    id: string,
+    access: ReadAccess,
+  ) => {
+    const everyone = isPublicOnly(access);
+    const own = () =>
+      cache.readFor(key, access).then(
+        (pkg) => send(req, res, endpoint, pkg, id, privateCaching),
+        (error: unknown) => fail(req, res, id, error),
+      );
+    const answer = (pkg: CachedPackage) =>
+      everyone || !pkg.hidesDependencies ? send(req, res, endpoint, pkg, id, privateCaching) : own();
+    const hit = cache.peek(`${key.scope}/${key.name}`);
+    if (hit) return answer(hit);
+    cache
+      .get(key)
+      .then(answer, (error: unknown) =>
+        !everyone && error instanceof ApiError && error.code === 'not_found'
+          ? own()
+          : fail(req, res, id, error),
+      );
   };
 
   const read = (
@@ -123,11 +189,9 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
     key: PackageKey,
     id: string,
   ) => {
-    // A hit costs one Map lookup; a miss reads (and caches) the package, or answers its 404.
-    const hit = cache.peek(`${key.scope}/${key.name}`);
-    if (hit) return send(req, res, endpoint, hit, id);
-    cache.get(key).then(
-      (pkg) => send(req, res, endpoint, pkg, id),
+    if (!hasCredentials(req)) return readAnonymously(req, res, endpoint, key, id);
+    deps.viewerOf(req).then(
+      (viewer) => readAs(req, res, endpoint, key, id, viewer.read),
       (error: unknown) => fail(req, res, id, error),
     );
   };
@@ -140,7 +204,19 @@ export function createPackageEndpoints(deps: PackageEndpointsDeps): RequestListe
     } catch (error) {
       return fail(req, res, id, error);
     }
-    const record = (downloader: Downloader | undefined) => recorder.record(key.scope, key.name, downloader);
+    // A reader with private access may track a private package: written on its own when it is one; a
+    // public (or unknown) package goes through the batches like anyone's call.
+    const record = (downloader: Downloader | undefined): Promise<boolean> => {
+      if (!hasCredentials(req)) return recorder.record(key.scope, key.name, downloader);
+      return deps.viewerOf(req).then(async (viewer) => {
+        if (
+          !isPublicOnly(viewer.read) &&
+          (await insertPrivateDownload(deps.db, key, viewer.read, downloader))
+        )
+          return true;
+        return recorder.record(key.scope, key.name, downloader);
+      });
+    };
     (admitted instanceof Promise ? admitted.then(record) : record(admitted)).then(
       (counted) => {
         // registry-api.md: track's 404 body is `Not found` (not detail's `Package not found`).

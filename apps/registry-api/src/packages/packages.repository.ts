@@ -1,4 +1,5 @@
 import type { Db, PackagesTable } from '@pkgreg/db';
+import { PUBLIC_ONLY, type ReadAccess, readableBy } from '@pkgreg/registry';
 import { type Selectable, sql } from 'kysely';
 
 export type PackageRow = Omit<
@@ -10,6 +11,8 @@ export type PackageRow = Omit<
   | 'removal_reason'
   | 'deprecated_at'
   | 'unique_download_count'
+  | 'visibility'
+  | 'was_public'
 >;
 
 const DETAIL_COLUMNS = [
@@ -56,6 +59,7 @@ const DETAIL_COLUMNS = [
   'quarantine_reason',
   'deprecation_message',
   'row_version',
+  'private',
 ] as const;
 
 /** A package's detail columns and its latest version's findings (one index probe more, same statement). */
@@ -74,11 +78,16 @@ const TODAY = sql`(now() at time zone 'UTC')::date`;
 /** Today's UTC day as days since 1970-01-01. */
 const EPOCH_DAY = sql<number>`(${TODAY} - date '1970-01-01')`;
 
-/** A visible (not delisted) package by scope and name, every detail column; undefined when absent. */
+/**
+ * A visible (not delisted) package by scope and name that `access` may read, every detail column;
+ * undefined when absent or private to the reader (the same query either way: a private package costs an
+ * outsider what a missing one does).
+ */
 export async function findVisiblePackage(
   db: Db,
   scope: string,
   name: string,
+  access: ReadAccess = PUBLIC_ONLY,
 ): Promise<PackageDetailRow | undefined> {
   return (
     db
@@ -109,28 +118,34 @@ export async function findVisiblePackage(
       .where('scope', '=', scope)
       .where('name', '=', name)
       .where('status', '<>', 'delisted')
+      .where(readableBy(access))
       .executeTakeFirst()
   );
 }
 
-/** Only what the source redirect needs. */
+/** Only what the source redirect needs, when `access` may read the package. */
 export async function findVisibleSource(
   db: Db,
   scope: string,
   name: string,
-): Promise<Pick<PackageRow, 'source_repo' | 'source_path' | 'source_ref'> | undefined> {
+  access: ReadAccess,
+): Promise<
+  Pick<PackageRow, 'scope' | 'name' | 'private' | 'source_repo' | 'source_path' | 'source_ref'> | undefined
+> {
   return db
     .selectFrom('packages')
-    .select(['source_repo', 'source_path', 'source_ref'])
+    .select(['scope', 'name', 'private', 'source_repo', 'source_path', 'source_ref'])
     .where('scope', '=', scope)
     .where('name', '=', name)
     .where('status', '<>', 'delisted')
+    .where(readableBy(access))
     .executeTakeFirst();
 }
 
 /**
- * Current versions (`id.row_version.day`, what ETags come from) of the visible packages among `keys`, in
- * ONE query: the detail cache revalidates its expired entries with this instead of reloading them.
+ * Current versions (`id.row_version.day`, what ETags come from) of the visible public packages among
+ * `keys`, in ONE query: the detail cache (public packages only) revalidates its expired entries with this
+ * instead of reloading them; one that turned private is dropped like a delisted one.
  */
 export async function findVisibleVersions(
   db: Db,
@@ -139,7 +154,9 @@ export async function findVisibleVersions(
   const result = await sql<{ scope: string; name: string; version: string }>`
     select p.scope, p.name, p.id || '.' || p.row_version || '.' || ${EPOCH_DAY} as version
     from unnest(${keys.map((k) => k.scope)}::text[], ${keys.map((k) => k.name)}::text[]) as k(scope, name)
-    join packages p on p.scope = k.scope and p.name = k.name and p.status <> 'delisted'`.execute(db);
+    join packages p on p.scope = k.scope and p.name = k.name and p.status <> 'delisted' and not p.private`.execute(
+    db,
+  );
   return new Map(result.rows.map((r) => [`${r.scope}/${r.name}`, r.version]));
 }
 

@@ -1,7 +1,9 @@
 import { FEED_PARAMETERS, FeedQuerySchema, FILTER_NAMES, ListQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
+import { isPublicOnly } from '@pkgreg/registry';
+import type { ReadAccessOf } from '../accounts/read-access-of.js';
 import { badRequest } from '../http/api-error.js';
-import type { CachePolicy } from '../http/cache-policy.js';
+import { type CachePolicy, cacheControlFor, VARY_VIEWER } from '../http/cache-policy.js';
 import { answerIfNotModified } from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
 import type { RegistryHandlers } from '../routes/route-table.js';
@@ -17,6 +19,7 @@ export interface PackagesRoutesDeps {
   codeHostWebUrl: string;
   catalog: CatalogValidator;
   caching: CachePolicy;
+  readAccess: ReadAccessOf;
 }
 
 /** Parameters of the paged list that the feed refuses. */
@@ -25,13 +28,14 @@ const LIST_ONLY = ['page', 'pageSize', 'sort', 'order', ...FILTER_NAMES] as cons
 export function packagesRoutes(
   deps: PackagesRoutesDeps,
 ): Pick<RegistryHandlers, 'list' | 'source' | 'scope-only'> {
-  const { db, catalog, caching } = deps;
+  const { db, catalog, caching, readAccess } = deps;
   const listOrFeed: RegistryHandlers['list'] = async (req, res) => {
-    const notModified = async (parts: string) =>
-      answerIfNotModified(req, res, { etag: await catalog.etag(parts), cacheControl: caching.moving });
+    const notModified = async (...parts: string[]) =>
+      answerIfNotModified(req, res, { etag: await catalog.etag(...parts), cacheControl: caching.moving });
     const given = Object.keys(req.query as Record<string, unknown>);
     if (given.some((name) => (FEED_PARAMETERS as readonly string[]).includes(name))) {
       // The sync feed: every package in the order of its last change, its own paging, no sort or filter.
+      // It is for anonymous mirrors: the same for everyone, private packages never in it (feed.service.ts).
       const conflict = given.find((name) => (LIST_ONLY as readonly string[]).includes(name));
       if (conflict) throw badRequest(`${conflict} cannot be combined with cursor, limit or updatedSince`);
       const feed = parseQuery(FeedQuerySchema, req.query);
@@ -40,16 +44,23 @@ export function packagesRoutes(
       return;
     }
     const list = parseQuery(ListQuerySchema, req.query);
-    if (await notModified(`list ${JSON.stringify(list)}`)) return;
-    res.json(await listPackages(db, list));
+    const access = await readAccess(req);
+    // A reader with private access has ETags of its own: its pages hold its private packages.
+    const parts = [`list ${JSON.stringify(list)}`];
+    if (!isPublicOnly(access)) parts.push(JSON.stringify(access));
+    if (await notModified(...parts)) return;
+    res.json(await listPackages(db, list, undefined, access));
   };
 
   // Detail, skill-md and track are answered before Express, by package-endpoints.ts.
 
   const source: RegistryHandlers['source'] = async (req, res) => {
     // The target moves only with re-indexing; a delisting turns it into a 404 within max-age.
-    res.set('Cache-Control', caching.moving);
-    res.redirect(302, await getSourceUrl(db, packageKeyFromParams(req.params), deps.codeHostWebUrl));
+    const key = packageKeyFromParams(req.params);
+    const url = await getSourceUrl(db, key, deps.codeHostWebUrl, await readAccess(req));
+    res.set('Cache-Control', cacheControlFor(req, caching.moving));
+    res.set('Vary', VARY_VIEWER);
+    res.redirect(302, url);
   };
 
   // `/api/packages/@scope` alone is a package path missing its name, not an unknown route.

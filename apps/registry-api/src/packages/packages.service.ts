@@ -1,6 +1,6 @@
 import { PACKAGE_NOT_FOUND_MESSAGE, type PackageDependency, type PackageDetail } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { latestDependencies } from '@pkgreg/registry';
+import { latestDependencies, PUBLIC_ONLY, type ReadAccess } from '@pkgreg/registry';
 import { notFound } from '../http/api-error.js';
 import type { PackageKey } from './package-path.js';
 import { findVisiblePackage, findVisibleSource, type PackageDetailRow } from './packages.repository.js';
@@ -12,7 +12,15 @@ export function quarantinedMessage(key: PackageKey, reason: string | null): stri
   return `@${key.scope}/${key.name} is quarantined by the registry operator${reason ? `: ${reason}` : ''}`;
 }
 
-export function toPackageDetail(row: PackageDetailRow, dependencies: PackageDependency[]): PackageDetail {
+/**
+ * `hidden`: dependencies left out because the reader may not read their (private) packages; depCount
+ * then counts what is shown, so that no count says more than the list (docs/versions.md).
+ */
+export function toPackageDetail(
+  row: PackageDetailRow,
+  dependencies: PackageDependency[],
+  hidden = 0,
+): PackageDetail {
   return {
     id: row.id,
     scope: row.scope,
@@ -41,7 +49,7 @@ export function toPackageDetail(row: PackageDetailRow, dependencies: PackageDepe
     fileCount: row.file_count,
     progressiveDisclosure: row.progressive_disclosure,
     downloadCount: Number(row.download_count),
-    depCount: row.dep_count,
+    depCount: row.dep_count - hidden,
     dependantCount: row.dependant_count,
     verified: row.verified,
     featured: row.featured,
@@ -79,6 +87,10 @@ function recentDownloads(
 /** A representation of one package plus the validator its ETag is built from. */
 export interface Versioned<T> {
   value: T;
+  /** The package is private (answers to it are never stored by a shared cache). */
+  private: boolean;
+  /** Dependencies on private packages were left out for this reader: another reader may see more. */
+  hidesDependencies: boolean;
   /**
    * `<id>.<row_version>.<day>`: row_version is bumped by trigger on every update, so it follows the row;
    * the UTC day, because the downloads of the last days move with it.
@@ -86,24 +98,31 @@ export interface Versioned<T> {
   version: string;
 }
 
-async function requireVisible(db: Db, key: PackageKey): Promise<PackageDetailRow> {
-  const row = await findVisiblePackage(db, key.scope, key.name);
-  // decisions.md: Registry / Status: delisted packages 404 exactly like missing ones.
+async function requireVisible(db: Db, key: PackageKey, access: ReadAccess): Promise<PackageDetailRow> {
+  const row = await findVisiblePackage(db, key.scope, key.name, access);
+  // decisions.md: Registry / Status: delisted packages 404 exactly like missing ones; so do private
+  // packages to readers that may not read them (the same query, the same answer).
   if (!row) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
   return row;
 }
 
-export async function getPackageDetail(db: Db, key: PackageKey): Promise<Versioned<PackageDetail>> {
-  const row = await requireVisible(db, key);
+export async function getPackageDetail(
+  db: Db,
+  key: PackageKey,
+  access: ReadAccess = PUBLIC_ONLY,
+): Promise<Versioned<PackageDetail>> {
+  const row = await requireVisible(db, key, access);
   // Whether each resolves reads other packages: the indexer moves this row's version when they change.
-  const dependencies = await latestDependencies(db, {
-    id: row.id,
-    version: row.version,
-    depCount: row.dep_count,
-  });
+  const { dependencies, hidden } = await latestDependencies(
+    db,
+    { id: row.id, version: row.version, depCount: row.dep_count },
+    access,
+  );
   return {
-    value: toPackageDetail(row, dependencies),
+    value: toPackageDetail(row, dependencies, hidden),
     version: `${row.id}.${row.row_version}.${row.epoch_day}`,
+    private: row.private,
+    hidesDependencies: hidden > 0,
   };
 }
 
@@ -111,8 +130,13 @@ export async function getPackageDetail(db: Db, key: PackageKey): Promise<Version
  * decisions.md: Registry: `{codeHost}/{sourceRepo}/tree/{sourceRef}/{sourcePath}`, the repository root
  * when sourcePath is empty. Path segments are encoded one by one so `/` stays a separator.
  */
-export async function getSourceUrl(db: Db, key: PackageKey, codeHostWebUrl: string): Promise<string> {
-  const row = await findVisibleSource(db, key.scope, key.name);
+export async function getSourceUrl(
+  db: Db,
+  key: PackageKey,
+  codeHostWebUrl: string,
+  access: ReadAccess,
+): Promise<string> {
+  const row = await findVisibleSource(db, key.scope, key.name, access);
   if (!row) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
   const base = codeHostWebUrl.replace(/\/+$/, '');
   const encode = (path: string) =>

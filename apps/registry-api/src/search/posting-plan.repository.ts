@@ -96,7 +96,7 @@ async function rankCandidates<S extends object>(
         (count(*) filter (where m.tier = 2) over ())::int as tier2
       from m order by m.tier, m.ord limit (select ${limit}::int8)
     ) t on true
-    left join packages p on p.id = t.id and p.status <> 'delisted' and p.quarantined_at is null
+    left join packages p on p.id = t.id and p.status <> 'delisted' and p.quarantined_at is null and not p.private
     order by t.tier, t.ord`,
   );
   const first = rows[0];
@@ -238,7 +238,7 @@ export async function nameTiers(
     select n.tier0, n.tier01, t.ord, t.tier, p.id is not null as visible, ${RESULT_COLUMNS}
     from n
     left join t on true
-    left join packages p on p.id = t.id and p.status <> 'delisted' and p.quarantined_at is null
+    left join packages p on p.id = t.id and p.status <> 'delisted' and p.quarantined_at is null and not p.private
     order by t.tier, t.ord`,
   );
   const first = rows[0];

@@ -75,7 +75,7 @@ export async function matchesInSlice(
       order by m.tier, m.ord
       limit ${limit}
     ) t
-    left join packages p on p.id = t.id and p.status <> 'delisted' and p.quarantined_at is null
+    left join packages p on p.id = t.id and p.status <> 'delisted' and p.quarantined_at is null and not p.private
     order by t.tier, t.ord`.execute(db);
   const first = result.rows[0];
   return {

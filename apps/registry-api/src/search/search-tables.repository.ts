@@ -55,11 +55,16 @@ async function createNextTable(
     add constraint ${sql.id(`${next}_pkey`)} primary key (${sql.raw(key)})`.execute(db);
 }
 
-/** Visible packages' vectors, physically in ranking order: a row's `ord` is its ranking position. */
+/**
+ * Visible public packages' vectors, physically in ranking order: a row's `ord` is its ranking position.
+ * Private packages are in none of search's tables (counts, facets and statistics included): a reader
+ * with private access gets its own merged in by search.service.ts.
+ */
 export async function createNextDocs(db: Db): Promise<void> {
   const select = sql`
     select (row_number() over (order by ${rankingOrder()}))::int as ord, id, search_vector
-    from packages where status <> 'delisted' and quarantined_at is null order by ${rankingOrder()}`;
+    from packages where status <> 'delisted' and quarantined_at is null and not private
+    order by ${rankingOrder()}`;
   await createNextTable(db, 'package_search_docs', select, 'ord');
 }
 
@@ -73,7 +78,7 @@ export async function createNextInitials(db: Db): Promise<void> {
 /** Documents per lexeme, the planner's statistics. */
 export async function createNextLexemes(db: Db): Promise<void> {
   const select = sql`
-    select word as lexeme, ndoc from ts_stat('select search_vector from packages where status <> ''delisted'' and quarantined_at is null')`;
+    select word as lexeme, ndoc from ts_stat('select search_vector from packages where status <> ''delisted'' and quarantined_at is null and not private')`;
   await createNextTable(db, 'package_search_lexemes', select, 'lexeme');
 }
 

@@ -2,9 +2,11 @@
 // design (the derived tables, the plan choice and the three plans) is in docs/search.md.
 import { type PackageFilters, SEARCH_MAX_RESULTS, type SearchResponse } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
+import { isPublicOnly, PUBLIC_ONLY, type ReadAccess } from '@pkgreg/registry';
 import { type FacetOperand, facetOperands } from './facets.repository.js';
 import { filterKeys } from './filters.js';
 import { filterPlan, postingPlan } from './posting-plan.js';
+import { searchPrivate, tiersOf } from './private-search.repository.js';
 import { scanPlan } from './scan-plan.js';
 import {
   choosePlan,
@@ -46,25 +48,83 @@ function toResult(row: SearchRow) {
 
 /**
  * registry-api.md: Search rules 1-4, with the filters of issue 20 (every one must hold). `q` arrives
- * trimmed; an empty `q` answers nothing, filters or not (rule 3: the list answers filters alone).
+ * trimmed; an empty `q` answers nothing, filters or not (rule 3: the list answers filters alone). The
+ * plans read public packages only; a reader with private access gets its private matches merged in.
  */
 export async function searchPackages(
   db: Db,
   q: string,
   plan: SearchPlanOptions = DEFAULT_SEARCH_PLAN,
   filters: PackageFilters = {},
+  access: ReadAccess = PUBLIC_ONLY,
 ): Promise<SearchResponse> {
   const lexemes = searchLexemes(q);
   // Empty, or nothing but punctuation: nothing can match, and no query is sent.
   if (lexemes.length === 0) return { results: [], total: 0 };
+  if (!isPublicOnly(access)) return searchWithPrivate(db, lexemes, plan, filters, access);
+  const answer = await searchPublic(db, lexemes, plan, filters);
+  return { results: answer.rows.map(toResult), total: answer.total };
+}
+
+async function searchPublic(
+  db: Db,
+  lexemes: string[],
+  plan: SearchPlanOptions,
+  filters: PackageFilters,
+): Promise<SearchPage> {
   const [stats, docs, facets] = await Promise.all([
     prefixStats(db, lexemes, plan.maxExpansions),
     countSearchDocs(db),
     facetOperands(db, filterKeys(filters)),
   ]);
   const choice = choosePlan(lexemes, stats, docs, plan, facets);
-  const answer = await runPlan(db, lexemes, choice, plan, docs, { filters, facets });
-  return { results: answer.rows.map(toResult), total: answer.total };
+  return runPlan(db, lexemes, choice, plan, docs, { filters, facets });
+}
+
+/**
+ * The public answer merged with the reader's private matches (private-search.repository.ts): both are
+ * in ranking order (tier, then repo_stars desc, scope, name), so the top 50 of the merge is the top 50
+ * of all; `total` adds the private matches (exact) to the public total (as its plan counts it).
+ */
+async function searchWithPrivate(
+  db: Db,
+  lexemes: string[],
+  plan: SearchPlanOptions,
+  filters: PackageFilters,
+  access: ReadAccess,
+): Promise<SearchResponse> {
+  const [open, own] = await Promise.all([
+    searchPublic(db, lexemes, plan, filters),
+    searchPrivate(db, access, lexemes, filters, SEARCH_MAX_RESULTS),
+  ]);
+  if (own.total === 0) return { results: open.rows.map(toResult), total: open.total };
+  const tiers = await tiersOf(
+    db,
+    open.rows.map((r) => r.id),
+    lexemes,
+  );
+  const ranked = [
+    ...open.rows.map((row) => ({ row, tier: tiers.get(row.id) ?? 2 })),
+    ...own.rows.map((row) => ({ row: row as SearchRow, tier: row.tier })),
+  ].sort(
+    (a, b) =>
+      a.tier - b.tier ||
+      b.row.repo_stars - a.row.repo_stars ||
+      compareText(a.row.scope, b.row.scope) ||
+      compareText(a.row.name, b.row.name),
+  );
+  return {
+    results: ranked.slice(0, SEARCH_MAX_RESULTS).map((r) => toResult(r.row)),
+    total: open.total + own.total,
+  };
+}
+
+/**
+ * Scopes and names are [a-z0-9-], compared by code point as the database does under a C collation; under
+ * another one a tie of tier and stars between a public and a private match may come out the other way.
+ */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** A search's filters: as given (the selective plan's predicates) and as facet lists (the other plans). */

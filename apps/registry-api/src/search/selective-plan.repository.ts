@@ -23,7 +23,7 @@ export async function selectivePlan(
     with candidates as materialized (
       select ${RESULT_COLUMNS}, p.search_vector from packages p
       where pkgreg_search_keys(p.search_vector) @@ to_tsquery('simple', ${indexQuery})
-        and p.status <> 'delisted' and p.quarantined_at is null and ${filterPredicate(filters)}
+        and p.status <> 'delisted' and p.quarantined_at is null and not p.private and ${filterPredicate(filters)}
     )
     select p.id, p.scope, p.name, p.description, p.kind, p.category, p.source_repo, p.token_count, p.verified,
       p.repo_stars, p.risk, count(*) over ()::int as total

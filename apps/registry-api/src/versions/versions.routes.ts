@@ -2,6 +2,7 @@ import { VersionListQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import type { Request, Response } from 'express';
 import mime from 'mime-types';
+import type { ReadAccessOf } from '../accounts/read-access-of.js';
 import { type CachePolicy, NO_STORE } from '../http/cache-policy.js';
 import { answerIfNotModified, JSON_CONTENT_TYPE, strongEtagOf } from '../http/etag.js';
 import { parseQuery } from '../http/validate.js';
@@ -25,6 +26,7 @@ export interface VersionsRoutesDeps {
   db: Db;
   content: ContentCache;
   caching: CachePolicy;
+  readAccess: ReadAccessOf;
 }
 
 // A skill's HTML or SVG must never run as the registry's origin: no scripts, no plugins, no sniffing.
@@ -80,25 +82,28 @@ function fileContentType(path: string, isLink: boolean): string {
 export function versionsRoutes(
   deps: VersionsRoutesDeps,
 ): Pick<RegistryHandlers, 'versions' | 'version' | 'version-archive' | 'version-file'> {
-  const { db, content, caching } = deps;
+  const { db, content, caching, readAccess } = deps;
 
   const versions: RegistryHandlers['versions'] = async (req, res) => {
     const query = parseQuery(VersionListQuerySchema, req.query);
-    sendJson(req, res, caching, await listVersions(db, packageKeyFromParams(req.params), query));
+    const key = packageKeyFromParams(req.params);
+    sendJson(req, res, caching, await listVersions(db, key, query, await readAccess(req)));
   };
 
   const version: RegistryHandlers['version'] = async (req, res) => {
     const ref = parseVersionParam(req.params.version);
-    sendJson(req, res, caching, await getVersion(db, packageKeyFromParams(req.params), ref));
+    const key = packageKeyFromParams(req.params);
+    sendJson(req, res, caching, await getVersion(db, key, ref, await readAccess(req)));
   };
 
   const versionArchive: RegistryHandlers['version-archive'] = async (req, res) => {
     const key = packageKeyFromParams(req.params);
     const ref = parseVersionParam(req.params.version);
+    const access = await readAccess(req);
     const archive =
       ref.exact === null
-        ? await getVersionArchive(db, content, key, ref)
-        : await getExactVersionArchive(db, content, key, ref.exact);
+        ? await getVersionArchive(db, content, key, ref, access)
+        : await getExactVersionArchive(db, content, key, ref.exact, access);
     const headers = {
       'Content-Type': 'application/gzip',
       'Content-Disposition': `attachment; filename="${key.scope}-${key.name}-${archive.version}.tgz"`,
@@ -110,7 +115,7 @@ export function versionsRoutes(
     const key = packageKeyFromParams({ scope: req.params.scope, name: req.params.name });
     const ref = parseVersionParam(req.params.version);
     const path = parseFilePath(req.params.path);
-    const file = await getVersionFile(db, content, key, ref, path);
+    const file = await getVersionFile(db, content, key, ref, path, await readAccess(req));
     const headers = {
       'Content-Type': fileContentType(file.path, file.linkTarget !== null),
       ...FILE_SECURITY_HEADERS,

@@ -13,6 +13,7 @@ import {
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import {
+  canRead,
   countVersions,
   findExactArchiveRow,
   findPackageForVersions,
@@ -20,6 +21,7 @@ import {
   findVersionRow,
   listVersionFiles,
   listVersionRows,
+  type ReadAccess,
   type VersionedPackageRow,
   type VersionRow,
   versionDependencies,
@@ -57,9 +59,15 @@ export function parseFilePath(segments: string[] | string | undefined): string {
  * is not found); exact versions stay fetchable while a package is delisted, so lockfiles keep working.
  * An operator removal is 410 for everything.
  */
-async function requirePackage(db: Db, key: PackageKey, exactOnly: boolean): Promise<VersionedPackageRow> {
+async function requirePackage(
+  db: Db,
+  key: PackageKey,
+  exactOnly: boolean,
+  access: ReadAccess,
+): Promise<VersionedPackageRow> {
   const row = await findPackageForVersions(db, key.scope, key.name);
-  if (!row) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
+  // A private package the reader may not read does not exist for it, removed or not (docs/accounts.md).
+  if (!row || !canRead(access, { ...key, private: row.private })) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
   if (row.removed_at) {
     const reason = row.removal_reason ? `: ${row.removal_reason}` : '';
     throw gone(`@${key.scope}/${key.name} was removed from the registry${reason}`);
@@ -94,9 +102,10 @@ async function requireVersion(
   db: Db,
   key: PackageKey,
   ref: VersionRef,
+  access: ReadAccess,
   bytes = false,
 ): Promise<VersionRow & { moderated: boolean }> {
-  const pkg = await requirePackage(db, key, ref.exact !== null);
+  const pkg = await requirePackage(db, key, ref.exact !== null, access);
   // A quarantined package's manifest and findings stay readable for review, but no client gets its
   // bytes (issue 26): 410 with the operator's reason, which no cache keeps (errors are no-store).
   if (bytes && pkg.quarantined_at) throw gone(quarantinedMessage(key, pkg.quarantine_reason));
@@ -114,8 +123,9 @@ export async function listVersions(
   db: Db,
   key: PackageKey,
   query: VersionListQuery,
+  access: ReadAccess,
 ): Promise<Moderated<VersionListResponse>> {
-  const pkg = await requirePackage(db, key, false);
+  const pkg = await requirePackage(db, key, false, access);
   const offset = (query.page - 1) * query.pageSize;
   const [rows, total] = await Promise.all([
     listVersionRows(db, pkg.id, offset, query.pageSize),
@@ -131,11 +141,13 @@ export async function getVersion(
   db: Db,
   key: PackageKey,
   ref: VersionRef,
+  access: ReadAccess,
 ): Promise<Moderated<VersionDetail>> {
-  const row = await requireVersion(db, key, ref);
-  const [files, dependencies] = await Promise.all([
+  const row = await requireVersion(db, key, ref, access);
+  // Dependencies on private packages the reader may not read are left out (docs/versions.md).
+  const [files, { dependencies }] = await Promise.all([
     listVersionFiles(db, row.id),
-    versionDependencies(db, row.id),
+    versionDependencies(db, row.id, access),
   ]);
   const value: VersionDetail = {
     ...toSummary(row),
@@ -178,8 +190,9 @@ export async function getVersionFile(
   key: PackageKey,
   ref: VersionRef,
   path: string,
+  access: ReadAccess,
 ): Promise<VersionContent & { path: string; linkTarget: string | null }> {
-  const row = await requireVersion(db, key, ref, true);
+  const row = await requireVersion(db, key, ref, access, true);
   const file = await findVersionFile(db, row.id, path);
   if (!file) throw notFound(FILE_NOT_FOUND_MESSAGE);
   return {
@@ -197,8 +210,9 @@ export async function getVersionArchive(
   cache: ContentCache,
   key: PackageKey,
   ref: VersionRef,
+  access: ReadAccess,
 ): Promise<VersionContent> {
-  const row = await requireVersion(db, key, ref, true);
+  const row = await requireVersion(db, key, ref, access, true);
   return {
     version: row.version,
     bytes: await bytesOf(cache, row.archive_sha256),
@@ -216,10 +230,11 @@ export async function getExactVersionArchive(
   cache: ContentCache,
   key: PackageKey,
   version: string,
+  access: ReadAccess,
 ): Promise<VersionContent> {
   const row = await findExactArchiveRow(db, key.scope, key.name, version);
-  if (!row || row.removed_at || row.quarantined_at)
-    return getVersionArchive(db, cache, key, { exact: version });
+  if (!row || row.removed_at || row.quarantined_at || !canRead(access, { ...key, private: row.private }))
+    return getVersionArchive(db, cache, key, { exact: version }, access);
   return {
     version: row.version,
     bytes: await bytesOf(cache, row.archive_sha256),

@@ -1,5 +1,5 @@
 import type { Database } from '@pkgreg/db';
-import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
+import { type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool, sql } from 'kysely';
 
 // Who may read which private packages (docs/accounts.md, "Private skills"). Every public package is
 // readable by anyone; a private one (packages.private: it or its scope is private) only by a member of
@@ -39,9 +39,30 @@ export function readableBy(
   access: ReadAccess,
   alias = 'packages',
 ): (eb: ExpressionBuilder<Database, 'packages'>) => Expression<SqlBool> {
+  return () => readableSql(access, alias);
+}
+
+/** readableBy as raw SQL, for statements written with `sql` or joining `packages` under an alias. */
+export function readableSql(access: ReadAccess, alias = 'packages'): RawBuilder<SqlBool> {
   const column = (name: string) => sql.ref(`${alias}.${name}`);
-  return () => {
-    if (isPublicOnly(access)) return sql<SqlBool>`not ${column('private')}`;
-    return sql<SqlBool>`(not ${column('private')} or ${column('scope')} = any(${[...access.scopes]}::text[]) or (${column('scope')} || '/' || ${column('name')}) = any(${[...access.packages]}::text[]))`;
-  };
+  if (isPublicOnly(access)) return sql<SqlBool>`not ${column('private')}`;
+  return sql<SqlBool>`(not ${column('private')} or ${column('scope')} = any(${[...access.scopes]}::text[]) or (${column('scope')} || '/' || ${column('name')}) = any(${[...access.packages]}::text[]))`;
+}
+
+/**
+ * The SQL condition "this private row is one the reader may read" (the rows of packages_private_idx it
+ * reaches): for merging a reader's private packages into answers built from public-only tables. The
+ * scopes of every grant come first as one `scope = any(...)`, an index condition on
+ * packages_private_idx, so the reader's rows are read and no other private package is.
+ */
+export function privateReadableSql(access: ReadAccess, alias = 'packages'): RawBuilder<SqlBool> {
+  const column = (name: string) => sql.ref(`${alias}.${name}`);
+  const split = access.packages.map((key) => key.split('/'));
+  const scopes = [...new Set([...access.scopes, ...split.map(([scope = '']) => scope)])];
+  if (access.packages.length === 0)
+    return sql<SqlBool>`(${column('private')} and ${column('scope')} = any(${scopes}::text[]))`;
+  return sql<SqlBool>`(${column('private')} and ${column('scope')} = any(${scopes}::text[])
+    and (${column('scope')} = any(${[...access.scopes]}::text[])
+      or (${column('name')} = any(${split.map(([, name = '']) => name)}::text[])
+        and ${column('scope')} || '/' || ${column('name')} = any(${[...access.packages]}::text[]))))`;
 }

@@ -1,5 +1,6 @@
 import type { Database } from '@pkgreg/db';
 import { type Kysely, sql } from 'kysely';
+import { type ReadAccess, readableSql } from '../access/read-access.js';
 import type { DeclaredDependency } from './declared-dependencies.js';
 
 // SQL of skill dependencies (docs/versions.md, Dependencies): the rows each version declares, the
@@ -123,7 +124,7 @@ export async function refreshDependencyState(db: Conn, change: DependencyChange)
         join package_versions v on v.id = d.version_id
         join packages p on p.id = v.package_id and p.version = v.version
         where d.scope = t.scope and d.name = t.name
-          and p.status <> 'delisted' and p.quarantined_at is null
+          and p.status <> 'delisted' and p.quarantined_at is null and not p.private
       ) as n
       from targets t
     )
@@ -148,6 +149,8 @@ export interface DependencyRow {
   range: string | null;
   /** The versions of the named package a range may choose (not yanked); null when it is not visible. */
   versions: string[] | null;
+  /** The named package is private (packages.private): shown only to readers that may read it. */
+  private: boolean;
 }
 
 /**
@@ -165,7 +168,8 @@ export async function listDependenciesWithVersions(
         select array_agg(o.version) from package_versions o
         where o.package_id = t.id
           and not exists (select 1 from package_version_yanks y where y.version_id = o.id)
-      ), '{}') end as versions
+      ), '{}') end as versions,
+      coalesce(t.private, false) as private
     from package_versions v
     join package_version_dependencies d on d.version_id = v.id
     left join packages t on t.scope = d.scope and t.name = d.name and t.status <> 'delisted'
@@ -174,13 +178,14 @@ export async function listDependenciesWithVersions(
   return result.rows;
 }
 
-/** A version's declared dependencies, in declared order. */
+/** A version's declared dependencies, in declared order, each with whether the package it names is private. */
 export async function listVersionDependencies(db: Conn, versionId: string) {
   return db
-    .selectFrom('package_version_dependencies')
-    .select(['scope', 'name', 'range'])
-    .where('version_id', '=', versionId)
-    .orderBy('position')
+    .selectFrom('package_version_dependencies as d')
+    .leftJoin('packages as t', (join) => join.onRef('t.scope', '=', 'd.scope').onRef('t.name', '=', 'd.name'))
+    .select(['d.scope', 'd.name', 'd.range', sql<boolean>`coalesce(t.private, false)`.as('private')])
+    .where('d.version_id', '=', versionId)
+    .orderBy('d.position')
     .execute();
 }
 
@@ -199,9 +204,10 @@ const DEPENDANT_COLUMNS = [
 
 /**
  * The visible packages (not delisted, not quarantined, as the list) whose latest version names
- * `scope/name`, by scope then name. The same set `dependant_count` counts.
+ * `scope/name`, by scope then name, that `access` may read. For a public-only reader, the same set
+ * `dependant_count` counts (public dependants only).
  */
-function dependantsOf(db: Conn, scope: string, name: string) {
+function dependantsOf(db: Conn, scope: string, name: string, access: ReadAccess) {
   return db
     .selectFrom('package_version_dependencies as d')
     .innerJoin('package_versions as v', 'v.id', 'd.version_id')
@@ -211,7 +217,8 @@ function dependantsOf(db: Conn, scope: string, name: string) {
     .where('d.scope', '=', scope)
     .where('d.name', '=', name)
     .where('p.status', '<>', 'delisted')
-    .where('p.quarantined_at', 'is', null);
+    .where('p.quarantined_at', 'is', null)
+    .where(readableSql(access, 'p'));
 }
 
 export async function listDependantRows(
@@ -220,8 +227,9 @@ export async function listDependantRows(
   name: string,
   offset: number,
   limit: number,
+  access: ReadAccess,
 ) {
-  return dependantsOf(db, scope, name)
+  return dependantsOf(db, scope, name, access)
     .select(DEPENDANT_COLUMNS)
     .orderBy('p.scope')
     .orderBy('p.name')
@@ -230,8 +238,13 @@ export async function listDependantRows(
     .execute();
 }
 
-export async function countDependants(db: Conn, scope: string, name: string): Promise<number> {
-  const row = await dependantsOf(db, scope, name)
+export async function countDependants(
+  db: Conn,
+  scope: string,
+  name: string,
+  access: ReadAccess,
+): Promise<number> {
+  const row = await dependantsOf(db, scope, name, access)
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);

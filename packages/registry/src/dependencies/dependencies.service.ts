@@ -6,6 +6,7 @@ import type {
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import semver from 'semver';
+import { canRead, type ReadAccess } from '../access/read-access.js';
 import { toPackageListItem } from '../packages/package-values.js';
 import { findVisiblePackageId } from '../packages/packages.repository.js';
 import { findPackageForVersions } from '../versions/versions.repository.js';
@@ -39,42 +40,66 @@ function resolves(row: DependencyRow): boolean {
 }
 
 /**
+ * A dependency on a private package the reader may not read is left out of what it is shown (docs/versions.md,
+ * Dependencies): to such a reader that package does not exist, and not even its name is shown. Leaving
+ * the entry out (rather than a placeholder) keeps every shown entry a real, valid `@scope/name`.
+ */
+const shownTo = (access: ReadAccess) => (row: { scope: string; name: string; private: boolean }) =>
+  canRead(access, row);
+
+/**
  * The dependencies of a package's latest version (`version`, the newest not yanked), with whether each
- * resolves. `depCount` says how many there are: none costs no query.
+ * resolves, that `access` may see (`hidden`: how many were left out). `depCount` says how many there
+ * are: none costs no query.
  */
 export async function latestDependencies(
   db: Db,
   pkg: { id: string; version: string | null; depCount: number },
-): Promise<PackageDependency[]> {
-  if (pkg.depCount === 0 || pkg.version === null) return [];
+  access: ReadAccess,
+): Promise<{ dependencies: PackageDependency[]; hidden: number }> {
+  if (pkg.depCount === 0 || pkg.version === null) return { dependencies: [], hidden: 0 };
   const rows = await listDependenciesWithVersions(db, pkg.id, pkg.version);
-  return rows.map((row) => ({
-    name: `@${row.scope}/${row.name}`,
-    range: row.range,
-    resolves: resolves(row),
-  }));
+  const shown = rows.filter(shownTo(access));
+  return {
+    dependencies: shown.map((row) => ({
+      name: `@${row.scope}/${row.name}`,
+      range: row.range,
+      resolves: resolves(row),
+    })),
+    hidden: rows.length - shown.length,
+  };
 }
 
-/** What a version declares: facts of that version, served with it as immutable. */
-export async function versionDependencies(db: Db, versionId: string): Promise<VersionDependency[]> {
+/** What a version declares that `access` may see: facts of that version. */
+export async function versionDependencies(
+  db: Db,
+  versionId: string,
+  access: ReadAccess,
+): Promise<{ dependencies: VersionDependency[]; hidden: number }> {
   const rows = await listVersionDependencies(db, versionId);
-  return rows.map((row) => ({ name: `@${row.scope}/${row.name}`, range: row.range }));
+  const shown = rows.filter(shownTo(access));
+  return {
+    dependencies: shown.map((row) => ({ name: `@${row.scope}/${row.name}`, range: row.range })),
+    hidden: rows.length - shown.length,
+  };
 }
 
 /**
- * A page of the packages whose latest version depends on this one; null for a package that is not
- * visible (the API answers 404, as detail does).
+ * A page of the packages whose latest version depends on this one, those `access` may read; null for a
+ * package that is not visible to it (the API answers 404, as detail does).
  */
 export async function listDependants(
   db: Db,
   key: PackageKey,
   query: DependantsQuery,
+  access: ReadAccess,
 ): Promise<DependantsResponse | null> {
-  if (!(await findVisiblePackageId(db, key.scope, key.name))) return null;
+  const pkg = await findVisiblePackageId(db, key.scope, key.name);
+  if (!pkg || !canRead(access, { ...key, private: pkg.private })) return null;
   const offset = (query.page - 1) * query.pageSize;
   const [rows, total] = await Promise.all([
-    listDependantRows(db, key.scope, key.name, offset, query.pageSize),
-    countDependants(db, key.scope, key.name),
+    listDependantRows(db, key.scope, key.name, offset, query.pageSize, access),
+    countDependants(db, key.scope, key.name, access),
   ]);
   return {
     data: rows.map(toPackageListItem),

@@ -232,18 +232,17 @@ export async function restorePackage(db: Conn, key: { scope: string; name: strin
   return result.numUpdatedRows > 0n;
 }
 
-/** A visible (not delisted) package's id. */
+/** A visible (not delisted) package's id, and whether it is private (readers decide what that means). */
 export async function findVisiblePackageId(
   db: Conn,
   scope: string,
   name: string,
-): Promise<string | undefined> {
-  const row = await db
+): Promise<{ id: string; private: boolean } | undefined> {
+  return db
     .selectFrom('packages')
-    .select('id')
+    .select(['id', 'private'])
     .where('scope', '=', scope)
     .where('name', '=', name)
     .where('status', '<>', 'delisted')
     .executeTakeFirst();
-  return row?.id;
 }

@@ -19,6 +19,8 @@ export interface VersionedPackageRow {
   /** Under an operator's quarantine: its metadata stays readable for review; its bytes are 410. */
   quarantined_at: Date | null;
   quarantine_reason: string | null;
+  /** Effective privacy: readers that may not read it are answered as for a missing package. */
+  private: boolean;
 }
 
 /** The package whatever its status (exact versions of a delisted package stay fetchable). */
@@ -29,7 +31,15 @@ export async function findPackageForVersions(
 ): Promise<VersionedPackageRow | undefined> {
   return db
     .selectFrom('packages')
-    .select(['id', 'status', 'removed_at', 'removal_reason', 'quarantined_at', 'quarantine_reason'])
+    .select([
+      'id',
+      'status',
+      'removed_at',
+      'removal_reason',
+      'quarantined_at',
+      'quarantine_reason',
+      'private',
+    ])
     .where('scope', '=', scope)
     .where('name', '=', name)
     .executeTakeFirst();
@@ -288,6 +298,7 @@ export async function findExactArchiveRow(db: Db, scope: string, name: string, v
     .select([
       'p.removed_at',
       'p.quarantined_at',
+      'p.private',
       'v.version',
       'v.archive_sha256',
       'v.integrity',
