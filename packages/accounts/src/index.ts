@@ -36,10 +36,12 @@ export {
 export { DEV_ACCOUNT_DOMAIN } from './auth/dev-sign-in.js';
 export type { GitHubSignIn } from './auth/github-provider.js';
 export {
+  claimScopeForAccount,
   deleteTrustedPublisher,
   findPackageVisibility,
   findScopeSettings,
   insertTrustedPublisher,
+  isScopeUnclaimed,
   listTrustedPublishers,
   type ScopeSettingsRow,
 } from './settings/settings.repository.js';

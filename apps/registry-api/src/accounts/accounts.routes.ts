@@ -10,6 +10,7 @@ import {
   findPackageVisibility,
   findScopeSettings,
   insertTrustedPublisher,
+  isScopeUnclaimed,
   listOrganizationAudit,
   listTokens,
   listTrustedPublishers,
@@ -113,18 +114,6 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
     return session.user.id;
   }
 
-  /** A scope nobody holds yet: no code-host binding, no settings, no package. */
-  async function unclaimed(scope: string): Promise<boolean> {
-    const held = await db
-      .selectFrom('scope_owners')
-      .select('scope')
-      .where('scope', '=', scope)
-      .union(db.selectFrom('scope_settings').select('scope').where('scope', '=', scope))
-      .union(db.selectFrom('packages').select('scope').where('scope', '=', scope).limit(1))
-      .executeTakeFirst();
-    return held === undefined;
-  }
-
   /**
    * The viewer, when it administers the scope (or claims an unclaimed one into an organisation: the
    * organisation's admin role is checked by the change itself); a 404 for one that cannot see it.
@@ -132,7 +121,7 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
   async function administeredScope(req: Request, scope: string, claiming = false): Promise<AccountViewer> {
     const viewer = await account(req);
     if (canAct(viewer.access, scope, null, 'admin') || viewer.siteAdmin) return viewer;
-    if (claiming && (await unclaimed(scope))) return viewer;
+    if (claiming && (await isScopeUnclaimed(db, scope))) return viewer;
     if (viewer.access.roles.has(scope)) throw forbidden(`Changing @${scope}'s settings needs the admin role`);
     throw notFound('Scope not found');
   }
