@@ -42,6 +42,11 @@ export const EnvSchema = z.object({
   GITHUB_ACTIONS: optionalText,
   /** `owner/repo` of the workflow's repository (GitHub Actions). */
   GITHUB_REPOSITORY: optionalText,
+  // Uploads (`pkgreg publish <folder>`, docs/publishing.md). Never printed.
+  /** A pkgreg access token with the publish permission (below --token). */
+  PKGREG_TOKEN: optionalText,
+  /** A CI OIDC token for the registry (GitLab CI: an `id_tokens:` entry of this name). */
+  PKGREG_ID_TOKEN: optionalText,
 });
 
 export interface Env {
@@ -61,6 +66,12 @@ export interface Env {
   githubToken: string | undefined;
   inGitHubActions: boolean;
   githubRepository: string | undefined;
+  /** PKGREG_TOKEN. */
+  pkgregToken: string | undefined;
+  /** PKGREG_ID_TOKEN. */
+  idToken: string | undefined;
+  /** The value of another variable a flag names (`--oidc-token-env NAME`), trimmed; undefined when empty. */
+  variable(name: string): string | undefined;
 }
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
@@ -88,5 +99,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     githubToken: env.GITHUB_TOKEN,
     inGitHubActions: env.GITHUB_ACTIONS === 'true',
     githubRepository: env.GITHUB_REPOSITORY,
+    pkgregToken: env.PKGREG_TOKEN,
+    idToken: env.PKGREG_ID_TOKEN,
+    variable: (name) => source[name]?.trim() || undefined,
   };
 }

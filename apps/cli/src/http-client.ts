@@ -4,8 +4,8 @@ import {
   createRegistryClient as createClient,
   JSON_MAX_BYTES,
   type RegistryError,
-  readChunks,
   type RetryPolicy,
+  readChunks,
   type Transport,
   TransportError,
 } from '@pkgreg/registry-client';

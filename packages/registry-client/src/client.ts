@@ -19,6 +19,8 @@ import {
   SearchResponseSchema,
   type TrackResponse,
   TrackResponseSchema,
+  type UploadResult,
+  UploadResultSchema,
   type VersionDetail,
   VersionDetailSchema,
   type VersionListResponse,
@@ -146,6 +148,18 @@ export interface RegistryClient {
   /** POST /api/publish with a proof (`token`: an OIDC or code-host token); answered 202. */
   publish(token: string, request: PublishRequest): Promise<PublishAccepted>;
   publishRun(runId: string): Promise<PublishRun>;
+  /**
+   * PUT of a version of a hosted package: `tgz` a skill folder's archive, `token` a publish token or a
+   * CI OIDC token of a trusted publisher; answered 201. Not sent again once it may have arrived (an
+   * OIDC token is accepted once).
+   */
+  uploadVersion(
+    token: string,
+    scope: string,
+    name: string,
+    version: string,
+    tgz: Uint8Array,
+  ): Promise<UploadResult>;
   /** PUT (message set) or DELETE (null) of a package's deprecation, with a proof. */
   setDeprecation(
     token: string,
@@ -172,6 +186,8 @@ interface Call extends CallOptions {
   idempotent: boolean;
   accept?: string;
   body?: unknown;
+  /** Bytes sent as they are (an upload), instead of a JSON `body`. */
+  raw?: { bytes: Uint8Array; contentType: string };
   /** A proof sent instead of the client's credentials. */
   token?: string;
   headers?: Record<string, string>;
@@ -269,8 +285,14 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     const url = `${baseUrl}${call.path}`;
     const headers: Record<string, string> = { ...options.headers, ...call.headers };
     if (call.accept) headers.accept = call.accept;
-    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    let body: string | Uint8Array | undefined;
+    if (call.raw) {
+      body = call.raw.bytes;
+      headers['content-type'] = call.raw.contentType;
+    } else if (call.body !== undefined) {
+      body = JSON.stringify(call.body);
+      headers['content-type'] = 'application/json';
+    }
     // Credentials go on here and nowhere else.
     const token = call.token ?? options.credentials?.();
     if (token) headers.authorization = `Bearer ${token}`;
@@ -501,6 +523,19 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
         },
         PublishAcceptedSchema,
         202,
+      ),
+    uploadVersion: (token, scope, name, version, tgz) =>
+      json(
+        {
+          method: 'PUT',
+          path: versionPath(scope, name, version),
+          subject: `upload ${named(scope, name)}@${version}`,
+          idempotent: false,
+          raw: { bytes: tgz, contentType: 'application/gzip' },
+          token,
+        },
+        UploadResultSchema,
+        201,
       ),
     publishRun: (runId) =>
       json(

@@ -1,3 +1,4 @@
+import { archiveBound, unpackArchive } from '../archive.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 import { LOCKFILE_NAME, lockedFilesOf } from '../lockfile/lockfile.js';
@@ -11,7 +12,6 @@ import {
   inspectFolder,
   type SkillFile,
 } from '../skill-files.js';
-import { archiveBound, unpackArchive } from '../archive.js';
 import {
   discardStaged,
   removeFolder,

@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import type { InstallOptions } from '../commands/install.js';
 import { type Context, createContext } from '../context.js';
 import {
+  isDirect,
   LOCKFILE_NAME,
   type Lockfile,
-  isDirect,
   linkDependants,
   lockedDirs,
   writeLockfile,
