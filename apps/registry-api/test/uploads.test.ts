@@ -184,6 +184,10 @@ describe('uploading with a publish token', () => {
       repoOwner: 'ada',
       verified: true,
     });
+    // No code host to send anyone to: the source is the registry's own copy.
+    const source = await request(app).get('/api/packages/@ada/tool/source');
+    expect(source.status).toBe(302);
+    expect(source.headers.location).toBe('/api/packages/@ada/tool/versions/1.0.0/files/SKILL.md');
     const version = await request(app).get('/api/packages/@ada/tool/versions/1.0.0');
     expect(version.status).toBe(200);
     expect(version.body.integrity).toBe(result.integrity);

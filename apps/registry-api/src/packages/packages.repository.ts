@@ -118,10 +118,12 @@ export async function findVisibleSource(
   db: Db,
   scope: string,
   name: string,
-): Promise<Pick<PackageRow, 'source_repo' | 'source_path' | 'source_ref'> | undefined> {
+): Promise<
+  Pick<PackageRow, 'source_repo' | 'source_path' | 'source_ref' | 'hosted' | 'version'> | undefined
+> {
   return db
     .selectFrom('packages')
-    .select(['source_repo', 'source_path', 'source_ref'])
+    .select(['source_repo', 'source_path', 'source_ref', 'hosted', 'version'])
     .where('scope', '=', scope)
     .where('name', '=', name)
     .where('status', '<>', 'delisted')

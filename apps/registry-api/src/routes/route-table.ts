@@ -141,7 +141,7 @@ export const ROUTES = [
     path: '/api/packages/:scope/:name/source',
     cache: 'moving',
     access: 'anonymous',
-    summary: 'Redirect to the source on the code host',
+    summary: 'Redirect to the source on the code host (a hosted package: its latest SKILL.md here)',
     params: PackageParams,
     responses: {
       302: { description: 'Redirect', headers: { Location: { schema: { type: 'string' } } } },
