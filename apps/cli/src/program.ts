@@ -7,6 +7,7 @@ import { configureOutdatedCommand } from './commands/outdated.js';
 import { configurePublishCommand } from './commands/publish.js';
 import { configureRemoveCommand } from './commands/remove.js';
 import { configureSearchCommand } from './commands/search.js';
+import { configureTrustCommand } from './commands/trust.js';
 import { configureUpdateCommand } from './commands/update.js';
 import { configureYankCommands } from './commands/yank.js';
 import { DEFAULT_REGISTRY } from './constants.js';
@@ -44,5 +45,6 @@ export function createProgram(): Command {
   configurePublishCommand(program);
   configureDeprecateCommands(program);
   configureYankCommands(program);
+  configureTrustCommand(program);
   return program;
 }

@@ -224,4 +224,45 @@ describe('pkgreg publish <folder>', () => {
     expect(kept.code).toBe(1);
     expect(kept.stderr).toMatch(/PKGREG_ID_TOKEN issued an OIDC token for https:\/\/elsewhere\.example/);
   });
+
+  it('pkgreg trust add, list and remove manage the trusted publishers with an access token', async () => {
+    const env = { PKGREG_TOKEN: publishToken };
+    const added = await cli(
+      [
+        'trust',
+        'add',
+        '@dana/alpha',
+        '--repository',
+        'dana/alpha-src',
+        '--workflow',
+        'release.yml',
+        '--issuer',
+        issuer.issuer,
+      ],
+      { env },
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const listed = await cli(['trust', 'list', '@dana/alpha', '--json'], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    const settings = JSON.parse(listed.stdout) as {
+      trustedPublishers: Array<{ id: string; repository: string; workflow: string }>;
+    };
+    expect(settings.trustedPublishers).toEqual([
+      expect.objectContaining({
+        repository: 'dana/alpha-src',
+        workflow: 'release.yml',
+        package: '@dana/alpha',
+      }),
+    ]);
+    const id = settings.trustedPublishers[0]?.id ?? '';
+    expect((await cli(['trust', 'list', '@dana/alpha'], { env })).stdout).toContain(
+      `${id}  ${issuer.issuer}  dana/alpha-src, workflow release.yml`,
+    );
+    const removed = await cli(['trust', 'remove', '@dana/alpha', id], { env });
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stdout).toContain('@dana/alpha: no trusted publishers');
+    const none = await cli(['trust', 'list', '@dana/alpha']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/Pass --token or set PKGREG_TOKEN/);
+  });
 });

@@ -8,6 +8,8 @@ import {
   type PackageDetail,
   PackageDetailSchema,
   type PackageFilters,
+  type PackageSettings,
+  PackageSettingsSchema,
   type PackageState,
   PackageStateSchema,
   type PublishAccepted,
@@ -148,6 +150,22 @@ export interface RegistryClient {
   /** POST /api/publish with a proof (`token`: an OIDC or code-host token); answered 202. */
   publish(token: string, request: PublishRequest): Promise<PublishAccepted>;
   publishRun(runId: string): Promise<PublishRun>;
+  /** A package's visibility and trusted publishers (admins of its scope), with an access token. */
+  packageSettings(token: string, scope: string, name: string): Promise<PackageSettings>;
+  /** Trusts a CI identity to upload versions (POST …/trusted-publishers); the settings after it. */
+  addTrustedPublisher(
+    token: string,
+    scope: string,
+    name: string,
+    publisher: {
+      issuer: string;
+      repository: string;
+      workflow?: string;
+      environment?: string;
+      wholeScope?: boolean;
+    },
+  ): Promise<PackageSettings>;
+  removeTrustedPublisher(token: string, scope: string, name: string, id: string): Promise<PackageSettings>;
   /**
    * PUT of a version of a hosted package: `tgz` a skill folder's archive, `token` a publish token or a
    * CI OIDC token of a trusted publisher; answered 201. Not sent again once it may have arrived (an
@@ -536,6 +554,42 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
         },
         UploadResultSchema,
         201,
+      ),
+    packageSettings: (token, scope, name) =>
+      json(
+        {
+          method: 'GET',
+          path: `${packagePath(scope, name)}/settings`,
+          subject: named(scope, name),
+          idempotent: true,
+          token,
+        },
+        PackageSettingsSchema,
+      ),
+    addTrustedPublisher: (token, scope, name, publisher) =>
+      json(
+        {
+          method: 'POST',
+          path: `${packagePath(scope, name)}/trusted-publishers`,
+          subject: named(scope, name),
+          // Sent twice it would trust the same identity twice.
+          idempotent: false,
+          body: publisher,
+          token,
+        },
+        PackageSettingsSchema,
+        201,
+      ),
+    removeTrustedPublisher: (token, scope, name, id) =>
+      json(
+        {
+          method: 'DELETE',
+          path: `${packagePath(scope, name)}/trusted-publishers/${encodeURIComponent(id)}`,
+          subject: named(scope, name),
+          idempotent: true,
+          token,
+        },
+        PackageSettingsSchema,
       ),
     publishRun: (runId) =>
       json(
