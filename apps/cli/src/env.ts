@@ -47,6 +47,9 @@ export const EnvSchema = z.object({
   GITHUB_ACTIONS: optionalText,
   /** `owner/repo` of the workflow's repository (GitHub Actions). */
   GITHUB_REPOSITORY: optionalText,
+  // Uploads (`pkgreg publish <folder>`, docs/publishing.md) take PKGREG_TOKEN above. Never printed.
+  /** A CI OIDC token for the registry (GitLab CI: an `id_tokens:` entry of this name). */
+  PKGREG_ID_TOKEN: optionalText,
 });
 
 export interface Env {
@@ -70,6 +73,10 @@ export interface Env {
   githubToken: string | undefined;
   inGitHubActions: boolean;
   githubRepository: string | undefined;
+  /** PKGREG_ID_TOKEN. */
+  idToken: string | undefined;
+  /** The value of another variable a flag names (`--oidc-token-env NAME`), trimmed; undefined when empty. */
+  variable(name: string): string | undefined;
 }
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
@@ -103,5 +110,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     githubToken: env.GITHUB_TOKEN,
     inGitHubActions: env.GITHUB_ACTIONS === 'true',
     githubRepository: env.GITHUB_REPOSITORY,
+    idToken: env.PKGREG_ID_TOKEN,
+    variable: (name) => source[name]?.trim() || undefined,
   };
 }

@@ -9,6 +9,7 @@ import { configurePublishCommand } from './commands/publish.js';
 import { configureRemoveCommand } from './commands/remove.js';
 import { configureSearchCommand } from './commands/search.js';
 import { configureTokenCommands } from './commands/token.js';
+import { configureTrustCommand } from './commands/trust.js';
 import { configureUpdateCommand } from './commands/update.js';
 import { configureYankCommands } from './commands/yank.js';
 import { DEFAULT_REGISTRY } from './constants.js';
@@ -48,5 +49,6 @@ export function createProgram(): Command {
   configureYankCommands(program);
   configureLoginCommands(program);
   configureTokenCommands(program);
+  configureTrustCommand(program);
   return program;
 }

@@ -101,7 +101,7 @@ export async function fetchActionsIdToken(
  * An OIDC token goes only to the registry it was issued for: its `aud` must be the registry's URL
  * (read, not verified: the registry verifies the signature; this keeps a token for elsewhere here).
  */
-function requireAudience(token: string, audience: string): void {
+export function requireAudience(token: string, audience: string, from = 'GitHub Actions'): void {
   let aud: unknown;
   try {
     const payload = token.split('.')[1] ?? '';
@@ -114,7 +114,7 @@ function requireAudience(token: string, audience: string): void {
   const named = audiences.every((a) => typeof a === 'string') ? audiences.join(', ') : 'none';
   throw new CliError(
     EXIT.error,
-    `GitHub Actions issued an OIDC token for ${named}, not for ${audience} it was asked for: not sending it`,
+    `${from} issued an OIDC token for ${named}, not for ${audience} it was asked for: not sending it`,
   );
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dependencyFolders, fits, type GraphNode, refuseCycles } from '../src/install/resolve.js';
 import { CliError } from '../src/errors.js';
+import { dependencyFolders, fits, type GraphNode, refuseCycles } from '../src/install/resolve.js';
 import {
   type LockEntry,
   type Lockfile,

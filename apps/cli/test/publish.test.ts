@@ -116,7 +116,7 @@ describe('pkgreg publish', () => {
   it('--help lists publish, deprecate and yank with the proofs they send, and exit code 6', async () => {
     const help = await cli(['--help']);
     for (const command of [
-      'publish [options] [repository]',
+      'publish [options] [repository-or-folder]',
       'deprecate [options] <package>',
       'undeprecate',
       'yank',

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, runCli, tempDir } from './helpers/cli.js';
-import { type RunningRegistry, startRegistry } from './helpers/registry.js';
 import { tree } from './helpers/folders.js';
+import { type RunningRegistry, startRegistry } from './helpers/registry.js';
 import { type SkillFixture, seedSkills, updateSkill } from './helpers/seed.js';
 
 // docs/risk-scan.md, as the CLI shows it: `info` prints the risk and every finding; `install` refuses a

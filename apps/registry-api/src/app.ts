@@ -1,6 +1,7 @@
 import type { RequestListener } from 'node:http';
 import { type Auth, CLIENT_ADDRESS_HEADER } from '@pkgreg/accounts';
 import type { Db } from '@pkgreg/db';
+import { DEFAULT_SKILL_LIMITS, indexerSettings } from '@pkgreg/indexer';
 import { createPgContentStore } from '@pkgreg/registry';
 import { healthRoutes, type Logger, registerRoutes, traceRequests } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
@@ -36,12 +37,14 @@ import { createPackageEndpoints } from './packages/package-endpoints.js';
 import { packagesRoutes } from './packages/packages.routes.js';
 import { createGitHubTokenProof } from './publishing/github-token-proof.js';
 import { createOidcProof } from './publishing/oidc-proof.js';
+import { createOidcVerifier } from './publishing/oidc-verifier.js';
 import { createProofVerifier } from './publishing/proof.js';
 import { publishingRoutes } from './publishing/publishing.routes.js';
 import type { PublishingDeps } from './publishing/publishing.service.js';
 import { createReplayGuard } from './publishing/replay-guard.js';
 import { type RegistryHandlers, ROUTES } from './routes/route-table.js';
 import { searchRoutes } from './search/search.routes.js';
+import { uploadsRoutes } from './uploads/uploads.routes.js';
 import { createContentCache } from './versions/content-cache.js';
 import { versionsRoutes } from './versions/versions.routes.js';
 import { webStatic } from './web-static.js';
@@ -150,11 +153,9 @@ function publishingDeps(deps: AppDeps): PublishingDeps {
       webhookRepository: limiter('hook-repositories', deps.env.WEBHOOK_DELIVERIES_PER_REPOSITORY_PER_HOUR),
     },
     proofs: createProofVerifier({
-      oidc: createOidcProof({
-        issuer: deps.env.OIDC_ISSUER,
-        audience: publicUrl,
-        useJti: replay.useJti,
-      }),
+      oidc: createOidcProof(
+        createOidcVerifier({ issuers: [deps.env.OIDC_ISSUER], audience: publicUrl, useJti: replay.useJti }),
+      ),
       token: createGitHubTokenProof({ apiUrl: deps.env.GITHUB_API_URL, webUrl: deps.env.GITHUB_WEB_URL }),
     }),
     queue: () => {
@@ -193,11 +194,24 @@ function createExpressApp(deps: WiredDeps): Express {
     deps.env.CONTENT_CACHE_MAX_MB * 1024 * 1024,
   );
   const readAccess = readAccessOf(deps.viewerOf);
+  const publishing = publishingDeps(deps);
   const handlers: RegistryHandlers = {
     ...packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching, readAccess }),
     ...versionsRoutes({ db: reads, content, caching, readAccess }),
     ...dependenciesRoutes({ db: reads, catalog, caching, readAccess }),
-    ...publishingRoutes(publishingDeps(deps)),
+    ...publishingRoutes(publishing, deps.viewerOf),
+    ...uploadsRoutes({
+      db: deps.db,
+      viewerOf: deps.viewerOf,
+      oidc: createOidcVerifier({
+        issuers: deps.env.TRUSTED_PUBLISHING_ISSUERS,
+        audience: publishing.publicUrl,
+        useJti: publishing.replay.useJti,
+      }),
+      limits: { ...DEFAULT_SKILL_LIMITS, ...indexerSettings(deps.env).limits },
+      limiter: publishing.limits.publish,
+      maxBytes: deps.env.UPLOAD_MAX_BYTES,
+    }),
     ...moderationRoutes({
       db: deps.db,
       limiter: createReportLimiter(deps.redis, { perWindow: deps.env.REPORTS_PER_HOUR, windowMs: HOUR_MS }),

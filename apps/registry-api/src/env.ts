@@ -93,6 +93,29 @@ const EnvFields = z.object({
   WEBHOOK_DELIVERIES_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** Signed webhook deliveries one repository may send per hour (each push re-indexes it). */
   WEBHOOK_DELIVERIES_PER_REPOSITORY_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(60),
+  // Uploads (docs/publishing.md, "Uploading (hosted packages)").
+  /** Largest upload body (a tar.gz of one skill folder) read, bytes; past it the answer is 413. */
+  UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * 1024)
+    .default(50 * 1024 * 1024),
+  /**
+   * CI OIDC issuers whose tokens trusted publishers may upload with, comma-separated (each discovered at
+   * `<issuer>/.well-known/openid-configuration`): GitHub Actions and GitLab.com by default; a
+   * self-managed GitLab is its own URL.
+   */
+  TRUSTED_PUBLISHING_ISSUERS: z
+    .string()
+    .default('https://token.actions.githubusercontent.com,https://gitlab.com')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((issuer) => issuer.trim().replace(/\/+$/, ''))
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.url()).min(1)),
   /** BullMQ key prefix the indexing jobs are enqueued under (the workers' QUEUE_PREFIX). */
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
   // Accounts and sign-in (docs/accounts.md).

@@ -48,10 +48,12 @@ export {
   unsuspendAccount,
 } from './operator/operator.service.js';
 export {
+  claimScopeForAccount,
   deleteTrustedPublisher,
   findPackageVisibility,
   findScopeSettings,
   insertTrustedPublisher,
+  isScopeUnclaimed,
   listTrustedPublishers,
   type ScopeSettingsRow,
 } from './settings/settings.repository.js';

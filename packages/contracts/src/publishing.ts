@@ -182,3 +182,32 @@ export const YankStateSchema = z.object({
   latest: z.string().nullable(),
 });
 export type YankState = z.infer<typeof YankStateSchema>;
+
+/** How an upload proved it may publish (docs/publishing.md, "Uploading (hosted packages)"). */
+export const UploadProofSchema = z.enum(['token', 'session', 'oidc']);
+export type UploadProof = z.infer<typeof UploadProofSchema>;
+
+/** Answer of PUT /api/packages/{scope}/{name}/versions/{version} (201): the version stored. */
+export const UploadResultSchema = z.object({
+  /** `@scope/name`. */
+  name: z.string(),
+  version: z.string(),
+  /** SRI sha512 of the version's archive as the registry stored it (it rebuilds the archive). */
+  integrity: z.string(),
+  /** `sha256:` over the manifest: the version's identity. */
+  digest: z.string(),
+  fileCount: z.number().int().nonnegative(),
+  totalBytes: z.number().int().nonnegative(),
+  /** The risk scan's highest severity, or `none`. */
+  risk: z.enum(['none', 'low', 'medium', 'high']),
+  /** Rules agents tolerate that the SKILL.md breaks. */
+  warnings: z.array(z.string()),
+  /** Always true: the registry holds the only copy. */
+  hosted: z.literal(true),
+  /** Readers only (the package or its scope is private). */
+  private: z.boolean(),
+  proof: UploadProofSchema,
+  /** The upload claimed the scope for the uploader's account (nobody held it before). */
+  claimedScope: z.boolean(),
+});
+export type UploadResult = z.infer<typeof UploadResultSchema>;

@@ -27,7 +27,8 @@ export type PreparedOutcome =
   | { ok: false; path: string; reason: string };
 
 export interface PrepareInput {
-  source: SkillSource;
+  /** Where blobs the store lacks are read: a repository, or an upload's files (uploaded-skill.ts). */
+  source: Pick<SkillSource, 'readBlobs'>;
   store: ContentStore;
   folders: SkillFolder[];
   /** LICENSE-like files at the repository root, read when a skill has no license of its own. */
@@ -63,7 +64,7 @@ class BatchContent {
   }
 
   /** Finds what the store has; reads the rest from the source and stores it. */
-  async load(source: SkillSource, files: TreeFile[]): Promise<void> {
+  async load(source: Pick<SkillSource, 'readBlobs'>, files: TreeFile[]): Promise<void> {
     const shas = [...new Set(files.map((f) => f.sha))].filter((sha) => !this.stored.has(sha));
     for (const [sha, blob] of await this.store.findByGitSha(shas)) this.stored.set(sha, blob);
     const missing = shas.filter((sha) => !this.stored.has(sha));

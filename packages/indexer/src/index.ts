@@ -35,6 +35,7 @@
 export { type DemoSeedResult, demoRepositories, seedDemo, writeDemoRepositories } from './demo-seed.js';
 export { type IndexerEnv, indexerEnvShape, indexerSettings } from './env.js';
 export { IndexingError, type IndexingErrorCode } from './errors.js';
+export type { PreparedOutcome } from './folder-versions.js';
 export { defaultLocalOwner, GitSource, type GitSourceOptions, hostedNameOf } from './git-source.js';
 export {
   GitHubClient,
@@ -73,3 +74,4 @@ export type {
   SourceSnapshot,
   TreeFile,
 } from './types.js';
+export { hostedSourceRepo, prepareUploadedSkill, type UploadedSkillInput } from './uploaded-skill.js';

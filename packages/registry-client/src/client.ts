@@ -16,6 +16,8 @@ import {
   type PackageDetail,
   PackageDetailSchema,
   type PackageFilters,
+  type PackageSettings,
+  PackageSettingsSchema,
   type PackageState,
   PackageStateSchema,
   type PublishAccepted,
@@ -30,6 +32,8 @@ import {
   TokenSummarySchema,
   type TrackResponse,
   TrackResponseSchema,
+  type UploadResult,
+  UploadResultSchema,
   type VersionDetail,
   VersionDetailSchema,
   type VersionListResponse,
@@ -157,6 +161,34 @@ export interface RegistryClient {
   /** POST /api/publish with a proof (`token`: an OIDC or code-host token); answered 202. */
   publish(token: string, request: PublishRequest): Promise<PublishAccepted>;
   publishRun(runId: string): Promise<PublishRun>;
+  /** A package's visibility and trusted publishers (admins of its scope), with an access token. */
+  packageSettings(token: string, scope: string, name: string): Promise<PackageSettings>;
+  /** Trusts a CI identity to upload versions (POST …/trusted-publishers); the settings after it. */
+  addTrustedPublisher(
+    token: string,
+    scope: string,
+    name: string,
+    publisher: {
+      issuer: string;
+      repository: string;
+      workflow?: string;
+      environment?: string;
+      wholeScope?: boolean;
+    },
+  ): Promise<PackageSettings>;
+  removeTrustedPublisher(token: string, scope: string, name: string, id: string): Promise<PackageSettings>;
+  /**
+   * PUT of a version of a hosted package: `tgz` a skill folder's archive, `token` a publish token or a
+   * CI OIDC token of a trusted publisher; answered 201. Not sent again once it may have arrived (an
+   * OIDC token is accepted once).
+   */
+  uploadVersion(
+    token: string,
+    scope: string,
+    name: string,
+    version: string,
+    tgz: Uint8Array,
+  ): Promise<UploadResult>;
   /** PUT (message set) or DELETE (null) of a package's deprecation, with a proof. */
   setDeprecation(
     token: string,
@@ -194,6 +226,8 @@ interface Call extends CallOptions {
   idempotent: boolean;
   accept?: string;
   body?: unknown;
+  /** Bytes sent as they are (an upload), instead of a JSON `body`. */
+  raw?: { bytes: Uint8Array; contentType: string };
   /** A proof sent instead of the client's credentials. */
   token?: string;
   /** Sent without credentials at all. */
@@ -293,8 +327,14 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     const url = `${baseUrl}${call.path}`;
     const headers: Record<string, string> = { ...options.headers, ...call.headers };
     if (call.accept) headers.accept = call.accept;
-    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    let body: string | Uint8Array | undefined;
+    if (call.raw) {
+      body = call.raw.bytes;
+      headers['content-type'] = call.raw.contentType;
+    } else if (call.body !== undefined) {
+      body = JSON.stringify(call.body);
+      headers['content-type'] = 'application/json';
+    }
     // Credentials go on here and nowhere else.
     const token = call.anonymous ? undefined : (call.token ?? options.credentials?.());
     if (token) headers.authorization = `Bearer ${token}`;
@@ -525,6 +565,55 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
         },
         PublishAcceptedSchema,
         202,
+      ),
+    uploadVersion: (token, scope, name, version, tgz) =>
+      json(
+        {
+          method: 'PUT',
+          path: versionPath(scope, name, version),
+          subject: `upload ${named(scope, name)}@${version}`,
+          idempotent: false,
+          raw: { bytes: tgz, contentType: 'application/gzip' },
+          token,
+        },
+        UploadResultSchema,
+        201,
+      ),
+    packageSettings: (token, scope, name) =>
+      json(
+        {
+          method: 'GET',
+          path: `${packagePath(scope, name)}/settings`,
+          subject: named(scope, name),
+          idempotent: true,
+          token,
+        },
+        PackageSettingsSchema,
+      ),
+    addTrustedPublisher: (token, scope, name, publisher) =>
+      json(
+        {
+          method: 'POST',
+          path: `${packagePath(scope, name)}/trusted-publishers`,
+          subject: named(scope, name),
+          // Sent twice it would trust the same identity twice.
+          idempotent: false,
+          body: publisher,
+          token,
+        },
+        PackageSettingsSchema,
+        201,
+      ),
+    removeTrustedPublisher: (token, scope, name, id) =>
+      json(
+        {
+          method: 'DELETE',
+          path: `${packagePath(scope, name)}/trusted-publishers/${encodeURIComponent(id)}`,
+          subject: named(scope, name),
+          idempotent: true,
+          token,
+        },
+        PackageSettingsSchema,
       ),
     publishRun: (runId) =>
       json(

@@ -46,7 +46,8 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
         ...options.init,
         method: request.method,
         headers: request.headers,
-        body: request.body,
+        // A Uint8Array is sent as is (its own ArrayBuffer view, as fetch's types want it).
+        body: typeof request.body === 'string' ? request.body : request.body && new Uint8Array(request.body),
         keepalive: request.keepalive,
         signal,
       });

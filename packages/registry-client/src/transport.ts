@@ -10,8 +10,8 @@ export interface TransportRequest {
   /** Absolute, or relative to the page in a browser (a same-origin registry). */
   url: string;
   headers: Record<string, string>;
-  /** JSON text. */
-  body?: string;
+  /** JSON text, or the bytes of an upload. */
+  body?: string | Uint8Array;
   /** A download: its body may take longer than a timeout as a whole, so only silences should be timed. */
   download: boolean;
   /** The request should complete even when its caller goes away (a page unloading: fetch's keepalive). */

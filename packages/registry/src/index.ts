@@ -31,6 +31,7 @@ export {
   collectUnreferencedBlobs,
   createPgContentStore,
   holdBlobWriters,
+  holdBlobWritersInTransaction,
   releaseBlobWriters,
   type StoredBlob,
 } from './content/content-store.js';
@@ -65,12 +66,14 @@ export {
   countListedOfRepo,
   deprecatePackage,
   findManagedPackage,
+  findPackage,
   listedOfRepo,
   type ManagedPackage,
   type PackageRow,
   packagesOfRepo,
   removePackage,
   restorePackage,
+  setHosted,
   setVerified,
   undeprecatePackage,
 } from './packages/packages.repository.js';
@@ -105,6 +108,14 @@ export {
   ZERO_COUNTS,
 } from './versions/prepared-versions.service.js';
 export { type RescanOptions, type RescanSummary, rescanVersions } from './versions/rescan.js';
+export {
+  type ArchiveFile,
+  type ArchiveLimits,
+  type ArchiveProblem,
+  type ArchiveRead,
+  readSkillArchive,
+  tarBound,
+} from './versions/skill-archive.js';
 export {
   buildArchive,
   chooseVersion,

@@ -48,4 +48,32 @@ describe('scope binding', () => {
     const taken = await checkPackageOwner(db, { scope: 'acme', ownerId: 202, login: 'acme' }, pkg);
     expect(taken.ok === false && taken.message.startsWith('Refused: scope @acme belongs to')).toBe(true);
   });
+
+  it('a scope a pkgreg account holds (claimed by an upload) is not bound to a code-host login naming it', async () => {
+    const db = database.db;
+    await db
+      .insertInto('auth_user')
+      .values({ id: 'u-dana', name: 'dana', email: 'dana@example.test', emailVerified: true })
+      .execute();
+    await db.insertInto('scope_settings').values({ scope: 'dana', account_id: 'u-dana' }).execute();
+    const squatter = { scope: 'dana', ownerId: 404, login: 'dana' };
+    expect(await decideScope(db, squatter)).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/belongs to a pkgreg account or organisation/),
+    });
+    await expect(bindScope(db, squatter, 'publish')).rejects.toBeInstanceOf(ScopeTakenError);
+    expect(await findScopeOwner(db, 'dana')).toBeUndefined();
+    // The account's own GitHub identity may bind it.
+    await db
+      .insertInto('auth_account')
+      .values({
+        id: 'a-dana',
+        accountId: '404',
+        providerId: 'github',
+        userId: 'u-dana',
+        updatedAt: new Date(),
+      })
+      .execute();
+    expect(await bindScope(db, squatter, 'publish')).toBe('dana');
+  });
 });

@@ -78,6 +78,8 @@ export {
   type ActionsJobOptions,
   type ActionsRun,
   actionsClaims,
+  type GitLabJob,
+  gitlabClaims,
   type IssueOptions,
   type OidcIssuer,
   type SeenTokenRequest,

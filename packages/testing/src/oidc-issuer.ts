@@ -39,6 +39,10 @@ export interface ActionsRun {
   /** Default `refs/heads/main`. */
   ref?: string;
   actor?: string;
+  /** The workflow file under .github/workflows/ (default `publish.yml`). */
+  workflowFile?: string;
+  /** The deployment environment the job runs in (the `environment` claim), if any. */
+  environment?: string;
 }
 
 /** The claim set of a workflow run of `repository` (sub as GitHub builds it). */
@@ -63,7 +67,47 @@ export function actionsClaims(run: ActionsRun): ActionsClaims & { sub: string } 
     run_number: '7',
     run_attempt: '1',
     runner_environment: 'github-hosted',
-    job_workflow_ref: `${run.repository}/.github/workflows/publish.yml@${ref}`,
+    workflow_ref: `${run.repository}/.github/workflows/${run.workflowFile ?? 'publish.yml'}@${ref}`,
+    job_workflow_ref: `${run.repository}/.github/workflows/${run.workflowFile ?? 'publish.yml'}@${ref}`,
+    ...(run.environment ? { environment: run.environment } : {}),
+  };
+}
+
+export interface GitLabJob {
+  /** `group/project` (subgroups allowed). */
+  project: string;
+  projectId: number;
+  /** Default `main`. */
+  ref?: string;
+  /** The CI configuration's path (default `.gitlab-ci.yml`). */
+  config?: string;
+  environment?: string;
+  /** The instance's host (default `gitlab.com`). */
+  host?: string;
+}
+
+/** The claim set of a GitLab CI job's `id_tokens:` token (docs.gitlab.com, "OpenID Connect (OIDC) ID tokens"). */
+export function gitlabClaims(job: GitLabJob): Record<string, unknown> {
+  const ref = job.ref ?? 'main';
+  const [namespace = ''] = job.project.split('/');
+  return {
+    sub: `project_path:${job.project}:ref_type:branch:ref:${ref}`,
+    namespace_id: '1',
+    namespace_path: namespace,
+    project_id: String(job.projectId),
+    project_path: job.project,
+    user_id: '1',
+    user_login: 'gitlab-user',
+    pipeline_id: '100',
+    pipeline_source: 'push',
+    job_id: '200',
+    ref,
+    ref_type: 'branch',
+    ref_protected: 'true',
+    ci_config_ref_uri: `${job.host ?? 'gitlab.com'}/${job.project}//${job.config ?? '.gitlab-ci.yml'}@refs/heads/${ref}`,
+    ci_config_sha: 'b'.repeat(40),
+    runner_environment: 'gitlab-hosted',
+    ...(job.environment ? { environment: job.environment, environment_protected: 'true' } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import {
   findScopeSettings,
   insertTrustedPublisher,
   isAccountWideToken,
+  isScopeUnclaimed,
   listOrganizationAudit,
   listTokens,
   listTrustedPublishers,
@@ -82,6 +83,13 @@ type Handlers = Pick<
   | 'sessions-list'
   | 'sessions-revoke'
 >;
+
+/** A change of settings: a read token may look, never change (403). */
+function writing(viewer: AccountViewer): void {
+  if (viewer.via === 'token' && viewer.permission !== 'publish') {
+    throw forbidden('A read token cannot change settings: use a publish token or sign in');
+  }
+}
 
 /** `@scope` or `scope` from the path; a 400 when it breaks the scope rule. */
 function scopeOf(segment: string | undefined): string {
@@ -223,18 +231,6 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
     }));
   }
 
-  /** A scope nobody holds yet: no code-host binding, no settings, no package. */
-  async function unclaimed(scope: string): Promise<boolean> {
-    const held = await db
-      .selectFrom('scope_owners')
-      .select('scope')
-      .where('scope', '=', scope)
-      .union(db.selectFrom('scope_settings').select('scope').where('scope', '=', scope))
-      .union(db.selectFrom('packages').select('scope').where('scope', '=', scope).limit(1))
-      .executeTakeFirst();
-    return held === undefined;
-  }
-
   /**
    * The viewer, when it administers the scope (or claims an unclaimed one into an organisation: the
    * organisation's admin role is checked by the change itself); a 404 for one that cannot see it.
@@ -242,7 +238,7 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
   async function administeredScope(req: Request, scope: string, claiming = false): Promise<AccountViewer> {
     const viewer = await account(req);
     if (canAct(viewer.access, scope, null, 'admin') || viewer.siteAdmin) return viewer;
-    if (claiming && (await unclaimed(scope))) return viewer;
+    if (claiming && (await isScopeUnclaimed(db, scope))) return viewer;
     if (viewer.access.roles.has(scope)) throw forbidden(`Changing @${scope}'s settings needs the admin role`);
     throw notFound('Scope not found');
   }
@@ -401,6 +397,7 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
       await account(req);
       const change = parseBody(ScopeSettingsRequestSchema, req.body);
       const viewer = await administeredScope(req, scope, change.organizationId !== undefined);
+      writing(viewer);
       try {
         await changeScopeSettings(db, scope, change, {
           accountId: viewer.accountId,
@@ -419,6 +416,7 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
     },
     'package-settings-update': async (req, res) => {
       const { key, viewer } = await administeredPackage(req);
+      writing(viewer);
       const { visibility } = parseBody(PackageSettingsRequestSchema, req.body);
       await changePackageVisibility(db, key.scope, key.name, visibility, {
         accountId: viewer.accountId,
@@ -428,6 +426,7 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
     },
     'trusted-publisher-add': async (req, res) => {
       const { key, viewer } = await administeredPackage(req);
+      writing(viewer);
       const body = parseBody(TrustedPublisherRequestSchema, req.body);
       await insertTrustedPublisher(db, {
         scope: key.scope,
@@ -441,7 +440,8 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
       res.status(201).json(await packageSettings(key.scope, key.name));
     },
     'trusted-publisher-remove': async (req, res) => {
-      const { key } = await administeredPackage(req);
+      const { key, viewer } = await administeredPackage(req);
+      writing(viewer);
       const removed = await deleteTrustedPublisher(db, key.scope, String(req.params.id ?? ''));
       if (!removed) throw notFound('Trusted publisher not found');
       res.json(await packageSettings(key.scope, key.name));

@@ -130,11 +130,15 @@ export async function findVisibleSource(
   name: string,
   access: ReadAccess,
 ): Promise<
-  Pick<PackageRow, 'scope' | 'name' | 'private' | 'source_repo' | 'source_path' | 'source_ref'> | undefined
+  | Pick<
+      PackageRow,
+      'scope' | 'name' | 'private' | 'source_repo' | 'source_path' | 'source_ref' | 'hosted' | 'version'
+    >
+  | undefined
 > {
   return db
     .selectFrom('packages')
-    .select(['scope', 'name', 'private', 'source_repo', 'source_path', 'source_ref'])
+    .select(['scope', 'name', 'private', 'source_repo', 'source_path', 'source_ref', 'hosted', 'version'])
     .where('scope', '=', scope)
     .where('name', '=', name)
     .where('status', '<>', 'delisted')

@@ -128,7 +128,7 @@ export async function getPackageDetail(
 
 /**
  * decisions.md: Registry: `{codeHost}/{sourceRepo}/tree/{sourceRef}/{sourcePath}`, the repository root
- * when sourcePath is empty. Path segments are encoded one by one so `/` stays a separator.
+ * when sourcePath is empty; a hosted package's SKILL.md in the registry (docs/publishing.md). Path segments are encoded one by one so `/` stays a separator.
  */
 export async function getSourceUrl(
   db: Db,
@@ -138,6 +138,11 @@ export async function getSourceUrl(
 ): Promise<string> {
   const row = await findVisibleSource(db, key.scope, key.name, access);
   if (!row) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
+  // A hosted package's source is the registry's own copy: its latest version's SKILL.md.
+  if (row.hosted) {
+    const version = encodeURIComponent(row.version ?? 'latest');
+    return `/api/packages/@${encodeURIComponent(key.scope)}/${encodeURIComponent(key.name)}/versions/${version}/files/SKILL.md`;
+  }
   const base = codeHostWebUrl.replace(/\/+$/, '');
   const encode = (path: string) =>
     path

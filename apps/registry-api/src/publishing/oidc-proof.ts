@@ -1,38 +1,11 @@
-import {
-  createRemoteJWKSet,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-  jwtVerify,
-} from 'jose';
 import { z } from 'zod';
-import { forbidden, unauthorized, unavailable } from '../http/api-error.js';
+import { forbidden } from '../http/api-error.js';
+import { type OidcVerifier, oidcRefused } from './oidc-verifier.js';
 import { type ProofVerifier, type ProvenIdentity, sameRepository } from './proof.js';
 
-// Trusted publishing (as npm and PyPI do it, PyPI's warehouse/oidc: one verifier per issuer, claims
-// checked explicitly): a GitHub Actions OIDC token, verified with jose against the issuer's JWKS (found
-// through its discovery document), for the registry's own URL as audience. Every refusal says which
-// check failed.
-
-export interface OidcProofOptions {
-  /** `iss` the tokens must carry; discovery is `<issuer>/.well-known/openid-configuration`. */
-  issuer: string;
-  /** The registry's public URL: the `aud` a token must have been requested for. */
-  audience: string;
-  /** Network timeout for discovery and the JWKS (ms). */
-  timeoutMs?: number;
-  /** Leeway for `exp`/`nbf` against clock skew (seconds). */
-  clockToleranceSeconds?: number;
-  /**
-   * Records a token's `jti` until it expires: true the first time, false for a token presented before
-   * (replay-guard.ts).
-   */
-  useJti(issuer: string, jti: string, expiresAtMs: number): Promise<boolean>;
-}
-
-const DiscoverySchema = z.object({ issuer: z.string(), jwks_uri: z.url() });
+// Trusted publishing of a repository (docs/publishing.md): a GitHub Actions OIDC token, verified by the
+// registry's one OIDC verifier (oidc-verifier.ts: issuer OIDC_ISSUER, signature, audience, times), then
+// its Actions claims checked against the repository published.
 
 /** GitHub's claims a publish relies on (docs.github.com: "About security hardening with OpenID Connect"). */
 const ActionsClaimsSchema = z.object({
@@ -46,94 +19,13 @@ const ActionsClaimsSchema = z.object({
   exp: z.number(),
 });
 
-/** The algorithms GitHub signs ID tokens with; jose refuses any other (and `none`) before a key lookup. */
-const ALGORITHMS = ['RS256'];
+const refused = oidcRefused;
 
-function refused(message: string) {
-  return unauthorized(`OIDC token refused: ${message}`);
-}
-
-export function createOidcProof(options: OidcProofOptions): ProofVerifier {
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const toleranceSeconds = options.clockToleranceSeconds ?? 30;
-  let keys: JWTVerifyGetKey | undefined;
-
-  /** The issuer's key set, from its discovery document (once; a failed discovery is tried again). */
-  async function keySet(): Promise<JWTVerifyGetKey> {
-    if (keys) return keys;
-    const url = `${options.issuer}/.well-known/openid-configuration`;
-    let discovery: z.infer<typeof DiscoverySchema>;
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      discovery = DiscoverySchema.parse(await response.json());
-    } catch (error) {
-      throw unavailable(`The OIDC issuer ${options.issuer} could not be reached; try again later`, error);
-    }
-    // OpenID Connect Discovery §4.3: the document must name the issuer it was fetched for.
-    if (discovery.issuer.replace(/\/+$/, '') !== options.issuer) {
-      throw unavailable(`The OIDC issuer's discovery document names another issuer (${discovery.issuer})`);
-    }
-    keys = createRemoteJWKSet(new URL(discovery.jwks_uri), { timeoutDuration: timeoutMs });
-    return keys;
-  }
-
-  async function verifyToken(token: string): Promise<JWTPayload> {
-    // Read before verifying, only to say which check fails: nothing here is trusted until jwtVerify passes.
-    let claimed: JWTPayload;
-    let kid: string | undefined;
-    try {
-      claimed = decodeJwt(token);
-      kid = decodeProtectedHeader(token).kid;
-    } catch {
-      throw refused('it is not a well-formed JWT');
-    }
-    if (claimed.iss !== options.issuer) {
-      throw refused(
-        `wrong issuer: it was issued by ${JSON.stringify(claimed.iss ?? null)}; this registry trusts ${options.issuer}`,
-      );
-    }
-    try {
-      const { payload } = await jwtVerify(token, await keySet(), {
-        issuer: options.issuer,
-        audience: options.audience,
-        algorithms: ALGORITHMS,
-        requiredClaims: ['exp', 'iat', 'aud'],
-        clockTolerance: toleranceSeconds,
-      });
-      return payload;
-    } catch (error) {
-      if (error instanceof errors.JWTExpired) {
-        const at = typeof claimed.exp === 'number' ? new Date(claimed.exp * 1000).toISOString() : 'unknown';
-        throw refused(`expired at ${at}; request a new token`);
-      }
-      if (error instanceof errors.JWTClaimValidationFailed) {
-        if (error.claim === 'aud') {
-          throw refused(
-            `wrong audience: it is for ${JSON.stringify(claimed.aud ?? null)}; request it for ${options.audience}`,
-          );
-        }
-        throw refused(`the "${error.claim}" claim failed: ${error.message}`);
-      }
-      if (error instanceof errors.JWKSNoMatchingKey) {
-        throw refused(`unknown signing key${kid ? ` "${kid}"` : ''}: the issuer's key set does not hold it`);
-      }
-      if (error instanceof errors.JWSSignatureVerificationFailed) {
-        throw refused(`its signature does not verify with the issuer's key${kid ? ` "${kid}"` : ''}`);
-      }
-      if (error instanceof errors.JOSEAlgNotAllowed) throw refused('it is not signed with RS256');
-      if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) {
-        throw unavailable("The OIDC issuer's key set could not be read; try again later", error);
-      }
-      if (error instanceof errors.JOSEError) throw refused(error.message);
-      throw unavailable("The OIDC issuer's key set could not be read; try again later", error);
-    }
-  }
-
+export function createOidcProof(verifier: OidcVerifier): ProofVerifier {
   return {
     async verify(token, target): Promise<ProvenIdentity> {
-      const payload = await verifyToken(token);
-      const parsed = ActionsClaimsSchema.safeParse(payload);
+      const verified = await verifier.verify(token);
+      const parsed = ActionsClaimsSchema.safeParse(verified.claims);
       if (!parsed.success) {
         const claim = String(parsed.error.issues[0]?.path[0] ?? 'claims');
         throw refused(`the "${claim}" claim is missing or malformed (a GitHub Actions token carries it)`);
@@ -154,10 +46,7 @@ export function createOidcProof(options: OidcProofOptions): ProofVerifier {
         );
       }
       // Last, once every check passed: a token refused for another reason may still be used as meant.
-      const expiresAtMs = (claims.exp + toleranceSeconds) * 1000;
-      if (!(await options.useJti(options.issuer, claims.jti, expiresAtMs))) {
-        throw refused('it was used before (each token is accepted once); request a new token');
-      }
+      await verifier.spend(verified);
       return {
         proof: 'oidc',
         repository: claims.repository,

@@ -1,9 +1,10 @@
 import express, { type Request, type RequestHandler } from 'express';
+import { hasCredentials, type ViewerOf } from '../accounts/viewer.js';
 import { oversizedBody } from '../http/body.js';
 import type { WindowLimiter } from '../http/window-limiter.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
 import type { RegistryHandlers } from '../routes/route-table.js';
-import { deprecate, undeprecate, unyank, yank } from './owner.service.js';
+import { deprecate, type OwnerCredentials, undeprecate, unyank, yank } from './owner.service.js';
 import { bearerToken } from './proof.js';
 import {
   getPublishRun,
@@ -37,6 +38,7 @@ function limitPerAddress(limiter: WindowLimiter, message: string): RequestHandle
  */
 export function publishingRoutes(
   deps: PublishingDeps,
+  viewerOf: ViewerOf,
 ): Pick<
   RegistryHandlers,
   'github-webhook' | 'publish' | 'publish-run' | 'deprecate' | 'undeprecate' | 'yank' | 'unyank'
@@ -47,6 +49,19 @@ export function publishingRoutes(
     deps.limits.publish,
     'Too many publishes and owner actions from this address',
   );
+  /**
+   * pkgreg credentials (a `pkgreg_` token, or a session cookie with no Authorization) go the account's
+   * way; any other bearer is a code-host proof.
+   */
+  const ownerCredentials = async (req: Request): Promise<OwnerCredentials> => {
+    const auth = req.headers.authorization;
+    const ours = auth === undefined || /^bearer\s+pkgreg_/i.test(auth);
+    if (ours && hasCredentials(req)) {
+      const viewer = await viewerOf(req);
+      if (viewer.kind === 'account') return { kind: 'account', viewer };
+    }
+    return { kind: 'proof', token: bearerToken(req.headers.authorization) };
+  };
   const webhook: RequestHandler = async (req, res) => {
     const header = (name: string) => {
       const value = req.headers[name];
@@ -83,14 +98,14 @@ export function publishingRoutes(
       limited,
       async (req, res) => {
         const key = packageKeyFromParams(req.params);
-        res.json(await deprecate(owner, bearerToken(req.headers.authorization), key, req.body));
+        res.json(await deprecate(owner, await ownerCredentials(req), key, req.body));
       },
     ],
     undeprecate: [
       limited,
       async (req, res) => {
         const key = packageKeyFromParams(req.params);
-        res.json(await undeprecate(owner, bearerToken(req.headers.authorization), key));
+        res.json(await undeprecate(owner, await ownerCredentials(req), key));
       },
     ],
     yank: [
@@ -98,14 +113,14 @@ export function publishingRoutes(
       async (req, res) => {
         const key = packageKeyFromParams(req.params);
         const version = req.params.version;
-        res.json(await yank(owner, bearerToken(req.headers.authorization), key, version, req.body));
+        res.json(await yank(owner, await ownerCredentials(req), key, version, req.body));
       },
     ],
     unyank: [
       limited,
       async (req, res) => {
         const key = packageKeyFromParams(req.params);
-        res.json(await unyank(owner, bearerToken(req.headers.authorization), key, req.params.version));
+        res.json(await unyank(owner, await ownerCredentials(req), key, req.params.version));
       },
     ],
   };

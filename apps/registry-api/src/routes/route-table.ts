@@ -45,6 +45,7 @@ import {
   TrackResponseSchema,
   TrustedPublisherParamsSchema,
   TrustedPublisherRequestSchema,
+  UploadResultSchema,
   VersionDetailSchema,
   VersionFilePathParamsSchema,
   VersionListQuerySchema,
@@ -151,7 +152,7 @@ export const ROUTES = [
     path: '/api/packages/:scope/:name/source',
     cache: 'moving',
     access: 'anonymous',
-    summary: 'Redirect to the source on the code host',
+    summary: 'Redirect to the source on the code host (a hosted package: its latest SKILL.md here)',
     params: PackageParams,
     responses: {
       302: { description: 'Redirect', headers: { Location: { schema: { type: 'string' } } } },
@@ -421,6 +422,44 @@ export const ROUTES = [
       404: error('Package or version not found'),
       410: error('Removed by the operator'),
       ...proofErrors,
+    },
+  },
+  {
+    id: 'version-upload',
+    method: 'put',
+    path: '/api/packages/:scope/:name/versions/:version',
+    cache: 'no-store',
+    access: 'scope',
+    summary: 'Upload a version of a hosted package: a tar.gz of its skill folder',
+    description:
+      "The body is a gzipped tarball of one skill folder with its entries under `<name>/`, as the registry's own `archive.tgz` (regular files only; no absolute, `..`, duplicate or non-UTF-8 paths; the indexer's size limits). The SKILL.md's `name` must be the package's; a version it declares must be this one. Stored like an indexed version (scanned, immutable, its archive rebuilt by the registry), the package `hosted`. Credentials: `Authorization: Bearer pkgreg_…` (a publish token of an account with the publisher role on the scope), a session cookie, or a CI OIDC token (GitHub Actions, GitLab CI) that one of the package's trusted publishers names; the first upload to a scope nobody holds claims it for the uploader's account. A refusal stores nothing.",
+    params: ExactVersionPathParamsSchema,
+    body: {
+      parser: 'raw',
+      required: true,
+      content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+    },
+    responses: {
+      201: { description: 'Stored', json: named('UploadResult', UploadResultSchema) },
+      400: error(
+        'Invalid path or version, or an archive that is not a skill folder (the message names the rule: gzip, tar, a path, a link, SKILL.md, the name, the version)',
+      ),
+      401: error(
+        'No credentials, or ones that do not verify: a bad, expired or revoked token, an OIDC token refused (`WWW-Authenticate` says why)',
+      ),
+      403: error(
+        "A read token, a role below publisher, a scope that is someone else's, or a CI identity that is not a trusted publisher of the package",
+      ),
+      404: error('A private package (or private scope) the credentials cannot see'),
+      409: error(
+        'The version exists (versions are immutable), the same files as the latest version, or a package indexed from a repository',
+      ),
+      410: error('Removed by the operator'),
+      413: error('A body over `UPLOAD_MAX_BYTES`, or a skill over the size limits'),
+      429: tooMany(
+        'Too many publishes, uploads and owner actions from this client address (`PUBLISHES_PER_HOUR`)',
+      ),
+      503: error('The OIDC issuer did not answer; try again'),
     },
   },
   {

@@ -29,6 +29,32 @@ export async function findScopeSettings(db: Conn, scope: string): Promise<ScopeS
     .executeTakeFirst();
 }
 
+/** A scope nobody holds yet: no code-host binding, no settings, no package. */
+export async function isScopeUnclaimed(db: Conn, scope: string): Promise<boolean> {
+  const held = await db
+    .selectFrom('scope_owners')
+    .select('scope')
+    .where('scope', '=', scope)
+    .union(db.selectFrom('scope_settings').select('scope').where('scope', '=', scope))
+    .union(db.selectFrom('packages').select('scope').where('scope', '=', scope).limit(1))
+    .executeTakeFirst();
+  return held === undefined;
+}
+
+/**
+ * Gives an unclaimed scope to one account (its first upload, docs/publishing.md): false when another
+ * writer's row got there first.
+ */
+export async function claimScopeForAccount(db: Conn, scope: string, accountId: string): Promise<boolean> {
+  const row = await db
+    .insertInto('scope_settings')
+    .values({ scope, account_id: accountId })
+    .onConflict((oc) => oc.column('scope').doNothing())
+    .returning('scope')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function upsertScopeSettings(
   db: Conn,
   scope: string,

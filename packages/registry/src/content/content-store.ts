@@ -108,6 +108,14 @@ export async function holdBlobWriters(conn: Db | Kysely<Database>): Promise<void
   await sql`select pg_advisory_lock_shared(${BLOB_WRITERS_LOCK})`.execute(conn);
 }
 
+/**
+ * The same hold for a writer whose lookups, stores and versions are all in one transaction (an upload):
+ * released by its commit or rollback.
+ */
+export async function holdBlobWritersInTransaction(trx: Db | Kysely<Database>): Promise<void> {
+  await sql`select pg_advisory_xact_lock_shared(${BLOB_WRITERS_LOCK})`.execute(trx);
+}
+
 export async function releaseBlobWriters(conn: Db | Kysely<Database>): Promise<void> {
   await sql`select pg_advisory_unlock_shared(${BLOB_WRITERS_LOCK})`.execute(conn);
 }

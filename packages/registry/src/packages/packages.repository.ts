@@ -98,6 +98,16 @@ export async function setVerified(db: Conn, ids: string[], verified: boolean): P
     .execute();
 }
 
+/** Marks a package hosted: its versions were uploaded to the registry, not read from a code host. */
+export async function setHosted(db: Conn, id: string): Promise<void> {
+  await db
+    .updateTable('packages')
+    .set({ hosted: true })
+    .where('id', '=', id)
+    .where('hosted', '=', false)
+    .execute();
+}
+
 /** The listed packages of a repository as a not-modified run reports them. */
 export async function listedOfRepo(db: Conn, sourceRepo: string) {
   return db
@@ -163,6 +173,7 @@ export async function findManagedPackage(db: Conn, scope: string, name: string) 
       'removal_reason',
       'deprecated_at',
       'deprecation_message',
+      'private',
       sql<string | null>`frontmatter -> 'metadata' ->> 'status'`.as('declared_status'),
     ])
     .where('scope', '=', scope)

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import {
   findScopeOfOwner,
   findScopeOwner,
+  heldByAnotherAccount,
   insertScopeOwner,
   renameScopeOwner,
   type ScopeOwnerRow,
@@ -10,7 +11,8 @@ import {
 
 // How a scope is bound to its owner (docs/publishing.md): by the code host's account id, never by the
 // login. The first publish or index of an account binds the scope its login names; a renamed account
-// keeps it; a new account that took a freed login gets nothing.
+// keeps it; a new account that took a freed login gets nothing; nor does a login naming a scope a
+// pkgreg account or organisation holds already (docs/publishing.md, "Uploading").
 
 type Conn = Kysely<Database>;
 
@@ -41,6 +43,14 @@ export async function decideScope(db: Conn, claim: ScopeClaim): Promise<ScopeDec
   if (mine) return { ok: true, scope: mine.scope, bound: mine };
   const holder = await findScopeOwner(db, claim.scope);
   if (holder) return { ok: false, message: scopeTakenMessage(holder, claim) };
+  // A scope a pkgreg account or organisation took first (an upload claimed it, or it was moved into an
+  // organisation) is not taken by a code-host login that happens to name it: first come, as above.
+  if (await heldByAnotherAccount(db, claim.scope, claim.ownerId)) {
+    return {
+      ok: false,
+      message: `scope @${claim.scope} belongs to a pkgreg account or organisation not linked to the code-host account "${claim.login}" (id ${claim.ownerId}), so it cannot publish into that scope`,
+    };
+  }
   return { ok: true, scope: claim.scope, bound: null };
 }
 

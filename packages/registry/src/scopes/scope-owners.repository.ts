@@ -16,6 +16,26 @@ export async function findScopeOwner(db: Conn, scope: string): Promise<ScopeOwne
   return db.selectFrom('scope_owners').selectAll().where('scope', '=', scope).executeTakeFirst();
 }
 
+/**
+ * Whether a pkgreg account or organisation holds the scope (scope_settings: claimed by an upload, or
+ * moved into an organisation) without being linked to the code-host account `ownerId` (a GitHub
+ * identity of that account, or the organisation's linked GitHub organisation).
+ */
+export async function heldByAnotherAccount(db: Conn, scope: string, ownerId: number): Promise<boolean> {
+  const result = await sql<{ held: boolean }>`
+    select true as held
+      from scope_settings s
+     where s.scope = ${scope}
+       and (s.account_id is not null or s.organization_id is not null)
+       and not exists (
+         select 1 from auth_account a
+          where a."userId" = s.account_id and a."providerId" = 'github' and a."accountId" = ${String(ownerId)})
+       and not exists (
+         select 1 from auth_organization o where o."id" = s.organization_id and o."githubOrgId" = ${ownerId})
+  `.execute(db);
+  return result.rows.length > 0;
+}
+
 /** A renamed account's new login, recorded on the scope it keeps. */
 export async function renameScopeOwner(db: Conn, scope: string, login: string): Promise<void> {
   await db
