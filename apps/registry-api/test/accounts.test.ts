@@ -362,6 +362,11 @@ describe('organisations, scopes and the audit log', () => {
 
     const audit = await owner.get('/api/orgs/team-a/audit');
     expect(audit.status).toBe(200);
+    const ownerId = MeSchema.parse((await owner.get('/api/me')).body).account.id;
+    for (const event of audit.body.data as Array<{ action: string; actorId: string | null }>) {
+      if (['organization.create', 'invitation.create', 'member.remove'].includes(event.action))
+        expect(event.actorId).toBe(ownerId);
+    }
     const actions = (audit.body.data as Array<{ action: string }>).map((event) => event.action);
     expect(actions).toEqual(
       expect.arrayContaining([
@@ -482,23 +487,45 @@ describe('site administrators', () => {
 describe('a read token only reads', () => {
   it('cannot change a scope, a package or its trusted publishers, even for an admin (403); a publish token can', async () => {
     const owner = await signIn('readonlyowner');
-    const org = await owner.post('/api/auth/organization/create').set('Origin', ORIGIN).send({ name: 'ro', slug: 'ro-team' });
-    await owner.put('/api/scopes/ro-team/settings').set('Origin', ORIGIN).send({ organizationId: org.body.id });
-    await database.db.insertInto('packages').values(packageRow({ scope: 'ro-team', name: 'kit' })).execute();
+    const org = await owner
+      .post('/api/auth/organization/create')
+      .set('Origin', ORIGIN)
+      .send({ name: 'ro', slug: 'ro-team' });
+    await owner
+      .put('/api/scopes/ro-team/settings')
+      .set('Origin', ORIGIN)
+      .send({ organizationId: org.body.id });
+    await database.db
+      .insertInto('packages')
+      .values(packageRow({ scope: 'ro-team', name: 'kit' }))
+      .execute();
     const read = await newToken(owner, { permission: 'read' });
     const publish = await newToken(owner, { permission: 'publish' });
     const asToken = (token: string) => ({ Authorization: `Bearer ${token}` });
     const attempts = (token: string) => [
       request(app).put('/api/scopes/ro-team/settings').set(asToken(token)).send({ visibility: 'private' }),
-      request(app).put('/api/packages/@ro-team/kit/settings').set(asToken(token)).send({ visibility: 'private' }),
+      request(app)
+        .put('/api/packages/@ro-team/kit/settings')
+        .set(asToken(token))
+        .send({ visibility: 'private' }),
       request(app)
         .post('/api/packages/@ro-team/kit/trusted-publishers')
         .set(asToken(token))
         .send({ issuer: 'https://token.actions.githubusercontent.com', repository: 'ro/kit' }),
     ];
     for (const res of await Promise.all(attempts(read.token))) expect(res.status).toBe(403);
-    expect((await database.db.selectFrom('packages').select('private').where('scope', '=', 'ro-team').executeTakeFirstOrThrow()).private).toBe(false);
-    expect((await request(app).get('/api/packages/@ro-team/kit/settings').set(asToken(read.token))).status).toBe(200);
+    expect(
+      (
+        await database.db
+          .selectFrom('packages')
+          .select('private')
+          .where('scope', '=', 'ro-team')
+          .executeTakeFirstOrThrow()
+      ).private,
+    ).toBe(false);
+    expect(
+      (await request(app).get('/api/packages/@ro-team/kit/settings').set(asToken(read.token))).status,
+    ).toBe(200);
     const statuses = [];
     for (const res of await Promise.all(attempts(publish.token).slice(1))) statuses.push(res.status);
     expect(statuses).toEqual([200, 201]);
