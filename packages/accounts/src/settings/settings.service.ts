@@ -1,4 +1,5 @@
 import type { Database } from '@pkgreg/db';
+import { lockDependencyGraph, refreshDependencyState, withDependencyRefresh } from '@pkgreg/registry';
 import type { Kysely } from 'kysely';
 import { memberRole } from '../access/access.repository.js';
 import { atLeast } from '../access/roles.js';
@@ -36,6 +37,8 @@ export async function changeScopeSettings(
   actor: Actor,
 ): Promise<ScopeSettingsRow> {
   return db.transaction().execute(async (trx) => {
+    // Before any package row is locked, as every writer of the dependency graph takes it.
+    if (change.visibility !== undefined) await lockDependencyGraph(trx);
     const before = await findScopeSettings(trx, scope);
     if (change.organizationId !== undefined && change.organizationId !== before?.organization_id) {
       const role = await memberRole(trx, change.organizationId, actor.accountId);
@@ -46,6 +49,11 @@ export async function changeScopeSettings(
     await upsertScopeSettings(trx, scope, change);
     const after = (await findScopeSettings(trx, scope)) as ScopeSettingsRow;
     if (change.visibility !== undefined && change.visibility !== (before?.visibility ?? 'public')) {
+      // Dependant counts and dependants' details count only what their readers may see.
+      const ids = (await trx.selectFrom('packages').select('id').where('scope', '=', scope).execute()).map(
+        (r) => r.id,
+      );
+      await refreshDependencyState(trx, { packageIds: ids, changedIds: ids });
       await recordAuditEvent(trx, {
         actorId: actor.accountId,
         organizationId: after.organization_id,
@@ -76,7 +84,8 @@ export async function changePackageVisibility(
   visibility: 'public' | 'private',
   actor: Actor,
 ): Promise<{ visibility: 'public' | 'private'; private: boolean }> {
-  return db.transaction().execute(async (trx) => {
+  // withDependencyRefresh: the dependant counts of what it depends on count only public dependants.
+  return withDependencyRefresh(db, { scope, name }, async (trx) => {
     const changed = await setPackageVisibility(trx, scope, name, visibility);
     if (!changed) throw new SettingsError('not_found', 'Package not found');
     const settings = await findScopeSettings(trx, scope);
