@@ -149,7 +149,8 @@ try {
           seconds: duration,
           headers: who === 'member' ? auth : undefined,
         });
-        (runs[`${sc.key}:${who}`] ??= []).push(r);
+        const key = `${sc.key}:${who}`;
+        runs[key] = [...(runs[key] ?? []), r];
         console.log(
           `round ${round + 1} ${sc.label.padEnd(34)} ${who.padEnd(9)} rps ${fmt(r.rps, 0).padStart(6)}  p95 ${fmt(r.p95)} ms  non2xx ${r.non2xx}`,
         );
