@@ -138,6 +138,8 @@ interface Operation {
   body: JsonSchema | undefined;
   /** Statuses the document gives this operation. */
   statuses: Set<number>;
+  /** Statuses the document answers with an HTML page (a browser's page: the CLI sign-in's approval). */
+  htmlStatuses: Set<number>;
 }
 
 const document = buildOpenApiDocument() as {
@@ -155,11 +157,20 @@ const operations: Operation[] = Object.entries(document.paths).flatMap(([templat
       'application/json'
     ]?.schema,
     statuses: new Set(Object.keys(op.responses).map(Number)),
+    htmlStatuses: new Set(
+      Object.entries(op.responses as Record<string, { content?: Record<string, unknown> }>)
+        .filter(([, response]) => response.content?.['text/html'] !== undefined)
+        .map(([status]) => Number(status)),
+    ),
   })),
 );
 /** A failing property shrinks its counterexample, one request at a time: that takes a while. */
 const TEST_TIMEOUT_MS = fuzzRuns(120_000, 1_800_000);
 const label = (op: Operation) => `${op.method} ${op.template}`;
+/** Operations (without path parameters) whose documented refusals are HTML pages, by `METHOD path`. */
+const HTML_PAGES = new Map(
+  operations.filter((op) => op.htmlStatuses.size > 0).map((op) => [label(op), op.htmlStatuses]),
+);
 /**
  * decisions.md ("Registry paths"): a malformed request is 400, an unknown route 404, a body over 16 KiB
  * 413; a request line and headers over Node's 16 KiB 431 (server-kit listen.ts).
@@ -383,7 +394,12 @@ async function send(req: FuzzRequest): Promise<RawResponse> {
 }
 
 /** The property every answer must have; returns a description of what is wrong, or undefined. */
-function refusalProblem(res: RawResponse, allowed: Set<number>, method: string): string | undefined {
+function refusalProblem(
+  res: RawResponse,
+  allowed: Set<number>,
+  method: string,
+  html: Set<number> = new Set(),
+): string | undefined {
   if (res.status >= 500) return `status ${res.status}`;
   if (res.status < 400) return undefined;
   if (!allowed.has(res.status) && !GENERAL_REFUSALS.has(res.status))
@@ -392,6 +408,12 @@ function refusalProblem(res: RawResponse, allowed: Set<number>, method: string):
   if (res.status === 401 && !res.headers['www-authenticate']) return '401 without WWW-Authenticate';
   if (res.status === 429 && !res.headers['retry-after']) return '429 without Retry-After';
   if (method === 'HEAD') return undefined;
+  // A page the document says is HTML (for a browser) must be HTML and never framed.
+  if (html.has(res.status)) {
+    if (!String(res.headers['content-type']).startsWith('text/html'))
+      return `content-type ${res.headers['content-type']}`;
+    return res.headers['x-frame-options'] === 'DENY' ? undefined : 'an HTML refusal that may be framed';
+  }
   if (!String(res.headers['content-type']).startsWith('application/json')) {
     return `content-type ${res.headers['content-type']}`;
   }
@@ -426,7 +448,7 @@ describe('registry fuzz: every operation of the OpenAPI document', () => {
             const res = await send(req);
             seen.sent += 1;
             if (op.statuses.has(res.status) && res.status !== 404) seen.reached += 1;
-            const problem = refusalProblem(res, op.statuses, op.method);
+            const problem = refusalProblem(res, op.statuses, op.method, op.htmlStatuses);
             if (problem)
               throw new Error(
                 `${problem} (${res.status} ${JSON.stringify(res.headers)} ${cut(res.text)}) for ${describeRequest(req)}`,
@@ -478,7 +500,12 @@ describe('registry fuzz: any method on any path', () => {
               body: body ?? undefined,
             };
             const res = await send(req);
-            const problem = refusalProblem(res, new Set([400, 401, 403, 404, 405, 410, 413, 429]), method);
+            const problem = refusalProblem(
+              res,
+              new Set([400, 401, 403, 404, 405, 410, 413, 429]),
+              method,
+              HTML_PAGES.get(`${method} ${path.split('?')[0]}`),
+            );
             if (problem)
               throw new Error(
                 `${problem} (${res.status} ${JSON.stringify(res.headers)} ${cut(res.text)}) for ${describeRequest(req)}`,

@@ -158,8 +158,8 @@ export const PackageDetailSchema = z.object({
   downloadsLast30Days: z.number().int().nonnegative().default(0),
   /** The same 30 days one by one (what the web page's sparkline draws); null from older registries. */
   dailyDownloads: DailyDownloadsSchema.nullable().default(null),
-  /** Readable by members only (it or its scope is private; docs/accounts.md); absent: public. Added to the contract. */
-  private: z.boolean().optional(),
+  /** Readable by members only (it or its scope is private; docs/accounts.md); false from older registries. Added to the contract. */
+  private: z.boolean().default(false),
 });
 export type PackageDetail = z.infer<typeof PackageDetailSchema>;
 

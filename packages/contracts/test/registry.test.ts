@@ -87,6 +87,7 @@ const detail: PackageDetail = {
   downloadsLast7Days: 5,
   downloadsLast30Days: 17,
   dailyDownloads: { from: '2026-10-22', counts: [...Array(28).fill(0), 12, 5] },
+  private: false,
 };
 
 // The 35 field names of the "Package detail" table, in the spec's order.

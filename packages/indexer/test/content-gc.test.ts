@@ -2,14 +2,14 @@ import { realpathSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { sql } from 'kysely';
-import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   collectUnreferencedBlobs,
   createPgContentStore,
   holdBlobWriters,
   releaseBlobWriters,
 } from '@pkgreg/registry';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { indexSource } from '../src/index.js';
 import { createRepo, removeDir, skillMd, tempDir, testKysely } from '../src/testing.js';
 
