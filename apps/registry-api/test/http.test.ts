@@ -91,13 +91,31 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
         '/api/publish/{runId}',
         '/api/hooks/github',
         '/api/search',
+        // Accounts (docs/accounts.md), the CLI's sign-in (docs/cli-auth.md), uploads (docs/publishing.md).
+        '/api/admin/orgs/{slug}/take-over',
+        '/api/auth-options',
+        '/api/cli/authorize',
+        '/api/cli/token',
+        '/api/me',
+        '/api/orgs/{slug}/audit',
+        '/api/orgs/{slug}/github',
+        '/api/packages/{scope}/{name}/settings',
+        '/api/packages/{scope}/{name}/trusted-publishers',
+        '/api/packages/{scope}/{name}/trusted-publishers/{id}',
+        '/api/scopes/{scope}/settings',
+        '/api/sessions',
+        '/api/sessions/{id}',
+        '/api/tokens',
+        '/api/tokens/current',
+        '/api/tokens/{id}',
       ].sort(),
     );
     const detail = res.body.components.schemas.PackageDetail;
     // The spec's 35 fields and the additive `warnings` (docs/versions.md), `risk`, `findings` and
     // `quarantineReason` (docs/risk-scan.md), `deprecationMessage` (docs/publishing.md),
-    // `dependencies` (docs/versions.md, Dependencies) and the three recent-download fields.
-    expect(Object.keys(detail.properties)).toHaveLength(44);
+    // `dependencies` (docs/versions.md, Dependencies), the three recent-download fields and `private`
+    // (docs/accounts.md).
+    expect(Object.keys(detail.properties)).toHaveLength(45);
     expect(detail.properties.warnings).toMatchObject({ type: 'array' });
     const version = res.body.components.schemas.VersionDetail;
     expect(version.properties.files.items.required).toEqual(

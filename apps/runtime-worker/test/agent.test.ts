@@ -21,6 +21,7 @@ import {
   seedPackages,
   startModelServer,
   startRegistryApi,
+  until,
 } from './helpers.js';
 
 // decisions.md, Agent engineering.workflow: ordered steps with dependencies, the registry's packages
@@ -40,6 +41,13 @@ let events: TaskEvents;
 beforeAll(async () => {
   await seedPackages(tdb.db, REGISTRY_FIXTURE);
   registry = await startRegistryApi(tdb.url);
+  // The registry indexes rows it did not write on its refresher's first tick: plans are only comparable
+  // once every fixture package is searchable (a loaded machine answered the first plans without them).
+  await until(async () => {
+    const res = await fetch(`${registry.url}/api/search?q=ci`);
+    const body = (await res.json()) as { results: Array<{ scope: string; name: string }> };
+    return body.results.some((r) => r.scope === 'ci');
+  }, 'the registry to search the fixture packages');
   // A step whose search fails gets no packages (the agent goes on without them), so the test's finder
   // waits longer than the 3 s default: a loaded CI machine answered a cold search later than that.
   worker = createTestWorker(tdb.db, prefix, { finder: createHttpPackageFinder(registry.url, 20_000) });

@@ -58,30 +58,24 @@ export async function revokeToken(id: string): Promise<void> {
   await call('DELETE', `/api/tokens/${encodeURIComponent(id)}`, {});
 }
 
-// --- Sessions (better-auth) ---
+// --- Sessions (the registry's /api/sessions: listed and ended by id, never by token) ---
 
 export interface SessionInfo {
   id: string;
-  token: string;
   createdAt: string;
-  updatedAt: string;
   expiresAt: string;
-  ipAddress?: string | null;
-  userAgent?: string | null;
+  ipAddress: string | null;
+  userAgent: string | null;
+  /** The session this browser is signed in with. */
+  current: boolean;
 }
 
 export async function listSessions(): Promise<SessionInfo[]> {
-  return ((await get('/api/auth/list-sessions')) as SessionInfo[] | null) ?? [];
+  return ((await get('/api/sessions')) as { data: SessionInfo[] } | null)?.data ?? [];
 }
 
-/** The session this browser is signed in with (to mark it in the list). */
-export async function currentSessionToken(): Promise<string | null> {
-  const answer = (await get('/api/auth/get-session')) as { session?: { token?: string } } | null;
-  return answer?.session?.token ?? null;
-}
-
-export async function revokeSession(token: string): Promise<void> {
-  await post('/api/auth/revoke-session', { token });
+export async function revokeSession(id: string): Promise<void> {
+  await call('DELETE', `/api/sessions/${encodeURIComponent(id)}`);
 }
 
 /** Signs out everywhere, this browser included. */

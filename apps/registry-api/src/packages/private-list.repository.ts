@@ -58,7 +58,7 @@ function precedes(order: RankOrder, q: string, p: string): RawBuilder<boolean> {
 }
 
 const LIST_COLUMNS = sql`p.id, p.scope, p.name, p.description, p.kind, p.source_repo, p.repo_owner,
-  p.repo_stars, p.license, p.last_indexed_at, p.risk`;
+  p.repo_stars, p.license, p.last_indexed_at, p.risk, p.private`;
 
 /** A private list item with its id (the merge's handle). */
 export type PrivateListRow = ListRow & { id: string };

@@ -23,7 +23,7 @@ export async function searchPrivate(
   limit: number,
 ): Promise<{ rows: TieredRow[]; total: number }> {
   const result = await sql<TieredRow & { total: number }>`
-    select ${RESULT_COLUMNS}, ${tierOf(sql`p.search_vector`, lexemes)} as tier, count(*) over ()::int as total
+    select ${RESULT_COLUMNS}, true as private, ${tierOf(sql`p.search_vector`, lexemes)} as tier, count(*) over ()::int as total
     from packages p
     where ${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null
       and ${filterPredicate(filters)} and p.search_vector @@ ${anywhereQuery(lexemes)}

@@ -15,6 +15,8 @@ export interface SearchRow {
   repo_stars: number;
   /** The latest version's risk: a column of the row every plan reads anyway. */
   risk: 'none' | 'low' | 'medium' | 'high' | null;
+  /** Set on the rows of a reader's private matches (private-search.repository.ts). */
+  private?: boolean;
 }
 
 /** What a plan answers: the page, and the matches in all (exact or extrapolated, per plan). */

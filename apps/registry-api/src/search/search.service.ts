@@ -43,6 +43,7 @@ function toResult(row: SearchRow) {
     tokenCount: row.token_count,
     verified: row.verified,
     risk: row.risk,
+    ...(row.private ? { private: true } : {}),
   };
 }
 

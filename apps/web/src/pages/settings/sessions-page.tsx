@@ -1,12 +1,6 @@
 import { useState } from 'preact/hooks';
 import { refreshAccount } from '../../account.js';
-import {
-  currentSessionToken,
-  listSessions,
-  revokeAllSessions,
-  revokeSession,
-  type SessionInfo,
-} from '../../accounts-api.js';
+import { listSessions, revokeAllSessions, revokeSession, type SessionInfo } from '../../accounts-api.js';
 import {
   errorText,
   FormStatus,
@@ -52,14 +46,12 @@ function browserOf(userAgent: string | null | undefined): string {
 
 interface SessionsData {
   sessions: SessionInfo[];
-  current: string | null;
 }
 
 function Sessions() {
   const [version, setVersion] = useState(0);
   const [data, retry] = useResource<SessionsData>(`sessions-${version}`, async () => {
-    const [sessions, current] = await Promise.all([listSessions(), currentSessionToken()]);
-    return { sessions, current };
+    return { sessions: await listSessions() };
   });
   const [error, setError] = useState<string | null>(null);
   const [success, setSuccess] = useState<string | null>(null);
@@ -68,7 +60,7 @@ function Sessions() {
   const onRevoke = async (session: SessionInfo) => {
     setError(null);
     try {
-      await revokeSession(session.token);
+      await revokeSession(session.id);
       setSuccess(`Signed out ${browserOf(session.userAgent)}.`);
       setVersion((v) => v + 1);
     } catch (failure) {
@@ -102,8 +94,7 @@ function Sessions() {
       ) : (
         <ul class="session-list" data-testid="session-list">
           {(data.status === 'ok' ? data.data : (data.previous as SessionsData)).sessions.map((session) => {
-            const current =
-              session.token === (data.status === 'ok' ? data.data : (data.previous as SessionsData)).current;
+            const current = session.current;
             const label = browserOf(session.userAgent);
             return (
               <li class="card session" key={session.id} data-testid="session" data-current={current}>
