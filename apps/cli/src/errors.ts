@@ -12,7 +12,7 @@ export const EXIT = {
   refused: 7,
   /**
    * Credentials refused or missing (docs/cli-auth.md): the registry refused the token (401), or a
-   * package the lockfile names is not found and there is no token for its registry (it may be private).
+   * command that needs one (whoami, token) has none.
    */
   auth: 8,
 } as const;
@@ -33,9 +33,9 @@ export const EXIT_CODES_HELP = `Exit codes:
   7  refused for risk: the package is quarantined by the registry, or the version's risk scan
      found high-risk content and --allow-risk was not given (named, restored from the
      lockfile, a dependency or an update)
-  8  credentials refused or missing: the registry refused your token (run pkgreg login), or a
-     package pkgreg-lock.json names is not found and you have no token for its registry (it may
-     be private: pkgreg login, or set PKGREG_TOKEN)`;
+  8  credentials refused or missing: the registry refused your token (run pkgreg login), or
+     whoami / token without one (a package pkgreg-lock.json names that is not found is exit 3;
+     without a token its message says it may be private: pkgreg login, or set PKGREG_TOKEN)`;
 
 /** The one error type of the CLI: a single line for stderr, an exit code, optional detail for --verbose. */
 export class CliError extends Error {

@@ -157,7 +157,8 @@ function cliError(error: RegistryError, credentials: Credentials | undefined): C
   switch (error.code) {
     case 'status': {
       const message = error.error ?? `HTTP ${error.status}`;
-      if (error.status === 401) {
+      // A 401 to our token (exit 8); without one it is a refused proof of ownership (publish), exit 1.
+      if (error.status === 401 && credentials) {
         const registry = new URL(error.baseUrl).host;
         const fix =
           credentials?.source === 'PKGREG_TOKEN'
@@ -165,9 +166,7 @@ function cliError(error: RegistryError, credentials: Credentials | undefined): C
             : 'run pkgreg login';
         return new CliError(
           EXIT.auth,
-          credentials
-            ? `Your token for ${registry} (from ${credentials.source}) was refused: ${message}; ${fix}`
-            : `${error.subject}: ${registry} needs you signed in (${message}); run pkgreg login`,
+          `Your token for ${registry} (from ${credentials.source}) was refused: ${message}; ${fix}`,
           `HTTP 401 ${error.request}`,
         );
       }

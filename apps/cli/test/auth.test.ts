@@ -298,7 +298,7 @@ describe('pkgreg token', () => {
 });
 
 describe('a lockfile of private packages', () => {
-  it('restores with a read token in another HOME, and fails with exit 8 without one', async () => {
+  it('restores with a read token in another HOME, and fails with exit 3 and the way out without one', async () => {
     // Installed while the scope is public, so the lockfile names it.
     const project = await tempDir('project-private');
     const installed = await cli(['install', '@secretco/runbook'], browserHome, {}, project);
@@ -348,31 +348,27 @@ describe('a lockfile of private packages', () => {
     expect(restored.code, restored.stderr).toBe(0);
     expect(existsSync(join(withToken, '.agents/skills/runbook/SKILL.md'))).toBe(true);
 
-    // A package the registry does not find at all: without credentials it may be private (exit 8),
-    // with them it is simply not found (exit 3).
+    // A package the registry does not find at all: not found (exit 3) either way; without credentials
+    // the message says it may be private and how to sign in.
     const ghostLock = lock.replaceAll('@secretco/runbook', '@ghostco/runbook');
     const ghost = await tempDir('project-ghost');
     await writeFile(join(ghost, 'pkgreg-lock.json'), ghostLock);
     const anonymous = await cli(['install'], await tempDir('home-ghost'), {}, ghost);
-    expect(anonymous.code, anonymous.stderr).toBe(8);
+    expect(anonymous.code, anonymous.stderr).toBe(3);
     expect(anonymous.stderr).toContain(`@ghostco/runbook@`);
     expect(anonymous.stderr).toContain(
-      `(in pkgreg-lock.json) is not found on ${new URL(registry.url).host}, and you have no token for it: it may be private. Run pkgreg login (or set PKGREG_TOKEN to a read token) and try again`,
+      `If it is private, you have no token for ${new URL(registry.url).host}: run pkgreg login (or set PKGREG_TOKEN to a read token) and try again`,
     );
     const signedIn = await cli(['install'], await tempDir('home-ghost'), { PKGREG_TOKEN: readToken }, ghost);
     expect(signedIn.code, signedIn.stderr).toBe(3);
 
-    // Without credentials the private package looks missing: exit 8 and what to do.
-    // NOTE: this half needs the registry's read paths to hide private packages (branch
-    // private-reads). On a registry that still serves them to anyone the restore succeeds and this
-    // fails: run it after merging private-reads.
+    // Without credentials the private package looks missing: exit 3, and what to do.
     const without = await tempDir('project-without-token');
     await writeFile(join(without, 'pkgreg-lock.json'), lock);
     const refused = await cli(['install'], await tempDir('home-none'), {}, without);
-    expect(refused.stderr).toContain(
-      'it may be private. Run pkgreg login (or set PKGREG_TOKEN to a read token)',
-    );
-    expect(refused.code).toBe(8);
+    expect(refused.stderr).toContain('If it is private, you have no token for');
+    expect(refused.code).toBe(3);
+    expect(existsSync(join(without, '.agents/skills/runbook/SKILL.md'))).toBe(false);
   });
 });
 

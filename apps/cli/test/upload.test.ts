@@ -263,6 +263,6 @@ describe('pkgreg publish <folder>', () => {
     expect(removed.stdout).toContain('@dana/alpha: no trusted publishers');
     const none = await cli(['trust', 'list', '@dana/alpha']);
     expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(/Pass --token or set PKGREG_TOKEN/);
+    expect(none.stderr).toMatch(/pass --token or set PKGREG_TOKEN/);
   });
 });

@@ -34,7 +34,10 @@ export async function trust(
 ): Promise<void> {
   const ctx = await createContext(command);
   const token = input.token ?? ctx.credentials?.token;
-  if (!token) throw usageError('Run pkgreg login, pass --token or set PKGREG_TOKEN: an access token of an admin of the scope');
+  if (!token)
+    throw usageError(
+      'Run pkgreg login, pass --token or set PKGREG_TOKEN: an access token of an admin of the scope',
+    );
   requireSecureRegistry(ctx.registry.url);
   let settings: PackageSettings;
   if (action === 'add') {

@@ -24,7 +24,12 @@ type Credential =
 function credentialOf(ctx: Context, input: PublishOptions): Credential {
   // --token, else PKGREG_TOKEN or the token `pkgreg login` stored for this registry (ctx.credentials).
   const token = input.token ?? ctx.credentials?.token;
-  if (token) return { kind: 'token', token, source: input.token ? '--token' : (ctx.credentials?.source ?? 'PKGREG_TOKEN') };
+  if (token)
+    return {
+      kind: 'token',
+      token,
+      source: input.token ? '--token' : (ctx.credentials?.source ?? 'PKGREG_TOKEN'),
+    };
   if (input.oidcTokenEnv) {
     const value = ctx.env.variable(input.oidcTokenEnv);
     if (!value) throw usageError(`--oidc-token-env ${input.oidcTokenEnv}: that variable is empty or unset`);

@@ -253,14 +253,15 @@ export async function planNamed(
 
 /**
  * A package the lockfile names that the registry does not find, asked without credentials: a private
- * package looks missing to a stranger (docs/cli-auth.md), so the way out is a token (exit 8).
+ * package looks missing to a stranger (docs/cli-auth.md), so the message names the way out (a token);
+ * the exit code stays "not found" (3), as the registry cannot say which it is.
  */
-function maybePrivate(ctx: Context, label: string, error: unknown): never {
+function maybePrivate(ctx: Context, error: unknown): never {
   if (error instanceof CliError && error.exitCode === EXIT.notFound && !ctx.credentials) {
     throw new CliError(
-      EXIT.auth,
-      `${label} (in ${LOCKFILE_NAME}) is not found on ${new URL(ctx.registry.url).host}, and you have no token for it: it may be private. Run pkgreg login (or set PKGREG_TOKEN to a read token) and try again`,
-      error.message,
+      EXIT.notFound,
+      `${error.message}. If it is private, you have no token for ${new URL(ctx.registry.url).host}: run pkgreg login (or set PKGREG_TOKEN to a read token) and try again`,
+      error.detail,
     );
   }
   throw error;
@@ -361,9 +362,7 @@ export async function planRestore(
   try {
     for (const entry of pending) {
       progress.status(`resolving ${entry.name}@${entry.version}`);
-      const version = await lockedVersion(ctx, entry).catch((error) =>
-        maybePrivate(ctx, `${entry.name}@${entry.version}`, error),
-      );
+      const version = await lockedVersion(ctx, entry).catch((error) => maybePrivate(ctx, error));
       jobs.push({ ref: parsePackageArg(entry.name), version, entry, previous: entry.files });
     }
     // A restore writes what a named install would refuse unless it asks the same (issue 26): still
@@ -372,7 +371,7 @@ export async function planRestore(
       await checkLocked(ctx, job.ref, job.version, {
         allowRisk: input.allowRisk,
         note: (line) => progress.note(line),
-      }).catch((error) => maybePrivate(ctx, `${job.ref.full}@${job.version.version}`, error));
+      }).catch((error) => maybePrivate(ctx, error));
     }
   } catch (error) {
     progress.done();
