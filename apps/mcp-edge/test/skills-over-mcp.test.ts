@@ -504,20 +504,39 @@ describe('delisted, quarantined and removed packages are never served', () => {
     await registry.cli('quarantine', '@acme/risky', '--reason', 'exfiltrates credentials');
     await registry.cli('remove', '@acme/gone', '--reason', 'malware');
     // commit-writer: its admin makes it private (docs/accounts.md); the edge reads the registry anonymously.
-    await t.db.updateTable('packages').set({ visibility: 'private' }).where('name', '=', 'commit-writer').execute();
+    await t.db
+      .updateTable('packages')
+      .set({ visibility: 'private' })
+      .where('name', '=', 'commit-writer')
+      .execute();
   });
 
   it('a private package: answered exactly as a missing one, by resources, get and search', async () => {
     const hidden = await rpc(token, 'resources/read', { uri: 'skill://@acme/commit-writer/SKILL.md' });
     const missing = await rpc(token, 'resources/read', { uri: 'skill://@acme/no-such-skill/SKILL.md' });
     expect(hidden.body.error.code).toBe(missing.body.error.code);
-    expect(hidden.body.error.message.replace('commit-writer', 'X')).toBe(missing.body.error.message.replace('no-such-skill', 'X'));
-    const got = await rpc(token, 'tools/call', { name: 'pkgreg.registry.v1.get', arguments: { package: '@acme/commit-writer' } });
-    expect(got.body.error.data).toMatchObject({ reason: 'resource_not_found', package: '@acme/commit-writer' });
+    expect(hidden.body.error.message.replace('commit-writer', 'X')).toBe(
+      missing.body.error.message.replace('no-such-skill', 'X'),
+    );
+    const got = await rpc(token, 'tools/call', {
+      name: 'pkgreg.registry.v1.get',
+      arguments: { package: '@acme/commit-writer' },
+    });
+    expect(got.body.error.data).toMatchObject({
+      reason: 'resource_not_found',
+      package: '@acme/commit-writer',
+    });
+    // The registry's search drops it at its next refresh: wait there, then ask the edge once (polling the
+    // tool would spend the namespace's per-minute tool budget the other tests use too).
     await until(async () => {
-      const found = await rpc(token, 'tools/call', { name: 'pkgreg.registry.v1.search', arguments: { q: 'commit' } });
-      return found.body.result.total === 0;
-    }, 'search to drop the private package');
+      const res = await fetch(`${registry.url}/api/search?q=commit`);
+      return ((await res.json()) as Json).total === 0;
+    }, 'the registry search to drop the private package');
+    const found = await rpc(token, 'tools/call', {
+      name: 'pkgreg.registry.v1.search',
+      arguments: { q: 'commit' },
+    });
+    expect(found.body.result.total).toBe(0);
   });
 
   it('a delisted package: not read (latest or exact), not got, not listed, not found by search', async () => {
