@@ -7,7 +7,8 @@ import type { Role } from './roles.js';
 // - a scope whose settings name the account itself: owner;
 // - a scope bound to a code-host account id (scope_owners) the account signed in with: owner;
 // - a scope bound to the code-host organisation an organisation of its linked: the member's role.
-// A suspended organisation gives nothing. One statement, run per authenticated request.
+// A suspended organisation gives nothing. One statement, run per authenticated request: every branch
+// starts from the account's own rows and reaches scopes through an index, never a scan of all scopes.
 
 type Conn = Kysely<Database>;
 
@@ -28,13 +29,15 @@ export async function scopeRolesOfAccount(db: Conn, accountId: string): Promise<
     union all
     select so.scope, 'owner', null
       from scope_owners so
-      join auth_account a on a."providerId" = 'github' and a."accountId" = so.owner_id::text
-     where a."userId" = ${accountId}
+     where so.owner_id in (
+       select a."accountId"::bigint from auth_account a
+        where a."userId" = ${accountId} and a."providerId" = 'github' and a."accountId" ~ '^[0-9]{1,18}$')
     union all
     select so.scope, m."role", o."id"
-      from scope_owners so
-      join auth_organization o on o."githubOrgId" = so.owner_id and o."suspendedAt" is null
-      join auth_member m on m."organizationId" = o."id" and m."userId" = ${accountId}
+      from auth_member m
+      join auth_organization o on o."id" = m."organizationId" and o."suspendedAt" is null and o."githubOrgId" is not null
+      join scope_owners so on so.owner_id = o."githubOrgId"
+     where m."userId" = ${accountId}
   `.execute(db);
   return result.rows;
 }
