@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import { CreatedTokenSchema, MeSchema, SessionListSchema, TokenListSchema } from '@pkgreg/contracts';
+import { MeSchema, SessionListSchema, TokenListSchema } from '@pkgreg/contracts';
 import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { createLogger } from '@pkgreg/server-kit';
@@ -9,6 +9,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
+import { createTokenAs, signInAs } from './account-helpers.js';
 import { packageRow } from './fixtures.js';
 
 // docs/accounts.md: development sign-in, sessions, tokens (create, use, revoke, expire, address ranges),
@@ -40,21 +41,10 @@ beforeAll(async () => {
 afterAll(() => redis?.disconnect());
 
 /** A browser of `handle`: signed in by the development sign-in, its cookies kept. */
-async function signIn(handle: string) {
-  const agent = request.agent(app);
-  const res = await agent.post('/api/auth/dev/sign-in').set('Origin', ORIGIN).send({ handle });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return agent;
-}
+const signIn = (handle: string) => signInAs(app, ORIGIN, handle);
 
-async function newToken(agent: request.Agent, body: Record<string, unknown> = {}) {
-  const res = await agent
-    .post('/api/tokens')
-    .set('Origin', ORIGIN)
-    .send({ name: 'ci', permission: 'read', expiresInDays: 30, ...body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return CreatedTokenSchema.parse(res.body);
-}
+const newToken = (agent: request.Agent, body: Record<string, unknown> = {}) =>
+  createTokenAs(agent, ORIGIN, { permission: 'read', ...body });
 
 const me = (token: string) => request(app).get('/api/me').set('Authorization', `Bearer ${token}`);
 

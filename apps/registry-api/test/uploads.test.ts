@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { CreatedTokenSchema, UploadResultSchema } from '@pkgreg/contracts';
+import { UploadResultSchema } from '@pkgreg/contracts';
 import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { buildArchive, type ManifestFile, sriSha512 } from '@pkgreg/registry';
@@ -12,6 +12,7 @@ import { pack } from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
+import { createTokenAs, signInAs } from './account-helpers.js';
 import { expectRefused } from './publishing-helpers.js';
 
 // docs/publishing.md, "Uploading (hosted packages)" and "Trusted publishers": PUT of a skill folder's
@@ -129,21 +130,10 @@ function put(path: string, body: Buffer, auth?: string) {
   return (auth ? req.set('Authorization', `Bearer ${auth}`) : req).send(body);
 }
 
-async function signIn(handle: string) {
-  const agent = request.agent(app);
-  const res = await agent.post('/api/auth/dev/sign-in').set('Origin', ORIGIN).send({ handle });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return agent;
-}
+const signIn = (handle: string) => signInAs(app, ORIGIN, handle);
 
-async function newToken(agent: request.Agent, body: Record<string, unknown> = {}) {
-  const res = await agent
-    .post('/api/tokens')
-    .set('Origin', ORIGIN)
-    .send({ name: 'ci', permission: 'publish', expiresInDays: 30, ...body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return CreatedTokenSchema.parse(res.body);
-}
+const newToken = (agent: request.Agent, body: Record<string, unknown> = {}) =>
+  createTokenAs(agent, ORIGIN, { permission: 'publish', ...body });
 
 let ada: request.Agent;
 let adaToken: string;
