@@ -8,11 +8,13 @@ import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
 import { toNodeHandler } from 'better-auth/node';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
+import { type AccessCache, createAccessCache } from './accounts/access-cache.js';
 import { accountsRoutes } from './accounts/accounts.routes.js';
 import { authOptionsRoutes } from './accounts/auth-options.routes.js';
 import { createRegistryAuth, trustedOrigins } from './accounts/auth-setup.js';
 import { cliLoginRoutes } from './accounts/cli-login.routes.js';
 import { csrfGuard } from './accounts/csrf.js';
+import { forgetAccessOnWrites } from './accounts/forget-access.js';
 import { readAccessOf } from './accounts/read-access-of.js';
 import { hasCredentials, type ViewerOf } from './accounts/viewer.js';
 import { createViewerOf } from './accounts/viewer-of.js';
@@ -92,12 +94,25 @@ export interface Registry {
   recorder: DownloadRecorder;
   admission: TrackAdmission;
   metrics: RegistryMetrics;
+  /** What credentials resolve to, kept until access changes (accounts/access-cache.ts). */
+  accessCache: AccessCache;
+  /** Ends what the registry opened itself (the access cache's LISTEN connection). */
+  close(): Promise<void>;
 }
 
 export function createRegistry(input: AppDeps): Registry {
   const auth = input.auth ?? createRegistryAuth(input);
-  const viewerOf = createViewerOf({ db: input.db, auth, trust: compileTrustProxy(input.env.TRUST_PROXY) });
-  const deps: WiredDeps = { ...input, auth, viewerOf };
+  const accessCache = createAccessCache(input.db, {
+    ttlMs: input.env.ACCESS_CACHE_TTL_MS,
+    max: input.env.ACCESS_CACHE_MAX,
+  });
+  const viewerOf = createViewerOf({
+    db: input.db,
+    auth,
+    trust: compileTrustProxy(input.env.TRUST_PROXY),
+    cache: accessCache,
+  });
+  const deps: WiredDeps = { ...input, auth, viewerOf, accessCache };
   const cache = createPackageCache(deps.readDb ?? deps.db, { ttlMs: deps.env.DETAIL_CACHE_TTL_MS });
   const recorder =
     deps.recorder ??
@@ -131,7 +146,7 @@ export function createRegistry(input: AppDeps): Registry {
       db: deps.db,
     }),
   );
-  return { handler, express, cache, recorder, admission, metrics };
+  return { handler, express, cache, recorder, admission, metrics, accessCache, close: accessCache.close };
 }
 
 const HOUR_MS = 3_600_000;
@@ -171,6 +186,7 @@ function publishingDeps(deps: AppDeps): PublishingDeps {
 interface WiredDeps extends AppDeps {
   auth: Auth;
   viewerOf: ViewerOf;
+  accessCache: AccessCache;
 }
 
 function createExpressApp(deps: WiredDeps): Express {
@@ -243,6 +259,7 @@ function createExpressApp(deps: WiredDeps): Express {
     express.json({ limit: JSON_BODY_LIMIT }),
   ];
   app.use(csrfGuard(trustedOrigins(deps.env)));
+  app.use(forgetAccessOnWrites(deps.accessCache));
   // Credentials are checked on every route, so a bad, expired or revoked token is a 401 wherever it is
   // sent (docs/accounts.md); requests without any pass at no cost.
   app.use((req, _res, next) => {

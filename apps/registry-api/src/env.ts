@@ -155,6 +155,14 @@ const EnvFields = z.object({
   SIGN_IN_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(20),
   /** The longest expiry an access token may be given, days. */
   TOKEN_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
+  /**
+   * How long a token's row and an account's reach are kept in memory at most, ms (0 = read on every
+   * request). Any change of access drops them at once (accounts/access-cache.ts); this bounds only what
+   * the database cannot announce, such as a suspension that lapses.
+   */
+  ACCESS_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(60_000),
+  /** Tokens and accounts whose resolution is kept at most, per process. */
+  ACCESS_CACHE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
 });
 
 /** Publishing needs the public URL (the OIDC audience) and a real webhook key in production. */

@@ -1,7 +1,7 @@
 import { poolOf } from '@pkgreg/db';
-import { closeServer, listen, serverTimeouts, startService } from '@pkgreg/server-kit';
+import { closeServer, listen, serverTimeouts, startService, traceRequests } from '@pkgreg/server-kit';
 import { createRuntimeQueue } from '@pkgreg/tasks';
-import { createApp } from './app.js';
+import { createRegistry } from './app.js';
 import { startDownloadFlusher } from './downloads/download-flusher.js';
 import { createDownloadRecorder } from './downloads/download-recorder.js';
 import { loadEnv } from './env.js';
@@ -47,8 +47,9 @@ const queue = createRuntimeQueue({ connection: env.REDIS_URL, prefix: env.QUEUE_
 const metrics = createRegistryMetrics(service.metrics);
 metrics.pools.watch('track', trackPool);
 if (readPool) metrics.pools.watch('read', readPool);
+const registry = createRegistry({ db, readDb, redis, logger, env, recorder, queue, metrics });
 const server = await listen(
-  createApp({ db, readDb, redis, logger, env, recorder, queue, metrics }),
+  traceRequests(registry.handler),
   env.REGISTRY_PORT,
   env.REGISTRY_HOST,
   serverTimeouts(env),
@@ -63,5 +64,11 @@ service.onShutdown(async () => {
   await closeServer(server);
   // Answered tracks are already committed; drain only the ones still waiting, then fold what is left.
   await recorder.drain();
-  await Promise.allSettled([flusher.stop(), refresher.stop(), popularity.stop(), queue.close()]);
+  await Promise.allSettled([
+    flusher.stop(),
+    refresher.stop(),
+    popularity.stop(),
+    queue.close(),
+    registry.close(),
+  ]);
 });

@@ -6,8 +6,9 @@ import { createLogger } from '@pkgreg/server-kit';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { tokenCacheKey } from '../src/accounts/viewer-of.js';
+import { createApp, createRegistry, type Registry } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { createTokenAs, signInAs } from './account-helpers.js';
 import { packageRow } from './fixtures.js';
@@ -248,6 +249,77 @@ describe('tokens', () => {
     expect((await other.delete(`/api/tokens/${created.id}`).set('Origin', ORIGIN)).status).toBe(404);
     expect((await me(created.token)).status).toBe(200);
     expect(TokenListSchema.parse((await other.get('/api/tokens')).body).data).toHaveLength(0);
+  });
+});
+
+describe('what credentials resolve to is kept until access changes', () => {
+  // A second registry process on the same database: it hears of changes only through PostgreSQL's
+  // notifications, where the process that answered a write drops what it kept before answering.
+  let other: Registry;
+  beforeAll(() => {
+    other = createRegistry({
+      db: database.db,
+      redis,
+      logger,
+      env: loadEnv({ REGISTRY_PUBLIC_URL: PUBLIC_URL }),
+    });
+  });
+  afterAll(() => other.close());
+  const meThere = (token: string) =>
+    request(other.handler).get('/api/me').set('Authorization', `Bearer ${token}`);
+  /** Resolves once `token` has been kept by the other process (its LISTEN is up, the row read once more). */
+  const keptThere = (token: string) =>
+    vi.waitFor(
+      async () => {
+        expect((await meThere(token)).status).toBe(200);
+        expect(other.accessCache.has(tokenCacheKey(token))).toBe(true);
+      },
+      { timeout: 5000, interval: 50 },
+    );
+  /** A write no process is told of: triggers off for this statement (what a restore might do). */
+  const unannounced = (statement: ReturnType<typeof sql>) =>
+    database.db.connection().execute(async (conn) => {
+      await sql`set session_replication_role = replica`.execute(conn);
+      try {
+        await statement.execute(conn);
+      } finally {
+        await sql`set session_replication_role = origin`.execute(conn);
+      }
+    });
+
+  it('a revocation: at once where it was made, on the notification everywhere else', async () => {
+    const agent = await signIn('kept');
+    const created = await newToken(agent);
+    await keptThere(created.token);
+    expect((await me(created.token)).status).toBe(200);
+
+    // Kept: a revocation the database does not announce is not seen by the other process...
+    await unannounced(sql`update access_tokens set revoked_at = now() where id = ${created.id}`);
+    expect((await meThere(created.token)).status).toBe(200);
+    // ...until a change is announced; then it reads the row again.
+    await sql`select pg_notify('pkgreg_access', 'test')`.execute(database.db);
+    await vi.waitFor(async () => expect((await meThere(created.token)).status).toBe(401), { timeout: 5000 });
+
+    const second = await newToken(agent);
+    await keptThere(second.token);
+    expect((await me(second.token)).status).toBe(200);
+    expect((await agent.delete(`/api/tokens/${second.id}`).set('Origin', ORIGIN)).status).toBe(200);
+    expect((await me(second.token)).status).toBe(401);
+    await vi.waitFor(async () => expect((await meThere(second.token)).status).toBe(401), { timeout: 5000 });
+  });
+
+  it('a lost LISTEN connection drops everything kept', async () => {
+    const agent = await signIn('listen');
+    const created = await newToken(agent);
+    await keptThere(created.token);
+    // End the other process's LISTEN connection (and the test app's); nothing is announced meanwhile.
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity
+      where datname = current_database() and application_name = 'pkgreg-listen-pkgreg_access'`.execute(
+      database.db,
+    );
+    await vi.waitFor(() => expect(other.accessCache.size()).toBe(0), { timeout: 5000 });
+    await unannounced(sql`update access_tokens set revoked_at = now() where id = ${created.id}`);
+    expect((await meThere(created.token)).status).toBe(401);
   });
 });
 

@@ -74,9 +74,11 @@ export {
 export type { AccessTokenRow } from './tokens/tokens.repository.js';
 export {
   addressAllowed,
+  admitToken,
   type CreateTokenInput,
   createToken,
   findAccountToken,
+  findPresentedToken,
   isAccountWideToken,
   listTokens,
   parseCidrs,
@@ -85,6 +87,5 @@ export {
   type TokenCheck,
   TokenInputError,
   type TokenRefusal,
-  verifyToken,
   widerThanToken,
 } from './tokens/tokens.service.js';

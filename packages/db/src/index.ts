@@ -58,3 +58,4 @@ export type {
 export { ensureDatabase } from './ensure-database.js';
 export { type MigrateOptions, migrateToLatest } from './migrate.js';
 export { migrations } from './migrations/index.js';
+export { listenFor, type NotificationHandlers, type Notifications } from './notifications.js';

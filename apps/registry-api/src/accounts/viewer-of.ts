@@ -1,10 +1,18 @@
 import type { IncomingMessage } from 'node:http';
-import { type Auth, accessOfAccount, TOKEN_REFUSAL_MESSAGES, verifyToken } from '@pkgreg/accounts';
+import {
+  type Auth,
+  accessOfAccount,
+  admitToken,
+  findPresentedToken,
+  hashToken,
+  TOKEN_REFUSAL_MESSAGES,
+} from '@pkgreg/accounts';
 import type { Db } from '@pkgreg/db';
 import { isAPIError } from 'better-auth/api';
 import { fromNodeHeaders } from 'better-auth/node';
 import { clientAddress, type TrustProxy } from '../downloads/client-address.js';
 import { unauthorized } from '../http/api-error.js';
+import type { AccessCache } from './access-cache.js';
 import { type AccountViewer, ANONYMOUS, hasCredentials, type Viewer, type ViewerOf } from './viewer.js';
 
 // The request's viewer from its credentials (docs/accounts.md, "Tokens" and "Sessions"):
@@ -13,11 +21,20 @@ import { type AccountViewer, ANONYMOUS, hasCredentials, type Viewer, type Viewer
 // - a session cookie: better-auth's session; a stale or unknown cookie is anonymous, as a browser keeps
 //   cookies the registry has forgotten;
 // - anything else (including a code-host proof on publishing routes): anonymous here.
-// What the viewer reaches is computed from its memberships on every request, never kept.
+// What a token is and what an account reaches are read from the database and kept by the access cache
+// until any access changes (access-cache.ts); expiry and address ranges are checked on every request.
 
 const BEARER_TOKEN = /^bearer\s+(pkgreg_\S*)\s*$/i;
 
-export function createViewerOf(deps: { db: Db; auth: Auth; trust: TrustProxy }): ViewerOf {
+/** Where the access cache keeps what a presented token resolves to: its hash, never the token. */
+export const tokenCacheKey = (presented: string) => `token:${hashToken(presented).toString('base64')}`;
+
+export function createViewerOf(deps: {
+  db: Db;
+  auth: Auth;
+  trust: TrustProxy;
+  cache: AccessCache;
+}): ViewerOf {
   // Once per request, however many handlers ask.
   const resolved = new WeakMap<IncomingMessage, Promise<Viewer>>();
   const viewerOf: ViewerOf = (req) => {
@@ -43,29 +60,16 @@ export function createViewerOf(deps: { db: Db; auth: Auth; trust: TrustProxy }):
   async function resolve(req: IncomingMessage): Promise<Viewer> {
     const bearer = BEARER_TOKEN.exec(req.headers.authorization ?? '');
     if (bearer?.[1]) {
-      const check = await verifyToken(deps.db, bearer[1], clientAddress(req, deps.trust));
-      if (!check.ok) throw unauthorized(TOKEN_REFUSAL_MESSAGES[check.refusal]);
-      const { token } = check;
-      const access = await accessOfAccount(deps.db, token.account_id, {
-        organizations: token.organizations,
-        scopes: token.scopes,
-        packages: token.packages,
-      });
-      const viewer: AccountViewer = {
-        kind: 'account',
-        accountId: token.account_id,
-        via: 'token',
-        tokenId: token.id,
-        permission: token.permission,
-        read: access.read,
-        access,
-        siteAdmin: check.siteAdmin,
-      };
-      return viewer;
+      const found = await tokenViewer(bearer[1]);
+      if (!found.ok) throw unauthorized(TOKEN_REFUSAL_MESSAGES[found.refusal]);
+      const refusal = admitToken(deps.db, found.token, clientAddress(req, deps.trust));
+      if (refusal) throw unauthorized(TOKEN_REFUSAL_MESSAGES[refusal]);
+      return found.viewer;
     }
     const session = await sessionOf(req);
     if (!session) return ANONYMOUS;
-    const access = await accessOfAccount(deps.db, session.user.id);
+    const accountId = session.user.id;
+    const access = await deps.cache.get(`account:${accountId}`, () => accessOfAccount(deps.db, accountId));
     return {
       kind: 'account',
       accountId: session.user.id,
@@ -75,6 +79,35 @@ export function createViewerOf(deps: { db: Db; auth: Auth; trust: TrustProxy }):
       access,
       siteAdmin: (session.user as { role?: string | null }).role === 'admin',
     } satisfies AccountViewer;
+  }
+
+  /** A presented token's row and viewer (kept while valid), or why it is refused. */
+  function tokenViewer(presented: string) {
+    return deps.cache.get(
+      tokenCacheKey(presented),
+      async () => {
+        const check = await findPresentedToken(deps.db, presented);
+        if (!check.ok) return check;
+        const { token } = check;
+        const access = await accessOfAccount(deps.db, token.account_id, {
+          organizations: token.organizations,
+          scopes: token.scopes,
+          packages: token.packages,
+        });
+        const viewer: AccountViewer = {
+          kind: 'account',
+          accountId: token.account_id,
+          via: 'token',
+          tokenId: token.id,
+          permission: token.permission,
+          read: access.read,
+          access,
+          siteAdmin: check.siteAdmin,
+        };
+        return { ...check, viewer };
+      },
+      (check) => check.ok,
+    );
   }
 
   return viewerOf;

@@ -136,24 +136,37 @@ export type TokenCheck =
   | { ok: true; token: AccessTokenRow; siteAdmin: boolean }
   | { ok: false; refusal: TokenRefusal };
 
-/** Checks a presented token; a token that passes has its last use recorded (to the minute, in the background). */
-export async function verifyToken(
-  db: Conn,
-  presented: string,
-  clientAddress: string | undefined,
-): Promise<TokenCheck> {
+/**
+ * What a presented token is, from the database: refused when malformed, unknown, revoked or its account
+ * suspended. What depends on the moment and the caller (expiry, address ranges) is `admitToken`'s, so a
+ * token found once can be kept (the API's access cache) and still checked on every use.
+ */
+export async function findPresentedToken(db: Conn, presented: string): Promise<TokenCheck> {
   if (!isWellFormedToken(presented)) return { ok: false, refusal: 'malformed' };
   const row = await findTokenByHash(db, hashToken(presented));
   if (!row) return { ok: false, refusal: 'unknown' };
   if (row.revoked_at !== null) return { ok: false, refusal: 'revoked' };
-  if (row.expires_at.getTime() <= Date.now()) return { ok: false, refusal: 'expired' };
   if (row.banned) return { ok: false, refusal: 'suspended' };
-  if (!addressAllowed(clientAddress, row.allowed_cidrs)) return { ok: false, refusal: 'address' };
-  if (row.last_used_at === null || Date.now() - row.last_used_at.getTime() > 60_000) {
-    touchToken(db, row.id).catch(() => {});
-  }
   const { banned: _banned, site_role, ...token } = row;
   return { ok: true, token, siteAdmin: site_role === 'admin' };
+}
+
+/**
+ * Whether a found token may be used now from `clientAddress`; one that may has its last use recorded
+ * (to the minute, in the background; `token.last_used_at` follows, so a kept token writes once a minute).
+ */
+export function admitToken(
+  db: Conn,
+  token: AccessTokenRow,
+  clientAddress: string | undefined,
+): TokenRefusal | undefined {
+  if (token.expires_at.getTime() <= Date.now()) return 'expired';
+  if (!addressAllowed(clientAddress, token.allowed_cidrs)) return 'address';
+  if (token.last_used_at === null || Date.now() - token.last_used_at.getTime() > 60_000) {
+    token.last_used_at = new Date();
+    touchToken(db, token.id).catch(() => {});
+  }
+  return undefined;
 }
 
 /** A token's limits: none of them set means everything its account reaches. */
