@@ -196,8 +196,8 @@ Command: \`pnpm --filter @pkgreg/registry-api bench:accounts\` (after \`pnpm ben
 ${size.toLocaleString('en')}-package database). Run ${new Date().toISOString()} on ${os.cpus().length} cores (1-min load average
 ${os.loadavg()[0].toFixed(2)} at the end). ${share.p.toLocaleString('en')} of ${share.n.toLocaleString('en')} packages are private (${fmt((100 * share.p) / share.n)}%): ten organisation
 scopes belong to the member's organisation (${share.mine.toLocaleString('en')} packages it reads), one small scope in 25 to
-organisations it is not in. The member sends a read token on every request (verified, and its reach computed,
-each time); anonymous requests send nothing. Each pair runs in the same rounds (${ROUNDS}, ${duration} s each, medians);
+organisations it is not in. The member sends a read token on every request (read once, then kept by the access
+cache until access changes; expiry and address checked each time); anonymous requests send nothing. Each pair runs in the same rounds (${ROUNDS}, ${duration} s each, medians);
 server on core 0, autocannon on core 1.
 
 ${table}

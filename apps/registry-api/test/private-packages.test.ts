@@ -11,7 +11,7 @@ import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { indexSource } from '@pkgreg/indexer';
 import { skillMd } from '@pkgreg/indexer/testing';
-import { type ReadAccess, refreshDependencyState } from '@pkgreg/registry';
+import { privateReadableSql, type ReadAccess, refreshDependencyState } from '@pkgreg/registry';
 import { FakeGitHub, type FakeRepo } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -22,8 +22,11 @@ import { loadEnv } from '../src/env.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
 import { listPackages } from '../src/packages/list.service.js';
 import { readListChangeCounter } from '../src/packages/packages.repository.js';
+import { searchPrivate } from '../src/search/private-search.repository.js';
 import { searchPackages } from '../src/search/search.service.js';
+import { anywhereQuery } from '../src/search/search-sql.js';
 import { countSearchDocs } from '../src/search/search-statistics.repository.js';
+import { searchLexemes } from '../src/search/search-terms.js';
 import { insertPackages, packageRow, silentLogger } from './fixtures.js';
 
 // Private packages (docs/accounts.md, "Private skills"; docs/search.md and docs/caching.md): to anyone
@@ -516,6 +519,44 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
     ]);
     const limited = await searchPackages(database.db, 'vault', undefined, undefined, ONE_PACKAGE);
     expect(limited.total).toBe(16);
+  });
+
+  it('search: the per-scope key index finds exactly the private rows the terms match', async () => {
+    // Prefixes of 1, 2-4 (one stored key) and 5+ characters, stems, two terms, scope-only terms, quotes.
+    const queries = [
+      'v',
+      'va',
+      'vau',
+      'vault',
+      'vaults',
+      'helper',
+      'hid',
+      'hidden',
+      'secret',
+      'big tool',
+      'tool 17',
+      'bigorg',
+      'the vault',
+      "o'brien",
+      'born-private',
+      'nothing',
+      'x'.repeat(120),
+    ];
+    for (const access of [MEMBER, BIG, ONE_PACKAGE]) {
+      for (const q of queries) {
+        const lexemes = searchLexemes(q);
+        const found = await searchPrivate(database.db, access, lexemes, {}, 100);
+        const { rows } = await sql<{ key: string }>`
+          select p.scope || '/' || p.name as key from packages p
+          where ${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null
+            and p.search_vector @@ ${anywhereQuery(lexemes)}`.execute(database.db);
+        const label = `${q} as ${JSON.stringify(access)}`;
+        expect(found.rows.map((r) => `${r.scope}/${r.name}`).sort(), label).toEqual(
+          rows.map((r) => r.key).sort(),
+        );
+        expect(found.total, label).toBe(rows.length);
+      }
+    }
   });
 });
 

@@ -24,6 +24,8 @@ export interface AccessCache {
    * never kept.
    */
   get<T extends object>(key: string, load: () => Promise<T>, keep?: (value: T) => boolean): Promise<T>;
+  /** What is kept for `key`, without loading it (the hit path, answered synchronously). */
+  peek<T extends object>(key: string): T | undefined;
   /** Drops everything kept (an access change this process made). */
   forget(): void;
   /** Whether `key` is kept now (tests, metrics). */
@@ -62,6 +64,7 @@ export function createAccessCache(db: Db, options: AccessCacheOptions): AccessCa
       if (started === generation && notifications.listening && keep(value)) entries.set(key, value);
       return value;
     },
+    peek: <T extends object>(key: string) => entries?.get(key) as T | undefined,
     forget,
     has: (key) => entries?.has(key) ?? false,
     size: () => entries?.size ?? 0,

@@ -1,11 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import {
+  type AccessTokenRow,
   type Auth,
   accessOfAccount,
   admitToken,
   findPresentedToken,
   hashToken,
   TOKEN_REFUSAL_MESSAGES,
+  type TokenRefusal,
 } from '@pkgreg/accounts';
 import type { Db } from '@pkgreg/db';
 import { isAPIError } from 'better-auth/api';
@@ -23,6 +25,11 @@ import { type AccountViewer, ANONYMOUS, hasCredentials, type Viewer, type Viewer
 // - anything else (including a code-host proof on publishing routes): anonymous here.
 // What a token is and what an account reaches are read from the database and kept by the access cache
 // until any access changes (access-cache.ts); expiry and address ranges are checked on every request.
+
+/** What a presented token resolves to: its row and viewer, or why it is refused. */
+type TokenResolution =
+  | { ok: true; token: AccessTokenRow; siteAdmin: boolean; viewer: AccountViewer }
+  | { ok: false; refusal: TokenRefusal };
 
 const BEARER_TOKEN = /^bearer\s+(pkgreg_\S*)\s*$/i;
 
@@ -57,15 +64,25 @@ export function createViewerOf(deps: {
     }
   }
 
-  async function resolve(req: IncomingMessage): Promise<Viewer> {
+  function resolve(req: IncomingMessage): Promise<Viewer> {
     const bearer = BEARER_TOKEN.exec(req.headers.authorization ?? '');
-    if (bearer?.[1]) {
-      const found = await tokenViewer(bearer[1]);
-      if (!found.ok) throw unauthorized(TOKEN_REFUSAL_MESSAGES[found.refusal]);
-      const refusal = admitToken(deps.db, found.token, clientAddress(req, deps.trust));
-      if (refusal) throw unauthorized(TOKEN_REFUSAL_MESSAGES[refusal]);
-      return found.viewer;
-    }
+    if (!bearer?.[1]) return sessionViewer(req);
+    const presented = bearer[1];
+    // A kept token is answered without waiting on anything: most authenticated reads end here.
+    const kept = deps.cache.peek<TokenResolution>(tokenCacheKey(presented));
+    if (kept) return admitted(kept, req);
+    return tokenViewer(presented).then((found) => admitted(found, req));
+  }
+
+  /** The token's viewer if it may be used now from this request's address, else its 401. */
+  function admitted(found: TokenResolution, req: IncomingMessage): Promise<Viewer> {
+    if (!found.ok) return Promise.reject(unauthorized(TOKEN_REFUSAL_MESSAGES[found.refusal]));
+    const refusal = admitToken(deps.db, found.token, clientAddress(req, deps.trust));
+    if (refusal) return Promise.reject(unauthorized(TOKEN_REFUSAL_MESSAGES[refusal]));
+    return Promise.resolve(found.viewer);
+  }
+
+  async function sessionViewer(req: IncomingMessage): Promise<Viewer> {
     const session = await sessionOf(req);
     if (!session) return ANONYMOUS;
     const accountId = session.user.id;
@@ -82,8 +99,8 @@ export function createViewerOf(deps: {
   }
 
   /** A presented token's row and viewer (kept while valid), or why it is refused. */
-  function tokenViewer(presented: string) {
-    return deps.cache.get(
+  function tokenViewer(presented: string): Promise<TokenResolution> {
+    return deps.cache.get<TokenResolution>(
       tokenCacheKey(presented),
       async () => {
         const check = await findPresentedToken(deps.db, presented);

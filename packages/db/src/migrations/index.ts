@@ -31,6 +31,7 @@ import * as contentBlobsGc from './2026-11-28T2220-content-blobs-gc.js';
 import * as accounts from './2026-11-29T0100-accounts.js';
 import * as privatePackages from './2026-11-29T0110-private-packages.js';
 import * as accessChanges from './2026-11-29T0200-access-changes.js';
+import * as privateSearchKeys from './2026-11-29T0210-private-search-keys.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0100-accounts': accounts,
   '2026-11-29T0110-private-packages': privatePackages,
   '2026-11-29T0200-access-changes': accessChanges,
+  '2026-11-29T0210-private-search-keys': privateSearchKeys,
 };
