@@ -42,6 +42,7 @@ describe('migrations', () => {
     expect(rows.rows.map((r) => r.relname)).toEqual([
       'memory_entries_search_keys_idx',
       'memory_entries_tags_idx',
+      'packages_private_search_keys_idx',
       'packages_search_keys_idx',
     ]);
     for (const row of rows.rows) expect(row.reloptions).toContain('fastupdate=off');
@@ -51,6 +52,14 @@ describe('migrations', () => {
     const rows = await sql<{ keys: string }>`
       select pkgreg_search_keys(to_tsvector('simple', 'database go x'))::text as keys`.execute(t.db);
     expect(rows.rows[0]?.keys).toBe("'da' 'dat' 'data' 'database' 'go' 'x'");
+  });
+
+  it('pkgreg_private_search_keys: the search keys, each behind its scope (docs/search.md: Private packages)', async () => {
+    const rows = await sql<{ keys: string }>`
+      select pkgreg_private_search_keys('acme', to_tsvector('simple', 'database go'))::text as keys`.execute(
+      t.db,
+    );
+    expect(rows.rows[0]?.keys).toBe("'acme/da' 'acme/dat' 'acme/data' 'acme/database' 'acme/go'");
   });
 
   it('pkgreg_memory_search_keys: words keyed by namespace and field (docs/decisions.md: Memory search)', async () => {
