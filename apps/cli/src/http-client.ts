@@ -157,8 +157,8 @@ function cliError(error: RegistryError, credentials: Credentials | undefined): C
   switch (error.code) {
     case 'status': {
       const message = error.error ?? `HTTP ${error.status}`;
-      // A 401 to our token (exit 8); without one it is a refused proof of ownership (publish), exit 1.
-      if (error.status === 401 && credentials) {
+      // A 401 to our token (exit 8); to a proof of ownership sent instead (publish), exit 1.
+      if (error.status === 401 && credentials && error.credentialsSent) {
         const registry = new URL(error.baseUrl).host;
         const fix =
           credentials?.source === 'PKGREG_TOKEN'

@@ -162,6 +162,33 @@ describe('pkgreg publish <folder>', () => {
     expect((await call('/api/packages/@dana/declared')).status).toBe(404);
   });
 
+  it("deprecate and yank act with the account's token; a refused one is exit 8, a refused --token exit 1", async () => {
+    const dir = await skillFolder(await tempDir('owner'), 'owned', ['version: 1.0.0']);
+    const asOwner = { env: { PKGREG_TOKEN: publishToken } };
+    expect((await cli(['publish', dir, '--scope', 'dana'], asOwner)).code).toBe(0);
+    const deprecated = await cli(['deprecate', '@dana/owned', '-m', 'use @dana/tool'], asOwner);
+    expect(deprecated.code, deprecated.stderr).toBe(0);
+    expect(deprecated.stdout).toContain('@dana/owned is deprecated: use @dana/tool');
+    const yanked = await cli(['yank', '@dana/owned@1.0.0'], asOwner);
+    expect(yanked.code, yanked.stderr).toBe(0);
+    expect(yanked.stdout).toContain('@dana/owned@1.0.0 is yanked');
+
+    const read = await cli(['undeprecate', '@dana/owned'], { env: { PKGREG_TOKEN: readToken } });
+    expect(read.code).toBe(1);
+    expect(read.stderr).toMatch(/only read/);
+    const unknown = `pkgreg_${'a'.repeat(30)}000000`;
+    const refused = await cli(['undeprecate', '@dana/owned'], { env: { PKGREG_TOKEN: unknown } });
+    expect(refused.code).toBe(8);
+    expect(refused.stderr).toMatch(/Your token for .* \(from PKGREG_TOKEN\) was refused/);
+    // A proof handed over with --token is not the CLI's token: its refusal is the registry's reason, exit 1.
+    const proof = await cli(['undeprecate', '@dana/owned', '--token', unknown], asOwner);
+    expect(proof.code).toBe(1);
+    expect(proof.stderr).not.toMatch(/Your token/);
+    expect(PackageDetailSchema.parse((await call('/api/packages/@dana/owned')).body).status).toBe(
+      'deprecated',
+    );
+  });
+
   it('a read token is refused by the registry (exit 1, its reason)', async () => {
     const root = await tempDir('read');
     const dir = await skillFolder(root, 'readonly', ['version: 1.0.0']);

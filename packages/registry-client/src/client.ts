@@ -189,16 +189,16 @@ export interface RegistryClient {
     version: string,
     tgz: Uint8Array,
   ): Promise<UploadResult>;
-  /** PUT (message set) or DELETE (null) of a package's deprecation, with a proof. */
+  /** PUT (message set) or DELETE (null) of a package's deprecation, with a proof (undefined: the client's credentials). */
   setDeprecation(
-    token: string,
+    token: string | undefined,
     scope: string,
     name: string,
     deprecate: { message?: string } | null,
   ): Promise<PackageState>;
-  /** PUT (yank) or DELETE (null) of a version's yank, with a proof. */
+  /** PUT (yank) or DELETE (null) of a version's yank, with a proof (undefined: the client's credentials). */
   setYank(
-    token: string,
+    token: string | undefined,
     scope: string,
     name: string,
     version: string,
@@ -384,6 +384,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
       status: answer.status,
       statusText: answer.statusText,
       error: errorText(answer.bytes),
+      credentialsSent: !call.anonymous && call.token === undefined && options.credentials?.() !== undefined,
     });
   }
 
@@ -633,7 +634,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
           path: `${packagePath(scope, name)}/deprecation`,
           subject: named(scope, name),
           idempotent: true,
-          token,
+          ...(token ? { token } : {}),
           ...(deprecate ? { body: deprecate } : {}),
         },
         PackageStateSchema,
@@ -645,7 +646,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
           path: `${versionPath(scope, name, version)}/yank`,
           subject: `${named(scope, name)}@${version}`,
           idempotent: true,
-          token,
+          ...(token ? { token } : {}),
           ...(yank ? { body: yank } : {}),
         },
         YankStateSchema,

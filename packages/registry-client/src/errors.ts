@@ -22,6 +22,8 @@ interface RegistryErrorFields {
   statusText?: string;
   /** `status`: the `error` of the registry's error body, when it sent one. */
   error?: string;
+  /** `status`: the request carried the client's own credentials (not a proof, not anonymous). */
+  credentialsSent?: boolean;
   /** `unavailable`: the last failure (`ECONNREFUSED`, `HTTP 500: database is down`, `timed out after 300 ms`). */
   failure?: string;
   /** `malformed`: the first issues found, or the start of a body that is not JSON. */
@@ -62,6 +64,7 @@ export class RegistryError extends Error implements RegistryErrorFields {
   readonly status?: number;
   readonly statusText?: string;
   readonly error?: string;
+  readonly credentialsSent?: boolean;
   readonly failure?: string;
   readonly issues?: z.core.$ZodIssue[];
   readonly text?: string;
@@ -80,6 +83,7 @@ export class RegistryError extends Error implements RegistryErrorFields {
     this.status = fields.status;
     this.statusText = fields.statusText;
     this.error = fields.error;
+    this.credentialsSent = fields.credentialsSent;
     this.failure = fields.failure;
     this.issues = fields.issues;
     this.text = fields.text;

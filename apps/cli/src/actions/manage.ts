@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import type { DeprecateOptions } from '../commands/deprecate.js';
 import type { YankOptions } from '../commands/yank.js';
-import { createContext } from '../context.js';
+import { type Context, createContext } from '../context.js';
 import type { PackageRef } from '../names.js';
 import { describeProof, resolveProof } from '../proof.js';
 
-// Owners manage their packages with the proofs they publish with (docs/publishing.md):
+// Owners manage their packages with their pkgreg credentials (PKGREG_TOKEN or `pkgreg login`'s: an
+// account's hosted packages and organisation scopes), else with the proofs they publish with
+// (docs/publishing.md); --token sends the token given instead:
 // `pkgreg deprecate <@scope/name> [--message]`, `pkgreg undeprecate <@scope/name>`,
 // `pkgreg yank <@scope/name@version> [--reason]`, `pkgreg unyank <@scope/name@version>`.
 
@@ -16,10 +18,8 @@ export async function setDeprecated(
   command: Command,
 ): Promise<void> {
   const ctx = await createContext(command);
-  const proof = await resolveProof(ctx, { token: input.token, yes: input.yes });
-  ctx.debug(`proof: ${describeProof(proof)}`);
   const state = await ctx.client.setDeprecation(
-    proof.token,
+    await ownerProof(ctx, input),
     ref.scope,
     ref.name,
     deprecated ? { ...(input.message ? { message: input.message } : {}) } : null,
@@ -48,10 +48,8 @@ export async function setYanked(
   command: Command,
 ): Promise<void> {
   const ctx = await createContext(command);
-  const proof = await resolveProof(ctx, { token: input.token, yes: input.yes });
-  ctx.debug(`proof: ${describeProof(proof)}`);
   const state = await ctx.client.setYank(
-    proof.token,
+    await ownerProof(ctx, input),
     ref.scope,
     ref.name,
     version,
@@ -68,4 +66,15 @@ export async function setYanked(
       : `${full} is no longer yanked`,
   );
   ctx.out(`latest is now ${state.latest ?? 'none (every version is yanked)'}`);
+}
+
+/** The proof an owner action sends; undefined when the client's own credentials speak for the account. */
+async function ownerProof(ctx: Context, input: { token?: string | undefined; yes: boolean }) {
+  if (!input.token && ctx.credentials) {
+    ctx.debug(`acting as the account of the token from ${ctx.credentials.source}`);
+    return undefined;
+  }
+  const proof = await resolveProof(ctx, { token: input.token, yes: input.yes });
+  ctx.debug(`proof: ${describeProof(proof)}`);
+  return proof.token;
 }

@@ -22,7 +22,10 @@ export function configureDeprecateCommands(program: Command): void {
     .description('mark a package of yours deprecated; info, install and the web page show the message')
     .argument('<package>', 'package name as @scope/name')
     .option('-m, --message <text>', 'what to tell users (e.g. what to use instead)')
-    .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option(
+      '--token <token>',
+      'a GitHub token with push access to the source repository, or a pkgreg publish token',
+    )
     .option('-y, --yes', YES_HELP)
     .option('--json', 'print the package state as JSON')
     .addHelpText('after', `\n${PROOF_HELP}\n`)
@@ -34,7 +37,10 @@ export function configureDeprecateCommands(program: Command): void {
     .command('undeprecate')
     .description('lift your deprecation of a package')
     .argument('<package>', 'package name as @scope/name')
-    .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option(
+      '--token <token>',
+      'a GitHub token with push access to the source repository, or a pkgreg publish token',
+    )
     .option('-y, --yes', YES_HELP)
     .option('--json', 'print the package state as JSON')
     .action((name: string, options: Record<string, unknown>, command: Command) =>

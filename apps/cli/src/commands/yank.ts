@@ -24,7 +24,10 @@ export function configureYankCommands(program: Command): void {
     )
     .argument('<package@version>', 'an exact version, as @scope/name@1.2.0')
     .option('--reason <text>', 'why (shown beside the version)')
-    .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option(
+      '--token <token>',
+      'a GitHub token with push access to the source repository, or a pkgreg publish token',
+    )
     .option('-y, --yes', YES_HELP)
     .option('--json', 'print the version state as JSON')
     .addHelpText('after', `\n${PROOF_HELP}\n`)
@@ -36,7 +39,10 @@ export function configureYankCommands(program: Command): void {
     .command('unyank')
     .description('undo a yank')
     .argument('<package@version>', 'an exact version, as @scope/name@1.2.0')
-    .option('--token <token>', 'a GitHub token with push access to the source repository')
+    .option(
+      '--token <token>',
+      'a GitHub token with push access to the source repository, or a pkgreg publish token',
+    )
     .option('-y, --yes', YES_HELP)
     .option('--json', 'print the version state as JSON')
     .action((spec: string, options: Record<string, unknown>, command: Command) =>

@@ -530,13 +530,16 @@ function PackageView(props: {
               {pkg.language ? <Fact label="Language">{pkg.language}</Fact> : null}
               {pkg.author ? <Fact label="Author">{pkg.author}</Fact> : null}
               <Fact label="Publisher">{pkg.repoOwner}</Fact>
-              <Fact label="Source">
-                <a href={sourceUrl(pkg.scope, pkg.name)} target="_blank" rel="noopener noreferrer">
-                  {pkg.sourceRepo}
-                  {pkg.sourcePath ? `/${pkg.sourcePath}` : ''}
-                </a>
-                <span class="muted"> @ {pkg.sourceRef}</span>
-              </Fact>
+              {/* An uploaded package has no repository: "Hosting" below says where it lives. */}
+              {pkg.hosted ? null : (
+                <Fact label="Source">
+                  <a href={sourceUrl(pkg.scope, pkg.name)} target="_blank" rel="noopener noreferrer">
+                    {pkg.sourceRepo}
+                    {pkg.sourcePath ? `/${pkg.sourcePath}` : ''}
+                  </a>
+                  {pkg.sourceRef ? <span class="muted"> @ {pkg.sourceRef}</span> : null}
+                </Fact>
+              )}
               {homepage ? (
                 <Fact label="Homepage">
                   <a href={homepage} target="_blank" rel="noopener noreferrer">

@@ -167,7 +167,7 @@ describe('accounts in the web UI', () => {
 
   it('a package of the private scope carries the Private badge for the member', async () => {
     await insertPackages(t.db, [
-      { scope: 'team-alpha', name: 'runbook', description: 'The on-call runbook.' },
+      { scope: 'team-alpha', name: 'runbook', description: 'The on-call runbook.', hosted: true },
     ]);
     const row = await t.db
       .selectFrom('packages')
@@ -179,6 +179,9 @@ describe('accounts in the web UI', () => {
     await page.goto(`${base}/@team-alpha/runbook`);
     await page.locator('h1[data-page-heading]').waitFor();
     await page.locator('.package-header [data-testid="private-badge"]').waitFor();
+    // Uploaded, so no repository to name: "Hosted by pkgreg", and no Source line.
+    await page.locator('.fact dd', { hasText: 'Hosted by pkgreg' }).waitFor();
+    await expect(page.locator('.fact dt', { hasText: /^Source$/ }).count()).resolves.toBe(0);
     await expect(page.locator('[data-testid="package-settings-link"]').getAttribute('href')).resolves.toBe(
       '/packages/@team-alpha/runbook/settings',
     );

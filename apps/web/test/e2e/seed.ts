@@ -16,6 +16,8 @@ export interface SeedPackage {
   status?: 'active' | 'deprecated' | 'delisted';
   verified?: boolean;
   featured?: boolean;
+  /** Uploaded (`pkgreg publish <folder>`): no repository, its source named after the package. */
+  hosted?: boolean;
   skillMd?: string;
   frontmatter?: Record<string, unknown>;
   allowedTools?: string[];
@@ -224,9 +226,9 @@ export async function insertPackages(db: Db, packages: SeedPackage[], now = Date
           compatibility: p.compatibility ?? [],
           language: 'en',
           version: p.version ?? null,
-          source_repo: `${p.scope}/skills`,
-          source_path: `skills/${p.name}`,
-          source_ref: 'main',
+          source_repo: p.hosted ? `@${p.scope}/${p.name}` : `${p.scope}/skills`,
+          source_path: p.hosted ? '' : `skills/${p.name}`,
+          source_ref: p.hosted ? '' : 'main',
           repo_url: `https://github.com/${p.scope}/skills`,
           homepage_url: null,
           repo_owner: p.scope,
@@ -243,7 +245,7 @@ export async function insertPackages(db: Db, packages: SeedPackage[], now = Date
           verified: p.verified ?? false,
           featured: p.featured ?? false,
           status: p.status ?? 'active',
-          hosted: false,
+          hosted: p.hosted ?? false,
           first_indexed_at: indexedAt,
           last_indexed_at: indexedAt,
           last_commit_sha: null,
