@@ -393,6 +393,37 @@ describe('caching: answers that depend on who asks are never shared', () => {
     }
   });
 
+  it("an outsider's ETags never move with a private package's changes; a member's do", async () => {
+    const local = createApp({
+      db: database.db,
+      redis,
+      logger: silentLogger,
+      env: loadEnv({ CATALOG_VALIDATOR_TTL_MS: '0' }),
+    });
+    const paths = ['/api/packages', '/api/search?q=vault', '/api/packages/@octo/pdf/dependants'];
+    const etags = (headers: Record<string, string> = {}) =>
+      Promise.all(
+        paths.map(async (path) => (await request(local).get(path).set(headers).expect(200)).headers.etag),
+      );
+    const touch = (scope: string, name: string) =>
+      database.db
+        .updateTable('packages')
+        .set({ homepage_url: `https://example.test/${Date.now()}` })
+        .where('scope', '=', scope)
+        .where('name', '=', name)
+        .execute();
+    const outsider = await etags();
+    const member = await etags(asMember());
+    await touch('secret', 'hidden');
+    expect(await etags()).toEqual(outsider);
+    const memberAfter = await etags(asMember());
+    memberAfter.forEach((etag, i) => expect(etag, paths[i]).not.toBe(member[i]));
+    // A public package's change moves everyone's.
+    await touch('acme', 'open');
+    const outsiderAfter = await etags();
+    outsiderAfter.forEach((etag, i) => expect(etag, paths[i]).not.toBe(outsider[i]));
+  });
+
   it('an answer to a request with credentials is private, no-store', async () => {
     for (const headers of [asOutsider(), asMember(), { Cookie: 'pkgreg.session_token=abc' }]) {
       for (const path of [

@@ -1,6 +1,6 @@
 import { DependantsQuerySchema, PACKAGE_NOT_FOUND_MESSAGE } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { isPublicOnly, listDependants } from '@pkgreg/registry';
+import { listDependants } from '@pkgreg/registry';
 import type { ReadAccessOf } from '../accounts/read-access-of.js';
 import { notFound } from '../http/api-error.js';
 import type { CachePolicy } from '../http/cache-policy.js';
@@ -27,10 +27,7 @@ export function dependenciesRoutes(deps: DependenciesRoutesDeps): Pick<RegistryH
       const access = await readAccess(req);
       // The page moves with other packages' indexing runs: the catalog's mark covers them all. A 304 is
       // only for a package the reader may see: checked before it, so a private one never answers one.
-      // A reader with private access has ETags of its own (its page holds its private dependants).
-      const parts = [`dependants ${key.scope}/${key.name} ${JSON.stringify(query)}`];
-      if (!isPublicOnly(access)) parts.push(JSON.stringify(access));
-      const etag = await catalog.etag(...parts);
+      const etag = await catalog.etag(access, `dependants ${key.scope}/${key.name} ${JSON.stringify(query)}`);
       const page = await listDependants(db, key, query, access);
       if (!page) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
       if (answerIfNotModified(req, res, { etag, cacheControl: caching.moving })) return;

@@ -232,12 +232,14 @@ export async function writeDerivedCounter(db: Db, counter: number): Promise<void
  * string that moves when any of it may have changed (src/packages/catalog-validator.ts says why each
  * part). Two index probes and one row; it reads no package.
  */
-export async function readCatalogMark(db: Db): Promise<string> {
+export async function readCatalogMark(db: Db, { privateToo }: { privateToo: boolean }): Promise<string> {
   // Only this database's transactions can change packages; other databases of the cluster (other
   // tenants, test databases) would only move the mark for nothing. A standby runs none of the writers,
-  // so there every running transaction counts.
+  // so there every running transaction counts. A public-only reader's mark leaves private rows out, so
+  // their changes cannot be watched through it; a package turning private moves it through the derived
+  // state's change counter (trigger packages_list_change_private).
   const result = await sql<{ mark: string }>`
-    with last as (select max(updated_xid) as xid from packages),
+    with last as (select max(updated_xid) as xid from packages ${privateToo ? sql`` : sql`where not private`}),
     snapshot as (select pg_current_snapshot() as s),
     here as (select backend_xid as x from pg_stat_activity
       where datname = current_database() and backend_xid is not null)

@@ -1,6 +1,6 @@
 import { FEED_PARAMETERS, FeedQuerySchema, FILTER_NAMES, ListQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { isPublicOnly } from '@pkgreg/registry';
+import { PUBLIC_ONLY, type ReadAccess } from '@pkgreg/registry';
 import type { ReadAccessOf } from '../accounts/read-access-of.js';
 import { badRequest } from '../http/api-error.js';
 import { type CachePolicy, cacheControlFor, VARY_VIEWER } from '../http/cache-policy.js';
@@ -30,8 +30,8 @@ export function packagesRoutes(
 ): Pick<RegistryHandlers, 'list' | 'source' | 'scope-only'> {
   const { db, catalog, caching, readAccess } = deps;
   const listOrFeed: RegistryHandlers['list'] = async (req, res) => {
-    const notModified = async (...parts: string[]) =>
-      answerIfNotModified(req, res, { etag: await catalog.etag(...parts), cacheControl: caching.moving });
+    const notModified = async (access: ReadAccess, part: string) =>
+      answerIfNotModified(req, res, { etag: await catalog.etag(access, part), cacheControl: caching.moving });
     const given = Object.keys(req.query as Record<string, unknown>);
     if (given.some((name) => (FEED_PARAMETERS as readonly string[]).includes(name))) {
       // The sync feed: every package in the order of its last change, its own paging, no sort or filter.
@@ -39,16 +39,13 @@ export function packagesRoutes(
       const conflict = given.find((name) => (LIST_ONLY as readonly string[]).includes(name));
       if (conflict) throw badRequest(`${conflict} cannot be combined with cursor, limit or updatedSince`);
       const feed = parseQuery(FeedQuerySchema, req.query);
-      if (await notModified(`feed ${JSON.stringify(feed)}`)) return;
+      if (await notModified(PUBLIC_ONLY, `feed ${JSON.stringify(feed)}`)) return;
       res.json(await readPackageFeed(db, feed));
       return;
     }
     const list = parseQuery(ListQuerySchema, req.query);
     const access = await readAccess(req);
-    // A reader with private access has ETags of its own: its pages hold its private packages.
-    const parts = [`list ${JSON.stringify(list)}`];
-    if (!isPublicOnly(access)) parts.push(JSON.stringify(access));
-    if (await notModified(...parts)) return;
+    if (await notModified(access, `list ${JSON.stringify(list)}`)) return;
     res.json(await listPackages(db, list, undefined, access));
   };
 

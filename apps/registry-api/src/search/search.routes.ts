@@ -1,6 +1,5 @@
 import { filtersOf, SearchQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { isPublicOnly } from '@pkgreg/registry';
 import type { ReadAccessOf } from '../accounts/read-access-of.js';
 import type { CachePolicy } from '../http/cache-policy.js';
 import { answerIfNotModified } from '../http/etag.js';
@@ -20,10 +19,7 @@ export function searchRoutes(deps: {
     search: async (req, res) => {
       const query = parseQuery(SearchQuerySchema, req.query);
       const access = await deps.readAccess(req);
-      // A reader with private access has ETags of its own: its answers hold its private matches.
-      const parts = [`search ${JSON.stringify(query)}`];
-      if (!isPublicOnly(access)) parts.push(JSON.stringify(access));
-      const etag = await deps.catalog.etag(...parts);
+      const etag = await deps.catalog.etag(access, `search ${JSON.stringify(query)}`);
       if (answerIfNotModified(req, res, { etag, cacheControl: deps.caching.moving })) return;
       res.json(await searchPackages(deps.db, query.q, DEFAULT_SEARCH_PLAN, filtersOf(query), access));
     },

@@ -32,6 +32,7 @@ import * as accounts from './2026-11-29T0100-accounts.js';
 import * as privatePackages from './2026-11-29T0110-private-packages.js';
 import * as accessChanges from './2026-11-29T0200-access-changes.js';
 import * as privateSearchKeys from './2026-11-29T0210-private-search-keys.js';
+import * as publicCatalogMark from './2026-11-29T0220-public-catalog-mark.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -68,4 +69,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0110-private-packages': privatePackages,
   '2026-11-29T0200-access-changes': accessChanges,
   '2026-11-29T0210-private-search-keys': privateSearchKeys,
+  '2026-11-29T0220-public-catalog-mark': publicCatalogMark,
 };
