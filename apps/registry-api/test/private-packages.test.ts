@@ -417,11 +417,11 @@ describe('caching: answers that depend on who asks are never shared', () => {
     await touch('secret', 'hidden');
     expect(await etags()).toEqual(outsider);
     const memberAfter = await etags(asMember());
-    memberAfter.forEach((etag, i) => expect(etag, paths[i]).not.toBe(member[i]));
+    for (const [i, etag] of memberAfter.entries()) expect(etag, paths[i]).not.toBe(member[i]);
     // A public package's change moves everyone's.
     await touch('acme', 'open');
     const outsiderAfter = await etags();
-    outsiderAfter.forEach((etag, i) => expect(etag, paths[i]).not.toBe(outsider[i]));
+    for (const [i, etag] of outsiderAfter.entries()) expect(etag, paths[i]).not.toBe(outsider[i]);
   });
 
   it('an answer to a request with credentials is private, no-store', async () => {
