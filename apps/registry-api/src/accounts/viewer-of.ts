@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import {
   type AccessTokenRow,
@@ -5,7 +6,6 @@ import {
   accessOfAccount,
   admitToken,
   findPresentedToken,
-  hashToken,
   TOKEN_REFUSAL_MESSAGES,
   type TokenRefusal,
 } from '@pkgreg/accounts';
@@ -33,8 +33,11 @@ type TokenResolution =
 
 const BEARER_TOKEN = /^bearer\s+(pkgreg_\S*)\s*$/i;
 
-/** Where the access cache keeps what a presented token resolves to: its hash, never the token. */
-export const tokenCacheKey = (presented: string) => `token:${hashToken(presented).toString('base64')}`;
+/**
+ * Where the access cache keeps what a presented token resolves to: its SHA-256, never the token (the
+ * one-shot hash: no Hash object on every authenticated request).
+ */
+export const tokenCacheKey = (presented: string) => `token:${hash('sha256', presented, 'base64')}`;
 
 export function createViewerOf(deps: {
   db: Db;
