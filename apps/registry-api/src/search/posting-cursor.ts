@@ -1,7 +1,7 @@
 import { SEARCH_MAX_RESULTS } from '@pkgreg/contracts';
 import type { BlockRange, RankedChunk, TermKeys } from './posting-plan.repository.js';
 import type { SearchPlanOptions } from './search-planner.js';
-import { byRank, type RankedMatch } from './search-ranking.js';
+import { byRank, type RankedMatch, rowsOf } from './search-ranking.js';
 import type { SearchPage } from './search-sql.js';
 
 const PAGE = SEARCH_MAX_RESULTS;
@@ -181,7 +181,7 @@ export class PostingCursor {
    */
   answer(): SearchPage {
     const ranked = [...this.found.values()].sort(byRank);
-    const rows = ranked.slice(0, PAGE).flatMap((m) => m.row ?? []);
+    const rows = rowsOf(ranked.slice(0, PAGE));
     if (this.block > this.lastBlock) return { rows, total: this.blockMatches };
     // Positions before the cursor were all read: up to the block's start, or to the last one re-checked.
     const covered = Math.min(

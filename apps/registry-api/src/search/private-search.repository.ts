@@ -59,13 +59,3 @@ export async function searchPrivate(
   const total = Number(result.rows[0]?.total ?? 0);
   return { rows: result.rows.map(({ total: _, ...row }) => ({ ...row, tier: Number(row.tier) })), total };
 }
-
-/** The tiers of public result rows (at most a page of them: one primary-key probe each). */
-export async function tiersOf(db: Db, ids: string[], lexemes: string[]): Promise<Map<string, number>> {
-  if (ids.length === 0) return new Map();
-  const result = await sql<{ id: string; tier: number }>`
-    select p.id, ${tierOf(sql`p.search_vector`, lexemes)} as tier from packages p where p.id = any(${ids}::uuid[])`.execute(
-    db,
-  );
-  return new Map(result.rows.map((r) => [r.id, Number(r.tier)]));
-}

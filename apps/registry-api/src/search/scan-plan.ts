@@ -3,7 +3,7 @@ import type { Db } from '@pkgreg/db';
 import type { FacetOperand } from './facets.repository.js';
 import { matchesInSlice, type SliceMatches } from './scan-plan.repository.js';
 import type { SearchPlanOptions } from './search-planner.js';
-import { byRank, type RankedMatch } from './search-ranking.js';
+import { byRank, type RankedMatch, rowsOf } from './search-ranking.js';
 import type { SearchPage } from './search-sql.js';
 import { initialsMask } from './search-terms.js';
 
@@ -112,7 +112,7 @@ export async function scanPlan(
     through = Number.isFinite(next) ? (ends.find((end) => end >= next) ?? last) : last;
   }
   top.sort(byRank);
-  const rows = top.slice(0, SEARCH_MAX_RESULTS).flatMap((m) => m.row ?? []);
+  const rows = rowsOf(top.slice(0, SEARCH_MAX_RESULTS));
   const exact = scanned >= docs || scanned === 0;
   return { rows, total: exact ? matches : Math.round((matches / scanned) * docs), exact, matches };
 }

@@ -18,6 +18,11 @@ export interface RankedMatch {
   row: SearchRow | null;
 }
 
+/** The visible rows of ranked matches, each with its tier. */
+export function rowsOf(matches: RankedMatch[]): SearchRow[] {
+  return matches.flatMap((m) => (m.row ? [{ ...m.row, tier: m.tier }] : []));
+}
+
 /** Compares two matches as the ranking does. */
 export function byRank(a: RankedMatch, b: RankedMatch): number {
   return a.tier - b.tier || a.ord - b.ord;

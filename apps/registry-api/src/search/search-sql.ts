@@ -17,6 +17,8 @@ export interface SearchRow {
   risk: 'none' | 'low' | 'medium' | 'high' | null;
   /** Set on the rows of a reader's private matches (private-search.repository.ts). */
   private?: boolean;
+  /** The row's tier (search-ranking.ts), as the plan that found it ranked it: the private merge's key. */
+  tier?: number;
 }
 
 /** What a plan answers: the page, and the matches in all (exact or extrapolated, per plan). */

@@ -6,7 +6,7 @@ import { isPublicOnly, PUBLIC_ONLY, type ReadAccess } from '@pkgreg/registry';
 import { type FacetOperand, facetOperands } from './facets.repository.js';
 import { filterKeys } from './filters.js';
 import { filterPlan, postingPlan } from './posting-plan.js';
-import { searchPrivate, tiersOf } from './private-search.repository.js';
+import { searchPrivate } from './private-search.repository.js';
 import { scanPlan } from './scan-plan.js';
 import {
   choosePlan,
@@ -99,13 +99,9 @@ async function searchWithPrivate(
     searchPrivate(db, access, lexemes, filters, SEARCH_MAX_RESULTS),
   ]);
   if (own.total === 0) return { results: open.rows.map(toResult), total: open.total };
-  const tiers = await tiersOf(
-    db,
-    open.rows.map((r) => r.id),
-    lexemes,
-  );
+  // Every plan gives its rows' tiers (rowsOf, the selective statement): the merge reads nothing more.
   const ranked = [
-    ...open.rows.map((row) => ({ row, tier: tiers.get(row.id) ?? 2 })),
+    ...open.rows.map((row) => ({ row, tier: tierOfRow(row) })),
     ...own.rows.map((row) => ({ row: row as SearchRow, tier: row.tier })),
   ].sort(
     (a, b) =>
@@ -118,6 +114,12 @@ async function searchWithPrivate(
     results: ranked.slice(0, SEARCH_MAX_RESULTS).map((r) => toResult(r.row)),
     total: open.total + own.total,
   };
+}
+
+function tierOfRow(row: SearchRow): number {
+  if (row.tier === undefined)
+    throw new Error(`search plan returned @${row.scope}/${row.name} without its tier`);
+  return row.tier;
 }
 
 /**

@@ -26,10 +26,13 @@ export async function selectivePlan(
         and p.status <> 'delisted' and p.quarantined_at is null and not p.private and ${filterPredicate(filters)}
     )
     select p.id, p.scope, p.name, p.description, p.kind, p.category, p.source_repo, p.token_count, p.verified,
-      p.repo_stars, p.risk, count(*) over ()::int as total
+      p.repo_stars, p.risk, ${tierOf(sql`p.search_vector`, lexemes)} as tier, count(*) over ()::int as total
     from candidates p
     ${recheck ? sql`where p.search_vector @@ ${anywhereQuery(lexemes)}` : sql``}
-    order by ${tierOf(sql`p.search_vector`, lexemes)}, ${rankingOrder('p')}
+    order by tier, ${rankingOrder('p')}
     limit ${limit}`.execute(db);
-  return { rows: result.rows, total: Number(result.rows[0]?.total ?? 0) };
+  return {
+    rows: result.rows.map(({ total: _, ...row }) => ({ ...row, tier: Number(row.tier) })),
+    total: Number(result.rows[0]?.total ?? 0),
+  };
 }
