@@ -1,5 +1,4 @@
-import type { Db } from '@pkgreg/db';
-import { listenFor, type Notifications } from '@pkgreg/db';
+import { type Db, listenFor, type Notifications } from '@pkgreg/db';
 import { LRUCache } from 'lru-cache';
 
 // What credentials resolve to (a token's row, an account's reach), kept in memory so that an
