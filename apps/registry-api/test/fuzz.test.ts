@@ -226,6 +226,9 @@ const pathValues: Record<string, fc.Arbitrary<string>> = {
       .map((parts) => parts.join('/')),
   ),
   runId: fc.oneof(fc.uuid(), vHostile()),
+  // Tokens, sessions and trusted publishers are named by id: well-formed half the time, or a route that
+  // checks the id's shape first would answer nothing but its 404 and never be reached.
+  id: fc.oneof(fc.uuid(), vHostile()),
 };
 
 function pathArbitrary(op: Operation): fc.Arbitrary<string> {
