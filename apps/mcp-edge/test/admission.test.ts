@@ -1,6 +1,6 @@
 import { SCOPES } from '@pkgreg/contracts';
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   callTool,
   clientWithToken,
@@ -11,6 +11,7 @@ import {
   rpc,
   type TestClient,
   useHarness,
+  withinOneWindow,
 } from './helpers.js';
 
 // decisions.md, MCP edge: "Admission order and wire form" — one test per table row, plus the
@@ -218,6 +219,9 @@ describe('row: scope_insufficient → 403 + WWW-Authenticate insufficient_scope'
 });
 
 describe('row: quota_exceeded, rate_limited → 429 + Retry-After (decisions.md: Quotas)', () => {
+  // Each test counts to a limit inside one fixed minute.
+  beforeEach(() => withinOneWindow());
+
   it('rate_limited after the per-tool rate for this namespace, with a configurable override', async () => {
     const mine = await clientWithToken(h, [SCOPES.systemRead]);
     for (let i = 0; i < 2; i++)

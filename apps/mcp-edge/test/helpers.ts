@@ -309,3 +309,13 @@ export function expectRpcError(
     throw new Error(`expected ${status} ${reason}, got ${res.status} ${JSON.stringify(res.body)}`);
   }
 }
+
+/**
+ * Waits for the next minute when fewer than `neededMs` are left of this one. The edge's rate and quota
+ * windows are fixed minutes, so a test that counts to a limit must not straddle a turn (it would start
+ * a new budget half-way and see an extra admission).
+ */
+export async function withinOneWindow(neededMs = 10_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < neededMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
