@@ -24,6 +24,7 @@ import { listPackages } from '../src/packages/list.service.js';
 import { readListChangeCounter } from '../src/packages/packages.repository.js';
 import { searchPrivate } from '../src/search/private-search.repository.js';
 import { searchPackages } from '../src/search/search.service.js';
+import { rankingOrder, tierOf } from '../src/search/search-ranking.js';
 import { anywhereQuery } from '../src/search/search-sql.js';
 import { countSearchDocs } from '../src/search/search-statistics.repository.js';
 import { searchLexemes } from '../src/search/search-terms.js';
@@ -552,7 +553,7 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
     expect(limited.total).toBe(16);
   });
 
-  it('search: the per-scope key index finds exactly the private rows the terms match', async () => {
+  it('search: positions and live reads find exactly the private rows the terms match, tiered in order', async () => {
     // Prefixes of 1, 2-4 (one stored key) and 5+ characters, stems, two terms, scope-only terms, quotes.
     const queries = [
       'v',
@@ -570,24 +571,89 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
       'the vault',
       "o'brien",
       'born-private',
+      'fresh',
       'nothing',
       'x'.repeat(120),
     ];
-    for (const access of [MEMBER, BIG, ONE_PACKAGE]) {
-      for (const q of queries) {
-        const lexemes = searchLexemes(q);
-        const found = await searchPrivate(database.db, access, lexemes, {}, 100);
-        const { rows } = await sql<{ key: string }>`
-          select p.scope || '/' || p.name as key from packages p
-          where ${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null
-            and p.search_vector @@ ${anywhereQuery(lexemes)}`.execute(database.db);
-        const label = `${q} as ${JSON.stringify(access)}`;
-        expect(found.rows.map((r) => `${r.scope}/${r.name}`).sort(), label).toEqual(
-          rows.map((r) => r.key).sort(),
-        );
-        expect(found.total, label).toBe(rows.length);
+    // Whole scopes without filters are answered from positions, the others by the live statement.
+    const readers = [MEMBER, BIG, ONE_PACKAGE];
+    const compare = async (stage: string) => {
+      for (const access of readers) {
+        for (const q of queries) {
+          const lexemes = searchLexemes(q);
+          const found = await searchPrivate(database.db, access, lexemes, {}, 100);
+          const { rows } = await sql<{ key: string }>`
+            select p.scope || '/' || p.name || ' ' || ${tierOf(sql`p.search_vector`, lexemes)} as key from packages p
+            where ${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null
+              and p.search_vector @@ ${anywhereQuery(lexemes)}
+            order by ${tierOf(sql`p.search_vector`, lexemes)}, ${rankingOrder('p')}`.execute(database.db);
+          const label = `${stage}: ${q} as ${JSON.stringify(access)}`;
+          expect(
+            found.rows.map((r) => `${r.scope}/${r.name} ${r.tier}`),
+            label,
+          ).toEqual(rows.map((r) => r.key));
+          expect(found.total, label).toBe(rows.length);
+        }
+      }
+    };
+    await compare('as rebuilt');
+    // Changed since the rebuild: a match lost, one gained, one new, one turned public, one delisted. The
+    // rows changed are read live and their stored positions left out, counts included.
+    const changes = [
+      sql`update packages set description = 'Nothing to see.' where scope = 'secret' and name = 'leak'`,
+      sql`update packages set description = 'A fresh big tool.', repo_stars = 99 where scope = 'bigorg' and name = 'tool-05'`,
+      sql`update packages set visibility = 'public' where scope = 'bigorg' and name = 'tool-17'`,
+      sql`update packages set status = 'delisted' where scope = 'bigorg' and name = 'tool-21'`,
+    ];
+    const before = await database.db
+      .selectFrom('packages')
+      .selectAll()
+      .where('scope', 'in', ['secret', 'bigorg'])
+      .execute();
+    const staleNames = async () =>
+      (
+        await sql<{ key: string }>`
+          select scope || '/' || name as key from packages p
+          where not pg_visible_in_snapshot(p.updated_xid, (select mark from package_private_search_docs where ord = 1))`.execute(
+          database.db,
+        )
+      ).rows.map((r) => r.key);
+    const staleBefore = await staleNames();
+    try {
+      for (const change of changes) await change.execute(database.db);
+      // Inserted as the indexer does, without a rebuild.
+      await database.db
+        .insertInto('packages')
+        .values(
+          packageRow({
+            scope: 'bigorg',
+            name: 'fresh-vault',
+            description: 'A fresh vault.',
+            visibility: 'private',
+          }),
+        )
+        .execute();
+      // Exactly these rows are past the rebuild's snapshot (and those earlier tests changed).
+      expect((await staleNames()).filter((key) => !staleBefore.includes(key)).sort()).toEqual([
+        'bigorg/fresh-vault',
+        'bigorg/tool-05',
+        'bigorg/tool-17',
+        'bigorg/tool-21',
+        ...(staleBefore.includes('secret/leak') ? [] : ['secret/leak']),
+      ]);
+      await compare('changed since');
+    } finally {
+      // Back as it was, the new one delisted (packages are never deleted); all of them read live.
+      await sql`update packages set status = 'delisted' where scope = 'bigorg' and name = 'fresh-vault'`.execute(
+        database.db,
+      );
+      for (const row of before) {
+        await sql`update packages set description = ${row.description}, repo_stars = ${row.repo_stars},
+            visibility = ${row.visibility}, status = ${row.status}
+          where id = ${row.id}`.execute(database.db);
       }
     }
+    await compare('restored');
   });
 });
 

@@ -178,6 +178,23 @@ export interface PackageSearchNameKeysTable {
   b: number[];
 }
 
+/** The visible private packages in ranking order, rebuilt with the search tables (migration 2026-11-29T0300). */
+export interface PackagePrivateSearchDocsTable {
+  ord: number;
+  id: string;
+  scope: string;
+  /** The rebuild's snapshot, on ord 1 only: rows changed by a transaction it could not see are read live. */
+  mark: string | null;
+}
+
+/** Positions per `<scope>/<key>` of private packages: anywhere, in the name (`a`), in name or scope (`ab`). */
+export interface PackagePrivateSearchKeysTable {
+  key: string;
+  ords: number[];
+  a: number[];
+  ab: number[];
+}
+
 /**
  * A filter key's ranking positions in one block (`stored` of package_search_facet_stats: the key, or
  * `!key` holding the positions without it); rebuilt by registry-api.
@@ -656,6 +673,8 @@ export interface Database {
   package_search_lexemes: PackageSearchLexemesTable;
   package_search_blocks: PackageSearchBlocksTable;
   package_search_name_keys: PackageSearchNameKeysTable;
+  package_private_search_docs: PackagePrivateSearchDocsTable;
+  package_private_search_keys: PackagePrivateSearchKeysTable;
   package_search_initials: PackageSearchInitialsTable;
   package_search_facets: PackageSearchFacetsTable;
   package_search_facet_stats: PackageSearchFacetStatsTable;

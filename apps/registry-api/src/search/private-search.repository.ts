@@ -2,19 +2,135 @@ import type { PackageFilters } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { privateReadableSql, type ReadAccess } from '@pkgreg/registry';
 import { type RawBuilder, sql } from 'kysely';
-import { filterPredicate } from './filters.js';
-import { rankingOrder, tierOf } from './search-ranking.js';
+import { filterPredicate, hasFilters } from './filters.js';
+import { byTierAndRank, rankingOrder, tierOf } from './search-ranking.js';
 import { anywhereQuery, RESULT_COLUMNS, type SearchRow } from './search-sql.js';
 
 // A reader's private matches (docs/search.md, "Private packages"): search's tables hold public packages
 // only, so a reader with private access gets its private packages searched apart, ranked by the same
-// tiers and order, then merged with the public answer by search.service.ts. Its candidates come from
-// packages_private_search_keys_idx (migration 2026-11-29T0210): per scope, every lexeme and its first
-// 2-4 characters, so a term is one key per scope (a longer one a short prefix range) and only the rows
-// of the reader's scopes holding every term are read; each is then re-checked against the real terms.
+// tiers and order, then merged with the public answer by search.service.ts.
+//
+// A reader of whole scopes without filters is answered from positions: package_private_search_keys holds
+// per `<scope>/<key>` the ranking positions (package_private_search_docs) of the private packages holding
+// it, so the top matches and their count come from unions and intersections of int arrays, and only the
+// page's rows are read. Rows changed since those tables were built are searched live. Filters and tokens
+// limited to single packages take the live statement over packages_private_search_keys_idx instead
+// (migration 2026-11-29T0210), whose cost follows the number of matches.
 
 /** A match with its tier, for merging in ranking order. */
 export type TieredRow = SearchRow & { tier: number };
+
+/** The reader's top `limit` private matches in ranking order, and how many there are in all. */
+export async function searchPrivate(
+  db: Db,
+  access: ReadAccess,
+  lexemes: string[],
+  filters: PackageFilters,
+  limit: number,
+): Promise<{ rows: TieredRow[]; total: number }> {
+  if (access.packages.length === 0 && !hasFilters(filters))
+    return searchPrivatePositions(db, [...access.scopes], lexemes, limit);
+  return searchPrivateLive(db, access, lexemes, filters, limit);
+}
+
+const visible = (alias: string) =>
+  sql.raw(`${alias}.status <> 'delisted' and ${alias}.quarantined_at is null`);
+
+/**
+ * Each term's forms: as typed, and its english stems (the anywhere query's second reading); the
+ * weighted queries of the tiers read only the typed form.
+ */
+function formsOf(lexemes: string[]): RawBuilder<unknown> {
+  return sql`
+    select l.i, f.form, f.typed
+    from unnest(${lexemes}::text[]) with ordinality l(lexeme, i)
+    cross join lateral (select l.lexeme, true
+      union all select s, false from unnest(tsvector_to_array(to_tsvector('english', l.lexeme))) s
+        where s <> l.lexeme) f(form, typed)`;
+}
+
+/**
+ * The stored keys a form matches as a prefix, in one scope: itself for 2-4 characters (every lexeme
+ * starting with it), the whole lexemes starting with it when longer, and for one character the
+ * lexeme itself and every 2-character key starting with it. Keys are compared under "C".
+ */
+function keysOfForm(form: RawBuilder<unknown>, scope: RawBuilder<unknown>): RawBuilder<unknown> {
+  const key = sql`(${scope} || '/' || ${form}) collate "C"`;
+  const from = sql`k.key >= ${key} and k.key < ${key} || chr(1114111)`;
+  return sql`(
+    select k.ords, k.a, k.ab from package_private_search_keys k
+      where length(${form}) between 2 and 4 and k.key = ${key}
+    union all
+    select k.ords, k.a, k.ab from package_private_search_keys k where length(${form}) > 4 and ${from}
+    union all
+    select k.ords, k.a, k.ab from package_private_search_keys k
+      where length(${form}) = 1 and ${from} and length(k.key) <= length(${key}) + 1)`;
+}
+
+type PositionRow = Partial<TieredRow> & { total: number };
+
+/**
+ * The positions' answer. Per term the union of its keys' positions over the reader's scopes (anywhere,
+ * and for the typed form in the name and in name or scope), intersected over the terms, less the
+ * positions of rows changed since the rebuild: tier 0 is the name set, tier 1 the name-or-scope set
+ * without it, tier 2 the rest; each sorted by position, i.e. the ranking order. The changed rows are
+ * read live (packages_scope_changes_idx, public ones too: a package turned public leaves) and tested like the live statement does.
+ */
+async function searchPrivatePositions(
+  db: Db,
+  scopes: string[],
+  lexemes: string[],
+  limit: number,
+): Promise<{ rows: TieredRow[]; total: number }> {
+  const result = await sql<PositionRow>`
+    with mark as materialized (select (select mark from package_private_search_docs where ord = 1) as snapshot),
+    changed as materialized (
+      select ${RESULT_COLUMNS}, d.ord,
+        p.private and ${visible('p')} and p.search_vector @@ ${anywhereQuery(lexemes)} as matches,
+        ${tierOf(sql`p.search_vector`, lexemes)} as tier
+      from mark m
+      join packages p on p.scope = any(${scopes}::text[])
+        and p.updated_xid >= coalesce(pg_snapshot_xmin(m.snapshot), '0')
+      left join package_private_search_docs d on d.id = p.id
+      where m.snapshot is null or not pg_visible_in_snapshot(p.updated_xid, m.snapshot)),
+    terms as (
+      select f.i, pkgreg_int_union(k.ords) as anywhere,
+        coalesce(pkgreg_int_union(k.a) filter (where f.typed), '{}') as a,
+        coalesce(pkgreg_int_union(k.ab) filter (where f.typed), '{}') as ab
+      from (${formsOf(lexemes)}) f
+      cross join unnest(${scopes}::text[]) s(scope)
+      cross join lateral ${keysOfForm(sql`f.form`, sql`s.scope`)} k
+      group by f.i),
+    sets as materialized (
+      select pkgreg_int_intersect(t.anywhere) - x.ords as anywhere, pkgreg_int_intersect(t.a) - x.ords as a,
+        pkgreg_int_intersect(t.ab) - x.ords as ab
+      from terms t, (select coalesce(array_agg(ord) filter (where ord is not null), '{}') as ords from changed) x
+      group by x.ords
+      having count(*) = ${lexemes.length}),
+    top as (
+      select t.ord, t.tier from (
+        select unnest(subarray(a, 1, ${limit})) as ord, 0 as tier from sets
+        union all select unnest(subarray(ab - a, 1, ${limit})), 1 from sets
+        union all select unnest(subarray(anywhere - ab, 1, ${limit})), 2 from sets) t
+      order by t.tier, t.ord limit ${limit})
+    select n.total, r.* from (
+      select coalesce((select icount(anywhere) from sets), 0)
+        + (select count(*) from changed where matches)::int as total) n
+    left join (
+      select ${RESULT_COLUMNS}, t.tier from top t
+        join package_private_search_docs d on d.ord = t.ord join packages p on p.id = d.id
+        where p.private and ${visible('p')}
+      union all
+      select c.id, c.scope, c.name, c.description, c.kind, c.category, c.source_repo, c.token_count,
+        c.verified, c.repo_stars, c.risk, c.tier from changed c where c.matches) r on true`.execute(db);
+  const total = Number(result.rows[0]?.total ?? 0);
+  const rows = result.rows.flatMap(({ total: _, ...row }) =>
+    row.id === null || row.id === undefined
+      ? []
+      : [{ ...(row as TieredRow), private: true, tier: Number(row.tier) }],
+  );
+  return { rows: rows.sort(byTierAndRank).slice(0, limit), total };
+}
 
 /**
  * The key query over the reader's scopes: each term (as typed, and its english stem) as
@@ -34,8 +150,8 @@ function scopeKeysQuery(lexemes: string[], scopes: string[]): RawBuilder<unknown
       group by l.i) t)`;
 }
 
-/** The reader's top `limit` private matches in ranking order, and how many there are in all. */
-export async function searchPrivate(
+/** Every match read and tested live: for filters and package-limited tokens. */
+async function searchPrivateLive(
   db: Db,
   access: ReadAccess,
   lexemes: string[],
@@ -49,7 +165,7 @@ export async function searchPrivate(
     select ${RESULT_COLUMNS}, true as private, ${tierOf(sql`p.search_vector`, lexemes)} as tier, count(*) over ()::int as total
     from (
       select p.* from packages p
-      where p.private and p.status <> 'delisted' and p.quarantined_at is null
+      where p.private and ${visible('p')}
         and pkgreg_private_search_keys(p.scope, p.search_vector) @@ ${scopeKeysQuery(lexemes, scopes)}
       offset 0) p
     where ${privateReadableSql(access, 'p')} and ${filterPredicate(filters)}

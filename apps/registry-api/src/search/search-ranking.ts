@@ -11,6 +11,24 @@ export function rankingOrder(alias?: string): RawBuilder<unknown> {
   return sql.raw(`${column('repo_stars')} desc, ${column('scope')}, ${column('name')}`);
 }
 
+/**
+ * Compares two rows as the ranking does (tier, then repo_stars desc, scope, name): for merging rows of
+ * different statements. Scopes and names are [a-z0-9-], compared by code point as the database does
+ * under a C collation; under another one a tie of tier and stars may come out the other way.
+ */
+export function byTierAndRank(a: SearchRow & { tier: number }, b: SearchRow & { tier: number }): number {
+  return (
+    a.tier - b.tier ||
+    b.repo_stars - a.repo_stars ||
+    compareText(a.scope, b.scope) ||
+    compareText(a.name, b.name)
+  );
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** A match by its position in the ranking order; `row` null when delisted since the tables' rebuild. */
 export interface RankedMatch {
   ord: number;

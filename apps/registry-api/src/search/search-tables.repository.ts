@@ -29,7 +29,12 @@ const SEARCH_TABLES = [
   'package_search_initials',
   'package_search_facets',
   'package_search_facet_stats',
+  'package_private_search_docs',
+  'package_private_search_keys',
 ];
+
+/** Constraints other than the primary key, whose index is renamed with its table. */
+const OTHER_CONSTRAINTS: Record<string, string[]> = { package_private_search_docs: ['id_key'] };
 
 /** Every filter key's positions, before complements replace the common ones (dropped once used). */
 const FACET_POSITIONS = 'package_search_facet_positions_next';
@@ -184,15 +189,51 @@ export async function createNextFacets(db: Db, { blockShift }: SearchTablesOptio
   await sql`drop table ${sql.table(FACET_POSITIONS)}`.execute(db);
 }
 
+/**
+ * The visible private packages in ranking order (docs/search.md, "Private packages"), the row of ord 1
+ * with `mark`: this statement's snapshot. A row last changed by a transaction it could not see may be
+ * missing or stale here, so a reader's search reads those rows live.
+ */
+export async function createNextPrivateDocs(db: Db): Promise<void> {
+  const select = sql`
+    select d.ord, d.id, d.scope, case when d.ord = 1 then pg_current_snapshot() end as mark
+    from (select (row_number() over (order by ${rankingOrder()}))::int as ord, id, scope
+      from packages where private and status <> 'delisted' and quarantined_at is null) d
+    order by d.ord`;
+  await createNextTable(db, 'package_private_search_docs', select, 'ord');
+  await sql`alter table package_private_search_docs_next
+    add constraint package_private_search_docs_next_id_key unique (id)`.execute(db);
+}
+
+/**
+ * Private positions per `<scope>/<key>`, the keys of keysOf (a lexeme, its first 2 to SEARCH_KEY_LENGTH
+ * characters) under the package's scope: anywhere, in the name (`a`) and in the name or scope (`ab`).
+ * Built from the rows as the docs saw them: a row changed since is searched live and left out of these.
+ */
+export async function createNextPrivateKeys(db: Db): Promise<void> {
+  const select = sql`
+    select (d.scope || '/' || k.key) collate "C" as key,
+      uniq(sort(array_agg(d.ord))) as ords,
+      uniq(sort(coalesce(array_agg(d.ord) filter (where 'A' = any(l.weights)), '{}'))) as a,
+      uniq(sort(coalesce(array_agg(d.ord) filter (where l.weights && '{A,B}'), '{}'))) as ab
+    from package_private_search_docs_next d join packages p on p.id = d.id
+    cross join lateral unnest(p.search_vector) l
+    cross join lateral ${keysOf(sql`l.lexeme`)} k(key)
+    group by 1`;
+  await createNextTable(db, 'package_private_search_keys', select, 'key');
+}
+
 /** Swaps every `_next` table in at once: the lock is held only for the drops and renames. */
 export async function swapInNextTables(db: Db): Promise<void> {
   await db.transaction().execute(async (trx) => {
     for (const table of SEARCH_TABLES) {
       await sql`drop table ${sql.table(table)}`.execute(trx);
       await sql`alter table ${sql.table(`${table}_next`)} rename to ${sql.table(table)}`.execute(trx);
-      await sql`alter index ${sql.table(`${table}_next_pkey`)} rename to ${sql.table(`${table}_pkey`)}`.execute(
-        trx,
-      );
+      for (const suffix of ['pkey', ...(OTHER_CONSTRAINTS[table] ?? [])]) {
+        await sql`alter index ${sql.table(`${table}_next_${suffix}`)} rename to ${sql.table(`${table}_${suffix}`)}`.execute(
+          trx,
+        );
+      }
     }
   });
 }

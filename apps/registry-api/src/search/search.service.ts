@@ -14,6 +14,7 @@ import {
   type PlanChoice,
   type SearchPlanOptions,
 } from './search-planner.js';
+import { byTierAndRank } from './search-ranking.js';
 import type { SearchPage, SearchRow } from './search-sql.js';
 import { countSearchDocs, prefixStats } from './search-statistics.repository.js';
 import {
@@ -24,6 +25,8 @@ import {
   createNextLexemes,
   createNextNameKeys,
   createNextPrefixes,
+  createNextPrivateDocs,
+  createNextPrivateKeys,
   DEFAULT_SEARCH_TABLES,
   dropNextTables,
   type SearchTablesOptions,
@@ -100,34 +103,16 @@ async function searchWithPrivate(
   ]);
   if (own.total === 0) return { results: open.rows.map(toResult), total: open.total };
   // Every plan gives its rows' tiers (rowsOf, the selective statement): the merge reads nothing more.
-  const ranked = [
-    ...open.rows.map((row) => ({ row, tier: tierOfRow(row) })),
-    ...own.rows.map((row) => ({ row: row as SearchRow, tier: row.tier })),
-  ].sort(
-    (a, b) =>
-      a.tier - b.tier ||
-      b.row.repo_stars - a.row.repo_stars ||
-      compareText(a.row.scope, b.row.scope) ||
-      compareText(a.row.name, b.row.name),
+  const ranked = [...open.rows.map((row) => ({ ...row, tier: tierOfRow(row) })), ...own.rows].sort(
+    byTierAndRank,
   );
-  return {
-    results: ranked.slice(0, SEARCH_MAX_RESULTS).map((r) => toResult(r.row)),
-    total: open.total + own.total,
-  };
+  return { results: ranked.slice(0, SEARCH_MAX_RESULTS).map(toResult), total: open.total + own.total };
 }
 
 function tierOfRow(row: SearchRow): number {
   if (row.tier === undefined)
     throw new Error(`search plan returned @${row.scope}/${row.name} without its tier`);
   return row.tier;
-}
-
-/**
- * Scopes and names are [a-z0-9-], compared by code point as the database does under a C collation; under
- * another one a tie of tier and stars between a public and a private match may come out the other way.
- */
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** A search's filters: as given (the selective plan's predicates) and as facet lists (the other plans). */
@@ -194,5 +179,7 @@ export async function rebuildSearchTables(
   await createNextBlocks(db, options);
   await createNextNameKeys(db);
   await createNextFacets(db, options);
+  await createNextPrivateDocs(db);
+  await createNextPrivateKeys(db);
   await swapInNextTables(db);
 }
