@@ -14,7 +14,7 @@ import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { foldAllDownloadDeltas } from '../src/downloads/download-flusher.js';
 import { refreshDerivedTables, refreshPopularity } from '../src/packages/derived-tables-refresher.js';
-import { listPackages } from '../src/packages/list.service.js';
+import { DEFAULT_LIST_OPTIONS, listPackages } from '../src/packages/list.service.js';
 import { rebuildSearchTables } from '../src/search/search.service.js';
 import { insertPackages, type PackageInsert, packageRow, useTestRegistry } from './fixtures.js';
 
@@ -117,7 +117,11 @@ async function allPages(query: Omit<ListQuery, 'page' | 'pageSize'>, filteredBy:
   const seen: string[] = [];
   let total = -1;
   for (let page = 1; page <= 40; page += 1) {
-    const res = await listPackages(t.db, { ...query, page, pageSize: 7 }, { filteredBy });
+    const res = await listPackages(
+      t.db,
+      { ...query, page, pageSize: 7 },
+      { ...DEFAULT_LIST_OPTIONS, filteredBy },
+    );
     total = res.total;
     if (res.data.length === 0) break;
     seen.push(...res.data.map(keyOf));

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, createRegistry } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
-import { listPackages } from '../src/packages/list.service.js';
+import { DEFAULT_LIST_OPTIONS, type ListOptions, listPackages } from '../src/packages/list.service.js';
 import { readListChangeCounter } from '../src/packages/packages.repository.js';
 import { searchPrivate } from '../src/search/private-search.repository.js';
 import { searchPackages } from '../src/search/search.service.js';
@@ -478,8 +478,8 @@ async function expectedOrder(access: ReadAccess, sort: string, order: 'asc' | 'd
 }
 
 describe('a reader with private access (the services, given its ReadAccess)', () => {
-  const page = (access: ReadAccess, query: Record<string, string>, filteredBy?: 'facets' | 'walk') =>
-    listPackages(database.db, ListQuerySchema.parse(query), filteredBy ? { filteredBy } : undefined, access);
+  const page = (access: ReadAccess, query: Record<string, string>, options: Partial<ListOptions> = {}) =>
+    listPackages(database.db, ListQuerySchema.parse(query), { ...DEFAULT_LIST_OPTIONS, ...options }, access);
 
   it.each([
     ['name', 'asc'],
@@ -491,13 +491,17 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
     ['downloads', 'desc'],
     ['trending', 'asc'],
   ] as const)(
-    'list by %s %s: pages of 4 walk the merged order exactly, total included',
+    'list by %s %s: pages of 4 walk the merged order exactly, total included, placed either way',
     async (sort, order) => {
-      for (const access of [MEMBER, ONE_PACKAGE, BIG]) {
+      // shallowPlaces 0: every page placed by the search over the private packages (deep pages).
+      for (const [access, shallowPlaces] of [MEMBER, ONE_PACKAGE, BIG].flatMap((a) => [
+        [a, 100] as const,
+        [a, 0] as const,
+      ])) {
         const expected = await expectedOrder(access, sort, order);
         const seen: string[] = [];
         for (let p = 1; p <= Math.ceil(expected.length / 4) + 1; p += 1) {
-          const res = await page(access, { sort, order, page: String(p), pageSize: '4' });
+          const res = await page(access, { sort, order, page: String(p), pageSize: '4' }, { shallowPlaces });
           expect(res.total).toBe(expected.length);
           seen.push(...res.data.map((d) => `@${d.scope}/${d.name}`));
         }
@@ -516,7 +520,7 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
           const res = await page(
             access,
             { sort: 'stars', order: 'desc', kind: 'skill', page: String(p), pageSize: '3' },
-            filteredBy,
+            { filteredBy },
           );
           expect(res.total).toBe(expected.length);
           seen.push(...res.data.map((d) => `@${d.scope}/${d.name}`));

@@ -15,6 +15,7 @@ import {
 import {
   countFilteredUpTo,
   countPrecedingInRange,
+  countPrivateRows,
   countPublicBefore,
   listPrivateRows,
   type PrivateListRow,
@@ -60,9 +61,11 @@ export const PROBE_COST = 2;
 export interface ListOptions {
   /** `facets` or `walk` always; `cost` chooses by PROBE_COST. */
   filteredBy: 'cost' | 'facets' | 'walk';
+  /** Unfiltered pages of a reader with private access ending this far in are placed by placeShallow. */
+  shallowPlaces: number;
 }
 
-export const DEFAULT_LIST_OPTIONS: ListOptions = { filteredBy: 'cost' };
+export const DEFAULT_LIST_OPTIONS: ListOptions = { filteredBy: 'cost', shallowPlaces: 100 };
 
 /**
  * A page of the list as `access` sees it: public packages only (the rank tables' own) for anyone, and
@@ -103,15 +106,21 @@ async function filteredPage(
   order: RankOrder,
   filters: PackageFilters,
   query: ListQuery,
-  { filteredBy }: ListOptions,
+  options: ListOptions,
 ) {
   const [facets, docs] = await Promise.all([facetOperands(db, filterKeys(filters)), countSearchDocs(db)]);
   const total = await countFacets(db, facets, docs);
   const offset = (query.page - 1) * query.pageSize;
   if (offset >= total) return { rows: [], total };
-  const rows = await filteredRows(db, order, filters, { facets, docs, total }, offset, query.pageSize, {
-    filteredBy,
-  });
+  const rows = await filteredRows(
+    db,
+    order,
+    filters,
+    { facets, docs, total },
+    offset,
+    query.pageSize,
+    options,
+  );
   return { rows, total };
 }
 
@@ -156,18 +165,23 @@ async function mergedPage(
   access: ReadAccess,
 ): Promise<{ rows: ListRow[]; total: number }> {
   const filtered = filterKeys(filters).length > 0;
-  const [privates, counts] = await Promise.all([
-    listPrivateRows(db, access, order, filters),
+  const offset = (query.page - 1) * query.pageSize;
+  const size = query.pageSize;
+  // A page this near the top holds none of the private packages past its end: only those are read.
+  const shallow = !filtered && offset + size <= options.shallowPlaces;
+  const [privates, privateTotal, counts] = await Promise.all([
+    listPrivateRows(db, access, order, filters, shallow ? offset + size : undefined),
+    shallow ? countPrivateRows(db, access) : undefined,
     filtered
       ? filteredCounts(db, filters)
       : countRanked(db).then((total) => ({ facets: [], docs: total, total })),
   ]);
   const publicTotal = counts.total;
-  const offset = (query.page - 1) * query.pageSize;
-  const size = query.pageSize;
   const { first, before } = filtered
     ? await placeAll(db, order, privates, counts.facets, publicTotal, offset, size)
-    : await placeAround(db, order, privates, publicTotal, offset, size);
+    : shallow
+      ? await placeShallow(db, order, privates, publicTotal, offset, size)
+      : await placeAround(db, order, privates, publicTotal, offset, size);
   // `before` holds the places of privates[first], privates[first + 1], ...: those on the page lead.
   let onPage = 0;
   while (onPage < before.length && (before[onPage] ?? 0) + first + onPage < offset + size) onPage += 1;
@@ -187,7 +201,7 @@ async function mergedPage(
     rows.push(row);
   });
   while (k < onPage) rows.push(privates[first + k++] as ListRow);
-  return { rows, total: publicTotal + privates.length };
+  return { rows, total: publicTotal + (privateTotal ?? privates.length) };
 }
 
 /** Probes per round of placeAround's search. */
@@ -263,6 +277,40 @@ async function placeAround(
   );
   const places = candidates.map((p) => publicOffset + (preceding.get(p.id) ?? 0));
   return { first, before: ordered(places, publicTotal, publicOffset) };
+}
+
+/**
+ * A page ending within the first `shallowPlaces` of the merged order, given the first offset + size
+ * private packages (the page can hold no later one): each placed at once among the public packages at
+ * positions 1 to offset + size (countPrecedingInRange). One with all of those before it is past the page
+ * whatever its exact place, so the count within them is enough.
+ */
+async function placeShallow(
+  db: Db,
+  order: RankOrder,
+  privates: PrivateListRow[],
+  publicTotal: number,
+  offset: number,
+  size: number,
+): Promise<Placement> {
+  const span = Math.min(offset + size, publicTotal);
+  const preceding =
+    span > 0
+      ? await countPrecedingInRange(
+          db,
+          order,
+          privates.map((p) => p.id),
+          1,
+          span,
+        )
+      : new Map<string, number>();
+  const places = ordered(
+    privates.map((p) => preceding.get(p.id) ?? 0),
+    publicTotal,
+  );
+  let first = 0;
+  while (first < places.length && (places[first] ?? 0) + first < offset) first += 1;
+  return { first, before: places.slice(first, first + size) };
 }
 
 /**

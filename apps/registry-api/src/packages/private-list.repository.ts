@@ -63,22 +63,35 @@ const LIST_COLUMNS = sql`p.id, p.scope, p.name, p.description, p.kind, p.source_
 /** A private list item with its id (the merge's handle). */
 export type PrivateListRow = ListRow & { id: string };
 
+/** The visible private packages `access` may read, as a condition on packages row `p`. */
+const readablePrivate = (access: ReadAccess) =>
+  sql`${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null`;
+
 /**
- * The visible private packages `access` may read that pass `filters`, in the order: a plain query on the
- * partial index packages_private_idx (its scopes, its packages), read live.
+ * The visible private packages `access` may read that pass `filters`, in the order, the first `limit`
+ * when given: a plain query on the partial index packages_private_idx (its scopes, its packages), read
+ * live.
  */
 export async function listPrivateRows(
   db: Db,
   access: ReadAccess,
   order: RankOrder,
   filters: PackageFilters,
+  limit?: number,
 ): Promise<PrivateListRow[]> {
   const result = await sql<PrivateListRow>`
     select ${LIST_COLUMNS} from packages p
-    where ${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null
-      and ${filterPredicate(filters)}
-    order by ${orderBy(order, 'p')}`.execute(db);
+    where ${readablePrivate(access)} and ${filterPredicate(filters)}
+    order by ${orderBy(order, 'p')}
+    ${limit === undefined ? sql`` : sql`limit ${limit}`}`.execute(db);
   return result.rows;
+}
+
+/** How many visible private packages `access` may read (unfiltered lists' share of `total`). */
+export async function countPrivateRows(db: Db, access: ReadAccess): Promise<number> {
+  const result = await sql<{ n: number }>`
+    select count(*)::int as n from packages p where ${readablePrivate(access)}`.execute(db);
+  return Number(result.rows[0]?.n ?? 0);
 }
 
 /**
