@@ -3,6 +3,7 @@ import type { Db } from '@pkgreg/db';
 import { privateReadableSql, type ReadAccess } from '@pkgreg/registry';
 import { type RawBuilder, sql } from 'kysely';
 import { filterPredicate, hasFilters } from './filters.js';
+import { runNamed } from './named-statements.js';
 import { byTierAndRank, rankingOrder, tierOf } from './search-ranking.js';
 import { anywhereQuery, RESULT_COLUMNS, type SearchRow } from './search-sql.js';
 
@@ -43,7 +44,7 @@ const visible = (alias: string) =>
 function formsOf(lexemes: string[]): RawBuilder<unknown> {
   return sql`
     select l.i, f.form, f.typed
-    from unnest(${lexemes}::text[]) with ordinality l(lexeme, i)
+    from unnest((select ${lexemes}::text[])) with ordinality l(lexeme, i)
     cross join lateral (select l.lexeme, true
       union all select s, false from unnest(tsvector_to_array(to_tsvector('english', l.lexeme))) s
         where s <> l.lexeme) f(form, typed)`;
@@ -69,6 +70,10 @@ function keysOfForm(form: RawBuilder<unknown>, scope: RawBuilder<unknown>): RawB
 
 type PositionRow = Partial<TieredRow> & { total: number };
 
+// The statement runs prepared (runNamed) and its lists reach it through sub-selects: a custom plan then
+// estimates what the generic one does, so Postgres keeps the generic plan after five runs instead of
+// planning each search again (planning cost more than running it).
+
 /**
  * The positions' answer. Per term the union of its keys' positions over the reader's scopes (anywhere,
  * and for the typed form in the name and in name or scope), intersected over the terms, less the
@@ -82,14 +87,16 @@ async function searchPrivatePositions(
   lexemes: string[],
   limit: number,
 ): Promise<{ rows: TieredRow[]; total: number }> {
-  const result = await sql<PositionRow>`
+  const rows = await runNamed(
+    db,
+    sql<PositionRow>`
     with mark as materialized (select (select mark from package_private_search_docs where ord = 1) as snapshot),
     changed as materialized (
       select ${RESULT_COLUMNS}, d.ord,
         p.private and ${visible('p')} and p.search_vector @@ ${anywhereQuery(lexemes)} as matches,
         ${tierOf(sql`p.search_vector`, lexemes)} as tier
       from mark m
-      join packages p on p.scope = any(${scopes}::text[])
+      join packages p on p.scope = any((select ${scopes}::text[])::text[])
         and p.updated_xid >= coalesce(pg_snapshot_xmin(m.snapshot), '0')
       left join package_private_search_docs d on d.id = p.id
       where m.snapshot is null or not pg_visible_in_snapshot(p.updated_xid, m.snapshot)),
@@ -98,7 +105,7 @@ async function searchPrivatePositions(
         coalesce(pkgreg_int_union(k.a) filter (where f.typed), '{}') as a,
         coalesce(pkgreg_int_union(k.ab) filter (where f.typed), '{}') as ab
       from (${formsOf(lexemes)}) f
-      cross join unnest(${scopes}::text[]) s(scope)
+      cross join unnest((select ${scopes}::text[])) s(scope)
       cross join lateral ${keysOfForm(sql`f.form`, sql`s.scope`)} k
       group by f.i),
     sets as materialized (
@@ -122,14 +129,15 @@ async function searchPrivatePositions(
         where p.private and ${visible('p')}
       union all
       select c.id, c.scope, c.name, c.description, c.kind, c.category, c.source_repo, c.token_count,
-        c.verified, c.repo_stars, c.risk, c.tier from changed c where c.matches) r on true`.execute(db);
-  const total = Number(result.rows[0]?.total ?? 0);
-  const rows = result.rows.flatMap(({ total: _, ...row }) =>
+        c.verified, c.repo_stars, c.risk, c.tier from changed c where c.matches) r on true`,
+  );
+  const total = Number(rows[0]?.total ?? 0);
+  const found = rows.flatMap(({ total: _, ...row }) =>
     row.id === null || row.id === undefined
       ? []
       : [{ ...(row as TieredRow), private: true, tier: Number(row.tier) }],
   );
-  return { rows: rows.sort(byTierAndRank).slice(0, limit), total };
+  return { rows: found.sort(byTierAndRank).slice(0, limit), total };
 }
 
 /**
