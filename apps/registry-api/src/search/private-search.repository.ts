@@ -70,16 +70,15 @@ function keysOfForm(form: RawBuilder<unknown>, scope: RawBuilder<unknown>): RawB
 
 type PositionRow = Partial<TieredRow> & { total: number };
 
-// The statement runs prepared (runNamed) and its lists reach it through sub-selects: a custom plan then
-// estimates what the generic one does, so Postgres keeps the generic plan after five runs instead of
-// planning each search again (planning cost more than running it).
-
 /**
  * The positions' answer. Per term the union of its keys' positions over the reader's scopes (anywhere,
  * and for the typed form in the name and in name or scope), intersected over the terms, less the
  * positions of rows changed since the rebuild: tier 0 is the name set, tier 1 the name-or-scope set
  * without it, tier 2 the rest; each sorted by position, i.e. the ranking order. The changed rows are
- * read live (packages_scope_changes_idx, public ones too: a package turned public leaves) and tested like the live statement does.
+ * read live (packages_scope_changes_idx, public ones too: a package turned public leaves the count) and
+ * tested as the live statement tests them. The statement runs prepared (runNamed) and its lists reach it
+ * through sub-selects: a custom plan then estimates what the generic one does, so Postgres keeps the
+ * generic plan instead of planning each search again (planning cost more than running it).
  */
 async function searchPrivatePositions(
   db: Db,
