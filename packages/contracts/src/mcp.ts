@@ -25,6 +25,16 @@ export function deriveNamespace(issuer: string, clientOrSubject: string): string
   return `app:${bytesToHex(sha256(utf8ToBytes(`${issuer}|${clientOrSubject}`)))}`;
 }
 
+/**
+ * The namespace of a token a person delegates to a client (authorization code flow): `app:` + sha256 hex
+ * of `<issuer>|<client_id>|<sub>` (decisions.md), so each app a person connects keeps its own memory and
+ * two people using one app never share it. Account ids hold no `|`, so the last `|` splits the client
+ * from the person.
+ */
+export function deriveDelegatedNamespace(issuer: string, clientId: string, subject: string): string {
+  return deriveNamespace(issuer, `${clientId}|${subject}`);
+}
+
 export const SCOPES = {
   systemRead: 'pkgreg.system.read',
   agentsInvoke: 'pkgreg.agents.invoke',
@@ -39,6 +49,20 @@ export const SCOPES = {
 } as const;
 export const ALL_SCOPES = Object.values(SCOPES);
 export const ScopeSchema = z.enum(ALL_SCOPES as [string, ...string[]]);
+export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
+
+/** What each scope lets an app do, in plain words: the consent page lists these, never the raw names. */
+export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
+  [SCOPES.systemRead]: 'See the service status and your usage limits',
+  [SCOPES.agentsInvoke]: 'Run agents on your behalf',
+  [SCOPES.stmRead]: "Read this app's short-term memory",
+  [SCOPES.stmWrite]: "Add to this app's short-term memory",
+  [SCOPES.stmDelete]: "Delete from this app's short-term memory",
+  [SCOPES.ltmRead]: "Read this app's long-term memory",
+  [SCOPES.ltmWrite]: "Add to this app's long-term memory",
+  [SCOPES.ltmDelete]: "Delete from this app's long-term memory",
+  [SCOPES.registryRead]: 'Read skills in the registry, your private ones included',
+};
 
 export const MemoryTierSchema = z.enum(['stm', 'ltm']);
 export type MemoryTier = z.infer<typeof MemoryTierSchema>;

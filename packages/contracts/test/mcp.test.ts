@@ -8,6 +8,7 @@ import {
   AgentsListArgsSchema,
   AgentsListResultSchema,
   ALL_SCOPES,
+  deriveDelegatedNamespace,
   deriveNamespace,
   ENGINEERING_WORKFLOW_AGENT_ID,
   findAgent,
@@ -31,7 +32,9 @@ import {
   MemorySearchResultSchema,
   memoryScope,
   NamespaceSchema,
+  SCOPE_DESCRIPTIONS,
   SCOPES,
+  type Scope,
   ScopeSchema,
   SystemInfoArgsSchema,
   type SystemInfoResult,
@@ -100,6 +103,29 @@ describe('mcp-edge.md: Namespace', () => {
       expect(NamespaceSchema.safeParse(derived[i]).success).toBe(true);
     }
     expect(new Set(derived).size).toBe(cases.length - 1); // "a|b|c" twice: the same identity string
+  });
+
+  it('deriveDelegatedNamespace: the issuer, the client and the person together', () => {
+    const issuer = 'http://localhost:4100/mcp';
+    const hex = createHash('sha256').update(`${issuer}|https://app.example/client.json|acct_1`).digest('hex');
+    expect(deriveDelegatedNamespace(issuer, 'https://app.example/client.json', 'acct_1')).toBe(`app:${hex}`);
+    // Two apps of one person, two people of one app, and the app's own client-credentials identity differ.
+    const namespaces = [
+      deriveDelegatedNamespace(issuer, 'app-a', 'acct_1'),
+      deriveDelegatedNamespace(issuer, 'app-b', 'acct_1'),
+      deriveDelegatedNamespace(issuer, 'app-a', 'acct_2'),
+      deriveNamespace(issuer, 'app-a'),
+    ];
+    expect(new Set(namespaces).size).toBe(4);
+  });
+
+  it('describes every scope in plain words', () => {
+    for (const scope of ALL_SCOPES) {
+      const text = SCOPE_DESCRIPTIONS[scope as Scope];
+      expect(text, scope).toMatch(/^[A-Z][^.]{10,80}$/);
+      expect(text).not.toContain('pkgreg.');
+    }
+    expect(new Set(Object.values(SCOPE_DESCRIPTIONS)).size).toBe(ALL_SCOPES.length);
   });
 });
 

@@ -420,6 +420,68 @@ export interface EdgeAccessVersionTable {
   version: number;
 }
 
+/** What oidc-provider persists (migration 2026-11-29T0400): keyed by the SHA-256 of each id. */
+export interface EdgeOauthArtifactsTable {
+  /** oidc-provider's model name: Session, Interaction, AuthorizationCode, RefreshToken, Grant. */
+  model: string;
+  id_hash: string;
+  payload: Json<Record<string, unknown>>;
+  grant_id: string | null;
+  uid: string | null;
+  account_id: string | null;
+  client_id: string | null;
+  expires_at: NullableTimestamp;
+  /** Set once by a conditional update: a code or refresh token used twice is seen. */
+  consumed_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+/** A client registered by RFC 7591, expiring when unused. */
+export interface EdgeDynamicClientsTable {
+  client_id: string;
+  metadata: Json<Record<string, unknown>>;
+  /** scrypt, as oauth_clients; null for a public client. */
+  secret_hash: string | null;
+  registered_from: string | null;
+  created_at: Generated<Date>;
+  last_used_at: NullableTimestamp;
+  expires_at: Timestamp;
+}
+
+/** One authorization handed from the edge (the interaction) to the registry (who decides) and back. */
+export interface EdgeConsentRequestsTable {
+  id_hash: string;
+  interaction_uid: string;
+  client_id: string;
+  client_kind: 'metadata_document' | 'registered' | 'operator';
+  client_name: string | null;
+  client_uri: string | null;
+  logo_uri: string | null;
+  redirect_host: string;
+  resource: string;
+  scopes: string[];
+  binding_hash: string;
+  account_id: string | null;
+  decision: 'allow' | 'deny' | null;
+  decision_code_hash: string | null;
+  decided_at: NullableTimestamp;
+  consumed_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+}
+
+/** What a person allowed an app (remembered consent); revoking it refuses the app's tokens at once. */
+export interface EdgeDelegationsTable {
+  account_id: string;
+  client_id: string;
+  client_name: string | null;
+  scopes: string[];
+  grant_id: string | null;
+  created_at: Generated<Date>;
+  last_used_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
 export interface OauthSigningKeysTable {
   kid: string;
   alg: string;
@@ -702,6 +764,10 @@ export interface Database {
   tunnel_nonces: TunnelNoncesTable;
   edge_backend_clients: EdgeBackendClientsTable;
   edge_access_version: EdgeAccessVersionTable;
+  edge_oauth_artifacts: EdgeOauthArtifactsTable;
+  edge_dynamic_clients: EdgeDynamicClientsTable;
+  edge_consent_requests: EdgeConsentRequestsTable;
+  edge_delegations: EdgeDelegationsTable;
   package_version_yanks: PackageVersionYanksTable;
   scope_owners: ScopeOwnersTable;
   publish_runs: PublishRunsTable;

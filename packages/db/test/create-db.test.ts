@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, createPool, poolOf, queryNamed, requirePool } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 

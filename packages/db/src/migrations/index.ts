@@ -34,6 +34,7 @@ import * as accessChanges from './2026-11-29T0200-access-changes.js';
 import * as privateSearchKeys from './2026-11-29T0210-private-search-keys.js';
 import * as publicCatalogMark from './2026-11-29T0220-public-catalog-mark.js';
 import * as privateSearchPostings from './2026-11-29T0300-private-search-postings.js';
+import * as edgeDelegatedAccess from './2026-11-29T0400-edge-delegated-access.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0210-private-search-keys': privateSearchKeys,
   '2026-11-29T0220-public-catalog-mark': publicCatalogMark,
   '2026-11-29T0300-private-search-postings': privateSearchPostings,
+  '2026-11-29T0400-edge-delegated-access': edgeDelegatedAccess,
 };
