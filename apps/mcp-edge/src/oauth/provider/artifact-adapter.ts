@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '@pkgreg/db';
+import { sql } from 'kysely';
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors } from 'oidc-provider';
+
+// oidc-provider's storage (docs/plans/edge-oauth.md, "Adapter"): each model it persists (Session,
+// Interaction, AuthorizationCode, RefreshToken, Grant) is a row of edge_oauth_artifacts (migration
+// 2026-11-29T0400). Ids are stored as their SHA-256: an authorization code or refresh token is its own
+// id, so a copy of the table holds nothing a client could present. Dynamic clients have a table of
+// their own (their secrets hashed) and are not kept here.
+//
+// The provider checks `consumed` and then consumes, two steps apart: two requests presenting one refresh
+// token at once would both pass. Here consuming is one conditional update, so the second finds the token
+// already used, revokes everything issued under its grant (as the provider does for a reuse it sees)
+// and answers invalid_grant.
+
+/** Models kept in edge_oauth_artifacts. */
+export const ARTIFACT_MODELS = [
+  'Session',
+  'Interaction',
+  'AuthorizationCode',
+  'RefreshToken',
+  'Grant',
+] as const;
+
+export function idHash(id: string): string {
+  return createHash('sha256').update(id).digest('hex');
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+export function createArtifactAdapter(db: Db): (model: string) => Adapter {
+  return (model) => {
+    if (!(ARTIFACT_MODELS as readonly string[]).includes(model)) {
+      throw new Error(`oidc-provider model ${model} has no storage here`);
+    }
+    return new ArtifactAdapter(db, model);
+  };
+}
+
+class ArtifactAdapter implements Adapter {
+  constructor(
+    private readonly db: Db,
+    private readonly model: string,
+  ) {}
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    // A Grant is its own family: revoking a grant id takes the grant too.
+    const grantId = this.model === 'Grant' ? id : text(payload.grantId);
+    const expiresAt = expiresIn ? sql`now() + make_interval(secs => ${expiresIn})` : sql`null`;
+    await sql`
+      insert into edge_oauth_artifacts (model, id_hash, payload, grant_id, uid, account_id, client_id, expires_at)
+      values (${this.model}, ${idHash(id)}, ${JSON.stringify(payload)}::jsonb, ${grantId}, ${text(payload.uid)},
+        ${text(payload.accountId)}, ${text(payload.clientId)}, ${expiresAt})
+      on conflict (model, id_hash) do update set payload = excluded.payload, grant_id = excluded.grant_id,
+        uid = excluded.uid, account_id = excluded.account_id, client_id = excluded.client_id,
+        expires_at = excluded.expires_at`.execute(this.db);
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    return this.first(sql`id_hash = ${idHash(id)}`);
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    return this.first(sql`uid = ${uid}`);
+  }
+
+  async findByUserCode(): Promise<undefined> {
+    // The device flow is not offered.
+    return undefined;
+  }
+
+  async consume(id: string): Promise<void> {
+    const result = await sql<{ grant_id: string | null }>`
+      update edge_oauth_artifacts set consumed_at = now()
+      where model = ${this.model} and id_hash = ${idHash(id)} and consumed_at is null
+      returning grant_id`.execute(this.db);
+    if (result.rows.length > 0) return;
+    const { rows } = await sql<{ grant_id: string | null }>`
+      select grant_id from edge_oauth_artifacts where model = ${this.model} and id_hash = ${idHash(id)}`.execute(
+      this.db,
+    );
+    const grantId = rows[0]?.grant_id;
+    if (grantId) await revokeGrant(this.db, grantId);
+    throw new errors.InvalidGrant(
+      `${this.model === 'RefreshToken' ? 'refresh token' : 'grant'} already used`,
+    );
+  }
+
+  async destroy(id: string): Promise<void> {
+    await sql`delete from edge_oauth_artifacts where model = ${this.model} and id_hash = ${idHash(id)}`.execute(
+      this.db,
+    );
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await sql`delete from edge_oauth_artifacts where model = ${this.model} and grant_id = ${grantId}`.execute(
+      this.db,
+    );
+  }
+
+  private async first(where: ReturnType<typeof sql>): Promise<AdapterPayload | undefined> {
+    const { rows } = await sql<{ payload: AdapterPayload; consumed: number | null }>`
+      select payload, extract(epoch from consumed_at)::int8 as consumed from edge_oauth_artifacts
+      where model = ${this.model} and ${where} and (expires_at is null or expires_at > now())`.execute(
+      this.db,
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return row.consumed === null ? row.payload : { ...row.payload, consumed: Number(row.consumed) };
+  }
+}
+
+/** Everything issued under a grant, and the grant: a reused code or refresh token ends its whole family. */
+export async function revokeGrant(db: Db, grantId: string): Promise<void> {
+  await sql`delete from edge_oauth_artifacts where grant_id = ${grantId}`.execute(db);
+}
