@@ -87,7 +87,9 @@ describe('the oidc-provider artifact adapter', () => {
     expect(await codes.find('code-3')).toBeUndefined();
   });
 
-  it('refuses a model it has no storage for', () => {
-    expect(() => adapter('Client')).toThrow(/no storage/);
+  it('finds no client beyond the configured ones, and stores none (no dynamic registration yet)', async () => {
+    const clients = adapter('Client');
+    expect(await clients.find('https://app.example/client.json')).toBeUndefined();
+    await expect(clients.upsert('dcr_1', { client_id: 'dcr_1' })).rejects.toThrow(/not offered/);
   });
 });

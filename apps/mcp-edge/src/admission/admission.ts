@@ -2,9 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import {
   type AgentsInvokeArgs,
   findAgent,
-  type JsonRpcId,
   forbiddenBindingTiers,
   InitializeParamsSchema,
+  type JsonRpcId,
   RejectError,
   ResourcesListParamsSchema,
   ResourcesReadParamsSchema,

@@ -7,8 +7,9 @@ import { errors } from 'oidc-provider';
 // oidc-provider's storage (docs/plans/edge-oauth.md, "Adapter"): each model it persists (Session,
 // Interaction, AuthorizationCode, RefreshToken, Grant) is a row of edge_oauth_artifacts (migration
 // 2026-11-29T0400). Ids are stored as their SHA-256: an authorization code or refresh token is its own
-// id, so a copy of the table holds nothing a client could present. Dynamic clients have a table of
-// their own (their secrets hashed) and are not kept here.
+// id, so a copy of the table holds nothing a client could present. JWT access tokens are never stored
+// (the provider only asks to revoke them by grant, which finds nothing). Clients registered dynamically
+// will have a table of their own, their secrets hashed; until registration is offered none is found.
 //
 // The provider checks `consumed` and then consumes, two steps apart: two requests presenting one refresh
 // token at once would both pass. Here consuming is one conditional update, so the second finds the token
@@ -31,13 +32,21 @@ export function idHash(id: string): string {
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 export function createArtifactAdapter(db: Db): (model: string) => Adapter {
-  return (model) => {
-    if (!(ARTIFACT_MODELS as readonly string[]).includes(model)) {
-      throw new Error(`oidc-provider model ${model} has no storage here`);
-    }
-    return new ArtifactAdapter(db, model);
-  };
+  return (model) => (model === 'Client' ? NO_DYNAMIC_CLIENTS : new ArtifactAdapter(db, model));
 }
+
+/** Clients beyond the configured ones: none until dynamic registration is offered. */
+const NO_DYNAMIC_CLIENTS: Adapter = {
+  upsert: async () => {
+    throw new Error('dynamic client registration is not offered');
+  },
+  find: async () => undefined,
+  findByUid: async () => undefined,
+  findByUserCode: async () => undefined,
+  consume: async () => undefined,
+  destroy: async () => undefined,
+  revokeByGrantId: async () => undefined,
+};
 
 class ArtifactAdapter implements Adapter {
   constructor(

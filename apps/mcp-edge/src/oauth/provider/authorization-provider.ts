@@ -1,0 +1,113 @@
+import { ALL_SCOPES } from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
+import type { JWK } from 'jose';
+import Provider, { type ClientMetadata, type Configuration, errors } from 'oidc-provider';
+import { createArtifactAdapter } from './artifact-adapter.js';
+
+// The edge's authorization code flow (issue 29; docs/decisions.md, "MCP edge: people sign in by URL"):
+// oidc-provider configured as an OAuth 2.1 server for one protected resource. Everything it would do by
+// default that the edge does not want is switched off here, each with its reason; what a person sees
+// (sign-in and consent) is the caller's `interactionPath`, finished with `provider.interactionFinished`.
+
+export interface AuthorizationProviderOptions {
+  /** `{base}/mcp`; the provider answers under its path (mount it there). */
+  issuer: string;
+  /** The MCP resource: the only `resource` a token may be asked for, and every token's `aud`. */
+  resource: string;
+  db: Db;
+  /** Private signing keys (ES256, each with its `kid`), the first signs. */
+  signingKeys: JWK[];
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  /** Keys signing the provider's cookies, newest first. */
+  cookieKeys: string[];
+  /** Where a person signs in and consents for interaction `uid` (a path on the issuer's host). */
+  interactionPath: (uid: string) => string;
+  /** Whether an account may still be issued tokens (it exists and is not suspended). */
+  accountActive: (accountId: string) => Promise<boolean>;
+  /** Clients known in advance (tests; dynamic and metadata-document clients come through the adapter). */
+  clients?: ClientMetadata[];
+}
+
+export function createAuthorizationProvider(options: AuthorizationProviderOptions): Provider {
+  const { resource } = options;
+  const configuration: Configuration = {
+    adapter: createArtifactAdapter(options.db),
+    clients: options.clients ?? [],
+    jwks: { keys: options.signingKeys } as Configuration['jwks'],
+    cookies: { keys: options.cookieKeys },
+    // No ID tokens or userinfo: this is an OAuth server for one resource, not an OpenID provider.
+    scopes: [],
+    claims: {},
+    responseTypes: ['code'],
+    routes: {
+      authorization: '/authorize',
+      token: '/token',
+      revocation: '/revoke',
+      registration: '/register',
+      jwks: '/jwks.json',
+    },
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
+    },
+    enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
+    // S256 is the only method the provider knows; every client must use it, public or not.
+    pkce: { required: () => true },
+    features: {
+      // On by default: a built-in login page for development, and DPoP, whose bound tokens the edge's
+      // verifier would accept as plain bearer tokens.
+      devInteractions: { enabled: false },
+      dPoP: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      userinfo: { enabled: false },
+      introspection: { enabled: false },
+      revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (ctx, indicator) => {
+          if (indicator !== resource) throw new errors.InvalidTarget();
+          const requested = String(ctx.oidc.params?.scope ?? '')
+            .split(' ')
+            .filter(Boolean);
+          const unknown = requested.filter((scope) => !(ALL_SCOPES as string[]).includes(scope));
+          if (unknown.length > 0) throw new errors.InvalidScope('unknown scope', unknown.join(' '));
+          return {
+            scope: ALL_SCOPES.join(' '),
+            audience: resource,
+            accessTokenTTL: options.accessTokenTtlSeconds,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256' } },
+          };
+        },
+      },
+    },
+    // Refresh tokens for every client allowed the grant (the default asks for `offline_access`), rotated
+    // on every use, living on their own rather than with the provider's short browser session.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    expiresWithSession: async () => false,
+    ttl: {
+      AccessToken: options.accessTokenTtlSeconds,
+      AuthorizationCode: 60,
+      RefreshToken: options.refreshTokenTtlSeconds,
+      Grant: options.refreshTokenTtlSeconds,
+      Interaction: 600,
+      Session: 600,
+    },
+    interactions: { url: (_ctx, interaction) => options.interactionPath(interaction.uid) },
+    findAccount: async (_ctx, sub) =>
+      (await options.accountActive(sub)) ? { accountId: sub, claims: () => ({ sub }) } : undefined,
+    // The default error page loads web fonts and has no CSP; errors are plain text or JSON here.
+    renderError: async (ctx, out) => {
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.body = `${out.error}: ${out.error_description ?? ''}`;
+    },
+  };
+  return new Provider(options.issuer, configuration);
+}
