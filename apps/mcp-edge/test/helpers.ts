@@ -242,6 +242,10 @@ export interface ForgeOptions {
   expSecondsFromNow?: number;
   scope?: string;
   clientId?: string;
+  /** The person a delegated token acts for (its `sub`); the client itself when absent. */
+  subject?: string;
+  /** The header `typ`; null leaves it out. */
+  typ?: string | null;
   key?: { kid: string; key: CryptoKey };
 }
 
@@ -249,11 +253,12 @@ export async function forgeToken(h: Harness, o: ForgeOptions = {}): Promise<stri
   const signer = o.key ?? (await activeSigningKey(h));
   const now = Math.floor(Date.now() / 1000);
   const clientId = o.clientId ?? 'pkc_forged';
+  const typ = o.typ === undefined ? 'at+jwt' : o.typ;
   return new SignJWT({ scope: o.scope ?? ALL_SCOPES.join(' '), client_id: clientId })
-    .setProtectedHeader({ alg: 'ES256', kid: signer.kid })
+    .setProtectedHeader({ alg: 'ES256', kid: signer.kid, ...(typ === null ? {} : { typ }) })
     .setIssuer(o.iss ?? ISSUER)
     .setAudience(o.aud ?? RESOURCE)
-    .setSubject(clientId)
+    .setSubject(o.subject ?? clientId)
     .setIssuedAt(now - 10)
     .setExpirationTime(now + (o.expSecondsFromNow ?? 300))
     .setJti(randomUUID())

@@ -1,9 +1,10 @@
-import { ALL_SCOPES, SCOPES } from '@pkgreg/contracts';
+import { ALL_SCOPES, deriveDelegatedNamespace, SCOPES } from '@pkgreg/contracts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   clientWithToken,
   expectRpcError,
   forgeToken,
+  ISSUER,
   PRM_URL,
   rpc,
   type TestClient,
@@ -247,6 +248,42 @@ describe.each(targets)('security battery: $label', (target) => {
       });
       expect(still.body.result.entry.status).toBe('active');
     });
+});
+
+describe('delegated tokens: a person using a client (issue 29)', () => {
+  const put = (token: string, namespace: string) =>
+    rpc(h, token, 'tools/call', {
+      name: 'pkgreg.memory.v1.put',
+      arguments: { namespace, tier: 'stm', content: 'delegated entry' },
+    });
+
+  it("a token of the edge's own issuer without typ at+jwt is refused (RFC 9068)", async () => {
+    expectUnauthorized(
+      await rpc(h, await forgeToken(h, { clientId: owner.clientId, typ: null }), 'tools/call', {
+        name: 'pkgreg.system.v1.info',
+        arguments: {},
+      }),
+    );
+    const jwt = await forgeToken(h, { clientId: owner.clientId, typ: 'JWT' });
+    expectUnauthorized(await rpc(h, jwt, 'tools/call', { name: 'pkgreg.system.v1.info', arguments: {} }));
+  });
+
+  it('its namespace is derived from issuer, client and person: apart from the client and from other people', async () => {
+    const mine = deriveDelegatedNamespace(ISSUER, owner.clientId, 'acct_1');
+    const token = await forgeToken(h, { clientId: owner.clientId, subject: 'acct_1' });
+    const res = await put(token, mine);
+    expect(res.status).toBe(200);
+    expect(res.body.result.entry.namespace).toBe(mine);
+    // Neither the client's own namespace nor another person's through the same client.
+    expectRpcError(await put(token, owner.namespace), 200, 'namespace_unauthorized');
+    expectRpcError(
+      await put(token, deriveDelegatedNamespace(ISSUER, owner.clientId, 'acct_2')),
+      200,
+      'namespace_unauthorized',
+    );
+    // The client acting for itself does not reach the person's memory either.
+    expectRpcError(await put(owner.token, mine), 200, 'namespace_unauthorized');
+  });
 });
 
 describe('binding-derived scopes (mcp-edge.md, Authentication 4)', () => {

@@ -1,4 +1,4 @@
-import { deriveNamespace, RejectError } from '@pkgreg/contracts';
+import { deriveDelegatedNamespace, deriveNamespace, RejectError } from '@pkgreg/contracts';
 import { dependencyOutageOf } from '@pkgreg/server-kit';
 import { createRemoteJWKSet, decodeJwt, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { TrustedIssuer } from '../env.js';
@@ -9,8 +9,16 @@ export interface AuthInfo {
   issuer: string;
   /** `client_id` claim, else `sub`. */
   clientId: string;
+  /**
+   * The person a token of the edge's own authorization server acts for, when it is delegated (its `sub`
+   * is an account, not the client itself); undefined for a client acting for itself.
+   */
+  subject: string | undefined;
   scopes: string[];
-  /** `app:` + sha256 hex of `<issuer>|<client_id or sub>` (decisions.md). */
+  /**
+   * `app:` + sha256 hex of `<issuer>|<client_id or sub>`, or of `<issuer>|<client_id>|<sub>` for a
+   * delegated token (decisions.md).
+   */
   namespace: string;
   /** Seconds since the epoch. */
   expiresAt: number;
@@ -42,6 +50,10 @@ interface IssuerConfig {
   audience: string;
   algorithms: string[];
   key: JWTVerifyGetKey;
+  /** The header `typ` required (RFC 9068 `at+jwt` for the edge's own tokens). */
+  typ?: string;
+  /** Whether a `sub` other than the client names a person the client acts for (own issuer only). */
+  delegates: boolean;
 }
 
 /**
@@ -94,6 +106,8 @@ export function createTokenVerifier(options: {
       if (!key) throw invalid('unknown signing key');
       return key;
     },
+    typ: 'at+jwt',
+    delegates: true,
   };
   const issuers = new Map<string, IssuerConfig>([[own.issuer, own]]);
   for (const t of options.trustedIssuers) {
@@ -102,6 +116,8 @@ export function createTokenVerifier(options: {
       audience: t.audience ?? options.resource,
       algorithms: t.algorithms,
       key: createRemoteJWKSet(new URL(t.jwksUrl)),
+      // A trusted issuer's `sub` is its client: its namespaces predate delegation and stay as they are.
+      delegates: false,
     });
   }
   const cache = new TokenCache(options.cacheSize);
@@ -123,6 +139,7 @@ export function createTokenVerifier(options: {
         issuer: config.issuer,
         algorithms: config.algorithms,
         requiredClaims: ['exp', 'iss', 'aud'],
+        ...(config.typ ? { typ: config.typ } : {}),
       }));
     } catch (error) {
       // The signing keys could not be read (PostgreSQL down): the token may well be valid, so the caller
@@ -138,14 +155,22 @@ export function createTokenVerifier(options: {
           ? payload.sub
           : '';
     if (!clientId) throw invalid('token names no client or subject');
+    const subject =
+      config.delegates && typeof payload.sub === 'string' && payload.sub !== clientId
+        ? payload.sub
+        : undefined;
     const aud = (Array.isArray(payload.aud) ? payload.aud : [payload.aud]).filter(
       (a): a is string => typeof a === 'string',
     );
     return {
       issuer: config.issuer,
       clientId,
+      subject,
       scopes: scopesOf(payload),
-      namespace: deriveNamespace(config.issuer, clientId),
+      namespace:
+        subject === undefined
+          ? deriveNamespace(config.issuer, clientId)
+          : deriveDelegatedNamespace(config.issuer, clientId, subject),
       expiresAt: payload.exp as number,
       audiences: aud.map((a) => (a === config.audience ? options.resource : a)),
     };
