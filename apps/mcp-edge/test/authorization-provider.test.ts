@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
+import { OAuthMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { ALL_SCOPES, SCOPES } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import express from 'express';
@@ -50,6 +52,7 @@ beforeAll(async () => {
     cookieKeys: [randomBytes(32).toString('hex')],
     interactionPath: (uid) => `/mcp/interaction/${uid}`,
     accountActive: async (id) => active.has(id),
+    dynamicClientUnusedDays: 30,
     clients: [{ client_id: 'app', token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT] }],
   });
 });
@@ -264,6 +267,96 @@ describe('refresh tokens', () => {
     } finally {
       active.add('acct_1');
     }
+  });
+});
+
+describe('dynamic client registration (RFC 7591), by the MCP SDK', () => {
+  const metadata = async () =>
+    OAuthMetadataSchema.parse(await (await fetch(`${issuer}/.well-known/openid-configuration`)).json());
+
+  it('a public client registers, then completes the code flow and refreshes', async () => {
+    const registered = await registerClient(issuer, {
+      metadata: await metadata(),
+      clientMetadata: { client_name: 'Agent', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' },
+    });
+    expect(registered.client_id).toMatch(/^dcr_[0-9a-f]{32}$/);
+    expect(registered.client_secret).toBeUndefined();
+    // What the server's metadata says, the registration says (ChatGPT refuses one that disagrees).
+    expect(registered.grant_types).toEqual(['authorization_code', 'refresh_token']);
+    const { params, verifier: v } = request({ client_id: registered.client_id });
+    const back = (await authorize(params)) as URL;
+    const code = back.searchParams.get('code') ?? '';
+    const res = await token({
+      client_id: registered.client_id,
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      code_verifier: v,
+    });
+    expect(res.status).toBe(200);
+    const refreshed = await token({
+      client_id: registered.client_id,
+      grant_type: 'refresh_token',
+      refresh_token: res.body.refresh_token ?? '',
+    });
+    expect(refreshed.status).toBe(200);
+  });
+
+  it('a confidential client gets its secret once; only its hash is kept, and a wrong one is invalid_client', async () => {
+    const registered = await registerClient(issuer, {
+      metadata: await metadata(),
+      clientMetadata: {
+        client_name: 'Server agent',
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+    });
+    const secret = registered.client_secret ?? '';
+    expect(secret).toMatch(/^pks_/);
+    const rows = await t.db
+      .selectFrom('edge_dynamic_clients')
+      .select(['secret_hash', 'metadata'])
+      .where('client_id', '=', registered.client_id)
+      .execute();
+    expect(rows[0]?.secret_hash).toMatch(/^scrypt\$/);
+    expect(JSON.stringify(rows)).not.toContain(secret);
+    const exchangeWith = async (clientSecret: string) => {
+      const { params, verifier: v } = request({ client_id: registered.client_id });
+      const code = ((await authorize(params)) as URL).searchParams.get('code') ?? '';
+      return token({
+        client_id: registered.client_id,
+        client_secret: clientSecret,
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: v,
+      });
+    };
+    expect((await exchangeWith('pks_wrong')).body.error).toBe('invalid_client');
+    expect((await exchangeWith(secret)).status).toBe(200);
+  });
+
+  it('refuses metadata it cannot honour (RFC 7591 invalid_client_metadata / invalid_redirect_uri)', async () => {
+    const post = async (body: unknown) => {
+      const res = await fetch(`${issuer}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, string> };
+    };
+    expect((await post({ redirect_uris: ['not a url'] })).body.error).toBe('invalid_redirect_uri');
+    expect((await post({ redirect_uris: [REDIRECT], grant_types: ['client_credentials'] })).body.error).toBe(
+      'invalid_client_metadata',
+    );
+    expect((await post({ redirect_uris: [REDIRECT], response_types: ['token'] })).body.error).toBe(
+      'invalid_client_metadata',
+    );
+    const count = await t.db
+      .selectFrom('edge_dynamic_clients')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .execute();
+    expect(Number(count[0]?.n)).toBe(2);
   });
 });
 

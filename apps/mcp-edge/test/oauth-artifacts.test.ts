@@ -12,7 +12,7 @@ let t: TestDatabase;
 let adapter: ReturnType<typeof createArtifactAdapter>;
 beforeAll(async () => {
   t = await createTestDatabase();
-  adapter = createArtifactAdapter(t.db);
+  adapter = createArtifactAdapter(t.db, { dynamicClientUnusedDays: 30 });
 });
 afterAll(async () => {
   await t?.destroy();
@@ -87,9 +87,18 @@ describe('the oidc-provider artifact adapter', () => {
     expect(await codes.find('code-3')).toBeUndefined();
   });
 
-  it('finds no client beyond the configured ones, and stores none (no dynamic registration yet)', async () => {
+  it('keeps a registered client with its secret hashed, forgotten when unused', async () => {
     const clients = adapter('Client');
+    await clients.upsert('dcr_1', { client_id: 'dcr_1', client_secret: 'pks_clear', redirect_uris: ['x'] });
+    const found = await clients.find('dcr_1');
+    expect(found).toMatchObject({ client_id: 'dcr_1', redirect_uris: ['x'] });
+    expect(String(found?.client_secret)).toMatch(/^scrypt\$/);
+    const { rows } = await sql<{ text: string }>`
+      select metadata::text || coalesce(secret_hash, '') as text from edge_dynamic_clients`.execute(t.db);
+    expect(JSON.stringify(rows)).not.toContain('pks_clear');
+    // A use pushes the expiry back; an expired client is unknown.
+    await sql`update edge_dynamic_clients set expires_at = now() - interval '1 second'`.execute(t.db);
+    expect(await clients.find('dcr_1')).toBeUndefined();
     expect(await clients.find('https://app.example/client.json')).toBeUndefined();
-    await expect(clients.upsert('dcr_1', { client_id: 'dcr_1' })).rejects.toThrow(/not offered/);
   });
 });

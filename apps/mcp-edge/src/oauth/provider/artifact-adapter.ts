@@ -3,13 +3,15 @@ import type { Db } from '@pkgreg/db';
 import { sql } from 'kysely';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { errors } from 'oidc-provider';
+import { hashSecret } from '../clients.service.js';
 
 // oidc-provider's storage (docs/plans/edge-oauth.md, "Adapter"): each model it persists (Session,
 // Interaction, AuthorizationCode, RefreshToken, Grant) is a row of edge_oauth_artifacts (migration
 // 2026-11-29T0400). Ids are stored as their SHA-256: an authorization code or refresh token is its own
 // id, so a copy of the table holds nothing a client could present. JWT access tokens are never stored
 // (the provider only asks to revoke them by grant, which finds nothing). Clients registered dynamically
-// will have a table of their own, their secrets hashed; until registration is offered none is found.
+// (RFC 7591) are rows of edge_dynamic_clients, their secret kept as a scrypt hash like the operator's
+// clients (the provider compares through authorization-provider.ts), expiring when unused.
 //
 // The provider checks `consumed` and then consumes, two steps apart: two requests presenting one refresh
 // token at once would both pass. Here consuming is one conditional update, so the second finds the token
@@ -31,22 +33,68 @@ export function idHash(id: string): string {
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
-export function createArtifactAdapter(db: Db): (model: string) => Adapter {
-  return (model) => (model === 'Client' ? NO_DYNAMIC_CLIENTS : new ArtifactAdapter(db, model));
+export interface ArtifactAdapterOptions {
+  /** A registered client unused this long is forgotten (each use pushes it back, at most once a day). */
+  dynamicClientUnusedDays: number;
 }
 
-/** Clients beyond the configured ones: none until dynamic registration is offered. */
-const NO_DYNAMIC_CLIENTS: Adapter = {
-  upsert: async () => {
-    throw new Error('dynamic client registration is not offered');
-  },
-  find: async () => undefined,
-  findByUid: async () => undefined,
-  findByUserCode: async () => undefined,
-  consume: async () => undefined,
-  destroy: async () => undefined,
-  revokeByGrantId: async () => undefined,
-};
+export function createArtifactAdapter(db: Db, options: ArtifactAdapterOptions): (model: string) => Adapter {
+  return (model) =>
+    model === 'Client'
+      ? new DynamicClientAdapter(db, options.dynamicClientUnusedDays)
+      : new ArtifactAdapter(db, model);
+}
+
+/** Clients registered through RFC 7591: the secret hashed, the row forgotten when unused. */
+class DynamicClientAdapter implements Adapter {
+  constructor(
+    private readonly db: Db,
+    private readonly unusedDays: number,
+  ) {}
+
+  async upsert(id: string, payload: AdapterPayload): Promise<void> {
+    const { client_secret: secret, ...metadata } = payload as AdapterPayload & { client_secret?: unknown };
+    const secretHash = typeof secret === 'string' ? await hashSecret(secret) : null;
+    await sql`
+      insert into edge_dynamic_clients (client_id, metadata, secret_hash, expires_at)
+      values (${id}, ${JSON.stringify(metadata)}::jsonb, ${secretHash},
+        now() + make_interval(days => ${this.unusedDays}))
+      on conflict (client_id) do update set metadata = excluded.metadata, secret_hash = excluded.secret_hash`.execute(
+      this.db,
+    );
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    const { rows } = await sql<{ metadata: AdapterPayload; secret_hash: string | null }>`
+      select metadata, secret_hash from edge_dynamic_clients where client_id = ${id} and expires_at > now()`.execute(
+      this.db,
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    await sql`
+      update edge_dynamic_clients set last_used_at = now(), expires_at = now() + make_interval(days => ${this.unusedDays})
+      where client_id = ${id} and (last_used_at is null or last_used_at < now() - interval '1 day')`.execute(
+      this.db,
+    );
+    return row.secret_hash === null ? row.metadata : { ...row.metadata, client_secret: row.secret_hash };
+  }
+
+  async destroy(id: string): Promise<void> {
+    await sql`delete from edge_dynamic_clients where client_id = ${id}`.execute(this.db);
+  }
+
+  async findByUid(): Promise<undefined> {
+    return undefined;
+  }
+
+  async findByUserCode(): Promise<undefined> {
+    return undefined;
+  }
+
+  async consume(): Promise<void> {}
+
+  async revokeByGrantId(): Promise<void> {}
+}
 
 class ArtifactAdapter implements Adapter {
   constructor(

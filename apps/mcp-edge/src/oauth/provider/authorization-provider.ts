@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { ALL_SCOPES } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import type { JWK } from 'jose';
 import Provider, { type ClientMetadata, type Configuration, errors } from 'oidc-provider';
+import { verifySecret } from '../clients.service.js';
 import { createArtifactAdapter } from './artifact-adapter.js';
 
 // The edge's authorization code flow (issue 29; docs/decisions.md, "MCP edge: people sign in by URL"):
@@ -25,6 +27,8 @@ export interface AuthorizationProviderOptions {
   interactionPath: (uid: string) => string;
   /** Whether an account may still be issued tokens (it exists and is not suspended). */
   accountActive: (accountId: string) => Promise<boolean>;
+  /** A client registered dynamically and unused this long is forgotten. */
+  dynamicClientUnusedDays: number;
   /** Clients known in advance (tests; dynamic and metadata-document clients come through the adapter). */
   clients?: ClientMetadata[];
 }
@@ -32,7 +36,7 @@ export interface AuthorizationProviderOptions {
 export function createAuthorizationProvider(options: AuthorizationProviderOptions): Provider {
   const { resource } = options;
   const configuration: Configuration = {
-    adapter: createArtifactAdapter(options.db),
+    adapter: createArtifactAdapter(options.db, { dynamicClientUnusedDays: options.dynamicClientUnusedDays }),
     clients: options.clients ?? [],
     jwks: { keys: options.signingKeys } as Configuration['jwks'],
     cookies: { keys: options.cookieKeys },
@@ -66,6 +70,15 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
       userinfo: { enabled: false },
       introspection: { enabled: false },
       revocation: { enabled: true },
+      // RFC 7591, open: clients without a metadata document register here. No registration access
+      // tokens (RFC 7592 management): a client registers again instead.
+      registration: {
+        enabled: true,
+        initialAccessToken: false,
+        issueRegistrationAccessToken: false,
+        idFactory: () => `dcr_${randomBytes(16).toString('hex')}`,
+        secretFactory: () => `pks_${randomBytes(32).toString('base64url')}`,
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => resource,
@@ -109,5 +122,15 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
       ctx.body = `${out.error}: ${out.error_description ?? ''}`;
     },
   };
-  return new Provider(options.issuer, configuration);
+  const provider = new Provider(options.issuer, configuration);
+  // A registered client's secret is stored as a scrypt hash (artifact-adapter.ts): compare through it.
+  const compare = provider.Client.prototype.compareClientSecret;
+  provider.Client.prototype.compareClientSecret = async function (
+    this: { clientSecret?: string },
+    actual: string,
+  ) {
+    if (this.clientSecret?.startsWith('scrypt$')) return verifySecret(actual, this.clientSecret);
+    return compare.call(this, actual);
+  };
+  return provider;
 }
