@@ -1,5 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo, LookupFunction } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { ALL_SCOPES, SCOPES } from '@pkgreg/contracts';
@@ -8,6 +13,7 @@ import express from 'express';
 import { exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizationProvider } from '../src/oauth/provider/authorization-provider.js';
 
@@ -29,8 +35,82 @@ let decision: 'allow' | 'deny' = 'allow';
 /** Accounts the provider may issue tokens to. */
 const active = new Set(['acct_1']);
 
+// Clients' metadata documents, served over https as `client.test` by a server of the test's own, whose
+// certificate authority only the injected fetch trusts.
+let documents: HttpsServer;
+let documentsOrigin: string;
+let tlsDir: string;
+/** What the document server answers per path: a body (object or text), headers, a status. */
+const served = new Map<string, { body: unknown; headers?: Record<string, string>; status?: number }>();
+const fetched: string[] = [];
+
+function startDocuments(): Promise<void> {
+  tlsDir = mkdtempSync(path.join(tmpdir(), 'pkgreg-cimd-'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=client.test',
+      '-addext',
+      'subjectAltName=DNS:client.test',
+      '-keyout',
+      path.join(tlsDir, 'key.pem'),
+      '-out',
+      path.join(tlsDir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
+  documents = createHttpsServer(
+    { key: readFileSync(path.join(tlsDir, 'key.pem')), cert: readFileSync(path.join(tlsDir, 'cert.pem')) },
+    (req, res) => {
+      fetched.push(req.url ?? '');
+      const entry = served.get(req.url ?? '');
+      if (!entry) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(entry.status ?? 200, { 'content-type': 'application/json', ...entry.headers });
+      res.end(typeof entry.body === 'string' ? entry.body : JSON.stringify(entry.body));
+    },
+  );
+  documents.listen(0, '127.0.0.1');
+  return new Promise((resolve) =>
+    documents.once('listening', () => {
+      documentsOrigin = `https://client.test:${(documents.address() as AddressInfo).port}`;
+      resolve();
+    }),
+  );
+}
+
+/** The provider's fetch, but trusting the test's authority and resolving client.test to loopback. */
+function documentFetch() {
+  const agent = new Agent({
+    connect: {
+      ca: readFileSync(path.join(tlsDir, 'cert.pem')),
+      lookup: ((_host, options, callback) =>
+        options?.all
+          ? callback(null, [{ address: '127.0.0.1', family: 4 }])
+          : callback(null, '127.0.0.1', 4)) as LookupFunction,
+    },
+  });
+  return (url: URL | string, options: Record<string, unknown>) => {
+    const { dispatcher: _ignored, ...rest } = options;
+    return undiciFetch(url, { ...rest, dispatcher: agent } as Parameters<typeof undiciFetch>[1]);
+  };
+}
+
 beforeAll(async () => {
   t = await createTestDatabase();
+  await startDocuments();
   const keys = await generateKeyPair('ES256', { extractable: true });
   publicKey = keys.publicKey;
   const jwk = { ...(await exportJWK(keys.privateKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
@@ -53,12 +133,15 @@ beforeAll(async () => {
     interactionPath: (uid) => `/mcp/interaction/${uid}`,
     accountActive: async (id) => active.has(id),
     dynamicClientUnusedDays: 30,
+    fetch: documentFetch() as never,
     clients: [{ client_id: 'app', token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT] }],
   });
 });
 
 afterAll(async () => {
   await new Promise((resolve) => listening?.close(resolve));
+  await new Promise((resolve) => documents?.close(resolve));
+  if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
   await t?.destroy();
 });
 
@@ -360,6 +443,107 @@ describe('dynamic client registration (RFC 7591), by the MCP SDK', () => {
   });
 });
 
+describe('client ID metadata documents', () => {
+  const LOOPBACK = 'http://127.0.0.1/callback';
+  const document = (file: string, extra: Record<string, unknown> = {}) => {
+    const id = `${documentsOrigin}/${file}`;
+    served.set(`/${file}`, {
+      body: {
+        client_id: id,
+        client_name: 'Desktop agent',
+        redirect_uris: [LOOPBACK],
+        token_endpoint_auth_method: 'none',
+        ...extra,
+      },
+      headers: { 'cache-control': 'max-age=300' },
+    });
+    return id;
+  };
+  const flow = (clientId: string, redirectUri: string) => {
+    const { params, verifier: v } = request({ client_id: clientId, redirect_uri: redirectUri });
+    return { back: authorize(params), verifier: v };
+  };
+
+  it('a client named by its document signs in with a loopback redirect on any port, and is cached', async () => {
+    const id = document('desktop.json');
+    const redirect = 'http://127.0.0.1:53123/callback';
+    const { back, verifier: v } = flow(id, redirect);
+    const url = (await back) as URL;
+    expect(url).toBeInstanceOf(URL);
+    expect(url.origin + url.pathname).toBe('http://127.0.0.1:53123/callback');
+    const res = await token({
+      client_id: id,
+      grant_type: 'authorization_code',
+      code: url.searchParams.get('code') ?? '',
+      redirect_uri: redirect,
+      code_verifier: v,
+    });
+    expect(res.status).toBe(200);
+    // Within its max-age the document is not fetched again.
+    const before = fetched.filter((f) => f === '/desktop.json').length;
+    expect(await flow(id, 'http://127.0.0.1:40001/callback').back).toBeInstanceOf(URL);
+    expect(fetched.filter((f) => f === '/desktop.json').length).toBe(before);
+  });
+
+  it('a redirect URI the document does not list is answered here, never followed', async () => {
+    const id = document('strict.json');
+    for (const redirect of [
+      'http://127.0.0.1:53123/other',
+      'https://attacker.example/callback',
+      'http://127.0.0.2:1/callback',
+    ]) {
+      const back = await flow(id, redirect).back;
+      expect(back, redirect).not.toBeInstanceOf(URL);
+      expect((back as { status: number }).status).toBe(400);
+    }
+  });
+
+  it('refuses a document that names another client, is too large, redirects, or asks for a secret', async () => {
+    const other = `${documentsOrigin}/other.json`;
+    served.set('/other.json', {
+      body: { client_id: `${documentsOrigin}/else.json`, redirect_uris: [LOOPBACK] },
+    });
+    served.set('/large.json', {
+      body: {
+        client_id: `${documentsOrigin}/large.json`,
+        redirect_uris: [LOOPBACK],
+        client_name: 'x'.repeat(6000),
+      },
+    });
+    served.set('/moved.json', {
+      body: '',
+      status: 302,
+      headers: { location: `${documentsOrigin}/desktop.json` },
+    });
+    const secret = document('secret.json', { token_endpoint_auth_method: 'client_secret_post' });
+    for (const id of [
+      other,
+      `${documentsOrigin}/large.json`,
+      `${documentsOrigin}/moved.json`,
+      secret,
+      `${documentsOrigin}/missing.json`,
+    ]) {
+      const back = await flow(id, LOOPBACK).back;
+      expect(back, id).not.toBeInstanceOf(URL);
+      expect((back as { status: number; body: string }).body, id).toMatch(/invalid_client/);
+    }
+  });
+
+  it('never fetches a document from an IP literal, localhost or a single-label name', async () => {
+    const port = (documents.address() as AddressInfo).port;
+    const count = fetched.length;
+    for (const id of [
+      `https://127.0.0.1:${port}/desktop.json`,
+      `https://localhost:${port}/desktop.json`,
+      `https://intranet:${port}/desktop.json`,
+    ]) {
+      const back = await flow(id, LOOPBACK).back;
+      expect((back as { body: string }).body, id).toMatch(/invalid_client/);
+    }
+    expect(fetched.length).toBe(count);
+  });
+});
+
 describe('metadata', () => {
   it('says code + S256, the iss parameter, and no scope beyond the edge own', async () => {
     const res = await fetch(`${issuer}/.well-known/openid-configuration`);
@@ -369,6 +553,7 @@ describe('metadata', () => {
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     });
     expect(meta.dpop_signing_alg_values_supported).toBeUndefined();
     expect(ALL_SCOPES.length).toBeGreaterThan(0);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { ALL_SCOPES } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import type { JWK } from 'jose';
@@ -31,6 +32,35 @@ export interface AuthorizationProviderOptions {
   dynamicClientUnusedDays: number;
   /** Clients known in advance (tests; dynamic and metadata-document clients come through the adapter). */
   clients?: ClientMetadata[];
+  /**
+   * How metadata documents are fetched; the provider's own fetch by default, which refuses special-use
+   * addresses at connect time. Tests pass one that trusts their certificate authority.
+   */
+  fetch?: Configuration['fetch'];
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** An `http:` loopback URI without its port, when `uri` is one in normal form; undefined otherwise. */
+function withoutLoopbackPort(uri: string): string | undefined {
+  const url = URL.parse(uri);
+  if (url?.protocol !== 'http:' || !LOOPBACK_HOSTS.has(url.hostname) || url.href !== uri) return undefined;
+  url.port = '';
+  return url.href;
+}
+
+/**
+ * Whether a client's metadata document may be fetched: a name a public DNS could answer for (no IP
+ * literal, no `localhost`, no single label), at most 2 KiB. The provider's fetch then refuses a name
+ * that resolves to a special-use address.
+ */
+function metadataDocumentFetchable(id: string): boolean {
+  const url = URL.parse(id);
+  if (!url || id.length > 2048) return false;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0 || !host.includes('.') || host === 'localhost' || host.endsWith('.localhost'))
+    return false;
+  return true;
 }
 
 export function createAuthorizationProvider(options: AuthorizationProviderOptions): Provider {
@@ -70,6 +100,19 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
       userinfo: { enabled: false },
       introspection: { enabled: false },
       revocation: { enabled: true },
+      // Client ID Metadata Documents: a client_id that is an https URL names its own metadata. Only for
+      // public clients of the code flow (the provider already refuses shared secrets in them).
+      clientIdMetadataDocument: {
+        enabled: true,
+        ack: 'draft-02',
+        allowFetch: async (_ctx, id) => metadataDocumentFetchable(id),
+        allowClient: async (_ctx, client) => {
+          const metadata = client.metadata();
+          const grants = (metadata.grant_types as string[] | undefined) ?? [];
+          return grants.every((grant) => grant === 'authorization_code' || grant === 'refresh_token');
+        },
+        cacheDuration: { min: 30, max: 86_400 },
+      },
       // RFC 7591, open: clients without a metadata document register here. No registration access
       // tokens (RFC 7592 management): a client registers again instead.
       registration: {
@@ -114,6 +157,7 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
       Session: 600,
     },
     interactions: { url: (_ctx, interaction) => options.interactionPath(interaction.uid) },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
     findAccount: async (_ctx, sub) =>
       (await options.accountActive(sub)) ? { accountId: sub, claims: () => ({ sub }) } : undefined,
     // The default error page loads web fonts and has no CSP; errors are plain text or JSON here.
@@ -123,6 +167,15 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
     },
   };
   const provider = new Provider(options.issuer, configuration);
+  // RFC 8252 §7.3: a loopback redirect URI may come with any port (a native app listens on whatever port
+  // it gets; Claude's metadata document lists a port-less one). The provider allows that only to clients
+  // declaring `application_type: native`, which metadata documents rarely do.
+  const redirectAllowed = provider.Client.prototype.redirectUriAllowed;
+  provider.Client.prototype.redirectUriAllowed = function (this: { redirectUris?: string[] }, value: string) {
+    if (redirectAllowed.call(this, value)) return true;
+    const bare = withoutLoopbackPort(value);
+    return bare !== undefined && (this.redirectUris ?? []).some((uri) => withoutLoopbackPort(uri) === bare);
+  };
   // A registered client's secret is stored as a scrypt hash (artifact-adapter.ts): compare through it.
   const compare = provider.Client.prototype.compareClientSecret;
   provider.Client.prototype.compareClientSecret = async function (
