@@ -104,6 +104,7 @@ export function createEdge(deps: AppDeps): Edge {
     issuer: urls.issuer,
     hosted: env.PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON,
     tunnels: env.PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON,
+    tokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS,
   });
   const audit = createAuditWriter(db, logger, {
     flushMs: env.EDGE_AUDIT_FLUSH_MS,

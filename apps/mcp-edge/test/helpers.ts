@@ -246,6 +246,8 @@ export interface ForgeOptions {
   subject?: string;
   /** The header `typ`; null leaves it out. */
   typ?: string | null;
+  /** `iat` in seconds; ten seconds ago when absent. */
+  issuedAt?: number;
   key?: { kid: string; key: CryptoKey };
 }
 
@@ -259,7 +261,7 @@ export async function forgeToken(h: Harness, o: ForgeOptions = {}): Promise<stri
     .setIssuer(o.iss ?? ISSUER)
     .setAudience(o.aud ?? RESOURCE)
     .setSubject(o.subject ?? clientId)
-    .setIssuedAt(now - 10)
+    .setIssuedAt(o.issuedAt ?? now - 10)
     .setExpirationTime(now + (o.expSecondsFromNow ?? 300))
     .setJti(randomUUID())
     .sign(signer.key);

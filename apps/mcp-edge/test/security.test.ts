@@ -1,4 +1,5 @@
 import { ALL_SCOPES, deriveDelegatedNamespace, SCOPES } from '@pkgreg/contracts';
+import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   clientWithToken,
@@ -283,6 +284,32 @@ describe('delegated tokens: a person using a client (issue 29)', () => {
     );
     // The client acting for itself does not reach the person's memory either.
     expectRpcError(await put(owner.token, mine), 200, 'namespace_unauthorized');
+  });
+
+  it("a person revoking the app stops the app's tokens for them at once, and only those", async () => {
+    const info = (token: string) =>
+      rpc(h, token, 'tools/call', { name: 'pkgreg.system.v1.info', arguments: {} });
+    await sql`insert into auth_user ("id", "name", "email", "emailVerified", "createdAt", "updatedAt")
+      values ('acct_rev', 'r', 'r@example.com', true, now(), now()), ('acct_kept', 'k', 'k@example.com', true, now(), now())
+      on conflict do nothing`.execute(h.t.db);
+    const before = await forgeToken(h, { clientId: owner.clientId, subject: 'acct_rev' });
+    const otherPerson = await forgeToken(h, { clientId: owner.clientId, subject: 'acct_kept' });
+    expect((await info(before)).status).toBe(200);
+    await sql`insert into edge_delegations (account_id, client_id, scopes, revoked_at)
+      values ('acct_rev', ${owner.clientId}, '{}', now())`.execute(h.t.db);
+    const res = await info(before);
+    expectUnauthorized(res);
+    expect(res.body.error.message).toMatch(/revoked/);
+    // Another person using the app, and the app acting for itself, are untouched.
+    expect((await info(otherPerson)).status).toBe(200);
+    expect((await info(owner.token)).status).toBe(200);
+    // A token issued after the revocation (the person allowed the app again) is admitted.
+    const after = await forgeToken(h, {
+      clientId: owner.clientId,
+      subject: 'acct_rev',
+      issuedAt: Math.floor(Date.now() / 1000) + 2,
+    });
+    expect((await info(after)).status).toBe(200);
   });
 });
 

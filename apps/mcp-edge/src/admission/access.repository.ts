@@ -1,4 +1,5 @@
 import { type Db, queryNamed } from '@pkgreg/db';
+import { sql } from 'kysely';
 
 // SQL of who may call (issue 26): grants of hosted tenants and tunnel sessions to clients, disabled
 // clients, and the version every change of either bumps (by trigger, migration 2026-11-28T1430).
@@ -9,6 +10,8 @@ export interface AccessRows {
   version: number;
   disabledClients: string[];
   grants: Array<{ backend_mode: GrantedMode; backend_id: string; namespace: string }>;
+  /** Apps people revoked recently enough that tokens issued before still live (issue 29). */
+  revokedDelegations: Array<{ account_id: string; client_id: string; revoked_at: Date }>;
 }
 
 /**
@@ -26,8 +29,11 @@ export async function readAccessVersion(db: Db): Promise<number> {
   return Number(row.version);
 }
 
-/** Everything, as of one snapshot: the version read in the same transaction as what it versions. */
-export function readAccessRows(db: Db): Promise<AccessRows> {
+/**
+ * Everything, as of one snapshot: the version read in the same transaction as what it versions.
+ * Revocations older than `tokenTtlSeconds` are left out: every token issued before them has expired.
+ */
+export function readAccessRows(db: Db, tokenTtlSeconds: number): Promise<AccessRows> {
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
@@ -46,7 +52,17 @@ export function readAccessRows(db: Db): Promise<AccessRows> {
         .selectFrom('edge_backend_clients')
         .select(['backend_mode', 'backend_id', 'namespace'])
         .execute();
-      return { version, disabledClients: disabled.map((r) => r.client_id), grants };
+      const revokedDelegations = await trx
+        .selectFrom('edge_delegations')
+        .select(['account_id', 'client_id', 'revoked_at'])
+        .where('revoked_at', '>', sql<Date>`now() - make_interval(secs => ${tokenTtlSeconds})`)
+        .execute();
+      return {
+        version,
+        disabledClients: disabled.map((r) => r.client_id),
+        grants,
+        revokedDelegations: revokedDelegations.map((r) => ({ ...r, revoked_at: r.revoked_at as Date })),
+      };
     });
 }
 

@@ -18,6 +18,11 @@ export interface AccessState {
   allows(backend: Backend, namespace: string): boolean;
   /** Whether a client of the edge's own authorization server is disabled. */
   disabled(issuer: string, clientId: string): boolean;
+  /**
+   * Whether the person `subject` revoked the app `clientId` (the web UI's connected apps) after a token
+   * of the edge's own issuer was issued to it at `issuedAt` (seconds).
+   */
+  revoked(issuer: string, clientId: string, subject: string, issuedAt: number): boolean;
 }
 
 export interface Access {
@@ -38,6 +43,8 @@ export interface AccessOptions {
   /** Seeded tenants and sessions: their `clients` are granted beside the stored grants. */
   hosted: readonly HostedBinding[];
   tunnels: readonly TunnelSession[];
+  /** How long the edge's tokens live: revocations older than this no longer matter. */
+  tokenTtlSeconds: number;
 }
 
 /** A `clients` entry as a namespace: `app:…` as it is, anything else a client id of our own issuer. */
@@ -71,11 +78,20 @@ export function createAccess(options: AccessOptions): Access {
       set.add(g.namespace);
     }
     const disabled = new Set(rows.disabledClients);
+    // Keyed by client and person; the value is when (seconds) the person revoked the app.
+    const revokedAt = new Map(
+      rows.revokedDelegations.map((r) => [`${r.client_id}\n${r.account_id}`, r.revoked_at.getTime() / 1000]),
+    );
     return {
       version: rows.version,
       allows: (backend, namespace) =>
         backend.mode === 'development' || grants.get(backend.label)?.has(namespace) === true,
       disabled: (tokenIssuer, clientId) => tokenIssuer === issuer && disabled.has(clientId),
+      revoked: (tokenIssuer, clientId, subject, issuedAt) => {
+        if (tokenIssuer !== issuer) return false;
+        const at = revokedAt.get(`${clientId}\n${subject}`);
+        return at !== undefined && issuedAt <= at;
+      },
     };
   }
 
@@ -112,7 +128,7 @@ export function createAccess(options: AccessOptions): Access {
     // Loads run one at a time, each reading after the previous ended: one started before this version
     // committed may be older, so wait for one that is not.
     for (;;) {
-      loading ??= readAccessRows(db)
+      loading ??= readAccessRows(db, options.tokenTtlSeconds)
         .then(build)
         .finally(() => {
           loading = undefined;

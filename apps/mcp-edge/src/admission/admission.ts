@@ -101,7 +101,12 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     // backend (same status, code and message): it cannot learn which hosts exist. Checked before anything
     // that answers differently per host (a revoked token, the audience, the method).
     if (!state.allows(backend, auth.namespace)) throw new RejectError('deployment_not_resolved');
-    if (state.disabled(auth.issuer, auth.clientId)) throw new RejectError('token_invalid', 'token revoked');
+    if (
+      state.disabled(auth.issuer, auth.clientId) ||
+      (auth.subject !== undefined && state.revoked(auth.issuer, auth.clientId, auth.subject, auth.issuedAt))
+    ) {
+      throw new RejectError('token_invalid', 'token revoked');
+    }
     if (!auth.audiences.includes(resolved.resource)) {
       throw new RejectError('token_invalid', 'token not issued for this resource');
     }

@@ -22,6 +22,8 @@ export interface AuthInfo {
   namespace: string;
   /** Seconds since the epoch. */
   expiresAt: number;
+  /** Seconds since the epoch (`iat`; 0 when absent): a revocation after it ends the token. */
+  issuedAt: number;
   /**
    * The MCP resources the token is for (its `aud`): admission checks the one of the request's host is
    * among them. A trusted issuer's configured audience for this edge reads as the base resource.
@@ -172,6 +174,7 @@ export function createTokenVerifier(options: {
           ? deriveNamespace(config.issuer, clientId)
           : deriveDelegatedNamespace(config.issuer, clientId, subject),
       expiresAt: payload.exp as number,
+      issuedAt: typeof payload.iat === 'number' ? payload.iat : 0,
       audiences: aud.map((a) => (a === config.audience ? options.resource : a)),
     };
   }
