@@ -18,18 +18,15 @@ import { hashSecret } from '../clients.service.js';
 // already used, revokes everything issued under its grant (as the provider does for a reuse it sees)
 // and answers invalid_grant.
 
-/** Models kept in edge_oauth_artifacts. */
-export const ARTIFACT_MODELS = [
-  'Session',
-  'Interaction',
-  'AuthorizationCode',
-  'RefreshToken',
-  'Grant',
-] as const;
-
 export function idHash(id: string): string {
   return createHash('sha256').update(id).digest('hex');
 }
+
+/** How a reused artifact is named in the invalid_grant description. */
+const USED_LABELS: Record<string, string> = {
+  AuthorizationCode: 'authorization code',
+  RefreshToken: 'refresh token',
+};
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
@@ -140,9 +137,7 @@ class ArtifactAdapter implements Adapter {
     );
     const grantId = rows[0]?.grant_id;
     if (grantId) await revokeGrant(this.db, grantId);
-    throw new errors.InvalidGrant(
-      `${this.model === 'RefreshToken' ? 'refresh token' : 'grant'} already used`,
-    );
+    throw new errors.InvalidGrant(`${USED_LABELS[this.model] ?? this.model} already used`);
   }
 
   async destroy(id: string): Promise<void> {
