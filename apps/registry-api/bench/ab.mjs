@@ -67,7 +67,7 @@ const client = new pg.Client({ connectionString: url });
 await client.connect();
 const sample = (
   await client.query(
-    "select scope, name from packages where status <> 'delisted' order by random() limit 1000",
+    "select scope, name from packages where status <> 'delisted' and not private order by random() limit 1000",
   )
 ).rows.map((r) => `/api/packages/@${r.scope}/${r.name}`);
 await client.end();

@@ -130,7 +130,7 @@ for (const size of sizes) {
   await client.connect();
   const sample = (
     await client.query(
-      "select scope, name from packages where status <> 'delisted' order by random() limit 1000",
+      "select scope, name from packages where status <> 'delisted' and not private order by random() limit 1000",
     )
   ).rows.map((r) => `/api/packages/@${r.scope}/${r.name}`);
   const rare = (
