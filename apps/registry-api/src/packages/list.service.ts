@@ -214,6 +214,13 @@ interface Placement {
   before: number[];
 }
 
+/** The first private package not before the page at `offset` (place + index), and the page's places. */
+function placementFrom(places: number[], offset: number, size: number): Placement {
+  let first = 0;
+  while (first < places.length && (places[first] ?? 0) + first < offset) first += 1;
+  return { first, before: places.slice(first, first + size) };
+}
+
 /** Places made non-decreasing (keys are read live, positions as of the last refresh) and at most `max`. */
 function ordered(places: number[], max: number, floor = 0): number[] {
   const out: number[] = [];
@@ -308,9 +315,7 @@ async function placeShallow(
     privates.map((p) => preceding.get(p.id) ?? 0),
     publicTotal,
   );
-  let first = 0;
-  while (first < places.length && (places[first] ?? 0) + first < offset) first += 1;
-  return { first, before: places.slice(first, first + size) };
+  return placementFrom(places, offset, size);
 }
 
 /**
@@ -338,9 +343,7 @@ async function placeAll(
     Number.MAX_SAFE_INTEGER,
   );
   const places = ordered(await countFilteredUpTo(db, order, facets, unfiltered), publicTotal);
-  let first = 0;
-  while (first < places.length && (places[first] ?? 0) + first < offset) first += 1;
-  return { first, before: places.slice(first, first + size) };
+  return placementFrom(places, offset, size);
 }
 
 async function filteredCounts(db: Db, filters: PackageFilters): Promise<FilteredCounts> {

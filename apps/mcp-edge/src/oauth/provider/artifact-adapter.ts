@@ -62,17 +62,18 @@ class DynamicClientAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
+    // One round trip: a use pushes the expiry back, at most once a day.
     const { rows } = await sql<{ metadata: AdapterPayload; secret_hash: string | null }>`
+      with touched as (
+        update edge_dynamic_clients set last_used_at = now(),
+          expires_at = now() + make_interval(days => ${this.unusedDays})
+        where client_id = ${id} and expires_at > now()
+          and (last_used_at is null or last_used_at < now() - interval '1 day'))
       select metadata, secret_hash from edge_dynamic_clients where client_id = ${id} and expires_at > now()`.execute(
       this.db,
     );
     const row = rows[0];
     if (!row) return undefined;
-    await sql`
-      update edge_dynamic_clients set last_used_at = now(), expires_at = now() + make_interval(days => ${this.unusedDays})
-      where client_id = ${id} and (last_used_at is null or last_used_at < now() - interval '1 day')`.execute(
-      this.db,
-    );
     return row.secret_hash === null ? row.metadata : { ...row.metadata, client_secret: row.secret_hash };
   }
 
