@@ -1,7 +1,7 @@
 import { SEARCH_MAX_RESULTS } from '@pkgreg/contracts';
 import type { BlockRange, RankedChunk, TermKeys } from './posting-plan.repository.js';
 import type { SearchPlanOptions } from './search-planner.js';
-import { byRank, type RankedMatch, rowsOf } from './search-ranking.js';
+import { byRank, hiddenAmong, type RankedMatch, rowsOf } from './search-ranking.js';
 import type { SearchPage } from './search-sql.js';
 
 const PAGE = SEARCH_MAX_RESULTS;
@@ -182,14 +182,15 @@ export class PostingCursor {
   answer(): SearchPage {
     const ranked = [...this.found.values()].sort(byRank);
     const rows = rowsOf(ranked.slice(0, PAGE));
-    if (this.block > this.lastBlock) return { rows, total: this.blockMatches };
+    const hidden = hiddenAmong(ranked);
+    if (this.block > this.lastBlock) return { rows, total: this.blockMatches - hidden };
     // Positions before the cursor were all read: up to the block's start, or to the last one re-checked.
     const covered = Math.min(
       this.docs,
       this.offset === 0 ? (this.block << this.plan.blockShift) - 1 : this.lastOrd,
     );
     const estimate = covered > 0 ? Math.round((this.blockMatches / covered) * this.docs) : 0;
-    return { rows, total: Math.max(estimate, this.found.size, this.nameTier01) };
+    return { rows, total: Math.max(estimate, this.found.size, this.nameTier01) - hidden };
   }
 
   private keep(top: RankedMatch[]): void {

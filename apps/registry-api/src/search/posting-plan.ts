@@ -10,7 +10,7 @@ import {
   type TermKeys,
 } from './posting-plan.repository.js';
 import type { SearchPlanOptions } from './search-planner.js';
-import { rowsOf } from './search-ranking.js';
+import { hiddenAmong, rowsOf } from './search-ranking.js';
 import type { SearchPage } from './search-sql.js';
 
 /**
@@ -108,5 +108,5 @@ export async function postingPlan(
  */
 export async function filterPlan(db: Db, lexemes: string[], facets: FacetOperand[]): Promise<SearchPage> {
   const chunk = await filterMatches(db, lexemes, facets, SEARCH_MAX_RESULTS);
-  return { rows: rowsOf(chunk.top), total: chunk.matches };
+  return { rows: rowsOf(chunk.top), total: chunk.matches - hiddenAmong(chunk.top) };
 }

@@ -3,7 +3,7 @@ import type { Db } from '@pkgreg/db';
 import type { FacetOperand } from './facets.repository.js';
 import { matchesInSlice, type SliceMatches } from './scan-plan.repository.js';
 import type { SearchPlanOptions } from './search-planner.js';
-import { byRank, type RankedMatch, rowsOf } from './search-ranking.js';
+import { byRank, hiddenAmong, type RankedMatch, rowsOf } from './search-ranking.js';
 import type { SearchPage } from './search-sql.js';
 import { initialsMask } from './search-terms.js';
 
@@ -114,5 +114,6 @@ export async function scanPlan(
   top.sort(byRank);
   const rows = rowsOf(top.slice(0, SEARCH_MAX_RESULTS));
   const exact = scanned >= docs || scanned === 0;
-  return { rows, total: exact ? matches : Math.round((matches / scanned) * docs), exact, matches };
+  const shown = matches - hiddenAmong(top);
+  return { rows, total: exact ? shown : Math.round((shown / scanned) * docs), exact, matches };
 }

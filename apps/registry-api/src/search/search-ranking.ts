@@ -29,11 +29,24 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** A match by its position in the ranking order; `row` null when delisted since the tables' rebuild. */
+/**
+ * A match by its position in the ranking order; `row` null when it left public search (delisted,
+ * quarantined, made private) since the tables' rebuild.
+ */
 export interface RankedMatch {
   ord: number;
   tier: number;
   row: SearchRow | null;
+}
+
+/**
+ * How many of these matches left public search since the rebuild: a plan takes them off its count, so
+ * that a total never counts a package the page cannot show (a private one above all).
+ */
+export function hiddenAmong(matches: Iterable<RankedMatch>): number {
+  let hidden = 0;
+  for (const match of matches) if (match.row === null) hidden += 1;
+  return hidden;
 }
 
 /** The visible rows of ranked matches, each with its tier. */
