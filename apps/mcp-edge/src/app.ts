@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Db } from '@pkgreg/db';
@@ -26,6 +27,7 @@ import type { Env } from './env.js';
 import { createMcpHandler } from './mcp/mcp.handler.js';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics.js';
 import { type OAuthUrls, oauthRoutes, oauthUrls } from './oauth/oauth.routes.js';
+import { createEdgeAuthorization, type EdgeAuthorization } from './oauth/provider/edge-authorization.js';
 import { createKeyStore, type KeyStore } from './oauth/signing-keys.service.js';
 import { createTokenVerifier } from './oauth/verify-token.js';
 import { EDGE_ROUTES, type EdgeHandlers, edgeRouteOf } from './routes/route-table.js';
@@ -40,6 +42,8 @@ export interface AppDeps {
   env: Env;
   /** Prometheus metrics (index.ts serves them on METRICS_PORT); a registry of its own when not given. */
   metrics?: EdgeMetrics;
+  /** How clients' metadata documents are fetched (tests trust their own certificate authority). */
+  metadataDocumentFetch?: Parameters<typeof createEdgeAuthorization>[0]['fetch'];
 }
 
 export interface Edge {
@@ -52,6 +56,8 @@ export interface Edge {
   /** Node `upgrade` listener: tunnel sessions' local runtimes dial in here (tunnel-hub.ts). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   keyStore: KeyStore;
+  /** The authorization code flow's server (its provider, for tests and operator commands). */
+  authorization: EdgeAuthorization;
   /** The edge's metrics; index.ts wraps `handler` with `metrics.http.instrument`. */
   metrics: EdgeMetrics;
   /** Closes the tunnels' connections: upgraded sockets would otherwise hold the server's close open. */
@@ -112,7 +118,11 @@ export function createEdge(deps: AppDeps): Edge {
   });
   const limiter = createLimiter(deps.redis, {
     ratePerMinute: env.EDGE_RATE_LIMIT_PER_MINUTE,
-    rateOverrides: { 'oauth.token': env.EDGE_TOKEN_REQUESTS_PER_MINUTE, ...env.EDGE_RATE_LIMITS_JSON },
+    rateOverrides: {
+      'oauth.token': env.EDGE_TOKEN_REQUESTS_PER_MINUTE,
+      'oauth.register': env.EDGE_REGISTER_REQUESTS_PER_MINUTE,
+      ...env.EDGE_RATE_LIMITS_JSON,
+    },
     invokePerMinute: env.EDGE_INVOKE_PER_MINUTE,
     compactPerMinute: env.EDGE_COMPACT_PER_MINUTE,
   });
@@ -144,7 +154,32 @@ export function createEdge(deps: AppDeps): Edge {
     metrics,
   });
 
-  const app = createExpressApp({ deps, keyStore, urls, limiter, resolver, access, handleMcp });
+  const authorization = createEdgeAuthorization({
+    db,
+    keyStore,
+    logger,
+    limiter,
+    urls,
+    base: env.PKGREG_PUBLIC_BASE_URL,
+    registryPublicUrl: env.REGISTRY_PUBLIC_URL,
+    accessTokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS,
+    refreshTokenTtlSeconds: env.EDGE_REFRESH_TOKEN_TTL_SECONDS,
+    // Without configured keys (never in production, env.ts) a key of this process: a sign-in in
+    // progress does not survive a restart, nothing else depends on it.
+    cookieKeys: env.EDGE_COOKIE_KEYS.length > 0 ? env.EDGE_COOKIE_KEYS : [randomBytes(32).toString('hex')],
+    dynamicClientUnusedDays: env.EDGE_DCR_UNUSED_DAYS,
+    ...(deps.metadataDocumentFetch ? { fetch: deps.metadataDocumentFetch } : {}),
+  });
+  const app = createExpressApp({
+    deps,
+    keyStore,
+    urls,
+    limiter,
+    resolver,
+    access,
+    handleMcp,
+    authorization,
+  });
   // The fast path's server span (tracing.ts); `handleMcp` itself stays untouched when tracing is off.
   const mcpPath = edgeRouteOf('mcp').path;
   const tracedMcp = traceRequests(
@@ -165,6 +200,7 @@ export function createEdge(deps: AppDeps): Edge {
       }
     },
     keyStore,
+    authorization,
     metrics,
     closeTunnels: () => hub.close(),
     async shutdown() {
@@ -187,8 +223,9 @@ function createExpressApp(parts: {
   resolver: BackendResolver;
   access: Access;
   handleMcp: ReturnType<typeof createMcpHandler>;
+  authorization: EdgeAuthorization;
 }): Express {
-  const { deps, keyStore, urls, limiter, resolver, access, handleMcp } = parts;
+  const { deps, keyStore, urls, limiter, resolver, access, handleMcp, authorization } = parts;
   const { env, db, logger } = deps;
   const app = express();
   app.disable('x-powered-by');
@@ -215,7 +252,9 @@ function createExpressApp(parts: {
       limiter,
       resolver,
       access,
+      providerToken: authorization.token,
     }),
+    ...authorization.handlers,
   };
   // The edge's routes read their own bodies (MCP's JSON-RPC, the token endpoint's form): no app parser.
   registerRoutes(app, EDGE_ROUTES, handlers, { jsonParser: [] });

@@ -113,6 +113,17 @@ export const EnvSchema = z
     EDGE_TOKEN_TTL_SECONDS: positiveInt(600),
     /** Token requests (successful or not) per client address per minute. */
     EDGE_TOKEN_REQUESTS_PER_MINUTE: positiveInt(60),
+    /** Lifetime of a refresh token of the authorization code flow (each use rotates it). */
+    EDGE_REFRESH_TOKEN_TTL_SECONDS: positiveInt(30 * 86_400),
+    /**
+     * Keys signing the sign-in cookies (comma-separated, newest first, each at least 32 characters).
+     * Unset outside production: a random key per process (a sign-in in progress fails across restarts).
+     */
+    EDGE_COOKIE_KEYS: commaList.pipe(z.array(z.string().min(32, 'each cookie key needs 32+ characters'))),
+    /** Client registrations (RFC 7591) per client address per minute. */
+    EDGE_REGISTER_REQUESTS_PER_MINUTE: positiveInt(10),
+    /** A dynamically registered client unused this many days is forgotten. */
+    EDGE_DCR_UNUSED_DAYS: positiveInt(30),
     /** Verified tokens kept in memory (until their exp) so a hot client is not re-verified per request. */
     EDGE_TOKEN_CACHE_SIZE: positiveInt(10_000),
     /** Default per-tool request rate per namespace (all tokens of a client), per minute. */
@@ -154,6 +165,14 @@ export const EnvSchema = z
       .url()
       .default('http://127.0.0.1:4000')
       .transform((u) => u.replace(/\/+$/, '')),
+    /**
+     * The registry's public URL, where browsers are sent to sign in and consent (its
+     * `/api/mcp/consent/<id>` page); REGISTRY_URL when unset.
+     */
+    REGISTRY_PUBLIC_URL: z
+      .url()
+      .optional()
+      .transform((u) => u?.replace(/\/+$/, '')),
     /** How long one registry request may take before the call is `registry_unavailable`. */
     REGISTRY_TIMEOUT_MS: positiveInt(5_000),
     /** How long a package's visibility is trusted before it is asked again (a delisting shows within 2×). */
@@ -165,8 +184,13 @@ export const EnvSchema = z
     // Memory search: recency half-life and weights, its bounds, and the optional embedding endpoint.
     ...memoryEnvShape,
   })
+  .superRefine((e, ctx) => {
+    if (e.NODE_ENV === 'production' && e.EDGE_COOKIE_KEYS.length === 0)
+      ctx.addIssue({ code: 'custom', path: ['EDGE_COOKIE_KEYS'], message: 'required in production' });
+  })
   .transform((e) => ({
     ...e,
+    REGISTRY_PUBLIC_URL: e.REGISTRY_PUBLIC_URL ?? e.REGISTRY_URL,
     EDGE_ALLOW_LOCALHOST: e.EDGE_ALLOW_LOCALHOST ?? e.NODE_ENV !== 'production',
     SHUTDOWN_GRACE_MS: e.SHUTDOWN_GRACE_MS ?? e.EDGE_SYNC_THRESHOLD_MS + 5_000,
   }));

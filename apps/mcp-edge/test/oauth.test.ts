@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { deriveNamespace, SCOPES } from '@pkgreg/contracts';
+import { ALL_SCOPES, deriveNamespace, SCOPES } from '@pkgreg/contracts';
 import { createLogger } from '@pkgreg/server-kit';
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import request from 'supertest';
@@ -59,13 +59,48 @@ describe('discovery documents (decisions.md: MCP edge / built-in authorization s
       '/.well-known/oauth-authorization-server',
     ]) {
       const res = await request(h.app).get(path).expect(200);
-      expect(res.body).toMatchObject({
+      expect(res.body).toEqual({
         issuer: ISSUER,
+        authorization_endpoint: `${BASE}/mcp/authorize`,
         token_endpoint: `${BASE}/mcp/token`,
+        registration_endpoint: `${BASE}/mcp/register`,
+        revocation_endpoint: `${BASE}/mcp/revoke`,
         jwks_uri: `${BASE}/mcp/jwks.json`,
-        grant_types_supported: ['client_credentials'],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        scopes_supported: ALL_SCOPES,
+        response_types_supported: ['code'],
+        response_modes_supported: ['form_post', 'fragment', 'query'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+        client_id_metadata_document_supported: true,
+        authorization_response_iss_parameter_supported: true,
       });
+    }
+  });
+
+  it('says what its authorization server does: each member as the provider (oidc-provider) says it', async () => {
+    const ours = (await request(h.app).get('/.well-known/oauth-authorization-server/mcp').expect(200)).body;
+    // The provider's own (OpenID) document, as it would answer for the public base.
+    const provider = await h.edge.authorization.provider();
+    const theirs = (
+      await request(provider.callback())
+        .get('/.well-known/openid-configuration')
+        .set('x-forwarded-host', new URL(BASE).host)
+        .set('x-forwarded-proto', 'http')
+        .expect(200)
+    ).body;
+    for (const [member, value] of Object.entries(ours)) {
+      // Ours lists the resource's scopes and the client_credentials grant the edge issues itself.
+      if (member === 'scopes_supported') continue;
+      const expected =
+        member === 'grant_types_supported'
+          ? (value as string[]).filter((grant) => grant !== 'client_credentials')
+          : member !== 'issuer' && typeof value === 'string' && value.startsWith(`${ISSUER}/`)
+            ? // Asked at its own root, the provider names its endpoints without the /mcp mount.
+              value.replace(ISSUER, BASE)
+            : value;
+      const sorted = (v: unknown) => (Array.isArray(v) ? [...v].sort() : v);
+      expect({ member, value: sorted(theirs[member]) }).toEqual({ member, value: sorted(expected) });
     }
   });
 

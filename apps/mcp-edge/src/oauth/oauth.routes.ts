@@ -14,6 +14,8 @@ export interface OAuthUrls {
   tokenEndpoint: string;
   jwksUri: string;
   authorizationEndpoint: string;
+  registrationEndpoint: string;
+  revocationEndpoint: string;
   resourceMetadata: string;
 }
 
@@ -25,6 +27,8 @@ export function oauthUrls(base: string): OAuthUrls {
     tokenEndpoint: `${base}/mcp/token`,
     jwksUri: `${base}/mcp/jwks.json`,
     authorizationEndpoint: `${base}/mcp/authorize`,
+    registrationEndpoint: `${base}/mcp/register`,
+    revocationEndpoint: `${base}/mcp/revoke`,
     resourceMetadata: `${base}/.well-known/oauth-protected-resource/mcp`,
   };
 }
@@ -99,6 +103,8 @@ export function oauthRoutes(deps: {
   limiter: Limiter;
   resolver: BackendResolver;
   access: Access;
+  /** Every other grant (authorization_code, refresh_token): the authorization server (issue 29). */
+  providerToken: (req: Request, res: Response) => Promise<void>;
 }): Pick<
   EdgeHandlers,
   | 'authorization-server-metadata'
@@ -106,7 +112,6 @@ export function oauthRoutes(deps: {
   | 'protected-resource-metadata'
   | 'protected-resource-metadata-root'
   | 'jwks'
-  | 'authorize'
   | 'token'
 > {
   const { urls } = deps;
@@ -118,17 +123,23 @@ export function oauthRoutes(deps: {
     access: deps.access,
   };
 
-  // RFC 8414. `authorization_endpoint` and `response_types_supported` are required members even for a
-  // client_credentials-only server (MCP SDK clients reject metadata without them); the endpoint refuses.
+  // RFC 8414, written here rather than taken from oidc-provider (whose discovery is OpenID's, lists
+  // `openid` and is served under the issuer's path); a test holds it equal to the provider's values.
   const asMetadata = {
     issuer: urls.issuer,
     authorization_endpoint: urls.authorizationEndpoint,
     token_endpoint: urls.tokenEndpoint,
+    registration_endpoint: urls.registrationEndpoint,
+    revocation_endpoint: urls.revocationEndpoint,
     jwks_uri: urls.jwksUri,
     scopes_supported: ALL_SCOPES,
-    response_types_supported: [],
-    grant_types_supported: ['client_credentials'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['form_post', 'fragment', 'query'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    client_id_metadata_document_supported: true,
+    authorization_response_iss_parameter_supported: true,
   };
   // RFC 9728.
   const resourceMetadata = {
@@ -162,13 +173,6 @@ export function oauthRoutes(deps: {
       }
     },
 
-    authorize: (_req, res) => {
-      res.status(400).json({
-        error: 'unsupported_response_type',
-        error_description: 'this server only issues tokens through the client_credentials grant',
-      });
-    },
-
     token: [
       express.urlencoded({ extended: false, limit: '8kb' }),
       async (req, res, next) => {
@@ -177,6 +181,11 @@ export function oauthRoutes(deps: {
         try {
           // Every attempt counts against the caller's address, so client secrets cannot be guessed at speed.
           await deps.limiter.check({ namespace: `ip:${req.ip ?? 'unknown'}`, tool: 'oauth.token' });
+          const grantType = (req.body as Record<string, unknown> | undefined)?.grant_type;
+          if (grantType === 'authorization_code' || grantType === 'refresh_token') {
+            await deps.providerToken(req, res);
+            return;
+          }
           res.json(await issueToken(deps.db, deps.keyStore, ctx, tokenRequest(req)));
         } catch (error) {
           if (error instanceof OAuthError) writeOAuthError(res, error);

@@ -60,11 +60,15 @@ interface LoadedKey {
   publicJwk: JWK;
   verifyKey: CryptoKey;
   signKey?: CryptoKey;
+  /** The active key's private JWK (oidc-provider signs with a JWK, not a CryptoKey). */
+  privateJwk?: JWK;
 }
 
 export interface KeyStore {
   /** The newest active key, for signing. */
   signingKey(): Promise<{ kid: string; key: CryptoKey }>;
+  /** The same key as a private JWK with its `kid` (for oidc-provider's keystore). */
+  signingJwk(): Promise<JWK & { kid: string }>;
   /** Public keys to publish (active and retiring). */
   jwks(): Promise<JSONWebKeySet>;
   /** Verification key by kid; undefined when the kid is unknown even after a reload. */
@@ -93,7 +97,10 @@ export function createKeyStore(db: Db, options: { reloadEveryMs?: number; minRel
         row.status === 'active'
           ? ((await importJWK(row.private_jwk as JWK, row.alg)) as CryptoKey)
           : undefined;
-      next.push({ kid: row.kid, status: row.status, publicJwk, verifyKey, signKey });
+      const privateJwk = signKey
+        ? { ...(row.private_jwk as JWK), kid: row.kid, alg: row.alg, use: 'sig' }
+        : undefined;
+      next.push({ kid: row.kid, status: row.status, publicJwk, verifyKey, signKey, privateJwk });
     }
     keys = next;
     loadedAt = Date.now();
@@ -111,16 +118,25 @@ export function createKeyStore(db: Db, options: { reloadEveryMs?: number; minRel
     return keys;
   }
 
+  async function activeKey(): Promise<LoadedKey & { signKey: CryptoKey; privateJwk: JWK }> {
+    let active = (await fresh()).find((k) => k.signKey);
+    if (!active) {
+      await ensureActiveKey(db);
+      await reload();
+      active = keys.find((k) => k.signKey);
+    }
+    if (!active?.signKey || !active.privateJwk) throw new Error('no active signing key');
+    return active as LoadedKey & { signKey: CryptoKey; privateJwk: JWK };
+  }
+
   const store: KeyStore = {
     async signingKey() {
-      let active = (await fresh()).find((k) => k.signKey);
-      if (!active) {
-        await ensureActiveKey(db);
-        await reload();
-        active = keys.find((k) => k.signKey);
-      }
-      if (!active?.signKey) throw new Error('no active signing key');
+      const active = await activeKey();
       return { kid: active.kid, key: active.signKey };
+    },
+    async signingJwk() {
+      const active = await activeKey();
+      return { ...active.privateJwk, kid: active.kid };
     },
     async jwks() {
       return { keys: (await fresh()).map((k) => k.publicJwk) };

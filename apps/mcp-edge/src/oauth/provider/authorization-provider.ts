@@ -63,6 +63,16 @@ function metadataDocumentFetchable(id: string): boolean {
   return true;
 }
 
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function errorPage(error: string, description: string | undefined): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign-in refused · pkgreg</title></head>
+<body><main><h1>Sign-in refused</h1><p>${escapeHtml(description ?? error)}</p>
+<p><code>${escapeHtml(error)}</code></p></main></body></html>
+`;
+}
+
 export function createAuthorizationProvider(options: AuthorizationProviderOptions): Provider {
   const { resource } = options;
   const configuration: Configuration = {
@@ -160,10 +170,18 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
     ...(options.fetch ? { fetch: options.fetch } : {}),
     findAccount: async (_ctx, sub) =>
       (await options.accountActive(sub)) ? { accountId: sub, claims: () => ({ sub }) } : undefined,
-    // The default error page loads web fonts and has no CSP; errors are plain text or JSON here.
+    // An error that cannot go back to the app (no valid client or redirect_uri): the default page loads
+    // web fonts and has no CSP. Here a plain page for browsers, RFC 6749's JSON for everyone else.
     renderError: async (ctx, out) => {
-      ctx.type = 'text/plain; charset=utf-8';
-      ctx.body = `${out.error}: ${out.error_description ?? ''}`;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+      if (ctx.accepts('json', 'html') === 'html') {
+        ctx.type = 'html';
+        ctx.body = errorPage(out.error, out.error_description);
+      } else {
+        ctx.type = 'json';
+        ctx.body = { error: out.error, error_description: out.error_description };
+      }
     },
   };
   const provider = new Provider(options.issuer, configuration);
