@@ -17,6 +17,7 @@ import { loadEnv, type TunnelSession, TunnelSessionSchema } from './env.js';
 import {
   createClient,
   disableClient,
+  InvalidRedirectUriError,
   listClients,
   resetDemoClient,
   UnknownScopeError,
@@ -169,17 +170,29 @@ const program = new Command('edge')
 
 program
   .command('clients:create')
-  .description('register an OAuth client (client_credentials); the secret is shown once')
+  .description(
+    'register an OAuth client (client_credentials; with --redirect-uri also the sign-in flow); the secret is shown once',
+  )
   .requiredOption('--name <name>', 'display name', nameArg)
   .requiredOption('--scopes <scopes>', 'space- or comma-separated scopes the client may request', scopesArg)
-  .action(async (opts: { name: string; scopes: string[] }) =>
+  .option(
+    '--redirect-uri <uri>',
+    'where people signing in through this client are sent back (repeatable)',
+    (value: string, previous: string[] = []) => [...previous, value],
+  )
+  .action(async (opts: { name: string; scopes: string[]; redirectUri?: string[] }) =>
     withDb(async (db) => {
       try {
-        const client = await createClient(db, { name: opts.name, scopes: opts.scopes });
+        const client = await createClient(db, {
+          name: opts.name,
+          scopes: opts.scopes,
+          redirectUris: opts.redirectUri ?? [],
+        });
         print(client);
         console.error('Store client_secret now: it is kept hashed and cannot be shown again.');
       } catch (error) {
-        if (error instanceof UnknownScopeError) program.error(error.message, { exitCode: 2 });
+        if (error instanceof UnknownScopeError || error instanceof InvalidRedirectUriError)
+          program.error(error.message, { exitCode: 2 });
         throw error;
       }
     }),

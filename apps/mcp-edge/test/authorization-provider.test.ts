@@ -1,10 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo, LookupFunction } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { SCOPES } from '@pkgreg/contracts';
@@ -13,9 +8,9 @@ import express from 'express';
 import { exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
-import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizationProvider } from '../src/oauth/provider/authorization-provider.js';
+import { type ClientDocuments, serveClientDocuments } from './client-documents.js';
 
 // The edge's authorization code flow as configured (docs/plans/edge-oauth.md, step 4), over HTTP on a
 // server of its own: the provider is not mounted in the edge yet. Sign-in and consent are a stand-in that
@@ -35,82 +30,12 @@ let decision: 'allow' | 'deny' = 'allow';
 /** Accounts the provider may issue tokens to. */
 const active = new Set(['acct_1']);
 
-// Clients' metadata documents, served over https as `client.test` by a server of the test's own, whose
-// certificate authority only the injected fetch trusts.
-let documents: HttpsServer;
-let documentsOrigin: string;
-let tlsDir: string;
-/** What the document server answers per path: a body (object or text), headers, a status. */
-const served = new Map<string, { body: unknown; headers?: Record<string, string>; status?: number }>();
-const fetched: string[] = [];
-
-function startDocuments(): Promise<void> {
-  tlsDir = mkdtempSync(path.join(tmpdir(), 'pkgreg-cimd-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=client.test',
-      '-addext',
-      'subjectAltName=DNS:client.test',
-      '-keyout',
-      path.join(tlsDir, 'key.pem'),
-      '-out',
-      path.join(tlsDir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  documents = createHttpsServer(
-    { key: readFileSync(path.join(tlsDir, 'key.pem')), cert: readFileSync(path.join(tlsDir, 'cert.pem')) },
-    (req, res) => {
-      fetched.push(req.url ?? '');
-      const entry = served.get(req.url ?? '');
-      if (!entry) {
-        res.writeHead(404).end();
-        return;
-      }
-      res.writeHead(entry.status ?? 200, { 'content-type': 'application/json', ...entry.headers });
-      res.end(typeof entry.body === 'string' ? entry.body : JSON.stringify(entry.body));
-    },
-  );
-  documents.listen(0, '127.0.0.1');
-  return new Promise((resolve) =>
-    documents.once('listening', () => {
-      documentsOrigin = `https://client.test:${(documents.address() as AddressInfo).port}`;
-      resolve();
-    }),
-  );
-}
-
-/** The provider's fetch, but trusting the test's authority and resolving client.test to loopback. */
-function documentFetch() {
-  const agent = new Agent({
-    connect: {
-      ca: readFileSync(path.join(tlsDir, 'cert.pem')),
-      lookup: ((_host, options, callback) =>
-        options?.all
-          ? callback(null, [{ address: '127.0.0.1', family: 4 }])
-          : callback(null, '127.0.0.1', 4)) as LookupFunction,
-    },
-  });
-  return (url: URL | string, options: Record<string, unknown>) => {
-    const { dispatcher: _ignored, ...rest } = options;
-    return undiciFetch(url, { ...rest, dispatcher: agent } as Parameters<typeof undiciFetch>[1]);
-  };
-}
+// Clients' metadata documents, served over https as `client.test` (client-documents.ts).
+let documents: ClientDocuments;
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  await startDocuments();
+  documents = await serveClientDocuments();
   const keys = await generateKeyPair('ES256', { extractable: true });
   publicKey = keys.publicKey;
   const jwk = { ...(await exportJWK(keys.privateKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
@@ -133,15 +58,14 @@ beforeAll(async () => {
     interactionPath: (uid) => `/mcp/interaction/${uid}`,
     accountActive: async (id) => active.has(id),
     dynamicClientUnusedDays: 30,
-    fetch: documentFetch() as never,
+    fetch: documents.fetch as never,
     clients: [{ client_id: 'app', token_endpoint_auth_method: 'none', redirect_uris: [REDIRECT] }],
   });
 });
 
 afterAll(async () => {
   await new Promise((resolve) => listening?.close(resolve));
-  await new Promise((resolve) => documents?.close(resolve));
-  if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
+  await documents?.close();
   await t?.destroy();
 });
 
@@ -452,8 +376,8 @@ describe('dynamic client registration (RFC 7591), by the MCP SDK', () => {
 describe('client ID metadata documents', () => {
   const LOOPBACK = 'http://127.0.0.1/callback';
   const document = (file: string, extra: Record<string, unknown> = {}) => {
-    const id = `${documentsOrigin}/${file}`;
-    served.set(`/${file}`, {
+    const id = `${documents.origin}/${file}`;
+    documents.served.set(`/${file}`, {
       body: {
         client_id: id,
         client_name: 'Desktop agent',
@@ -486,9 +410,9 @@ describe('client ID metadata documents', () => {
     });
     expect(res.status).toBe(200);
     // Within its max-age the document is not fetched again.
-    const before = fetched.filter((f) => f === '/desktop.json').length;
+    const before = documents.fetched.filter((f) => f === '/desktop.json').length;
     expect(await flow(id, 'http://127.0.0.1:40001/callback').back).toBeInstanceOf(URL);
-    expect(fetched.filter((f) => f === '/desktop.json').length).toBe(before);
+    expect(documents.fetched.filter((f) => f === '/desktop.json').length).toBe(before);
   });
 
   it('a redirect URI the document does not list is answered here, never followed', async () => {
@@ -505,29 +429,29 @@ describe('client ID metadata documents', () => {
   });
 
   it('refuses a document that names another client, is too large, redirects, or asks for a secret', async () => {
-    const other = `${documentsOrigin}/other.json`;
-    served.set('/other.json', {
-      body: { client_id: `${documentsOrigin}/else.json`, redirect_uris: [LOOPBACK] },
+    const other = `${documents.origin}/other.json`;
+    documents.served.set('/other.json', {
+      body: { client_id: `${documents.origin}/else.json`, redirect_uris: [LOOPBACK] },
     });
-    served.set('/large.json', {
+    documents.served.set('/large.json', {
       body: {
-        client_id: `${documentsOrigin}/large.json`,
+        client_id: `${documents.origin}/large.json`,
         redirect_uris: [LOOPBACK],
         client_name: 'x'.repeat(6000),
       },
     });
-    served.set('/moved.json', {
+    documents.served.set('/moved.json', {
       body: '',
       status: 302,
-      headers: { location: `${documentsOrigin}/desktop.json` },
+      headers: { location: `${documents.origin}/desktop.json` },
     });
     const secret = document('secret.json', { token_endpoint_auth_method: 'client_secret_post' });
     for (const id of [
       other,
-      `${documentsOrigin}/large.json`,
-      `${documentsOrigin}/moved.json`,
+      `${documents.origin}/large.json`,
+      `${documents.origin}/moved.json`,
       secret,
-      `${documentsOrigin}/missing.json`,
+      `${documents.origin}/missing.json`,
     ]) {
       const back = await flow(id, LOOPBACK).back;
       expect(back, id).not.toBeInstanceOf(URL);
@@ -536,8 +460,8 @@ describe('client ID metadata documents', () => {
   });
 
   it('never fetches a document from an IP literal, localhost or a single-label name', async () => {
-    const port = (documents.address() as AddressInfo).port;
-    const count = fetched.length;
+    const port = new URL(documents.origin).port;
+    const count = documents.fetched.length;
     for (const id of [
       `https://127.0.0.1:${port}/desktop.json`,
       `https://localhost:${port}/desktop.json`,
@@ -546,7 +470,7 @@ describe('client ID metadata documents', () => {
       const back = await flow(id, LOOPBACK).back;
       expect((back as { body: string }).body, id).toMatch(/invalid_client/);
     }
-    expect(fetched.length).toBe(count);
+    expect(documents.fetched.length).toBe(count);
   });
 });
 

@@ -102,7 +102,24 @@ describe('pnpm edge (operator CLI)', () => {
     await expect(edge('clients:create', '--name', '  ', '--scopes', SCOPES.systemRead)).rejects.toMatchObject(
       { code: 2, stderr: expect.stringContaining('expected a name of 1-200 characters') },
     );
+    for (const uri of ['http://example.com/cb', 'https://app.example/cb#x', 'javascript:alert(1)']) {
+      await expect(
+        edge('clients:create', '--name', 'x', '--scopes', SCOPES.systemRead, '--redirect-uri', uri),
+      ).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining(`redirect URI ${uri} must be`) });
+    }
     expect(await h.t.db.selectFrom('oauth_clients').select('client_id').execute()).toEqual(before);
+  });
+
+  it('clients:create --redirect-uri (repeatable) registers where its sign-ins return', async () => {
+    const created = await edge(
+      ...['clients:create', '--name', 'Team Cursor', '--scopes', SCOPES.systemRead],
+      ...['--redirect-uri', 'cursor://anysphere.cursor-mcp/oauth/callback'],
+      ...['--redirect-uri', 'http://127.0.0.1/callback'],
+    );
+    expect(JSON.parse(created.stdout).redirectUris).toEqual([
+      'cursor://anysphere.cursor-mcp/oauth/callback',
+      'http://127.0.0.1/callback',
+    ]);
   });
 
   it('keys:rotate makes a new active key and keeps the old one retiring', async () => {

@@ -4,6 +4,7 @@ import { decodeJwt } from 'jose';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createClient, disableClient } from '../src/oauth/clients.service.js';
 import { BASE, callTool, ISSUER, RESOURCE, rpc, useHarness } from './helpers.js';
 
 // The authorization code flow as mounted in the edge (issue 29): authorize → the edge's interaction →
@@ -82,13 +83,18 @@ async function decide(id: string, decision: 'allow' | 'deny', account = accountI
 }
 
 /** Back from the registry, on to the app's redirect_uri: its query. */
-async function finish(browser: ReturnType<typeof request.agent>, uid: string, code: string) {
+async function finish(
+  browser: ReturnType<typeof request.agent>,
+  uid: string,
+  code: string,
+  redirectUri = REDIRECT,
+) {
   const back = await browser.get(`/mcp/interaction/${uid}/return?c=${code}`).expect(303);
   const resume = new URL(String(back.headers.location));
   expect(resume.href).toBe(`${BASE}/mcp/authorize/${uid}`);
   const done = await browser.get(resume.pathname).expect(303);
   const redirect = new URL(String(done.headers.location));
-  expect(`${redirect.origin}${redirect.pathname}`).toBe(REDIRECT);
+  expect(`${redirect.origin}${redirect.pathname}`).toBe(redirectUri);
   return redirect.searchParams;
 }
 
@@ -287,5 +293,93 @@ describe('refusals on the way (each leaves the hand-off as it was)', () => {
       .where('id_hash', '=', sha(id))
       .executeTakeFirstOrThrow();
     expect(row.scopes).toEqual([...ALL_SCOPES]);
+  });
+});
+
+describe("an operator's client (pnpm edge clients:create --redirect-uri): the code flow with its secret", () => {
+  it('signs people in within its allowed scopes, authenticating with HTTP Basic', async () => {
+    const operator = await createClient(h.t.db, {
+      name: 'Team Cursor',
+      scopes: [SCOPES.systemRead, SCOPES.stmRead],
+      redirectUris: ['cursor://anysphere.cursor-mcp/oauth/callback', 'http://127.0.0.1/callback'],
+    });
+    // A loopback redirect on the port the app listens on (RFC 8252); no scope asked: all it may have.
+    const redirectUri = 'http://127.0.0.1:5123/callback';
+    const { browser, verifier, uid, id } = await startSignIn({
+      client_id: operator.clientId,
+      redirect_uri: redirectUri,
+      scope: '',
+    });
+    const row = await h.t.db
+      .selectFrom('edge_consent_requests')
+      .select(['client_kind', 'client_name', 'scopes'])
+      .where('id_hash', '=', sha(id))
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({
+      client_kind: 'operator',
+      client_name: 'Team Cursor',
+      scopes: [SCOPES.systemRead, SCOPES.stmRead],
+    });
+    const code = await decide(id, 'allow');
+    const back = await finish(browser, uid, code, redirectUri);
+    const form = {
+      grant_type: 'authorization_code',
+      code: back.get('code') as string,
+      code_verifier: verifier,
+      redirect_uri: redirectUri,
+      resource: RESOURCE,
+    };
+    const anonymous = await request(h.app)
+      .post('/mcp/token')
+      .type('form')
+      .send({ ...form, client_id: operator.clientId })
+      .expect(401);
+    expect(anonymous.body.error).toBe('invalid_client');
+    expect(anonymous.headers['www-authenticate']).toMatch(/^Basic/);
+    const tokens = await request(h.app)
+      .post('/mcp/token')
+      .auth(operator.clientId, operator.clientSecret)
+      .type('form')
+      .send(form)
+      .expect(200);
+    expect(tokens.body.scope).toBe(`${SCOPES.systemRead} ${SCOPES.stmRead}`);
+    expect(decodeJwt(tokens.body.access_token)).toMatchObject({
+      sub: accountId,
+      client_id: operator.clientId,
+    });
+  });
+
+  it('a disabled client, or one registered without redirect URIs, signs no one in', async () => {
+    const machine = await createClient(h.t.db, { name: 'CI', scopes: [SCOPES.systemRead] });
+    const disabled = await createClient(h.t.db, {
+      name: 'Old',
+      scopes: [SCOPES.systemRead],
+      redirectUris: [REDIRECT],
+    });
+    await disableClient(h.t.db, disabled.clientId);
+    for (const id of [machine.clientId, disabled.clientId]) {
+      const res = await request(h.app)
+        .get(
+          `/mcp/authorize?${new URLSearchParams({
+            response_type: 'code',
+            client_id: id,
+            redirect_uri: REDIRECT,
+            code_challenge: pkce().challenge,
+            code_challenge_method: 'S256',
+          })}`,
+        )
+        .set('Accept', 'application/json')
+        .expect(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.body.error).toBe('invalid_client');
+    }
+  });
+
+  it('no registration names its own allowed scopes', async () => {
+    const res = await request(h.app)
+      .post('/mcp/register')
+      .send({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', pkgreg_allowed_scopes: [] })
+      .expect(400);
+    expect(res.body.error).toBe('invalid_client_metadata');
   });
 });

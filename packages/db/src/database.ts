@@ -397,6 +397,8 @@ export interface OauthClientsTable {
   client_secret_hash: string;
   name: string;
   allowed_scopes: Generated<string[]>;
+  /** Where the authorization code flow may send people back; empty: client_credentials only. */
+  redirect_uris: Generated<string[]>;
   created_at: Timestamp;
   disabled_at: NullableTimestamp;
 }

@@ -3,7 +3,13 @@ import { sql } from 'kysely';
 
 export function insertClient(
   db: Db,
-  client: { clientId: string; secretHash: string; name: string; allowedScopes: string[] },
+  client: {
+    clientId: string;
+    secretHash: string;
+    name: string;
+    allowedScopes: string[];
+    redirectUris?: string[];
+  },
 ) {
   return db
     .insertInto('oauth_clients')
@@ -12,8 +18,9 @@ export function insertClient(
       client_secret_hash: client.secretHash,
       name: client.name,
       allowed_scopes: client.allowedScopes,
+      redirect_uris: client.redirectUris ?? [],
     })
-    .returning(['client_id', 'name', 'allowed_scopes', 'created_at'])
+    .returning(['client_id', 'name', 'allowed_scopes', 'redirect_uris', 'created_at'])
     .executeTakeFirstOrThrow();
 }
 
@@ -24,7 +31,7 @@ export function findClient(db: Db, clientId: string) {
 export function listClients(db: Db) {
   return db
     .selectFrom('oauth_clients')
-    .select(['client_id', 'name', 'allowed_scopes', 'created_at', 'disabled_at'])
+    .select(['client_id', 'name', 'allowed_scopes', 'redirect_uris', 'created_at', 'disabled_at'])
     .orderBy('created_at')
     .execute();
 }

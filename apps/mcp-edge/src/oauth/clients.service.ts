@@ -47,10 +47,35 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
 
 export class UnknownScopeError extends Error {}
 
-/** Registers a client; the returned secret is shown once and never stored in clear. */
-export async function createClient(db: Db, input: { name: string; scopes: string[] }) {
+export class InvalidRedirectUriError extends Error {}
+
+/**
+ * Where a person may be sent back after signing in: https, an http loopback address (any port, RFC
+ * 8252), or an app's own scheme (`cursor://…`, RFC 8252 §7.1); never a fragment.
+ */
+export function checkRedirectUri(uri: string): void {
+  const url = URL.parse(uri);
+  const loopback = url?.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  const ownScheme =
+    url !== null && !['http:', 'https:', 'javascript:', 'data:', 'file:'].includes(url.protocol);
+  if (!url || url.hash || !(url.protocol === 'https:' || loopback || ownScheme) || uri.length > 2000)
+    throw new InvalidRedirectUriError(
+      `redirect URI ${uri} must be https, an http loopback address or an app's own scheme, without a fragment`,
+    );
+}
+
+/**
+ * Registers a client; the returned secret is shown once and never stored in clear. With redirect URIs
+ * it may also sign people in through the authorization code flow (docs/mcp-oauth.md).
+ */
+export async function createClient(
+  db: Db,
+  input: { name: string; scopes: string[]; redirectUris?: string[] },
+) {
   const unknown = input.scopes.filter((s) => !ALL_SCOPES.includes(s as (typeof ALL_SCOPES)[number]));
   if (unknown.length) throw new UnknownScopeError(`unknown scopes: ${unknown.join(', ')}`);
+  const redirectUris = [...new Set(input.redirectUris ?? [])];
+  for (const uri of redirectUris) checkRedirectUri(uri);
   const clientId = `pkc_${randomBytes(12).toString('hex')}`;
   const clientSecret = `pks_${randomBytes(32).toString('base64url')}`;
   const row = await insertClient(db, {
@@ -58,8 +83,15 @@ export async function createClient(db: Db, input: { name: string; scopes: string
     secretHash: await hashSecret(clientSecret),
     name: input.name,
     allowedScopes: [...new Set(input.scopes)],
+    redirectUris,
   });
-  return { clientId: row.client_id, clientSecret, name: row.name, allowedScopes: row.allowed_scopes };
+  return {
+    clientId: row.client_id,
+    clientSecret,
+    name: row.name,
+    allowedScopes: row.allowed_scopes,
+    ...(row.redirect_uris.length > 0 ? { redirectUris: row.redirect_uris } : {}),
+  };
 }
 
 /**

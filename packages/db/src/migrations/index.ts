@@ -35,6 +35,7 @@ import * as privateSearchKeys from './2026-11-29T0210-private-search-keys.js';
 import * as publicCatalogMark from './2026-11-29T0220-public-catalog-mark.js';
 import * as privateSearchPostings from './2026-11-29T0300-private-search-postings.js';
 import * as edgeDelegatedAccess from './2026-11-29T0400-edge-delegated-access.js';
+import * as operatorClientRedirects from './2026-11-29T0500-operator-client-redirects.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -74,4 +75,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0220-public-catalog-mark': publicCatalogMark,
   '2026-11-29T0300-private-search-postings': privateSearchPostings,
   '2026-11-29T0400-edge-delegated-access': edgeDelegatedAccess,
+  '2026-11-29T0500-operator-client-redirects': operatorClientRedirects,
 };

@@ -42,6 +42,44 @@ export function createArtifactAdapter(db: Db, options: ArtifactAdapterOptions): 
       : new ArtifactAdapter(db, model);
 }
 
+/**
+ * Client metadata naming the scopes an operator's client may be given (the provider's own `scope`
+ * member is for OpenID scopes); any other client may be given every scope.
+ */
+export const ALLOWED_SCOPES = 'pkgreg_allowed_scopes';
+
+/** The ids of clients registered through RFC 7591 (authorization-provider.ts makes them). */
+export const DYNAMIC_CLIENT_PREFIX = 'dcr_';
+
+/**
+ * A client the operator registered with redirect URIs (`pnpm edge clients:create --redirect-uri`), as
+ * the provider reads clients: confidential (its scrypt hash compared by authorization-provider.ts,
+ * HTTP Basic as RFC 6749 requires servers to accept), limited to its allowed scopes. A disabled client,
+ * or one without redirect URIs (client_credentials only), is no client here.
+ */
+async function operatorClient(db: Db, id: string): Promise<AdapterPayload | undefined> {
+  if (id.includes('\u0000')) return undefined;
+  const row = await db
+    .selectFrom('oauth_clients')
+    .select(['client_id', 'client_secret_hash', 'name', 'allowed_scopes', 'redirect_uris'])
+    .where('client_id', '=', id)
+    .where('disabled_at', 'is', null)
+    .executeTakeFirst();
+  if (!row || row.redirect_uris.length === 0) return undefined;
+  return {
+    client_id: row.client_id,
+    client_secret: row.client_secret_hash,
+    client_name: row.name,
+    redirect_uris: row.redirect_uris,
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'client_secret_basic',
+    // An app's own scheme (cursor://…) or a loopback address makes it a native app for the provider.
+    application_type: row.redirect_uris.every((uri) => uri.startsWith('https:')) ? 'web' : 'native',
+    [ALLOWED_SCOPES]: row.allowed_scopes,
+  };
+}
+
 /** Clients registered through RFC 7591: the secret hashed, the row forgotten when unused. */
 class DynamicClientAdapter implements Adapter {
   constructor(
@@ -62,6 +100,7 @@ class DynamicClientAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
+    if (!id.startsWith(DYNAMIC_CLIENT_PREFIX)) return operatorClient(this.db, id);
     // One round trip: a use pushes the expiry back, at most once a day.
     const { rows } = await sql<{ metadata: AdapterPayload; secret_hash: string | null }>`
       with touched as (

@@ -5,7 +5,7 @@ import type { Db } from '@pkgreg/db';
 import type { JWK } from 'jose';
 import Provider, { type ClientMetadata, type Configuration, errors } from 'oidc-provider';
 import { verifySecret } from '../clients.service.js';
-import { createArtifactAdapter } from './artifact-adapter.js';
+import { ALLOWED_SCOPES, createArtifactAdapter, DYNAMIC_CLIENT_PREFIX } from './artifact-adapter.js';
 
 // The edge's authorization code flow (issue 29; docs/decisions.md, "MCP edge: people sign in by URL"):
 // oidc-provider configured as an OAuth 2.1 server for one protected resource. Everything it would do by
@@ -73,6 +73,12 @@ function errorPage(error: string, description: string | undefined): string {
 `;
 }
 
+/** The scopes a client may be given: an operator's client its allowed ones, any other every scope. */
+export function allowedScopes(client: { metadata(): Record<string, unknown> }): string[] {
+  const allowed = client.metadata()[ALLOWED_SCOPES];
+  return Array.isArray(allowed) ? allowed.filter((s): s is string => typeof s === 'string') : [...ALL_SCOPES];
+}
+
 export function createAuthorizationProvider(options: AuthorizationProviderOptions): Provider {
   const { resource } = options;
   const configuration: Configuration = {
@@ -84,6 +90,15 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
     scopes: [],
     claims: {},
     responseTypes: ['code'],
+    // Set only on operators' clients by the adapter: a registration or metadata document naming it is
+    // refused, so no client widens or narrows itself through it.
+    extraClientMetadata: {
+      properties: [ALLOWED_SCOPES],
+      validator: (ctx, key, value) => {
+        if (key === ALLOWED_SCOPES && value !== undefined && ctx !== undefined)
+          throw new errors.InvalidClientMetadata(`${ALLOWED_SCOPES} is not a registrable member`);
+      },
+    },
     routes: {
       authorization: '/authorize',
       token: '/token',
@@ -129,22 +144,24 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
         enabled: true,
         initialAccessToken: false,
         issueRegistrationAccessToken: false,
-        idFactory: () => `dcr_${randomBytes(16).toString('hex')}`,
+        idFactory: () => `${DYNAMIC_CLIENT_PREFIX}${randomBytes(16).toString('hex')}`,
         secretFactory: () => `pks_${randomBytes(32).toString('base64url')}`,
       },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => resource,
         useGrantedResource: () => true,
-        getResourceServerInfo: (ctx, indicator) => {
+        getResourceServerInfo: (ctx, indicator, client) => {
           if (indicator !== resource) throw new errors.InvalidTarget();
           const requested = String(ctx.oidc.params?.scope ?? '')
             .split(' ')
             .filter(Boolean);
           const unknown = requested.filter((scope) => !(ALL_SCOPES as string[]).includes(scope));
           if (unknown.length > 0) throw new errors.InvalidScope('unknown scope', unknown.join(' '));
+          // The provider gives what was asked within these: an operator's client is narrowed to its
+          // allowed scopes, as its client_credentials tokens are.
           return {
-            scope: ALL_SCOPES.join(' '),
+            scope: allowedScopes(client).join(' '),
             audience: resource,
             accessTokenTTL: options.accessTokenTtlSeconds,
             accessTokenFormat: 'jwt',

@@ -11,8 +11,8 @@ import type { Limiter } from '../../admission/limits.js';
 import type { EdgeHandlers } from '../../routes/route-table.js';
 import type { OAuthUrls } from '../oauth.routes.js';
 import type { KeyStore } from '../signing-keys.service.js';
-import { idHash } from './artifact-adapter.js';
-import { createAuthorizationProvider } from './authorization-provider.js';
+import { DYNAMIC_CLIENT_PREFIX, idHash } from './artifact-adapter.js';
+import { allowedScopes, createAuthorizationProvider } from './authorization-provider.js';
 import { sendSignInFailure } from './sign-in-failure.js';
 
 // The authorization code flow mounted in the edge (issue 29; docs/mcp-oauth.md). oidc-provider answers
@@ -215,13 +215,14 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
     const clientId = client.clientId;
     const id = randomBytes(32).toString('base64url');
     const binding = randomBytes(32).toString('base64url');
-    const scopes = (params.scope ?? '').split(' ').filter((s) => (ALL_SCOPES as string[]).includes(s));
+    const allowed = allowedScopes(client);
+    const scopes = (params.scope ?? '').split(' ').filter((s) => allowed.includes(s));
     const row = {
       id_hash: idHash(id),
       client_id: clientId,
       client_kind: clientId.startsWith('https://')
         ? ('metadata_document' as const)
-        : clientId.startsWith('dcr_')
+        : clientId.startsWith(DYNAMIC_CLIENT_PREFIX)
           ? ('registered' as const)
           : ('operator' as const),
       client_name: metadata.client_name ?? null,
