@@ -23,12 +23,17 @@ export const ConfigSchema = z
      */
     PKGREG_TUNNEL_CLIENTS: z
       .string()
+      .default('')
       .transform((v) => [...new Set(v.split(/[\s,]+/).filter(Boolean))])
-      .pipe(
-        z
-          .array(z.string().max(200))
-          .min(1, 'expected the clients this runtime serves (comma-separated client ids)'),
-      ),
+      .pipe(z.array(z.string().max(200))),
+    /**
+     * Also serve the people the edge admits for the session's owner (`pnpm edge tunnels:own`): the owner,
+     * or the members of the owning organisation, with any app they signed in with (issue 29).
+     */
+    PKGREG_TUNNEL_SERVE_OWNERS: z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'])
+      .default('false')
+      .transform((v) => v === 'true' || v === '1' || v === 'yes'),
     /** The session's HS256 secret, shared with the edge (at least 32 characters). Never logged. */
     PKGREG_TUNNEL_SECRET: z.string().min(32, 'expected the session secret (32 characters or more)'),
     /** The edge's base URL; the runtime dials out to `{edge}/tunnel/connect` (ws:, or wss: for https:). */
@@ -81,6 +86,10 @@ export const ConfigSchema = z
     error: 'set the edge to dial (--edge / PKGREG_EDGE_URL), a port to listen on (--port), or both',
     path: ['PKGREG_EDGE_URL'],
   })
+  .refine((c) => c.PKGREG_TUNNEL_CLIENTS.length > 0 || c.PKGREG_TUNNEL_SERVE_OWNERS, {
+    error: 'expected the clients this runtime serves (comma-separated client ids), or --serve-owners',
+    path: ['PKGREG_TUNNEL_CLIENTS'],
+  })
   .refine((c) => c.PKGREG_TUNNEL_RECONNECT_MIN_MS <= c.PKGREG_TUNNEL_RECONNECT_MAX_MS, {
     error: 'must not exceed PKGREG_TUNNEL_RECONNECT_MAX_MS',
     path: ['PKGREG_TUNNEL_RECONNECT_MIN_MS'],
@@ -89,6 +98,7 @@ export const ConfigSchema = z
     sessionId: c.PKGREG_TUNNEL_SESSION_ID,
     secret: c.PKGREG_TUNNEL_SECRET,
     clients: c.PKGREG_TUNNEL_CLIENTS,
+    servesOwners: c.PKGREG_TUNNEL_SERVE_OWNERS,
     edgeUrl: c.PKGREG_EDGE_URL,
     listen:
       c.PKGREG_RUNTIME_PORT === undefined

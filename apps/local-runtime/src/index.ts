@@ -13,6 +13,7 @@ interface LocalOptions {
   edge?: string;
   sessionId?: string;
   client?: string[];
+  serveOwners?: boolean;
   secretFile?: string;
   dataDir?: string;
   databaseUrl?: string;
@@ -36,6 +37,7 @@ async function runLocal(opts: LocalOptions): Promise<void> {
     PKGREG_EDGE_URL: opts.edge,
     PKGREG_TUNNEL_SESSION_ID: opts.sessionId,
     PKGREG_TUNNEL_CLIENTS: opts.client?.join(','),
+    PKGREG_TUNNEL_SERVE_OWNERS: opts.serveOwners ? 'true' : undefined,
     PKGREG_TUNNEL_SECRET: opts.secretFile ? readSecretFile(opts.secretFile) : undefined,
     PKGREG_RUNTIME_DATA_DIR: opts.dataDir,
     DATABASE_URL: opts.databaseUrl,
@@ -79,6 +81,10 @@ program
     '--client <id>',
     'a client this runtime serves, repeatable: its id, or app:<namespace> (PKGREG_TUNNEL_CLIENTS)',
     (value: string, previous: string[] = []) => [...previous, value],
+  )
+  .option(
+    '--serve-owners',
+    "also serve the session's owner (a person, or an organisation's members) with any app they signed in with (PKGREG_TUNNEL_SERVE_OWNERS)",
   )
   .option('--secret-file <path>', 'a file holding the session secret (else PKGREG_TUNNEL_SECRET)')
   .option('--data-dir <dir>', 'embedded store folder (PKGREG_RUNTIME_DATA_DIR; default under $XDG_DATA_HOME)')

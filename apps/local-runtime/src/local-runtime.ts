@@ -73,6 +73,7 @@ export async function startLocalRuntime(
       nonces,
       runtime,
       allowedClients: config.clients,
+      servesOwners: config.servesOwners,
       onError: (error) => logger.error({ err: error }, 'tunnel call failed'),
     });
 

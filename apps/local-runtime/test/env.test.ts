@@ -76,6 +76,19 @@ describe('loadConfig', () => {
     ).toEqual(['pkc_flag']);
   });
 
+  it("serving the session's owners (issue 29) stands in for the list; off unless asked", () => {
+    const { PKGREG_TUNNEL_CLIENTS: _, ...without } = base;
+    const owners = loadConfig({ PKGREG_EDGE_URL: 'http://e', PKGREG_TUNNEL_SERVE_OWNERS: 'true' }, without);
+    expect({ clients: owners.clients, servesOwners: owners.servesOwners }).toEqual({
+      clients: [],
+      servesOwners: true,
+    });
+    expect(loadConfig({ PKGREG_EDGE_URL: 'http://e' }, base).servesOwners).toBe(false);
+    expect(() =>
+      loadConfig({ PKGREG_EDGE_URL: 'http://e' }, { ...without, PKGREG_TUNNEL_SERVE_OWNERS: 'false' }),
+    ).toThrow(/PKGREG_TUNNEL_CLIENTS/);
+  });
+
   it('the connect URL follows the edge scheme (ws: for http:, wss: for https:)', () => {
     expect(connectUrl('http://127.0.0.1:4100')).toBe('ws://127.0.0.1:4100/tunnel/connect');
     expect(connectUrl('https://mcp.example.com/base')).toBe('wss://mcp.example.com/base/tunnel/connect');

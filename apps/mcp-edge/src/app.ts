@@ -160,6 +160,7 @@ export function createEdge(deps: AppDeps): Edge {
     logger,
     limiter,
     urls,
+    resolver,
     base: env.PKGREG_PUBLIC_BASE_URL,
     registryPublicUrl: env.REGISTRY_PUBLIC_URL,
     accessTokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS,

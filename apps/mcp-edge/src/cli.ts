@@ -4,6 +4,7 @@ import { createDb, type Db } from '@pkgreg/db';
 import { listQuarantined, purgeNamespace, quarantineNamespace, releaseNamespace } from '@pkgreg/memory';
 import { Command, InvalidArgumentError } from 'commander';
 import { clientNamespace } from './admission/access.js';
+import { removeOwner, setOwner } from './admission/access.repository.js';
 import {
   allowClient,
   type GrantTarget,
@@ -94,7 +95,31 @@ function grantTarget(mode: GrantTarget['mode'], backendId: string): GrantTarget 
   return { mode, backendId, seeded: seeded.flatMap((b) => b.clients) };
 }
 
-/** `<kind>:allow`, `<kind>:revoke` and `<kind>:clients` for hosted tenants and tunnel sessions. */
+/** An owner named on the command line: an account by its email, an organisation by its slug. */
+async function findOwner(
+  db: Db,
+  named: { account?: string; org?: string },
+): Promise<{ accountId: string } | { organizationId: string } | undefined> {
+  if (named.account !== undefined) {
+    const row = await db
+      .selectFrom('auth_user')
+      .select('id')
+      .where('email', '=', named.account.trim().toLowerCase())
+      .executeTakeFirst();
+    return row && { accountId: row.id };
+  }
+  const row = await db
+    .selectFrom('auth_organization')
+    .select('id')
+    .where('slug', '=', String(named.org).trim())
+    .executeTakeFirst();
+  return row && { organizationId: row.id };
+}
+
+/**
+ * `<kind>:allow`, `<kind>:revoke`, `<kind>:own`, `<kind>:disown` and `<kind>:clients` for hosted
+ * tenants and tunnel sessions.
+ */
 function grantCommands(
   kind: 'tenants' | 'tunnels',
   mode: GrantTarget['mode'],
@@ -138,12 +163,50 @@ function grantCommands(
       }),
     );
   program
-    .command(`${kind}:clients <${arg}>`)
-    .description(`clients allowed to use a ${what}: its setting's and the stored ones`)
+    .command(`${kind}:own <${arg}>`)
+    .description(
+      `give a ${what} an owner, a person (--account <email>) or an organisation (--org <slug>): it then serves their apps too (every member's, for an organisation); every edge applies it at once`,
+    )
+    .option('--account <email>', 'the owning account')
+    .option('--org <slug>', 'the owning organisation')
+    .action(async (id: string, opts: { account?: string; org?: string }) =>
+      withDb(async (db) => {
+        const target = grantTarget(mode, id);
+        if ((opts.account === undefined) === (opts.org === undefined))
+          program.error('name one owner: --account <email> or --org <slug>', { exitCode: 2 });
+        const owner = await findOwner(db, opts);
+        if (!owner)
+          program.error(`no ${opts.account ? 'account' : 'organisation'} ${opts.account ?? opts.org}`);
+        await setOwner(db, { mode: target.mode, backendId: target.backendId, ...owner });
+        console.log(`${id} now belongs to ${opts.account ?? opts.org}`);
+      }),
+    );
+  program
+    .command(`${kind}:disown <${arg}>`)
+    .description(`leave a ${what} without an owner: it serves only the clients it names, at once`)
     .action(async (id: string) =>
       withDb(async (db) => {
         const target = grantTarget(mode, id);
+        if (!(await removeOwner(db, target.mode, target.backendId))) program.error(`${id} has no owner`);
+        console.log(`${id} has no owner now`);
+      }),
+    );
+  program
+    .command(`${kind}:clients <${arg}>`)
+    .description(`clients allowed to use a ${what}: its setting's and the stored ones, and its owner`)
+    .action(async (id: string) =>
+      withDb(async (db) => {
+        const target = grantTarget(mode, id);
+        const owner = await db
+          .selectFrom('edge_backend_owners as o')
+          .leftJoin('auth_user as u', 'u.id', 'o.account_id')
+          .leftJoin('auth_organization as g', 'g.id', 'o.organization_id')
+          .select(['u.email as account', 'g.slug as organization'])
+          .where('o.backend_mode', '=', target.mode)
+          .where('o.backend_id', '=', target.backendId)
+          .executeTakeFirst();
         print({
+          owner: owner ? (owner.account ?? `org ${owner.organization}`) : null,
           setting: target.seeded,
           stored: (await listGrants(db, target)).map((g) => ({
             client: g.client_id ?? g.namespace,

@@ -227,6 +227,40 @@ describe('pnpm edge: which clients a tenant or tunnel session serves (issue 26)'
     expect(stored.find((g) => g.namespace === ns)).toMatchObject({ backend_id: 'ts_carol', client_id: null });
   });
 
+  it('tunnels:own and tenants:own give an owner (an account or an organisation); disown removes it', async () => {
+    await bound.t.db
+      .insertInto('auth_user')
+      .values({
+        id: 'acct-own',
+        name: 'Ada',
+        email: 'ada@example.com',
+        emailVerified: true,
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      })
+      .execute();
+    await bound.t.db
+      .insertInto('auth_organization')
+      .values({ id: 'org-own', name: 'Team', slug: 'team', createdAt: new Date() })
+      .execute();
+    await cli('tunnels:own', 'ts_carol', '--account', 'Ada@Example.com');
+    await cli('tenants:own', 'acme', '--org', 'team');
+    expect(JSON.parse((await cli('tunnels:clients', 'ts_carol')).stdout).owner).toBe('ada@example.com');
+    expect(JSON.parse((await cli('tenants:clients', 'acme')).stdout).owner).toBe('org team');
+    for (const [args, code, message] of [
+      [['tunnels:own', 'ts_carol'], 2, 'name one owner'],
+      [['tunnels:own', 'ts_carol', '--account', 'a@b.c', '--org', 'team'], 2, 'name one owner'],
+      [['tunnels:own', 'ts_carol', '--account', 'nobody@example.com'], 1, 'no account nobody@example.com'],
+      [['tenants:own', 'nope', '--org', 'team'], 1, 'no hosted tenant nope'],
+    ] as const) {
+      await expect(cli(...args)).rejects.toMatchObject({ code, stderr: expect.stringContaining(message) });
+    }
+    await cli('tunnels:disown', 'ts_carol');
+    await expect(cli('tunnels:disown', 'ts_carol')).rejects.toMatchObject({ code: 1 });
+    const owners = await bound.t.db.selectFrom('edge_backend_owners').selectAll().execute();
+    expect(owners).toEqual([expect.objectContaining({ backend_id: 'acme', organization_id: 'org-own' })]);
+  });
+
   it('tunnels:create needs the clients the session serves, and prints them for the edge and the runtime', async () => {
     await expect(cli('tunnels:create', '--handle', 'dave')).rejects.toMatchObject({
       code: 2,

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createClient, disableClient } from '../src/oauth/clients.service.js';
-import { BASE, callTool, ISSUER, RESOURCE, rpc, useHarness } from './helpers.js';
+import { BASE, callTool, ISSUER, RESOURCE, resourceOf, rpc, useHarness } from './helpers.js';
 
 // The authorization code flow as mounted in the edge (issue 29): authorize → the edge's interaction →
 // the hand-off row the registry's consent page decides (played here by the test, as the registry would
@@ -13,7 +13,13 @@ import { BASE, callTool, ISSUER, RESOURCE, rpc, useHarness } from './helpers.js'
 // → the code → tokens that work at /mcp. Every refusal on the edge's side of the hand-off too.
 
 const REGISTRY = 'https://registry.test';
-const h = useHarness({ REGISTRY_PUBLIC_URL: REGISTRY });
+const TUNNEL = 'ada.tunnel.example.com';
+const h = useHarness({
+  REGISTRY_PUBLIC_URL: REGISTRY,
+  PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: JSON.stringify([
+    { host: TUNNEL, sessionId: 'ada-sess', secret: 's'.repeat(40) },
+  ]),
+});
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 let clientId: string;
@@ -192,11 +198,16 @@ describe('signing in by URL: authorize, hand-off, consent decision, code, tokens
 });
 
 describe('refusals on the way (each leaves the hand-off as it was)', () => {
-  it('denied: the app gets access_denied with iss, and no code', async () => {
+  it('denied: the app gets access_denied with iss, and no code; no grant, no delegation written', async () => {
+    const person = await newAccount();
     const { browser, state, uid, id } = await startSignIn();
-    const back = await finish(browser, uid, await decide(id, 'deny'));
+    const back = await finish(browser, uid, await decide(id, 'deny', person));
     expect(Object.fromEntries(back)).toMatchObject({ error: 'access_denied', state, iss: ISSUER });
     expect(back.has('code')).toBe(false);
+    const written = await sql<{ n: number }>`
+      select (select count(*) from edge_oauth_artifacts where account_id = ${person} and model <> 'Interaction')::int
+        + (select count(*) from edge_delegations where account_id = ${person})::int as n`.execute(h.t.db);
+    expect(written.rows[0]?.n).toBe(0);
   });
 
   it('a return in another browser, with a wrong code, or a second time: refused, nothing consumed', async () => {
@@ -283,6 +294,31 @@ describe('refusals on the way (each leaves the hand-off as it was)', () => {
       .expect(400);
     expect(unlisted.headers.location).toBeUndefined();
     expect(unlisted.body.error).toBe('invalid_redirect_uri');
+  });
+
+  it("a served tenant's or tunnel's resource: the sign-in and the token are for it", async () => {
+    const resource = resourceOf(TUNNEL);
+    const { browser, verifier, uid, id } = await startSignIn({ resource });
+    const row = await h.t.db
+      .selectFrom('edge_consent_requests')
+      .select('resource')
+      .where('id_hash', '=', sha(id))
+      .executeTakeFirstOrThrow();
+    expect(row.resource).toBe(resource);
+    const back = await finish(browser, uid, await decide(id, 'allow'));
+    const tokens = await request(h.app)
+      .post('/mcp/token')
+      .type('form')
+      .send({
+        grant_type: 'authorization_code',
+        code: back.get('code'),
+        code_verifier: verifier,
+        redirect_uri: REDIRECT,
+        client_id: clientId,
+        resource,
+      })
+      .expect(200);
+    expect(decodeJwt(tokens.body.access_token).aud).toBe(resource);
   });
 
   it('a client asking for no scope asks for all of them', async () => {

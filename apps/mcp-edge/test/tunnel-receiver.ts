@@ -29,7 +29,13 @@ export interface TestReceiver {
   nonces: NonceStore;
   serve(
     h: Harness,
-    options: { sessionId: string; secret: string; schema: string; allowedClients: readonly string[] },
+    options: {
+      sessionId: string;
+      secret: string;
+      schema: string;
+      allowedClients: readonly string[];
+      servesOwners?: boolean;
+    },
   ): Promise<void>;
   close(): Promise<void>;
 }
@@ -67,6 +73,7 @@ export async function listenReceiver(): Promise<TestReceiver> {
             nonces: receiver.nonces,
             runtime: receiver.runtime,
             allowedClients: options.allowedClients,
+            servesOwners: options.servesOwners ?? false,
             onError: () => {},
           }),
         ),

@@ -392,6 +392,15 @@ export interface TunnelNoncesTable {
   expires_at: Timestamp;
 }
 
+/** A hosted tenant or tunnel session that belongs to a person or an organisation (exactly one). */
+export interface EdgeBackendOwnersTable {
+  backend_mode: 'hosted' | 'local_tunnel';
+  backend_id: string;
+  account_id: string | null;
+  organization_id: string | null;
+  created_at: Generated<Date>;
+}
+
 export interface OauthClientsTable {
   client_id: string;
   client_secret_hash: string;
@@ -765,6 +774,7 @@ export interface Database {
   quarantined_sources: QuarantinedSourcesTable;
   tunnel_nonces: TunnelNoncesTable;
   edge_backend_clients: EdgeBackendClientsTable;
+  edge_backend_owners: EdgeBackendOwnersTable;
   edge_access_version: EdgeAccessVersionTable;
   edge_oauth_artifacts: EdgeOauthArtifactsTable;
   edge_dynamic_clients: EdgeDynamicClientsTable;

@@ -9,6 +9,8 @@ export interface Caller {
   namespace: string;
   clientId: string;
   scopes: ReadonlySet<string>;
+  /** The account a person's app acts for (a delegated token); absent for machine clients. */
+  person?: string;
 }
 
 export interface Runtime {

@@ -26,13 +26,14 @@ let db: Db;
 let runtime: LocalRuntime;
 let receiver: TunnelReceiver;
 
-const newReceiver = (allowedClients: readonly string[] = ['c']) =>
+const newReceiver = (allowedClients: readonly string[] = ['c'], servesOwners = false) =>
   createTunnelReceiver({
     sessionId: SESSION,
     secret: SECRET,
     nonces: createDbNonceStore(db),
     runtime,
     allowedClients,
+    servesOwners,
     onError: (error) => {
       throw error;
     },
@@ -156,6 +157,33 @@ describe('a receiver on the embedded store', () => {
     const byNamespace = await put(OTHER_NS, 'whoever');
     expect((await newReceiver([OTHER_NS]).receive(byNamespace.envelope, byNamespace.body)).status).toBe(200);
     expect(await entries()).toContain('from whoever');
+  });
+
+  it("serves a person's app the edge vouches for (caller.person) only when told to serve owners (issue 29)", async () => {
+    const PERSON_NS = `app:${'e'.repeat(64)}`;
+    const body = () =>
+      JSON.stringify({
+        method: 'tools/call',
+        name: 'pkgreg.memory.v1.put',
+        args: { namespace: PERSON_NS, tier: 'stm', content: 'from a person' },
+        caller: {
+          namespace: PERSON_NS,
+          clientId: 'https://claude.ai/metadata',
+          scopes: ['pkgreg.memory.stm.write'],
+          person: 'acct-1',
+        },
+      });
+    const first = await signed(body(), PERSON_NS);
+    expect(await newReceiver([]).receive(first.envelope, first.body)).toMatchObject({ status: 403 });
+    const second = await signed(body(), PERSON_NS);
+    expect((await newReceiver([], true).receive(second.envelope, second.body)).status).toBe(200);
+    // Serving owners is not serving machines: a caller without a person still needs its client named.
+    const machine = await signed(
+      call('pkgreg.memory.v1.put', { namespace: NS, tier: 'stm', content: 'x' }, NS, 'm'),
+    );
+    expect(await newReceiver([], true).receive(machine.envelope, machine.body)).toMatchObject({
+      status: 403,
+    });
   });
 
   it('expired nonces are swept', async () => {

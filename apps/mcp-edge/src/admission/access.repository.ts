@@ -12,6 +12,11 @@ export interface AccessRows {
   grants: Array<{ backend_mode: GrantedMode; backend_id: string; namespace: string }>;
   /** Apps people revoked recently enough that tokens issued before still live (issue 29). */
   revokedDelegations: Array<{ account_id: string; client_id: string; revoked_at: Date }>;
+  /**
+   * The people each owned tenant or session serves (issue 29): its owner, or every member of its
+   * organisation while the organisation is not suspended.
+   */
+  owners: Array<{ backend_mode: GrantedMode; backend_id: string; account_id: string }>;
 }
 
 /**
@@ -57,8 +62,16 @@ export function readAccessRows(db: Db, tokenTtlSeconds: number): Promise<AccessR
         .select(['account_id', 'client_id', 'revoked_at'])
         .where('revoked_at', '>', sql<Date>`now() - make_interval(secs => ${tokenTtlSeconds})`)
         .execute();
+      const owners = await sql<{ backend_mode: GrantedMode; backend_id: string; account_id: string }>`
+        select o.backend_mode, o.backend_id, o.account_id from edge_backend_owners o
+        where o.account_id is not null
+        union all
+        select o.backend_mode, o.backend_id, m."userId" from edge_backend_owners o
+        join auth_organization g on g."id" = o.organization_id and g."suspendedAt" is null
+        join auth_member m on m."organizationId" = g."id"`.execute(trx);
       return {
         version,
+        owners: owners.rows,
         disabledClients: disabled.map((r) => r.client_id),
         grants,
         revokedDelegations: revokedDelegations.map((r) => ({ ...r, revoked_at: r.revoked_at as Date })),
@@ -105,4 +118,37 @@ export function listGrants(db: Db, backend: { mode: GrantedMode; backendId: stri
     .where('backend_id', '=', backend.backendId)
     .orderBy('created_at')
     .execute();
+}
+
+/** Makes a person or an organisation the owner of a tenant or session (replacing any owner it had). */
+export async function setOwner(
+  db: Db,
+  owner: { mode: GrantedMode; backendId: string; accountId?: string; organizationId?: string },
+): Promise<void> {
+  const values = {
+    backend_mode: owner.mode,
+    backend_id: owner.backendId,
+    account_id: owner.accountId ?? null,
+    organization_id: owner.organizationId ?? null,
+  };
+  await db
+    .insertInto('edge_backend_owners')
+    .values(values)
+    .onConflict((oc) =>
+      oc.columns(['backend_mode', 'backend_id']).doUpdateSet({
+        account_id: values.account_id,
+        organization_id: values.organization_id,
+      }),
+    )
+    .execute();
+}
+
+/** Leaves a tenant or session without an owner: it serves only the clients it names. */
+export async function removeOwner(db: Db, mode: GrantedMode, backendId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('edge_backend_owners')
+    .where('backend_mode', '=', mode)
+    .where('backend_id', '=', backendId)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
 }

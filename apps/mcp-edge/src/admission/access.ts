@@ -16,6 +16,11 @@ import type { Backend } from './backends.js';
 export interface AccessState {
   /** Whether the client `namespace` may use `backend` (the development backend: every client). */
   allows(backend: Backend, namespace: string): boolean;
+  /**
+   * Whether the person `accountId` may use `backend` with any app they signed in with: they own it, or
+   * are a member of the organisation that does (the development backend: everyone).
+   */
+  allowsPerson(backend: Backend, accountId: string): boolean;
   /** Whether a client of the edge's own authorization server is disabled. */
   disabled(issuer: string, clientId: string): boolean;
   /**
@@ -77,6 +82,16 @@ export function createAccess(options: AccessOptions): Access {
       }
       set.add(g.namespace);
     }
+    const people = new Map<string, Set<string>>();
+    for (const o of rows.owners) {
+      const label = `${o.backend_mode}:${o.backend_id}`;
+      let set = people.get(label);
+      if (!set) {
+        set = new Set();
+        people.set(label, set);
+      }
+      set.add(o.account_id);
+    }
     const disabled = new Set(rows.disabledClients);
     // Keyed by client and person; the value is when (seconds) the person revoked the app.
     const revokedAt = new Map(
@@ -86,6 +101,8 @@ export function createAccess(options: AccessOptions): Access {
       version: rows.version,
       allows: (backend, namespace) =>
         backend.mode === 'development' || grants.get(backend.label)?.has(namespace) === true,
+      allowsPerson: (backend, accountId) =>
+        backend.mode === 'development' || people.get(backend.label)?.has(accountId) === true,
       disabled: (tokenIssuer, clientId) => tokenIssuer === issuer && disabled.has(clientId),
       revoked: (tokenIssuer, clientId, subject, issuedAt) => {
         if (tokenIssuer !== issuer) return false;

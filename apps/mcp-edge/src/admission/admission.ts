@@ -77,7 +77,12 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   function callerOf(auth: AuthInfo): Caller {
     let who = callers.get(auth);
     if (!who) {
-      who = { namespace: auth.namespace, clientId: auth.clientId, scopes: new Set(auth.scopes) };
+      who = {
+        namespace: auth.namespace,
+        clientId: auth.clientId,
+        scopes: new Set(auth.scopes),
+        ...(auth.subject !== undefined ? { person: auth.subject } : {}),
+      };
       callers.set(auth, who);
     }
     return who;
@@ -100,7 +105,11 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     // A client the tenant or tunnel session does not serve is answered as for a host that maps to no
     // backend (same status, code and message): it cannot learn which hosts exist. Checked before anything
     // that answers differently per host (a revoked token, the audience, the method).
-    if (!state.allows(backend, auth.namespace)) throw new RejectError('deployment_not_resolved');
+    // A person's app is served where the person is (an owner or a member of the owning organisation).
+    const serves =
+      state.allows(backend, auth.namespace) ||
+      (auth.subject !== undefined && state.allowsPerson(backend, auth.subject));
+    if (!serves) throw new RejectError('deployment_not_resolved');
     if (
       state.disabled(auth.issuer, auth.clientId) ||
       (auth.subject !== undefined && state.revoked(auth.issuer, auth.clientId, auth.subject, auth.issuedAt))

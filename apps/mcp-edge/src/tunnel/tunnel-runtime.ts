@@ -37,7 +37,12 @@ export function createTunnelRuntime(session: TunnelSession, deps: TunnelRuntimeD
 
 /** The caller as the local runtime needs it: who, and the scopes of tier checks it makes itself. */
 function wire(caller: Caller): ForwardedCall['caller'] {
-  return { namespace: caller.namespace, clientId: caller.clientId, scopes: [...caller.scopes] };
+  return {
+    namespace: caller.namespace,
+    clientId: caller.clientId,
+    scopes: [...caller.scopes],
+    ...(caller.person !== undefined ? { person: caller.person } : {}),
+  };
 }
 
 async function forwardCall(

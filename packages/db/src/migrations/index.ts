@@ -36,6 +36,7 @@ import * as publicCatalogMark from './2026-11-29T0220-public-catalog-mark.js';
 import * as privateSearchPostings from './2026-11-29T0300-private-search-postings.js';
 import * as edgeDelegatedAccess from './2026-11-29T0400-edge-delegated-access.js';
 import * as operatorClientRedirects from './2026-11-29T0500-operator-client-redirects.js';
+import * as edgeBackendOwners from './2026-11-29T0510-edge-backend-owners.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -76,4 +77,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0300-private-search-postings': privateSearchPostings,
   '2026-11-29T0400-edge-delegated-access': edgeDelegatedAccess,
   '2026-11-29T0500-operator-client-redirects': operatorClientRedirects,
+  '2026-11-29T0510-edge-backend-owners': edgeBackendOwners,
 };

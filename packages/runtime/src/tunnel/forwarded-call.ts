@@ -12,7 +12,11 @@ export interface ForwardedCall {
   name?: string;
   /** Validated tool arguments, or `{taskId}`. */
   args: Record<string, unknown>;
-  caller: { namespace: string; clientId: string; scopes: string[] };
+  /**
+   * `person`: the account a person's app acts for, set by the edge on the calls of a person's app it
+   * admitted (on a session with an owner: the owner, or a member of the owning organisation; issue 29).
+   */
+  caller: { namespace: string; clientId: string; scopes: string[]; person?: string };
 }
 
 export type ForwardReply =

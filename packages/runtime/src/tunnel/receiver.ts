@@ -17,6 +17,11 @@ export interface TunnelReceiverDeps {
    * the user's own say over their machine). Empty serves no one.
    */
   allowedClients: readonly string[];
+  /**
+   * Also serve the people the edge vouches for (a call whose caller carries `person`: the session's
+   * owner, or a member of the organisation owning it, with any app they signed in with).
+   */
+  servesOwners?: boolean;
   /** Told of an unexpected failure (its details stay in the log, never in the reply). */
   onError(error: unknown): void;
 }
@@ -40,7 +45,9 @@ export function createTunnelReceiver(deps: TunnelReceiverDeps): TunnelReceiver {
   const clientIds = new Set(deps.allowedClients.filter((c) => !NAMESPACE_PATTERN.test(c)));
   const namespaces = new Set(deps.allowedClients.filter((c) => NAMESPACE_PATTERN.test(c)));
   const serves = (caller: ForwardedCall['caller']) =>
-    clientIds.has(caller.clientId) || namespaces.has(caller.namespace);
+    clientIds.has(caller.clientId) ||
+    namespaces.has(caller.namespace) ||
+    (deps.servesOwners === true && typeof caller.person === 'string');
 
   async function run(call: ForwardedCall): Promise<object> {
     const caller = { ...call.caller, scopes: new Set(call.caller.scopes) };

@@ -15,8 +15,13 @@ import { ALLOWED_SCOPES, createArtifactAdapter, DYNAMIC_CLIENT_PREFIX } from './
 export interface AuthorizationProviderOptions {
   /** `{base}/mcp`; the provider answers under its path (mount it there). */
   issuer: string;
-  /** The MCP resource: the only `resource` a token may be asked for, and every token's `aud`. */
+  /** The MCP resource of the public base: a token's `aud` when its request names none. */
   resource: string;
+  /**
+   * Whether a token may be asked for `indicator` too (a hosted tenant's or tunnel session's resource;
+   * admission decides who may use it). The base's resource only, when not given.
+   */
+  servesResource?: (indicator: string) => boolean;
   db: Db;
   /** Private signing keys (ES256, each with its `kid`), the first signs. */
   signingKeys: JWK[];
@@ -152,7 +157,8 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
         defaultResource: () => resource,
         useGrantedResource: () => true,
         getResourceServerInfo: (ctx, indicator, client) => {
-          if (indicator !== resource) throw new errors.InvalidTarget();
+          if (indicator !== resource && options.servesResource?.(indicator) !== true)
+            throw new errors.InvalidTarget();
           const requested = String(ctx.oidc.params?.scope ?? '')
             .split(' ')
             .filter(Boolean);
@@ -162,7 +168,7 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
           // allowed scopes, as its client_credentials tokens are.
           return {
             scope: allowedScopes(client).join(' '),
-            audience: resource,
+            audience: indicator,
             accessTokenTTL: options.accessTokenTtlSeconds,
             accessTokenFormat: 'jwt',
             jwt: { sign: { alg: 'ES256' } },

@@ -7,6 +7,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import { sql } from 'kysely';
 import type Provider from 'oidc-provider';
 import type { Configuration } from 'oidc-provider';
+import type { BackendResolver } from '../../admission/backends.js';
 import type { Limiter } from '../../admission/limits.js';
 import type { EdgeHandlers } from '../../routes/route-table.js';
 import type { OAuthUrls } from '../oauth.routes.js';
@@ -27,6 +28,8 @@ export interface EdgeAuthorizationDeps {
   logger: Logger;
   limiter: Limiter;
   urls: OAuthUrls;
+  /** Which hosts the edge serves: a token may name a hosted tenant's or tunnel session's resource. */
+  resolver: BackendResolver;
   /** PKGREG_PUBLIC_BASE_URL: the provider answers as this host whatever Host a request came with. */
   base: string;
   /** Where the registry's consent page is (`/api/mcp/consent/<id>` under it). */
@@ -91,6 +94,10 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
     const provider = createAuthorizationProvider({
       issuer: urls.issuer,
       resource: urls.resource,
+      servesResource: (indicator) => {
+        const url = URL.parse(indicator);
+        return url !== null && deps.resolver.resolve(url.host)?.resource === indicator;
+      },
       db,
       signingKeys: [signingKey],
       accessTokenTtlSeconds: deps.accessTokenTtlSeconds,
@@ -208,7 +215,12 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
     const { provider } = await current();
     const details = await provider.interactionDetails(req, res);
     if (details.uid !== req.params.uid) throw new SignInFailure();
-    const params = details.params as { client_id?: string; redirect_uri?: string; scope?: string };
+    const params = details.params as {
+      client_id?: string;
+      redirect_uri?: string;
+      scope?: string;
+      resource?: string | string[];
+    };
     const client = params.client_id ? await provider.Client.find(params.client_id) : undefined;
     if (!client || !params.redirect_uri) throw new SignInFailure();
     const metadata = client.metadata() as { client_name?: string; client_uri?: string; logo_uri?: string };
@@ -229,7 +241,8 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
       client_uri: metadata.client_uri ?? null,
       logo_uri: metadata.logo_uri ?? null,
       redirect_host: new URL(params.redirect_uri).host,
-      resource: urls.resource,
+      // The provider checked it (servesResource); one resource per sign-in, the base's when none named.
+      resource: typeof params.resource === 'string' ? params.resource : urls.resource,
       scopes,
       binding_hash: idHash(binding),
       account_id: null,
@@ -257,7 +270,11 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
   }
 
   /** The grant a person's allowing becomes: the remembered one of (account, client) widened, or a new one. */
-  async function grantFor(provider: Provider, accountId: string, clientId: string, scopes: string[]) {
+  async function grantFor(
+    provider: Provider,
+    decided: { account_id: string; client_id: string; scopes: string[]; resource: string },
+  ) {
+    const { account_id: accountId, client_id: clientId } = decided;
     const delegation = await db
       .selectFrom('edge_delegations')
       .select('grant_id')
@@ -270,7 +287,7 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
       known && known.accountId === accountId && known.clientId === clientId
         ? known
         : new provider.Grant({ accountId, clientId });
-    grant.addResourceScope(urls.resource, scopes.join(' '));
+    grant.addResourceScope(decided.resource, decided.scopes.join(' '));
     const grantId = await grant.save();
     await db
       .updateTable('edge_delegations')
@@ -295,11 +312,12 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
       account_id: string;
       client_id: string;
       scopes: string[];
+      resource: string;
     }>`
       update edge_consent_requests set consumed_at = now()
       where interaction_uid = ${details.uid} and consumed_at is null and decision is not null
         and binding_hash = ${idHash(binding)} and decision_code_hash = ${idHash(code)} and expires_at > now()
-      returning decision, account_id, client_id, scopes`.execute(db);
+      returning decision, account_id, client_id, scopes, resource`.execute(db);
     const decided = rows[0];
     if (!decided || decided.client_id !== (details.params as { client_id?: string }).client_id)
       throw new SignInFailure();
@@ -323,7 +341,7 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
       );
       return;
     }
-    const grantId = await grantFor(provider, decided.account_id, decided.client_id, decided.scopes);
+    const grantId = await grantFor(provider, decided);
     await provider.interactionFinished(
       req,
       res,
