@@ -159,6 +159,9 @@ const env = {
 // registry must trust its origin for signed-in writes; the development sign-in needs no identity provider.
 env.WEB_ORIGINS ??= 'http://localhost:5173,http://127.0.0.1:5173';
 if (env.NODE_ENV !== 'production') env.DEV_SIGN_IN ??= 'true';
+// An agent app's sign-in to the edge (docs/accounts.md, "Consent for MCP clients"): the registry's consent
+// page sends the browser back to the edge's public URL.
+env.EDGE_PUBLIC_BASE_URL ??= env.PKGREG_PUBLIC_BASE_URL;
 
 // 4-6. Build, migrate, seed.
 log('building');

@@ -22,6 +22,7 @@ import { createLimiter, type Limiter } from './admission/limits.js';
 import { createOriginPolicy } from './admission/origin.js';
 import { createAuditWriter } from './audit/audit-writer.js';
 import { createCatalog } from './catalog/catalog.js';
+import { createDelegationAssertions } from './catalog/delegation-assertions.js';
 import { createRegistryClient } from './catalog/registry-client.js';
 import type { Env } from './env.js';
 import { createMcpHandler } from './mcp/mcp.handler.js';
@@ -150,6 +151,11 @@ export function createEdge(deps: AppDeps): Edge {
     limiter,
     audit,
     catalog,
+    assertions: createDelegationAssertions({
+      keyStore,
+      issuer: urls.issuer,
+      audience: env.REGISTRY_PUBLIC_URL,
+    }),
     resourceMetadataUrl: urls.resourceMetadata,
     metrics,
   });

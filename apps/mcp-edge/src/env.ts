@@ -167,7 +167,8 @@ export const EnvSchema = z
       .transform((u) => u.replace(/\/+$/, '')),
     /**
      * The registry's public URL, where browsers are sent to sign in and consent (its
-     * `/api/mcp/consent/<id>` page); REGISTRY_URL when unset.
+     * `/api/mcp/consent/<id>` page), and the audience of the edge's delegation assertions (the
+     * registry's own REGISTRY_PUBLIC_URL); REGISTRY_URL when unset.
      */
     REGISTRY_PUBLIC_URL: z
       .url()

@@ -56,7 +56,7 @@ describe('row: host maps to no backend → 421 deployment_not_resolved', () => {
 
 describe('localhost is development only outside production', () => {
   it('in production a localhost Host other than the public base host does not resolve', async () => {
-    const prod = await createHarness({ NODE_ENV: 'production' });
+    const prod = await createHarness({ NODE_ENV: 'production', EDGE_COOKIE_KEYS: 'k'.repeat(32) });
     try {
       const pc = await clientWithToken(prod);
       expectRpcError(

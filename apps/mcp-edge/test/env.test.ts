@@ -16,3 +16,25 @@ describe('SHUTDOWN_GRACE_MS', () => {
     expect(() => loadEnv({ SHUTDOWN_GRACE_MS: 'soon' })).toThrow(/SHUTDOWN_GRACE_MS/);
   });
 });
+
+describe('the sign-in settings (docs/mcp-oauth.md)', () => {
+  it('EDGE_COOKIE_KEYS: required in production, 32+ characters each, newest first', () => {
+    expect(() => loadEnv({ NODE_ENV: 'production' })).toThrow(/EDGE_COOKIE_KEYS: required in production/);
+    expect(() => loadEnv({ EDGE_COOKIE_KEYS: 'short' })).toThrow(/EDGE_COOKIE_KEYS/);
+    const keys = loadEnv({
+      NODE_ENV: 'production',
+      EDGE_COOKIE_KEYS: `${'a'.repeat(32)}, ${'b'.repeat(40)}`,
+    });
+    expect(keys.EDGE_COOKIE_KEYS).toEqual(['a'.repeat(32), 'b'.repeat(40)]);
+    expect(loadEnv({}).EDGE_COOKIE_KEYS).toEqual([]);
+  });
+
+  it('REGISTRY_PUBLIC_URL: the registry for browsers, REGISTRY_URL when unset', () => {
+    expect(loadEnv({ REGISTRY_URL: 'http://registry:4000/' }).REGISTRY_PUBLIC_URL).toBe(
+      'http://registry:4000',
+    );
+    expect(loadEnv({ REGISTRY_PUBLIC_URL: 'https://pkgreg.example/' }).REGISTRY_PUBLIC_URL).toBe(
+      'https://pkgreg.example',
+    );
+  });
+});

@@ -17,13 +17,16 @@ export interface RunningRegistry extends RegistryProcess {
   cli(...args: string[]): Promise<string>;
 }
 
-export async function startRegistry(databaseUrl: string): Promise<RunningRegistry> {
+export async function startRegistry(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<RunningRegistry> {
   const registry = await startRegistryProcess({
     entry: `${API_DIST}index.js`,
     databaseUrl,
     redisUrl: TEST_REDIS_URL,
     // A change must show at the next request, and lists and search must follow indexing quickly.
-    env: { DETAIL_CACHE_TTL_MS: '0', DERIVED_REFRESH_INTERVAL_MS: '100' },
+    env: { DETAIL_CACHE_TTL_MS: '0', DERIVED_REFRESH_INTERVAL_MS: '100', ...env },
   });
   return {
     ...registry,

@@ -411,6 +411,26 @@ describe("an operator's client (pnpm edge clients:create --redirect-uri): the co
     }
   });
 
+  it("a registration's scope must name this server's scopes (the MCP SDK sends them)", async () => {
+    const ok = await request(h.app)
+      .post('/mcp/register')
+      .send({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', scope: SCOPES.systemRead })
+      .expect(201);
+    expect(ok.body).toMatchObject({
+      scope: SCOPES.systemRead,
+      grant_types: ['authorization_code', 'refresh_token'],
+    });
+    const bad = await request(h.app)
+      .post('/mcp/register')
+      .send({
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'none',
+        scope: 'openid pkgreg.everything',
+      })
+      .expect(400);
+    expect(bad.body.error).toBe('invalid_client_metadata');
+  });
+
   it('no registration names its own allowed scopes', async () => {
     const res = await request(h.app)
       .post('/mcp/register')

@@ -13,8 +13,11 @@ import { accountsRoutes } from './accounts/accounts.routes.js';
 import { authOptionsRoutes } from './accounts/auth-options.routes.js';
 import { createRegistryAuth, trustedOrigins } from './accounts/auth-setup.js';
 import { cliLoginRoutes } from './accounts/cli-login.routes.js';
+import { connectedAppsRoutes } from './accounts/connected-apps.routes.js';
 import { csrfGuard } from './accounts/csrf.js';
+import { createDelegationVerifier } from './accounts/delegation-assertion.js';
 import { forgetAccessOnWrites } from './accounts/forget-access.js';
+import { mcpConsentRoutes } from './accounts/mcp-consent.routes.js';
 import { readAccessOf } from './accounts/read-access-of.js';
 import { hasCredentials, type ViewerOf } from './accounts/viewer.js';
 import { createViewerOf } from './accounts/viewer-of.js';
@@ -111,6 +114,10 @@ export function createRegistry(input: AppDeps): Registry {
     auth,
     trust: compileTrustProxy(input.env.TRUST_PROXY),
     cache: accessCache,
+    delegations: createDelegationVerifier(input.db, {
+      edgeBaseUrl: input.env.EDGE_PUBLIC_BASE_URL,
+      audience: publishingSettings(input.env).publicUrl,
+    }),
   });
   const deps: WiredDeps = { ...input, auth, viewerOf, accessCache };
   const cache = createPackageCache(deps.readDb ?? deps.db, { ttlMs: deps.env.DETAIL_CACHE_TTL_MS });
@@ -211,6 +218,10 @@ function createExpressApp(deps: WiredDeps): Express {
   );
   const readAccess = readAccessOf(deps.viewerOf);
   const publishing = publishingDeps(deps);
+  // The registry's own browser pages (CLI sign-in, MCP consent) link to the web UI's sign-in.
+  const { publicUrl } = publishingSettings(deps.env);
+  const webOrigin = deps.env.WEB_ORIGINS[0] ?? new URL(publicUrl).origin;
+  const devSignIn = deps.env.DEV_SIGN_IN && deps.env.NODE_ENV !== 'production';
   const handlers: RegistryHandlers = {
     ...packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching, readAccess }),
     ...versionsRoutes({ db: reads, content, caching, readAccess }),
@@ -246,11 +257,19 @@ function createExpressApp(deps: WiredDeps): Express {
       db: deps.db,
       redis: deps.redis,
       viewerOf: deps.viewerOf,
-      webOrigin: deps.env.WEB_ORIGINS[0] ?? new URL(publishingSettings(deps.env).publicUrl).origin,
-      publicUrl: publishingSettings(deps.env).publicUrl,
-      devSignIn: deps.env.DEV_SIGN_IN && deps.env.NODE_ENV !== 'production',
+      webOrigin,
+      publicUrl,
+      devSignIn,
       tokenMaxDays: deps.env.TOKEN_MAX_DAYS,
     }),
+    ...mcpConsentRoutes({
+      db: deps.db,
+      viewerOf: deps.viewerOf,
+      webOrigin,
+      edgeBaseUrl: deps.env.EDGE_PUBLIC_BASE_URL,
+      devSignIn,
+    }),
+    ...connectedAppsRoutes({ db: deps.db, auth: deps.auth }),
     ...authOptionsRoutes(deps.env),
   };
   // Routes that take JSON parse it first; elsewhere a malformed one must still be a 400, never a 5xx.

@@ -163,6 +163,16 @@ const EnvFields = z.object({
   ACCESS_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(60_000),
   /** Tokens and accounts whose resolution is kept at most, per process. */
   ACCESS_CACHE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  /**
+   * The MCP edge's public base URL (its PKGREG_PUBLIC_BASE_URL): where the consent page sends the
+   * browser back with the decision (docs/accounts.md, "Consent for MCP clients"), and `<it>/mcp` the
+   * issuer of the edge's delegation assertions ("Reading through the MCP edge"). Unset: no consent
+   * page (its routes answer 404), and every assertion is refused.
+   */
+  EDGE_PUBLIC_BASE_URL: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .transform((url) => url?.replace(/\/+$/, '')),
 });
 
 /** Publishing needs the public URL (the OIDC audience) and a real webhook key in production. */

@@ -74,6 +74,7 @@ const t = useTestRegistry(
     DETAIL_CACHE_TTL_MS: '0',
     WEBHOOK_SECRET_KEY,
     QUEUE_PREFIX: prefix,
+    EDGE_PUBLIC_BASE_URL: 'https://mcp.example',
   }),
   { logger: createLogger('registry-fuzz', 'debug', logs.destination), queue: () => queue },
 );
@@ -167,10 +168,20 @@ const operations: Operation[] = Object.entries(document.paths).flatMap(([templat
 /** A failing property shrinks its counterexample, one request at a time: that takes a while. */
 const TEST_TIMEOUT_MS = fuzzRuns(120_000, 1_800_000);
 const label = (op: Operation) => `${op.method} ${op.template}`;
-/** Operations (without path parameters) whose documented refusals are HTML pages, by `METHOD path`. */
-const HTML_PAGES = new Map(
-  operations.filter((op) => op.htmlStatuses.size > 0).map((op) => [label(op), op.htmlStatuses]),
-);
+/** Operations whose documented refusals are HTML pages, each with its template as a pattern. */
+const HTML_PAGES = operations
+  .filter((op) => op.htmlStatuses.size > 0)
+  .map((op) => ({
+    method: op.method,
+    pattern: new RegExp(`^${op.template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    statuses: op.htmlStatuses,
+  }));
+
+/** The HTML statuses of the operation a concrete `METHOD path` reaches, if it reaches one that has any. */
+function htmlStatusesOf(method: string, path: string): Set<number> | undefined {
+  const bare = path.split('?')[0] ?? '';
+  return HTML_PAGES.find((page) => page.method === method && page.pattern.test(bare))?.statuses;
+}
 /**
  * decisions.md ("Registry paths"): a malformed request is 400, an unknown route 404, a body over 16 KiB
  * 413; a request line and headers over Node's 16 KiB 431 (server-kit listen.ts).
@@ -411,11 +422,14 @@ function refusalProblem(
   if (res.status === 401 && !res.headers['www-authenticate']) return '401 without WWW-Authenticate';
   if (res.status === 429 && !res.headers['retry-after']) return '429 without Retry-After';
   if (method === 'HEAD') return undefined;
-  // A page the document says is HTML (for a browser) must be HTML and never framed.
-  if (html.has(res.status)) {
-    if (!String(res.headers['content-type']).startsWith('text/html'))
-      return `content-type ${res.headers['content-type']}`;
+  // A page the document says is HTML (for a browser) must be HTML and never framed; only the general
+  // refusals (a path no route matches, a malformed request) may still come as `{error}` there.
+  if (String(res.headers['content-type']).startsWith('text/html')) {
+    if (!html.has(res.status)) return `an HTML ${res.status} the document does not give`;
     return res.headers['x-frame-options'] === 'DENY' ? undefined : 'an HTML refusal that may be framed';
+  }
+  if (html.has(res.status) && !GENERAL_REFUSALS.has(res.status)) {
+    return `content-type ${res.headers['content-type']}`;
   }
   if (!String(res.headers['content-type']).startsWith('application/json')) {
     return `content-type ${res.headers['content-type']}`;
@@ -507,7 +521,7 @@ describe('registry fuzz: any method on any path', () => {
               res,
               new Set([400, 401, 403, 404, 405, 410, 413, 429]),
               method,
-              HTML_PAGES.get(`${method} ${path.split('?')[0]}`),
+              htmlStatusesOf(method, path),
             );
             if (problem)
               throw new Error(

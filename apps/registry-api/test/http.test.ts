@@ -91,11 +91,15 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
         '/api/publish/{runId}',
         '/api/hooks/github',
         '/api/search',
-        // Accounts (docs/accounts.md), the CLI's sign-in (docs/cli-auth.md), uploads (docs/publishing.md).
+        // Accounts (docs/accounts.md), the CLI's sign-in (docs/cli-auth.md), uploads (docs/publishing.md),
+        // MCP clients' consent and connected apps (docs/accounts.md).
         '/api/admin/orgs/{slug}/take-over',
         '/api/auth-options',
         '/api/cli/authorize',
         '/api/cli/token',
+        '/api/connected-apps',
+        '/api/connected-apps/{clientId}',
+        '/api/mcp/consent/{id}',
         '/api/me',
         '/api/orgs/{slug}/audit',
         '/api/orgs/{slug}/github',

@@ -4,9 +4,11 @@
 export {
   AuditLogSchema,
   AuthOptionsSchema,
+  ConnectedAppListSchema,
   CreatedTokenSchema,
   MeSchema,
   PackageSettingsSchema,
+  SCOPE_DESCRIPTIONS,
   ScopeSettingsSchema,
   TokenListSchema,
 } from '@pkgreg/contracts';

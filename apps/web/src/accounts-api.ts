@@ -1,6 +1,7 @@
 import type {
   AuditEventDto,
   AuthOptions,
+  ConnectedApp,
   CreatedToken,
   CreateTokenRequest,
   PackageSettings,
@@ -81,6 +82,26 @@ export async function revokeSession(id: string): Promise<void> {
 /** Signs out everywhere, this browser included. */
 export async function revokeAllSessions(): Promise<void> {
   await post('/api/auth/revoke-sessions');
+}
+
+// --- Connected apps (MCP clients allowed to use the edge as the account: /api/connected-apps) ---
+
+/** A connected app with each scope's plain words beside its name (null for a scope without any). */
+export interface ConnectedAppView extends Omit<ConnectedApp, 'scopes'> {
+  scopes: { name: string; description: string | null }[];
+}
+
+export async function listConnectedApps(): Promise<ConnectedAppView[]> {
+  const { ConnectedAppListSchema, SCOPE_DESCRIPTIONS } = await contracts();
+  const described = SCOPE_DESCRIPTIONS as Readonly<Record<string, string>>;
+  return ConnectedAppListSchema.parse(await get('/api/connected-apps')).apps.map((app) => ({
+    ...app,
+    scopes: app.scopes.map((name) => ({ name, description: described[name] ?? null })),
+  }));
+}
+
+export async function revokeConnectedApp(clientId: string): Promise<void> {
+  await call('DELETE', `/api/connected-apps/${encodeURIComponent(clientId)}`);
 }
 
 // --- Organisations (better-auth's organization plugin, our audit log and scope settings) ---

@@ -30,8 +30,10 @@ export interface NavigateOptions {
 
 export function navigate(to: string, options: NavigateOptions = {}): void {
   const url = new URL(to, window.location.href);
-  if (url.origin !== window.location.origin) {
-    window.location.assign(url);
+  // Another site, or a page the server answers itself (/api: the CLI sign-in, an app's consent).
+  if (url.origin !== window.location.origin || url.pathname.startsWith('/api/')) {
+    if (options.replace) window.location.replace(url);
+    else window.location.assign(url);
     return;
   }
   if (options.replace) {
@@ -103,6 +105,7 @@ export type Route =
   | { page: 'sign-in' }
   | { page: 'settings-tokens' }
   | { page: 'settings-sessions' }
+  | { page: 'settings-connected-apps' }
   | { page: 'settings-orgs' }
   | { page: 'org'; slug: string }
   | { page: 'invitation'; id: string }
@@ -117,6 +120,7 @@ const FIXED: Record<string, Route> = {
   '/settings': { page: 'settings-tokens' },
   '/settings/tokens': { page: 'settings-tokens' },
   '/settings/sessions': { page: 'settings-sessions' },
+  '/settings/connected-apps': { page: 'settings-connected-apps' },
   '/settings/orgs': { page: 'settings-orgs' },
   '/device': { page: 'device' },
 };

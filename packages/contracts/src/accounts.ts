@@ -281,6 +281,35 @@ export const CliTokenResponseSchema = z.object({
 });
 export type CliTokenResponse = z.infer<typeof CliTokenResponseSchema>;
 
+// An MCP client (an agent app) signing in to the edge (docs/accounts.md, "Consent for MCP clients"): the
+// edge hands the browser to the registry's consent page, and what the person allowed is a connected app.
+
+/** The id in /api/mcp/consent/{id}: 32 random bytes, base64url, that the edge sent the browser with. */
+export const McpConsentParamsSchema = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{43}$/) });
+
+/** Form of POST /api/mcp/consent/{id}: the person's decision. */
+export const McpConsentFormSchema = z.object({ decision: z.enum(['allow', 'deny']) });
+
+/** An app allowed to use the MCP edge as the account (GET /api/connected-apps). */
+export const ConnectedAppSchema = z.object({
+  /** The OAuth client id: an https URL (a client metadata document) or one the edge registered. */
+  clientId: z.string(),
+  /** The name the app gave itself when last allowed: its own claim. */
+  clientName: z.string().nullable(),
+  /** The scopes allowed (SCOPES names). */
+  scopes: z.array(z.string()),
+  /** When it was first allowed (since its last revocation). */
+  createdAt: IsoTimestamp,
+  /** When the edge last saw it use a token; null before then. */
+  lastUsedAt: IsoTimestamp.nullable(),
+});
+export type ConnectedApp = z.infer<typeof ConnectedAppSchema>;
+
+export const ConnectedAppListSchema = z.object({ apps: z.array(ConnectedAppSchema) });
+
+/** DELETE /api/connected-apps/{clientId}: the client id, URL-encoded in the path. */
+export const ConnectedAppParamsSchema = z.object({ clientId: z.string().min(1).max(2048) });
+
 // The device flow (RFC 8628) as better-auth answers it under /api/auth/device: what the CLI reads.
 
 /** Answer of POST /api/auth/device/code. */

@@ -83,6 +83,11 @@ export interface RegistryClientOptions {
 export interface CallOptions {
   /** The caller's abort: the request is dropped and its abort error thrown as it is. */
   signal?: AbortSignal;
+  /**
+   * A bearer this one call is sent with instead of the client's credentials (the MCP edge's delegation
+   * assertion for a read it makes as a person). Never logged.
+   */
+  token?: string;
 }
 
 /** How a download reports its bytes: received so far, and the total when the server said it. */
@@ -514,7 +519,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
         DependantsResponseSchema,
       ),
     async file(scope, name, version, path, opts = {}) {
-      const { maxBytes = Number.POSITIVE_INFINITY, onProgress, signal } = opts;
+      const { maxBytes = Number.POSITIVE_INFINITY, onProgress, signal, token } = opts;
       const answer = await bytes({
         method: 'GET',
         path: filePath(scope, name, version, path),
@@ -522,6 +527,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
         idempotent: true,
         download: { maxBytes, onProgress },
         signal,
+        token,
       });
       return answer.bytes;
     },
@@ -541,7 +547,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
         contentType: answer.header('content-type') ?? '',
       };
     },
-    async archive(scope, name, version, { maxBytes, onProgress, signal }) {
+    async archive(scope, name, version, { maxBytes, onProgress, signal, token }) {
       const answer = await bytes({
         method: 'GET',
         path: archivePath(scope, name, version),
@@ -550,6 +556,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
         accept: 'application/gzip',
         download: { maxBytes, onProgress },
         signal,
+        token,
       });
       return answer.bytes;
     },

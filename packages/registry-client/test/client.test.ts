@@ -366,6 +366,28 @@ describe('conditional reads and credentials', () => {
     expect(seen.at(-1)?.headers.authorization).toBeUndefined();
   });
 
+  it("a read's own token goes instead of the credentials, for that call only", async () => {
+    routes.set('GET /api/packages/@acme/pdf', (_req, res) => json(res, 200, detail));
+    routes.set('GET /api/packages/@acme/pdf/versions/1.0.0/files/SKILL.md', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/markdown' });
+      res.end('# pdf');
+    });
+    routes.set('GET /api/search?q=pdf', (_req, res) => json(res, 200, { results: [], total: 0 }));
+    const withToken = client({ credentials: () => 'account-token' });
+    await withToken.detail('acme', 'pdf', { token: 'call-token' });
+    await withToken.revalidateDetail('acme', 'pdf', undefined, { token: 'call-token' });
+    await withToken.file('acme', 'pdf', '1.0.0', 'SKILL.md', { token: 'call-token' });
+    await withToken.search('pdf', {}, { token: 'call-token' });
+    await withToken.detail('acme', 'pdf');
+    await client().file('acme', 'pdf', '1.0.0', 'SKILL.md');
+    expect(seen.map((r) => r.headers.authorization)).toEqual([
+      ...Array(4).fill('Bearer call-token'),
+      'Bearer account-token',
+      undefined,
+    ]);
+    expect(lines.join('\n')).not.toMatch(/token/);
+  });
+
   it('account calls carry the credentials; a session bearer replaces them; the login exchange sends none', async () => {
     const summary = {
       id: '7e6f262d-fd7f-4c09-9e6d-56f70df27adf',

@@ -44,9 +44,9 @@ export interface AdmissionDeps {
 
 /**
  * A request admission let through, with what its checks validated for dispatch: the method, the backend
- * the host maps to, the verified caller, and each method's own params.
+ * the host maps to, the verified caller (and its token's AuthInfo), and each method's own params.
  */
-export type Admitted = { id: JsonRpcId; backend: Backend; caller: Caller } & (
+export type Admitted = { id: JsonRpcId; backend: Backend; caller: Caller; auth: AuthInfo } & (
   | { method: 'initialize' /** The version the client asked for. */; protocolVersion: string }
   | { method: 'ping' | 'tools/list' }
   | { method: 'tools/call'; spec: ToolSpec; args: Record<string, unknown> }
@@ -129,19 +129,19 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     switch (method) {
       case 'initialize': {
         const { protocolVersion } = parseParams(InitializeParamsSchema, params, 'initialize params');
-        return { id, backend, caller, method, protocolVersion };
+        return { id, backend, caller, auth, method, protocolVersion };
       }
       case 'ping':
       case 'tools/list':
-        return { id, backend, caller, method };
+        return { id, backend, caller, auth, method };
       case 'tools/call':
-        return { id, backend, caller, method, ...(await admitToolCall(ex, caller, params)) };
+        return { id, backend, caller, auth, method, ...(await admitToolCall(ex, caller, params)) };
       case 'tasks/get':
       case 'tasks/result': {
         const { taskId } = parseParams(TaskIdParamsSchema, params, `${method} params`);
         // 9. Polling has a rate of its own per method, so it cannot be used to get around the tools'.
         await limiter.check({ namespace: auth.namespace, tool: method });
-        return { id, backend, caller, method, taskId };
+        return { id, backend, caller, auth, method, taskId };
       }
       case 'resources/list':
       case 'resources/templates/list':
@@ -154,7 +154,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         requireScopes(caller, [SCOPES.registryRead]);
         // 9. Each method is rated as a tool is (one bucket per method).
         await limiter.check({ namespace: auth.namespace, tool: method });
-        return { id, backend, caller, ...read };
+        return { id, backend, caller, auth, ...read };
       }
       default:
         throw new RejectError('method_not_found', `unknown method ${method}`);

@@ -14,7 +14,7 @@ import {
 import type { Logger } from '@pkgreg/server-kit';
 import { LRUCache } from 'lru-cache';
 import { SerializedResult, StaticResult } from '../mcp/transport.js';
-import type { RegistryClient } from './registry-client.js';
+import type { RegistryAnswer, RegistryClient } from './registry-client.js';
 import {
   decodeCursor,
   encodeCursor,
@@ -30,13 +30,21 @@ import { parseSkillUri, type SkillRef, skillUris } from './skill-uri.js';
 // package is 404 there, a quarantined one says so), trusted for one TTL and revalidated with its ETag.
 // What never changes is kept by what names it: a version's file list by the exact version, bytes and
 // built read results by SHA-256 (a version string always names the same bytes, docs/versions.md).
+// A read as a person (a delegated token, with the edge's assertion: delegation-assertions.ts) asks the
+// registry every time as that person and puts nothing in these caches, nor shares a load with anyone:
+// what the person may see never reaches another caller. It may use bytes and built results kept by
+// SHA-256 only after its own manifest, from the registry, named that SHA-256.
 
+/**
+ * Each read is anonymous (public packages only) unless given `assertion`, the edge's delegation
+ * assertion for the person the caller acts for: then it is that person's view of the registry.
+ */
 export interface Catalog {
-  listResources(cursor: string | undefined): Promise<object>;
+  listResources(cursor: string | undefined, assertion?: string): Promise<object>;
   resourceTemplates(cursor: string | undefined): StaticResult;
-  readResource(uri: string): Promise<StaticResult>;
-  search(args: RegistrySearchArgs): Promise<RegistrySearchResult>;
-  get(args: RegistryGetArgs): Promise<RegistryGetResult>;
+  readResource(uri: string, assertion?: string): Promise<StaticResult>;
+  search(args: RegistrySearchArgs, assertion?: string): Promise<RegistrySearchResult>;
+  get(args: RegistryGetArgs, assertion?: string): Promise<RegistryGetResult>;
   close(): Promise<void>;
 }
 
@@ -70,6 +78,17 @@ type Visibility = { ok: true; state: PackageState } | { ok: false; message: stri
 
 const notFound = (message: string, data: Record<string, unknown>) =>
   new RejectError('resource_not_found', message, data);
+
+/** The detail when it is served; else why not (missing, removed, quarantined or delisted). */
+function served(key: string, answer: RegistryAnswer<PackageDetail>): PackageDetail | string {
+  if (answer.status !== 200) return `@${key}: ${answer.error}`;
+  const detail = answer.body;
+  if (detail.status === 'quarantined' || detail.status === 'delisted') {
+    const why = detail.quarantineReason ? `: ${detail.quarantineReason}` : '';
+    return `@${key} is ${detail.status}${why}`;
+  }
+  return detail;
+}
 
 /** Concurrent loads of one key share one promise. */
 function sharedLoads<T>() {
@@ -111,16 +130,26 @@ export function createCatalog(options: CatalogOptions): Catalog {
         return { ok: true, state };
       }
       states.delete(key);
-      if (answer.status !== 200) return { ok: false, message: `@${key}: ${answer.error}` };
-      const detail = answer.body;
-      if (detail.status === 'quarantined' || detail.status === 'delisted') {
-        const why = detail.quarantineReason ? `: ${detail.quarantineReason}` : '';
-        return { ok: false, message: `@${key} is ${detail.status}${why}` };
-      }
-      const state = { detail, etag: answer.etag, checkedAt };
+      const detail = served(key, answer);
+      if (typeof detail === 'string') return { ok: false, message: detail };
+      const state = { detail, etag: answer.status === 200 ? answer.etag : undefined, checkedAt };
       states.set(key, state);
       return { ok: true, state };
     });
+  }
+
+  /** A person's view of the package, asked now: never kept, never shared with another request. */
+  async function detailAs(
+    scope: string,
+    name: string,
+    data: Record<string, unknown>,
+    assertion: string,
+  ): Promise<PackageDetail> {
+    const answer = await registry.detail(scope, name, undefined, assertion);
+    if (answer.status === 304) throw new Error('a 304 to a detail asked without an ETag');
+    const detail = served(`${scope}/${name}`, answer);
+    if (typeof detail === 'string') throw notFound(detail, data);
+    return detail;
   }
 
   /** The package's detail when the registry serves it; resource_not_found (with `data`) otherwise. */
@@ -128,7 +157,9 @@ export function createCatalog(options: CatalogOptions): Catalog {
     scope: string,
     name: string,
     data: Record<string, unknown>,
+    assertion: string | undefined,
   ): Promise<PackageDetail> {
+    if (assertion !== undefined) return detailAs(scope, name, data, assertion);
     const cached = states.get(`${scope}/${name}`);
     if (cached) {
       const age = Date.now() - cached.checkedAt;
@@ -145,45 +176,82 @@ export function createCatalog(options: CatalogOptions): Catalog {
     return visibility.state.detail;
   }
 
-  async function manifest(ref: SkillRef, version: string, uri: string): Promise<Manifest> {
-    const key = `${ref.scope}/${ref.name}@${version}`;
-    const hit = manifests.get(key);
-    if (hit) return hit;
-    const loaded = await loadingManifest(key, async () => {
-      const answer = await registry.version(ref.scope, ref.name, version);
-      if (answer.status !== 200)
-        return `@${key}: ${answer.status === 404 ? 'version not found' : answer.error}`;
-      const v = answer.body;
-      const m: Manifest = {
-        version: v.version,
-        digest: v.digest,
-        files: new Map(v.files.map((f) => [f.path, f])),
-        links: new Map(v.files.flatMap((f) => (f.linkTarget === null ? [] : [[f.path, f.linkTarget]]))),
-        result: manifestOf(v),
-      };
-      manifests.set(key, m);
-      return m;
-    });
+  /** A version's manifest from the registry (as `assertion`'s person when given), or why it is not served. */
+  async function fetchManifest(
+    ref: SkillRef,
+    version: string,
+    assertion: string | undefined,
+  ): Promise<Manifest | string> {
+    const answer = await registry.version(ref.scope, ref.name, version, assertion);
+    if (answer.status !== 200)
+      return `@${ref.scope}/${ref.name}@${version}: ${answer.status === 404 ? 'version not found' : answer.error}`;
+    const v = answer.body;
+    return {
+      version: v.version,
+      digest: v.digest,
+      files: new Map(v.files.map((f) => [f.path, f])),
+      links: new Map(v.files.flatMap((f) => (f.linkTarget === null ? [] : [[f.path, f.linkTarget]]))),
+      result: manifestOf(v),
+    };
+  }
+
+  async function manifest(
+    ref: SkillRef,
+    version: string,
+    uri: string,
+    assertion: string | undefined,
+  ): Promise<Manifest> {
+    let loaded: Manifest | string;
+    if (assertion !== undefined) loaded = await fetchManifest(ref, version, assertion);
+    else {
+      const key = `${ref.scope}/${ref.name}@${version}`;
+      const hit = manifests.get(key);
+      if (hit) return hit;
+      loaded = await loadingManifest(key, async () => {
+        const m = await fetchManifest(ref, version, undefined);
+        if (typeof m !== 'string') manifests.set(key, m);
+        return m;
+      });
+    }
     if (typeof loaded === 'string') throw notFound(loaded, { uri });
     return loaded;
   }
 
-  /** A file's bytes, checked against the manifest's SHA-256 before they are kept or served. */
-  function bytesOf(ref: SkillRef, version: string, file: VersionFile, uri: string): Promise<Buffer> {
+  /** A file's bytes from the registry, checked against the manifest's SHA-256 before any use. */
+  async function fetchBytes(
+    ref: SkillRef,
+    version: string,
+    file: VersionFile,
+    uri: string,
+    assertion: string | undefined,
+  ): Promise<Buffer> {
+    const answer = await registry.file(ref.scope, ref.name, version, file.path, assertion);
+    if (answer.status !== 200)
+      throw notFound(`@${ref.scope}/${ref.name}@${version}: ${answer.error}`, { uri });
+    const sha = createHash('sha256').update(answer.body).digest('hex');
+    if (sha !== file.sha256) {
+      options.logger.error({ path: file.path, version }, 'registry file does not match its sha256');
+      throw new RejectError('registry_unavailable');
+    }
+    return answer.body;
+  }
+
+  /** A file's bytes: kept by SHA-256 when read anonymously; a person's read only uses what is kept. */
+  function bytesOf(
+    ref: SkillRef,
+    version: string,
+    file: VersionFile,
+    uri: string,
+    assertion: string | undefined,
+  ): Promise<Buffer> {
     const key = `b:${file.sha256}`;
     const hit = stored.get(key);
     if (hit instanceof Buffer) return Promise.resolve(hit);
+    if (assertion !== undefined) return fetchBytes(ref, version, file, uri, assertion);
     return loadingBytes(key, async () => {
-      const answer = await registry.file(ref.scope, ref.name, version, file.path);
-      if (answer.status !== 200)
-        throw notFound(`@${ref.scope}/${ref.name}@${version}: ${answer.error}`, { uri });
-      const sha = createHash('sha256').update(answer.body).digest('hex');
-      if (sha !== file.sha256) {
-        options.logger.error({ path: file.path, version }, 'registry file does not match its sha256');
-        throw new RejectError('registry_unavailable');
-      }
-      if (cacheable(answer.body.length)) stored.set(key, answer.body);
-      return answer.body;
+      const bytes = await fetchBytes(ref, version, file, uri, undefined);
+      if (cacheable(bytes.length)) stored.set(key, bytes);
+      return bytes;
     });
   }
 
@@ -196,20 +264,21 @@ export function createCatalog(options: CatalogOptions): Catalog {
     return resolved?.linkTarget === null ? resolved : undefined;
   }
 
-  function built(key: string, build: () => object): StaticResult {
+  /** A read result kept by what names it (`keep` false for a person's read: it uses, never adds). */
+  function built(key: string, build: () => object, keep: boolean): StaticResult {
     const hit = stored.get(key);
     if (hit instanceof StaticResult) return hit;
     const result = new StaticResult(new SerializedResult(JSON.stringify(build())));
-    if (cacheable(result.tail.length)) stored.set(key, result);
+    if (keep && cacheable(result.tail.length)) stored.set(key, result);
     return result;
   }
 
   const templates = new StaticResult(new SerializedResult(JSON.stringify(RESOURCE_TEMPLATES)));
 
   return {
-    async listResources(cursor) {
+    async listResources(cursor, assertion) {
       const at = cursor === undefined ? { p: 1, n: pageSize } : decodeCursor(cursor);
-      const page = await registry.list(at.p, at.n);
+      const page = await registry.list(at.p, at.n, assertion);
       const more = at.p * at.n < page.total;
       return {
         resources: page.data.flatMap(listedResources),
@@ -223,38 +292,43 @@ export function createCatalog(options: CatalogOptions): Catalog {
       return templates;
     },
 
-    async readResource(uri) {
+    async readResource(uri, assertion) {
       const ref = parseSkillUri(uri);
-      const detail = await visiblePackage(ref.scope, ref.name, { uri });
+      const detail = await visiblePackage(ref.scope, ref.name, { uri }, assertion);
       const version = ref.version ?? detail.version;
       if (version === null) throw notFound(`@${ref.scope}/${ref.name} has no version yet`, { uri });
-      const m = await manifest(ref, version, uri);
+      const m = await manifest(ref, version, uri, assertion);
+      const keep = assertion === undefined;
       if (ref.path === SKILL_MANIFEST_PATH) {
-        return built(`r:${uri}\n${m.digest}`, () => ({
-          contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(m.result, null, 2) }],
-        }));
+        return built(
+          `r:${uri}\n${m.digest}`,
+          () => ({
+            contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(m.result, null, 2) }],
+          }),
+          keep,
+        );
       }
       const file = fileAt(m, ref.path);
       if (!file) throw notFound(`@${ref.scope}/${ref.name}@${m.version} has no file ${ref.path}`, { uri });
       const key = `r:${uri}\n${file.sha256}`;
       const hit = stored.get(key);
       if (hit instanceof StaticResult) return hit;
-      const bytes = await bytesOf(ref, m.version, file, uri);
-      return built(key, () => ({ contents: [resourceContents(uri, file.path, bytes)] }));
+      const bytes = await bytesOf(ref, m.version, file, uri, assertion);
+      return built(key, () => ({ contents: [resourceContents(uri, file.path, bytes)] }), keep);
     },
 
-    async search(args) {
-      const answer = await registry.search(args.q);
+    async search(args, assertion) {
+      const answer = await registry.search(args.q, assertion);
       return {
         results: answer.results.map((item) => ({ ...item, ...skillUris(item.scope, item.name) })),
         total: answer.total,
       };
     },
 
-    async get(args) {
+    async get(args, assertion) {
       // The arguments' schema has checked the name already.
       const { scope, name } = parsePackageName(args.package) as { scope: string; name: string };
-      const detail = await visiblePackage(scope, name, { package: args.package });
+      const detail = await visiblePackage(scope, name, { package: args.package }, assertion);
       return { package: detail, ...skillUris(scope, name) };
     },
 

@@ -29,12 +29,28 @@ export type RegistryAnswer<T> =
 /** Detail is asked conditionally: unchanged since the ETag sent. */
 export type DetailAnswer = RegistryAnswer<PackageDetail> | { status: 304 };
 
+/**
+ * Each read is anonymous unless given `assertion`: the edge's delegation assertion for a person an app
+ * acts for (delegation-assertions.ts), sent as that call's bearer; the registry then answers as it
+ * would that person. A registry refusing the assertion (401) is `token_invalid`.
+ */
 export interface RegistryClient {
-  detail(scope: string, name: string, etag?: string): Promise<DetailAnswer>;
-  version(scope: string, name: string, version: string): Promise<RegistryAnswer<VersionDetail>>;
-  file(scope: string, name: string, version: string, path: string): Promise<RegistryAnswer<Buffer>>;
-  list(page: number, pageSize: number): Promise<ListResponse>;
-  search(q: string): Promise<SearchResponse>;
+  detail(scope: string, name: string, etag?: string, assertion?: string): Promise<DetailAnswer>;
+  version(
+    scope: string,
+    name: string,
+    version: string,
+    assertion?: string,
+  ): Promise<RegistryAnswer<VersionDetail>>;
+  file(
+    scope: string,
+    name: string,
+    version: string,
+    path: string,
+    assertion?: string,
+  ): Promise<RegistryAnswer<Buffer>>;
+  list(page: number, pageSize: number, assertion?: string): Promise<ListResponse>;
+  search(q: string, assertion?: string): Promise<SearchResponse>;
   close(): Promise<void>;
 }
 
@@ -107,9 +123,17 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     transport: poolTransport(pool, base.origin),
   });
 
-  /** A registry answering outside its contract, or not at all, is a deployment fault: logged, retryable. */
-  function unavailable(error: unknown): RejectError {
+  /**
+   * A registry answering outside its contract, or not at all, is a deployment fault: logged, retryable.
+   * A 401 to a delegated read says the person's delegation no longer counts (revoked, the account
+   * suspended; or the registry does not trust this edge): the caller's token is no good.
+   */
+  function unavailable(error: unknown, delegated: boolean): RejectError {
     if (!(error instanceof RegistryError)) throw error;
+    if (delegated && error.code === 'status' && error.status === 401) {
+      options.logger.warn({ registry: error.request }, 'registry refused a delegation assertion');
+      return new RejectError('token_invalid', 'the registry refused to read as this person');
+    }
     const detail =
       error.code === 'status'
         ? { status: error.status }
@@ -125,50 +149,58 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
 
   /** 400 too: the edge checked every part of the path already, so the registry refusing one means it
    * names nothing the registry serves. */
-  function notServed(error: unknown): { status: 404 | 410; error: string } {
+  function notServed(error: unknown, assertion: string | undefined): { status: 404 | 410; error: string } {
     if (error instanceof RegistryError && error.code === 'status') {
       const status = error.status ?? 0;
       if (status === 404 || status === 410 || status === 400)
         return { status: status === 410 ? 410 : 404, error: error.error ?? 'Not found' };
     }
-    throw unavailable(error);
+    throw unavailable(error, assertion !== undefined);
   }
 
   /** A list or search answer: anything but 200 is the registry's fault, or the caller's (400). */
-  function refused(error: unknown): never {
+  function refused(error: unknown, assertion: string | undefined): never {
     if (error instanceof RegistryError && error.code === 'status' && error.status === 400)
       throw new RejectError('request_schema_invalid', error.error ?? 'Not found');
-    throw unavailable(error);
+    throw unavailable(error, assertion !== undefined);
   }
 
   return {
-    async detail(scope, name, etag) {
+    async detail(scope, name, etag, assertion) {
       try {
-        return await client.revalidateDetail(scope, name, etag);
+        return await client.revalidateDetail(scope, name, etag, { token: assertion });
       } catch (error) {
-        return notServed(error);
+        return notServed(error, assertion);
       }
     },
-    async version(scope, name, version) {
-      try {
-        return { status: 200, body: await client.version(scope, name, version), etag: undefined };
-      } catch (error) {
-        return notServed(error);
-      }
-    },
-    async file(scope, name, version, path) {
+    async version(scope, name, version, assertion) {
       try {
         return {
           status: 200,
-          body: asBuffer(await client.file(scope, name, version, path)),
+          body: await client.version(scope, name, version, { token: assertion }),
           etag: undefined,
         };
       } catch (error) {
-        return notServed(error);
+        return notServed(error, assertion);
       }
     },
-    list: (page, pageSize) => client.list({ page, pageSize, sort: 'name', order: 'asc' }).catch(refused),
-    search: (q) => client.search(q).catch(refused),
+    async file(scope, name, version, path, assertion) {
+      try {
+        return {
+          status: 200,
+          body: asBuffer(await client.file(scope, name, version, path, { token: assertion })),
+          etag: undefined,
+        };
+      } catch (error) {
+        return notServed(error, assertion);
+      }
+    },
+    list: (page, pageSize, assertion) =>
+      client
+        .list({ page, pageSize, sort: 'name', order: 'asc' }, { token: assertion })
+        .catch((error) => refused(error, assertion)),
+    search: (q, assertion) =>
+      client.search(q, {}, { token: assertion }).catch((error) => refused(error, assertion)),
     close: () => pool.close(),
   };
 }

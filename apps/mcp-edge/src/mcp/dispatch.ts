@@ -1,6 +1,7 @@
 import { AGENT_CATALOG, type BackendMode, TOOL_NAMES } from '@pkgreg/contracts';
 import type { Admitted } from '../admission/admission.js';
 import type { Catalog } from '../catalog/catalog.js';
+import type { DelegationAssertions } from '../catalog/delegation-assertions.js';
 import type { Env } from '../env.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
 import { initializeResult, systemInfo, toolDescriptor } from './server-info.js';
@@ -8,13 +9,19 @@ import { StaticResult, toolCallResult } from './transport.js';
 
 // Answers an admitted request. What reads no tenant state is answered here (initialize, ping, tools/list,
 // system.info, agents.list; skill:// resources and the registry tools from the catalog, the same for
-// every backend); tool and task calls go to the backend's Runtime, whichever backend it is.
+// every backend); tool and task calls go to the backend's Runtime, whichever backend it is. The catalog
+// is read as the person a delegated token acts for (with the edge's assertion), else anonymously.
 
 export type Dispatch = (admitted: Admitted) => Promise<object>;
 
 const BACKEND_MODES: readonly BackendMode[] = ['development', 'local_tunnel', 'hosted'];
 
-export function createDispatch(env: Env, tools: readonly ToolSpec[], catalog: Catalog): Dispatch {
+export function createDispatch(
+  env: Env,
+  tools: readonly ToolSpec[],
+  catalog: Catalog,
+  assertions: DelegationAssertions,
+): Dispatch {
   const descriptors = new Map(tools.map((t) => [t.name, toolDescriptor(t)]));
   // Edge-local tool results depend only on the backend mode: serialized once at start.
   const edgeResults = new Map<string, Map<BackendMode, StaticResult>>();
@@ -46,7 +53,10 @@ export function createDispatch(env: Env, tools: readonly ToolSpec[], catalog: Ca
         return { tools: toolsVisibleTo(caller.scopes) };
       case 'tools/call': {
         const { spec, args } = admitted;
-        if (spec.registry) return toolCallResult(await spec.registry(catalog, args));
+        if (spec.registry) {
+          const assertion = assertions.of(admitted.auth);
+          return toolCallResult(await spec.registry(catalog, args, assertion && (await assertion)));
+        }
         if (!spec.runtime) return edgeResult(spec, backend.mode);
         return toolCallResult(await backend.runtime().callTool(caller, spec.name, args));
       }
@@ -54,12 +64,17 @@ export function createDispatch(env: Env, tools: readonly ToolSpec[], catalog: Ca
         return backend.runtime().getTask(caller, admitted.taskId);
       case 'tasks/result':
         return backend.runtime().getTaskResult(caller, admitted.taskId);
-      case 'resources/list':
-        return catalog.listResources(admitted.cursor);
+      case 'resources/list': {
+        const assertion = assertions.of(admitted.auth);
+        return catalog.listResources(admitted.cursor, assertion && (await assertion));
+      }
       case 'resources/templates/list':
         return catalog.resourceTemplates(admitted.cursor);
-      case 'resources/read':
-        return catalog.readResource(admitted.uri);
+      case 'resources/read': {
+        // An anonymous read waits on nothing here: `of` answers undefined at once.
+        const assertion = assertions.of(admitted.auth);
+        return catalog.readResource(admitted.uri, assertion && (await assertion));
+      }
     }
   };
 }

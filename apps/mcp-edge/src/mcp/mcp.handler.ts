@@ -11,6 +11,7 @@ import {
 import { type AdmissionDeps, createAdmission } from '../admission/admission.js';
 import type { AuditWriter } from '../audit/audit-writer.js';
 import type { Catalog } from '../catalog/catalog.js';
+import type { DelegationAssertions } from '../catalog/delegation-assertions.js';
 import type { Env } from '../env.js';
 import { createEdgeMetrics, type EdgeMetrics } from '../metrics.js';
 import { edgeRouteOf } from '../routes/route-table.js';
@@ -30,6 +31,8 @@ export interface McpHandlerDeps extends Omit<AdmissionDeps, 'tools'> {
   audit: AuditWriter;
   /** The registry's catalog: skill:// resources and the registry tools. */
   catalog: Catalog;
+  /** What the catalog is read as for a person an app acts for. */
+  assertions: DelegationAssertions;
   resourceMetadataUrl: string;
   metrics?: EdgeMetrics;
 }
@@ -41,7 +44,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
   const metrics = deps.metrics ?? createEdgeMetrics();
   const tools = enabledTools(deps.env);
   const admission = createAdmission({ ...deps, tools });
-  const dispatch = createDispatch(deps.env, tools, deps.catalog);
+  const dispatch = createDispatch(deps.env, tools, deps.catalog, deps.assertions);
   // Tracing is started before the app is built (index.ts) and stays as it is, so the path is chosen
   // once: untraced, a request allocates no span closure. Traced, admission is a child span of the
   // request's, so its checks' time shows apart.

@@ -57,9 +57,10 @@ export interface ToolSpec<A = unknown> {
   runtime: boolean;
   /**
    * Answered at the edge from the registry's catalog, the same in every backend: with the arguments as
-   * the tool's schema returned them.
+   * the tool's schema returned them, and the delegation assertion of the person the caller acts for
+   * (undefined: read anonymously).
    */
-  registry?(catalog: Catalog, args: A): Promise<object>;
+  registry?(catalog: Catalog, args: A, assertion: string | undefined): Promise<object>;
 }
 
 const anyTier = (scopes: ReadonlySet<string>, action: 'read' | 'write' | 'delete') =>
@@ -179,7 +180,7 @@ export const TOOL_SPECS = [
     requiredScopes: () => [SCOPES.registryRead],
     namespaceOf: () => undefined,
     runtime: false,
-    registry: (catalog, a) => catalog.search(a),
+    registry: (catalog, a, assertion) => catalog.search(a, assertion),
   }),
   spec({
     name: TOOL_NAMES.registryGet,
@@ -192,6 +193,6 @@ export const TOOL_SPECS = [
     requiredScopes: () => [SCOPES.registryRead],
     namespaceOf: () => undefined,
     runtime: false,
-    registry: (catalog, a) => catalog.get(a),
+    registry: (catalog, a, assertion) => catalog.get(a, assertion),
   }),
 ] as ToolSpec[];

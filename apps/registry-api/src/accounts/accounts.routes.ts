@@ -49,7 +49,8 @@ import { requestIdOf } from '../http/request-id.js';
 import { parseBody, parseQuery } from '../http/validate.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
 import type { RegistryHandlers } from '../routes/route-table.js';
-import type { AccountViewer, ViewerOf } from './viewer.js';
+import { personalSession } from './personal-session.js';
+import { type AccountViewer, isOwnBearer, type ViewerOf } from './viewer.js';
 
 // The registry's own account routes (docs/accounts.md): who am I, tokens, scope and package settings,
 // trusted publishers, an organisation's audit log. Sign-in, sessions and membership are better-auth's
@@ -86,7 +87,7 @@ type Handlers = Pick<
 
 /** A change of settings: a read token may look, never change (403). */
 function writing(viewer: AccountViewer): void {
-  if (viewer.via === 'token' && viewer.permission !== 'publish') {
+  if (viewer.permission !== 'publish') {
     throw forbidden('A read token cannot change settings: use a publish token or sign in');
   }
 }
@@ -100,6 +101,7 @@ function scopeOf(segment: string | undefined): string {
 }
 
 const SIGN_IN = 'Sign in, or send an access token (Authorization: Bearer pkgreg_…)';
+const DELEGATION_READS_ONLY = 'An app connected through the MCP edge may only read packages';
 
 function tokenSummary(row: AccessTokenRow): TokenSummary {
   return {
@@ -172,6 +174,8 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
   async function account(req: Request): Promise<AccountViewer> {
     const viewer = await deps.viewerOf(req);
     if (viewer.kind === 'anonymous') throw unauthorized(SIGN_IN);
+    // An app reading through the MCP edge reads packages only: the account itself is the person's.
+    if (viewer.via === 'delegation') throw forbidden(DELEGATION_READS_ONLY);
     return viewer;
   }
 
@@ -181,7 +185,8 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
    * no wider than itself, and one without limits also lists and revokes the account's tokens.
    */
   async function tokenManager(req: Request): Promise<{ accountId: string; token?: AccessTokenRow }> {
-    if (/^bearer\s+pkgreg_/i.test(req.headers.authorization ?? '')) {
+    // A `pkgreg_` token, or an MCP edge delegation (refused by `account`).
+    if (isOwnBearer(req.headers.authorization ?? '')) {
       const viewer = await account(req);
       const token = viewer.tokenId ? await findAccountToken(db, viewer.accountId, viewer.tokenId) : undefined;
       if (!token) throw unauthorized(SIGN_IN);
@@ -203,15 +208,7 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
     return manager.accountId;
   }
 
-  /** The request's better-auth session (cookie, or the CLI's device-flow bearer); a 401 without one. */
-  async function sessionOf(req: Request): Promise<{ id: string; userId: string }> {
-    if (/^bearer\s+pkgreg_/i.test(req.headers.authorization ?? '')) {
-      throw forbidden('Sessions are managed while signed in, not with a token');
-    }
-    const found = await deps.auth.api.getSession({ headers: fromNodeHeaders(req.headers) }).catch(() => null);
-    if (!found) throw unauthorized('Sign in to manage sessions');
-    return { id: found.session.id, userId: found.user.id };
-  }
+  const sessionOf = (req: Request) => personalSession(deps.auth, req, 'Sessions');
 
   async function sessionList(userId: string, currentId: string) {
     const rows = await db
@@ -276,8 +273,9 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
 
   /** A package the viewer administers; a 404 when it cannot see it or it is missing. */
   async function administeredPackage(req: Request) {
-    const key = packageKeyFromParams(req.params as Record<string, string>);
+    // Credentials first: a caller without any learns nothing, not even whether the path is well formed.
     const viewer = await account(req);
+    const key = packageKeyFromParams(req.params as Record<string, string>);
     const own = await findPackageVisibility(db, key.scope, key.name);
     const visible = own && (!own.private || viewer.access.roles.has(key.scope) || viewer.siteAdmin);
     if (!visible) throw notFound('Package not found');

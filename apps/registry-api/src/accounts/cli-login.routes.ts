@@ -14,6 +14,7 @@ import { parseBody } from '../http/validate.js';
 import type { RegistryHandlers } from '../routes/route-table.js';
 import { sendCliAuthorizePage } from './cli-login.page.js';
 import { issueCliCode, redeemCliCode } from './cli-login.service.js';
+import { sessionPerson } from './personal-session.js';
 import type { ViewerOf } from './viewer.js';
 
 // The CLI's browser sign-in (docs/cli-auth.md), OAuth's authorization code flow for a native app
@@ -48,17 +49,8 @@ const REFUSALS = {
 } as const;
 
 export function cliLoginRoutes(deps: CliLoginRoutesDeps): Handlers {
-  /** The signed-in person of a browser: a session cookie, never a token. */
-  async function sessionViewer(req: Request) {
-    const viewer = await deps.viewerOf(req);
-    if (viewer.kind === 'anonymous' || viewer.via !== 'session') return undefined;
-    const user = await deps.db
-      .selectFrom('auth_user')
-      .select('email')
-      .where('id', '=', viewer.accountId)
-      .executeTakeFirstOrThrow();
-    return { accountId: viewer.accountId, email: user.email };
-  }
+  /** The signed-in person of a browser: a session, never a token. */
+  const sessionViewer = (req: Request) => sessionPerson(deps.db, deps.viewerOf, req);
 
   return {
     'cli-authorize-page': async (req, res) => {

@@ -15,11 +15,15 @@ import { fromNodeHeaders } from 'better-auth/node';
 import { clientAddress, type TrustProxy } from '../downloads/client-address.js';
 import { unauthorized } from '../http/api-error.js';
 import type { AccessCache } from './access-cache.js';
+import { type DelegationVerifier, delegationBearerOf } from './delegation-assertion.js';
 import { type AccountViewer, ANONYMOUS, hasCredentials, type Viewer, type ViewerOf } from './viewer.js';
 
 // The request's viewer from its credentials (docs/accounts.md, "Tokens" and "Sessions"):
 // - `Authorization: Bearer pkgreg_…`: an access token, checked on every request (hash lookup, expiry,
 //   revocation, suspension, address ranges): a refused one is a 401 whatever the route;
+// - `Authorization: Bearer <JWT typed pkgreg-delegation+jwt>`: the MCP edge reading as a person for an
+//   app the person allowed (delegation-assertion.ts), read only; the assertion and the delegation are
+//   checked on every request, and anything wrong is one 401;
 // - a session cookie: better-auth's session; a stale or unknown cookie is anonymous, as a browser keeps
 //   cookies the registry has forgotten;
 // - anything else (including a code-host proof on publishing routes): anonymous here.
@@ -44,6 +48,8 @@ export function createViewerOf(deps: {
   auth: Auth;
   trust: TrustProxy;
   cache: AccessCache;
+  /** The MCP edge's delegation assertions. */
+  delegations: DelegationVerifier;
 }): ViewerOf {
   // Once per request, however many handlers ask.
   const resolved = new WeakMap<IncomingMessage, Promise<Viewer>>();
@@ -69,7 +75,10 @@ export function createViewerOf(deps: {
 
   function resolve(req: IncomingMessage): Promise<Viewer> {
     const bearer = BEARER_TOKEN.exec(req.headers.authorization ?? '');
-    if (!bearer?.[1]) return sessionViewer(req);
+    if (!bearer?.[1]) {
+      const assertion = delegationBearerOf(req.headers.authorization);
+      return assertion === undefined ? sessionViewer(req) : delegationViewer(assertion);
+    }
     const presented = bearer[1];
     // A kept token is answered without waiting on anything: most authenticated reads end here.
     const kept = deps.cache.peek<TokenResolution>(tokenCacheKey(presented));
@@ -98,6 +107,21 @@ export function createViewerOf(deps: {
       read: access.read,
       access,
       siteAdmin: (session.user as { role?: string | null }).role === 'admin',
+    } satisfies AccountViewer;
+  }
+
+  /** The person an app reads as through the MCP edge: what the account reaches, read only. */
+  async function delegationViewer(assertion: string): Promise<Viewer> {
+    const { accountId } = await deps.delegations.verify(assertion);
+    const access = await deps.cache.get(`account:${accountId}`, () => accessOfAccount(deps.db, accountId));
+    return {
+      kind: 'account',
+      accountId,
+      via: 'delegation',
+      permission: 'read',
+      read: access.read,
+      access,
+      siteAdmin: false,
     } satisfies AccountViewer;
   }
 

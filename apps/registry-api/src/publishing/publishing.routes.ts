@@ -1,5 +1,5 @@
 import express, { type Request, type RequestHandler } from 'express';
-import { hasCredentials, type ViewerOf } from '../accounts/viewer.js';
+import { hasCredentials, isOwnBearer, type ViewerOf } from '../accounts/viewer.js';
 import { oversizedBody } from '../http/body.js';
 import type { WindowLimiter } from '../http/window-limiter.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
@@ -50,12 +50,12 @@ export function publishingRoutes(
     'Too many publishes and owner actions from this address',
   );
   /**
-   * pkgreg credentials (a `pkgreg_` token, or a session cookie with no Authorization) go the account's
-   * way; any other bearer is a code-host proof.
+   * pkgreg credentials (a `pkgreg_` token, an MCP edge delegation, or a session cookie with no
+   * Authorization) go the account's way; any other bearer is a code-host proof.
    */
   const ownerCredentials = async (req: Request): Promise<OwnerCredentials> => {
     const auth = req.headers.authorization;
-    const ours = auth === undefined || /^bearer\s+pkgreg_/i.test(auth);
+    const ours = auth === undefined || isOwnBearer(auth);
     if (ours && hasCredentials(req)) {
       const viewer = await viewerOf(req);
       if (viewer.kind === 'account') return { kind: 'account', viewer };

@@ -5,6 +5,8 @@ import {
   CliAuthorizeQuerySchema,
   CliTokenRequestSchema,
   CliTokenResponseSchema,
+  ConnectedAppListSchema,
+  ConnectedAppParamsSchema,
   CreatedTokenSchema,
   CreateTokenRequestSchema,
   DependantsQuerySchema,
@@ -17,6 +19,7 @@ import {
   GitHubOrgLinkSchema,
   ListQuerySchema,
   ListResponseSchema,
+  McpConsentParamsSchema,
   MeSchema,
   OrganizationParamsSchema,
   PackageDetailSchema,
@@ -689,6 +692,102 @@ export const ROUTES = [
       200: { description: 'Ended', json: named('SessionList', SessionListSchema) },
       401: error('Not signed in'),
       404: error('No such session of yours'),
+    },
+  },
+  // MCP clients signing in to the edge (docs/accounts.md, "Consent for MCP clients" and "Connected apps").
+  {
+    id: 'mcp-consent-page',
+    method: 'get',
+    path: '/api/mcp/consent/:id',
+    cache: 'no-store',
+    access: 'anonymous',
+    summary: 'The page where a signed-in person allows or denies an MCP client (or is sent to sign in)',
+    description:
+      "An HTML page the edge sends the browser to, self-contained, never framed. With a session cookie (and no Authorization) it claims the request for the account and shows the app's name (its own claim), who vouches for it, where the browser goes back to, the scopes in plain words and the account, with Allow and Deny; when the account allowed this app every scope asked before (not revoked since), it answers 303 to the edge at once. Without a session it links to the web UI's sign-in with `next` back here. EDGE_PUBLIC_BASE_URL unset: 404 `{error}`.",
+    params: McpConsentParamsSchema,
+    responses: {
+      200: { description: 'The consent page, or a sign-in link', content: { 'text/html': {} } },
+      303: {
+        description:
+          'Allowed before: to `<EDGE_PUBLIC_BASE_URL>/mcp/interaction/<uid>/return?c=<code>`, a one-time code',
+        headers: { Location: { schema: { type: 'string' } } },
+      },
+      404: {
+        description:
+          'One page for a request unknown, expired, decided, used or claimed by another account (HTML); `{error}` when EDGE_PUBLIC_BASE_URL is unset',
+        content: { 'text/html': {} },
+      },
+    },
+  },
+  {
+    id: 'mcp-consent',
+    method: 'post',
+    path: '/api/mcp/consent/:id',
+    cache: 'no-store',
+    access: 'account',
+    summary: "The person's decision on an MCP client: a 303 back to the edge with a one-time code",
+    description:
+      'A form post from the consent page, with the session cookie (a same-origin Origin is required; a request with Authorization is refused). Allow and Deny both answer 303 to `<EDGE_PUBLIC_BASE_URL>/mcp/interaction/<uid>/return?c=<code>`, the edge answering the app; Allow also records the connected app (its scopes joined to those allowed before). A request is decided once.',
+    params: McpConsentParamsSchema,
+    body: {
+      parser: 'raw',
+      required: true,
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: {
+            type: 'object',
+            required: ['decision'],
+            properties: { decision: { type: 'string', enum: ['allow', 'deny'] } },
+          },
+        },
+      },
+    },
+    responses: {
+      303: {
+        description: 'To the edge with the one-time code',
+        headers: { Location: { schema: { type: 'string' } } },
+      },
+      400: error('decision missing, or not allow or deny'),
+      401: error('No session'),
+      403: error('Sent with Authorization, or a cross-site request'),
+      404: {
+        description:
+          "The same page as the GET's for a request that is not this account's to decide (HTML); `{error}` when EDGE_PUBLIC_BASE_URL is unset",
+        content: { 'text/html': {} },
+      },
+    },
+  },
+  {
+    id: 'connected-apps-list',
+    method: 'get',
+    path: '/api/connected-apps',
+    cache: 'no-store',
+    access: 'account',
+    summary: 'The MCP clients (agent apps) the signed-in person allowed to use the edge as them',
+    responses: {
+      200: {
+        description: 'Apps not revoked, newest first',
+        json: named('ConnectedAppList', ConnectedAppListSchema),
+      },
+      401: error('Not signed in'),
+      403: error('Sent with an access token: connected apps are managed while signed in'),
+    },
+  },
+  {
+    id: 'connected-apps-revoke',
+    method: 'delete',
+    path: '/api/connected-apps/:clientId',
+    cache: 'no-store',
+    access: 'account',
+    summary: 'Revoke a connected app: the edge refuses its tokens at once and it has nothing to refresh with',
+    description:
+      "The client id URL-encoded (it may be an https URL). In one transaction: the app's delegation is revoked and the edge's codes, refresh tokens and grant of it for this account are deleted.",
+    params: ConnectedAppParamsSchema,
+    responses: {
+      204: { description: 'Revoked' },
+      401: error('Not signed in'),
+      403: error('Sent with an access token, or a cross-site request'),
+      404: error('No such connected app of yours (or revoked already)'),
     },
   },
   {

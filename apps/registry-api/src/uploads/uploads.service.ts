@@ -22,7 +22,7 @@ import {
   writePreparedVersions,
 } from '@pkgreg/registry';
 import semver from 'semver';
-import type { AccountViewer, ViewerOf } from '../accounts/viewer.js';
+import { type AccountViewer, isOwnBearer, type ViewerOf } from '../accounts/viewer.js';
 import {
   ApiError,
   badRequest,
@@ -101,7 +101,8 @@ export async function authorizeUpload(
   const hiddenFrom = (visible: boolean) =>
     !visible && (target.pkg ? target.pkg.private : target.scope?.visibility === 'private');
   const bearer = bearerOf(req);
-  if (bearer !== undefined && !/^pkgreg_/i.test(bearer) && isJwt(bearer)) {
+  // A JWT is a CI OIDC token unless it is one of ours (an MCP edge delegation: read only, refused below).
+  if (bearer !== undefined && !isOwnBearer(req.headers.authorization ?? '') && isJwt(bearer)) {
     const token = await deps.oidc.verify(bearer);
     const named = ciIdentityOf(token.issuer, token.claims);
     if (!named.ok) throw oidcRefused(named.reason);
@@ -229,6 +230,8 @@ export async function storeUpload(
     if (!row) throw new Error(`${label} vanished during its upload`);
     await setHosted(trx, row.id);
     const proof = uploader.kind === 'oidc' ? 'oidc' : uploader.viewer.via;
+    // authorizeUpload refuses a delegation (it may only read): never an uploader.
+    if (proof === 'delegation') throw new Error('a delegation cannot upload');
     const settings = await trx
       .selectFrom('scope_settings')
       .select('organization_id')

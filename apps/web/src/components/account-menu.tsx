@@ -93,6 +93,9 @@ export function AccountMenu() {
               <a href="/settings/sessions">Sessions</a>
             </li>
             <li>
+              <a href="/settings/connected-apps">Connected apps</a>
+            </li>
+            <li>
               <a href="/settings/orgs">Organisations</a>
             </li>
             {me.organizations.map((org) => (

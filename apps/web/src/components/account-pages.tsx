@@ -1,6 +1,6 @@
 import type { Me } from '@pkgreg/contracts';
 import type { ComponentChildren } from 'preact';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { type AccountState, useAccount } from '../account.js';
 import { useLocation } from '../router.js';
 import { ErrorState, SkeletonList } from './states.js';
@@ -38,10 +38,11 @@ export function SignedIn(props: { title: string; children: (me: Me) => Component
   return <>{props.children(account.me)}</>;
 }
 
-export function SettingsTabs(props: { current: 'tokens' | 'sessions' | 'orgs' }) {
+export function SettingsTabs(props: { current: 'tokens' | 'sessions' | 'connected-apps' | 'orgs' }) {
   const tabs = [
     ['tokens', '/settings/tokens', 'Access tokens'],
     ['sessions', '/settings/sessions', 'Sessions'],
+    ['connected-apps', '/settings/connected-apps', 'Connected apps'],
     ['orgs', '/settings/orgs', 'Organisations'],
   ] as const;
   return (
@@ -52,6 +53,36 @@ export function SettingsTabs(props: { current: 'tokens' | 'sessions' | 'orgs' })
         </a>
       ))}
     </nav>
+  );
+}
+
+/** A Revoke button that asks once more ("Revoke <name>", or Keep) before `onConfirm`. */
+export function ConfirmRevoke(props: {
+  name: string;
+  onConfirm: () => void;
+  testId: string;
+  confirmTestId: string;
+}) {
+  const [confirming, setConfirming] = useState(false);
+  return confirming ? (
+    <fieldset class="confirm">
+      <legend class="visually-hidden">Revoke {props.name}?</legend>
+      <button
+        type="button"
+        class="button button-danger"
+        onClick={props.onConfirm}
+        data-testid={props.confirmTestId}
+      >
+        Revoke {props.name}
+      </button>
+      <button type="button" class="button" onClick={() => setConfirming(false)}>
+        Keep
+      </button>
+    </fieldset>
+  ) : (
+    <button type="button" class="button" onClick={() => setConfirming(true)} data-testid={props.testId}>
+      Revoke<span class="visually-hidden"> {props.name}</span>
+    </button>
   );
 }
 

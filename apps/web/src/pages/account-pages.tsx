@@ -3,6 +3,7 @@ import { DevicePage } from './device-page.js';
 import { InvitationPage } from './invitation-page.js';
 import { OrgPage } from './org-page.js';
 import { PackageSettingsPage } from './package-settings-page.js';
+import { ConnectedAppsPage } from './settings/connected-apps-page.js';
 import { OrgsPage } from './settings/orgs-page.js';
 import { SessionsPage } from './settings/sessions-page.js';
 import { TokensPage } from './settings/tokens-page.js';
@@ -23,6 +24,8 @@ export function AccountPages(props: { route: AccountRoute; location: RouteLocati
       return <TokensPage />;
     case 'settings-sessions':
       return <SessionsPage />;
+    case 'settings-connected-apps':
+      return <ConnectedAppsPage />;
     case 'settings-orgs':
       return <OrgsPage />;
     case 'org':

@@ -1,3 +1,5 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { SCOPE_DESCRIPTIONS, SCOPES } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,8 +15,9 @@ import { insertPackages, seedPackages } from './seed.js';
 
 // Accounts in the web UI (docs/web-accounts.md), end to end in headless Chromium against a real
 // registry-api with the development sign-in: one owner's browser walks sign-in, the account menu, an
-// organisation, a private scope, tokens, sessions, an invitation accepted in a second browser, the audit
-// log, the device page and signing out. The steps run in order and share the two browsers.
+// organisation, a private scope, tokens, sessions, an invitation accepted in a second browser, an agent
+// app's consent and its revocation in connected apps, the audit log, the device page and signing out. The
+// steps run in order and share the two browsers.
 
 let t: TestDatabase;
 let registry: RegistryProcess;
@@ -23,6 +26,8 @@ let other: Browser;
 let base: string;
 let ownerPage: Page;
 let invitationLink = '';
+/** The MCP edge the consent page sends browsers back to: nothing listens, the test intercepts it. */
+const EDGE = 'http://edge.invalid';
 const consoleErrors: string[] = [];
 const PUBLIC = seedPackages()
   .filter((p) => p.status !== 'delisted' && p.scope !== 'evil')
@@ -72,7 +77,7 @@ beforeAll(async () => {
   await insertPackages(t.db, PUBLIC);
   registry = await startRegistry({
     databaseUrl: t.url,
-    env: { DEV_SIGN_IN: 'true', DETAIL_CACHE_TTL_MS: '0' },
+    env: { DEV_SIGN_IN: 'true', DETAIL_CACHE_TTL_MS: '0', EDGE_PUBLIC_BASE_URL: EDGE },
   });
   base = registry.baseUrl;
   owner = await launchBrowser();
@@ -129,7 +134,7 @@ describe('accounts in the web UI', () => {
     expect(await page.getAttribute('[data-testid="account-button"]', 'aria-expanded')).toBe('true');
     await expect(panel.textContent()).resolves.toContain('ada@dev.pkgreg.invalid');
     expect(await panel.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(
-      ['/settings/tokens', '/settings/sessions', '/settings/orgs'],
+      ['/settings/tokens', '/settings/sessions', '/settings/connected-apps', '/settings/orgs'],
     );
     await expectAccessible(page);
     await page.keyboard.press('Escape');
@@ -324,6 +329,59 @@ describe('accounts in the web UI', () => {
     // Settings are for admins: no link for a publisher.
     expect(await bob.locator('[data-testid="package-settings-link"]').count()).toBe(0);
     await bob.close();
+  });
+
+  it("an agent app's consent comes back after sign-in, Allow reaches the edge, and connected apps revokes it", async () => {
+    // What the edge does: a consent request, and the browser sent to the registry with its id.
+    const id = randomBytes(32).toString('base64url');
+    await t.db
+      .insertInto('edge_consent_requests')
+      .values({
+        id_hash: createHash('sha256').update(id).digest('hex'),
+        interaction_uid: 'uid-e2e',
+        client_id: 'https://agent.example/client.json',
+        client_kind: 'metadata_document',
+        client_name: 'Agent Example',
+        redirect_host: 'agent.example',
+        resource: `${EDGE}/mcp`,
+        scopes: [SCOPES.registryRead],
+        binding_hash: 'binding',
+        expires_at: new Date(Date.now() + 600_000),
+      })
+      .execute();
+    await other.context.clearCookies();
+    const page = await newPage(other);
+    const consent = `${base}/api/mcp/consent/${id}`;
+    await page.goto(consent);
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.getByLabel('Handle').fill('bob');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    // The web UI's sign-in goes back to the registry's page (a full load, not a route of the UI).
+    await page.waitForURL(consent);
+    await page.getByText('Signed in as bob@dev.pkgreg.invalid.').waitFor();
+    await expectAccessible(page);
+    // Allow's 303 goes to the edge (played by the test), and the browser follows it: the page's CSP
+    // does not stop a form's redirect.
+    await page.route(`${EDGE}/**`, (route) => route.fulfill({ status: 200, body: 'edge' }));
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL(/^http:\/\/edge\.invalid\/mcp\/interaction\/uid-e2e\/return\?c=[\w-]{43}$/);
+
+    await page.goto(`${base}/settings/connected-apps`);
+    const row = page.locator('[data-testid="connected-app"]', { hasText: 'Agent Example' });
+    await row.waitFor();
+    await expect(row.textContent()).resolves.toContain(SCOPE_DESCRIPTIONS[SCOPES.registryRead]);
+    await expect(row.textContent()).resolves.toContain('https://agent.example/client.json');
+    await expectAccessible(page);
+    await row.locator('[data-testid="revoke-app"]').click();
+    await row.locator('[data-testid="confirm-revoke-app"]').click();
+    await page.locator('[data-testid="no-connected-apps"]').waitFor();
+    const delegation = await t.db
+      .selectFrom('edge_delegations')
+      .select('revoked_at')
+      .where('client_id', '=', 'https://agent.example/client.json')
+      .executeTakeFirstOrThrow();
+    expect(delegation.revoked_at).toBeInstanceOf(Date);
+    await page.close();
   });
 
   it('owners change roles, and the audit log shows what happened', async () => {

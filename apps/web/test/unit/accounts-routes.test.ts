@@ -9,6 +9,7 @@ describe('account routes', () => {
     expect(matchRoute('/settings')).toEqual({ page: 'settings-tokens' });
     expect(matchRoute('/settings/tokens/')).toEqual({ page: 'settings-tokens' });
     expect(matchRoute('/settings/sessions')).toEqual({ page: 'settings-sessions' });
+    expect(matchRoute('/settings/connected-apps')).toEqual({ page: 'settings-connected-apps' });
     expect(matchRoute('/settings/orgs')).toEqual({ page: 'settings-orgs' });
     expect(matchRoute('/orgs/team-alpha')).toEqual({ page: 'org', slug: 'team-alpha' });
     expect(matchRoute('/invitations/0b7c5c1e-1111-4222-8333-444455556666')).toEqual({

@@ -46,6 +46,13 @@ export interface AuthorizationProviderOptions {
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** The part of oidc-provider's client metadata schema (helpers/client_schema.js) replaced below. */
+interface ClientSchema {
+  scope?: string;
+  scopes(): void;
+  invalidate(message: string): never;
+}
+
 /** An `http:` loopback URI without its port, when `uri` is one in normal form; undefined otherwise. */
 function withoutLoopbackPort(uri: string): string | undefined {
   const url = URL.parse(uri);
@@ -216,6 +223,20 @@ export function createAuthorizationProvider(options: AuthorizationProviderOption
     if (redirectAllowed.call(this, value)) return true;
     const bare = withoutLoopbackPort(value);
     return bare !== undefined && (this.redirectUris ?? []).some((uri) => withoutLoopbackPort(uri) === bare);
+  };
+  // A client's `scope` (RFC 7591; the MCP SDK registers with the resource's scopes_supported, and a
+  // metadata document may name them) is checked against the provider's own OpenID scopes, of which
+  // there are none here: against the resource's scopes instead. The provider only uses it to limit
+  // OpenID scopes, so it limits nothing else.
+  const schema = (provider.Client as unknown as { Schema: { prototype: ClientSchema } }).Schema.prototype;
+  schema.scopes = function (this: ClientSchema) {
+    if (!this.scope) return;
+    const named = new Set(this.scope.split(' ').filter(Boolean));
+    for (const scope of named) {
+      if (!(ALL_SCOPES as readonly string[]).includes(scope))
+        this.invalidate('scope must only contain scopes this server supports');
+    }
+    this.scope = [...named].join(' ');
   };
   // A registered client's secret is stored as a scrypt hash (artifact-adapter.ts): compare through it.
   const compare = provider.Client.prototype.compareClientSecret;

@@ -2,6 +2,7 @@ import type { CreatedToken, Me, TokenSummary } from '@pkgreg/contracts';
 import { useState } from 'preact/hooks';
 import { createToken, listTokens, revokeToken } from '../../accounts-api.js';
 import {
+  ConfirmRevoke,
   errorText,
   FormStatus,
   formatWhen,
@@ -223,7 +224,6 @@ function limitsOf(token: TokenSummary, me: Me): string {
 
 function TokenRow(props: { token: TokenSummary; me: Me; onRevoked: () => void }) {
   const { token } = props;
-  const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const revoked = token.revokedAt !== null;
   const expired = new Date(token.expiresAt).getTime() < Date.now();
@@ -253,25 +253,13 @@ function TokenRow(props: { token: TokenSummary; me: Me; onRevoked: () => void })
             : formatWhen(token.expiresAt)}
       </td>
       <td class="cell-actions">
-        {revoked ? null : confirming ? (
-          <fieldset class="confirm">
-            <legend class="visually-hidden">Revoke {token.name}?</legend>
-            <button
-              type="button"
-              class="button button-danger"
-              onClick={onRevoke}
-              data-testid="confirm-revoke"
-            >
-              Revoke {token.name}
-            </button>
-            <button type="button" class="button" onClick={() => setConfirming(false)}>
-              Keep
-            </button>
-          </fieldset>
-        ) : (
-          <button type="button" class="button" onClick={() => setConfirming(true)} data-testid="revoke-token">
-            Revoke<span class="visually-hidden"> {token.name}</span>
-          </button>
+        {revoked ? null : (
+          <ConfirmRevoke
+            name={token.name}
+            onConfirm={onRevoke}
+            testId="revoke-token"
+            confirmTestId="confirm-revoke"
+          />
         )}
         {error ? (
           <p class="form-error" role="alert">

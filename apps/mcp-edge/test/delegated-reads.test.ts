@@ -1,0 +1,359 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SCOPES } from '@pkgreg/contracts';
+import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import { skillMd } from '@pkgreg/indexer/testing';
+import { createLogger } from '@pkgreg/server-kit';
+import { until } from '@pkgreg/testing';
+import { Redis } from 'ioredis';
+import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createEdge, type Edge } from '../src/app.js';
+import { createDelegationAssertions, DELEGATION_TYP } from '../src/catalog/delegation-assertions.js';
+import { loadEnv } from '../src/env.js';
+import { createClient } from '../src/oauth/clients.service.js';
+import { createKeyStore, ensureActiveKey } from '../src/oauth/signing-keys.service.js';
+import type { AuthInfo } from '../src/oauth/verify-token.js';
+import { forgeToken, type Harness } from './helpers.js';
+import { type RunningRegistry, SkillRepos, startRegistry } from './registry.js';
+
+// Issue 29, "pkgreg.registry.read shows that person's private skills": a token a person delegated to an
+// app reads the registry through the edge as that person (docs/accounts.md, "Reading through the MCP
+// edge"), by the edge's delegation assertion, never the app's token. The real registry (its built
+// server, tests/registry.ts) and a real edge on this file's own database; accounts, the organisation
+// and the delegations are rows, as the registry's own tests write them. Visibility is trusted for a
+// minute here, so anything a person's read left in the edge's shared caches would be served to the next
+// caller: every "right after" below would fail.
+
+let t: TestDatabase;
+let redis: Redis;
+let registry: RunningRegistry;
+let repos: SkillRepos;
+let server: Server;
+let edge: Edge;
+let base: string;
+
+const APP = 'https://agent.example/oauth/client.json';
+const RUNBOOK = skillMd(
+  ['name: runbook', 'description: Deploy the vault service step by step'],
+  '# Runbook\n\nSee [steps](references/STEPS.md).\n',
+);
+const STEPS = '# Steps\n\nRotate the vault keys first.\n';
+const PRIVATE_URI = 'skill://@vault/runbook/SKILL.md';
+const MISSING_URI = 'skill://@vault/no-such-skill/SKILL.md';
+
+// biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
+type Json = any;
+
+async function account(id: string): Promise<void> {
+  await sql`insert into auth_user ("id", "name", "email", "emailVerified", "createdAt", "updatedAt")
+    values (${id}, ${id}, ${`${id}@example.com`}, true, now(), now())`.execute(t.db);
+}
+
+async function delegate(accountId: string): Promise<void> {
+  await sql`insert into edge_delegations (account_id, client_id, client_name, scopes)
+    values (${accountId}, ${APP}, 'Agent', ${[SCOPES.registryRead]})`.execute(t.db);
+}
+
+/** A token `person` delegated to the app, as the edge's authorization server signs it. */
+const delegated = (person: string, scope: string = SCOPES.registryRead) =>
+  forgeToken({ t } as Harness, {
+    iss: `${base}/mcp`,
+    aud: `${base}/mcp`,
+    clientId: APP,
+    subject: person,
+    scope,
+  });
+
+/** A client acting for itself (client credentials, `sub` = `client_id`) from the real token endpoint. */
+async function clientToken(): Promise<string> {
+  const { clientId, clientSecret } = await createClient(t.db, {
+    name: 'machine',
+    scopes: [SCOPES.registryRead],
+  });
+  const res = await fetch(`${base}/mcp/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+    },
+    body: 'grant_type=client_credentials',
+  });
+  return ((await res.json()) as Json).access_token;
+}
+
+async function rpc(token: string, method: string, params: Record<string, unknown> = {}) {
+  const res = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 3, method, params }),
+  });
+  return { status: res.status, body: (await res.json()) as Json };
+}
+
+const read = (token: string, uri: string) => rpc(token, 'resources/read', { uri });
+const get = (token: string, name: string) =>
+  rpc(token, 'tools/call', { name: 'pkgreg.registry.v1.get', arguments: { package: name } });
+const search = (token: string, q: string) =>
+  rpc(token, 'tools/call', { name: 'pkgreg.registry.v1.search', arguments: { q } });
+
+async function listedUris(token: string): Promise<string[]> {
+  const uris: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = (await rpc(token, 'resources/list', cursor ? { cursor } : {})).body.result;
+    uris.push(...page.resources.map((r: { uri: string }) => r.uri));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return uris;
+}
+
+/** The error of a read of the private package, and of a missing one, with the names swapped out. */
+function expectAnsweredAsMissing(hidden: Json, missing: Json, hiddenName: string, missingName: string) {
+  expect(hidden.status).toBe(missing.status);
+  expect(hidden.body.error).toBeDefined();
+  expect(hidden.body.error.code).toBe(missing.body.error.code);
+  expect(hidden.body.error.data.reason).toBe(missing.body.error.data.reason);
+  expect(hidden.body.error.message.replaceAll(hiddenName, 'X')).toBe(
+    missing.body.error.message.replaceAll(missingName, 'X'),
+  );
+}
+
+let member: string;
+let outsider: string;
+let machine: string;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  // The edge listens first: the registry must know its public URL to trust its assertions.
+  server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  registry = await startRegistry(t.url, { EDGE_PUBLIC_BASE_URL: base });
+  repos = new SkillRepos(t.db);
+  await repos.commit('vault', 'skills', {
+    'runbook/SKILL.md': RUNBOOK,
+    'runbook/references/STEPS.md': STEPS,
+  });
+  await repos.commit('open', 'skills', {
+    'helper/SKILL.md': skillMd(['name: helper', 'description: A public vault helper']),
+  });
+  // `vault` is the private scope of an organisation `member` belongs to; `outsider` belongs to none.
+  for (const id of ['member', 'outsider', 'suspended-later', 'revoking']) await account(id);
+  await sql`insert into auth_organization ("id", "name", "slug", "createdAt")
+    values ('org-vault', 'Vault', 'vault', now())`.execute(t.db);
+  for (const id of ['member', 'suspended-later', 'revoking']) {
+    await sql`insert into auth_member ("id", "organizationId", "userId", "role", "createdAt")
+      values (${`m-${id}`}, 'org-vault', ${id}, 'reader', now())`.execute(t.db);
+  }
+  await sql`insert into scope_settings (scope, organization_id, visibility, created_at, updated_at)
+    values ('vault', 'org-vault', 'private', now(), now())`.execute(t.db);
+  for (const id of ['member', 'outsider', 'suspended-later', 'revoking']) await delegate(id);
+  await until(async () => {
+    const res = await fetch(`${registry.url}/api/search?q=vault`);
+    return ((await res.json()) as Json).total === 1;
+  }, 'the registry search to hold the public package only');
+
+  redis = new Redis(TEST_REDIS_URL, { keyPrefix: `${testKeyPrefix('delegated')}:` });
+  const env = loadEnv({
+    PKGREG_PUBLIC_BASE_URL: base,
+    DATABASE_URL: t.url,
+    REDIS_URL: TEST_REDIS_URL,
+    EDGE_QUEUE_PREFIX: testKeyPrefix('delegated-q'),
+    EDGE_AUDIT_FLUSH_MS: '20',
+    LOG_LEVEL: 'silent',
+    REGISTRY_URL: registry.url,
+    // Trusted for a minute: a person's answer kept for anyone would be served to the next caller.
+    EDGE_CATALOG_TTL_MS: '60000',
+    EDGE_RATE_LIMIT_PER_MINUTE: '10000',
+  });
+  await ensureActiveKey(t.db);
+  edge = createEdge({ db: t.db, redis, logger: createLogger('t', 'silent'), env });
+  server.on('request', edge.handler);
+  member = await delegated('member');
+  outsider = await delegated('outsider');
+  machine = await clientToken();
+}, 120_000);
+
+afterAll(async () => {
+  if (server) {
+    await new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeAllConnections();
+    });
+  }
+  await edge?.shutdown();
+  redis?.disconnect();
+  await registry?.stop();
+  repos?.remove();
+  await t?.destroy();
+});
+
+describe("a person's delegated token reads that person's private skills", () => {
+  it('resources/read of SKILL.md, _manifest and a file by the template', async () => {
+    const skill = await read(member, PRIVATE_URI);
+    expect(skill.body.result.contents[0]).toMatchObject({ uri: PRIVATE_URI, text: RUNBOOK });
+    const manifest = await read(member, 'skill://@vault/runbook/_manifest');
+    const files = JSON.parse(manifest.body.result.contents[0].text).files.map(
+      (f: { path: string }) => f.path,
+    );
+    expect(files.sort()).toEqual(['SKILL.md', 'references/STEPS.md']);
+    const steps = await read(member, 'skill://@vault/runbook/references/STEPS.md');
+    expect(steps.body.result.contents[0].text).toBe(STEPS);
+  });
+
+  it('pkgreg.registry.v1.get and .search, and resources/list', async () => {
+    const got = await get(member, '@vault/runbook');
+    expect(got.body.result.structuredContent).toMatchObject({
+      package: { scope: 'vault', name: 'runbook' },
+      uri: PRIVATE_URI,
+    });
+    const found = await search(member, 'vault');
+    const names = found.body.result.structuredContent.results.map((r: { name: string }) => r.name);
+    expect(names.sort()).toEqual(['helper', 'runbook']);
+    expect(found.body.result.structuredContent.total).toBe(2);
+    expect(await listedUris(member)).toContain(PRIVATE_URI);
+  });
+});
+
+describe('everyone else gets what a missing package gets', () => {
+  const others = () =>
+    [
+      ['a delegated token of an account outside the organisation', outsider],
+      ['a client acting for itself (client credentials)', machine],
+    ] as const;
+
+  it('resources/read, get, search and resources/list, right after the member read it', async () => {
+    for (const [label, token] of others()) {
+      // The member reads first each time: nothing of its answer may reach the next caller.
+      expect((await read(member, PRIVATE_URI)).body.result, label).toBeDefined();
+      expectAnsweredAsMissing(
+        await read(token, PRIVATE_URI),
+        await read(token, MISSING_URI),
+        'runbook',
+        'no-such-skill',
+      );
+      expect((await read(member, 'skill://@vault/runbook/references/STEPS.md')).body.result).toBeDefined();
+      expectAnsweredAsMissing(
+        await read(token, 'skill://@vault/runbook/references/STEPS.md'),
+        await read(token, 'skill://@vault/no-such-skill/references/STEPS.md'),
+        'runbook',
+        'no-such-skill',
+      );
+      expect((await get(member, '@vault/runbook')).body.result, label).toBeDefined();
+      expectAnsweredAsMissing(
+        await get(token, '@vault/runbook'),
+        await get(token, '@vault/no-such-skill'),
+        'runbook',
+        'no-such-skill',
+      );
+      const found = await search(token, 'vault');
+      expect(found.body.result.structuredContent.total, label).toBe(1);
+      expect(JSON.stringify(found.body)).not.toContain('runbook');
+      expect(await listedUris(token), label).not.toContain(PRIVATE_URI);
+    }
+  });
+
+  it('asked at the same moment as the member, each gets its own answer', async () => {
+    for (let round = 0; round < 5; round++) {
+      const [mine, theirs, machines] = await Promise.all([
+        read(member, PRIVATE_URI),
+        read(outsider, PRIVATE_URI),
+        read(machine, PRIVATE_URI),
+      ]);
+      expect(mine.body.result.contents[0].text).toBe(RUNBOOK);
+      expect(theirs.body.error.data.reason).toBe('resource_not_found');
+      expect(machines.body.error.data.reason).toBe('resource_not_found');
+    }
+  });
+
+  it('the member still reads it after the others asked (their not-found is not kept for it)', async () => {
+    expect((await read(machine, PRIVATE_URI)).body.error.data.reason).toBe('resource_not_found');
+    expect((await read(member, PRIVATE_URI)).body.result.contents[0].text).toBe(RUNBOOK);
+  });
+});
+
+describe('when the delegation ends, so do the reads', () => {
+  it('a revoked delegation: the edge refuses the token at once (401)', async () => {
+    const token = await delegated('revoking');
+    expect((await read(token, PRIVATE_URI)).body.result.contents[0].text).toBe(RUNBOOK);
+    await sql`update edge_delegations set revoked_at = now() where account_id = 'revoking'`.execute(t.db);
+    const refused = await until(async () => {
+      const res = await read(token, PRIVATE_URI);
+      return res.status === 401 ? res : undefined;
+    }, 'the edge to refuse the revoked token');
+    expect(refused.body.error.data.reason).toBe('token_invalid');
+  });
+
+  it('a suspended account: the registry refuses the assertion and the edge answers 401', async () => {
+    const token = await delegated('suspended-later');
+    expect((await read(token, PRIVATE_URI)).body.result.contents[0].text).toBe(RUNBOOK);
+    await sql`update auth_user set "banned" = true where "id" = 'suspended-later'`.execute(t.db);
+    for (const res of [
+      await read(token, PRIVATE_URI),
+      await read(token, 'skill://@open/helper/SKILL.md'),
+      await search(token, 'vault'),
+    ]) {
+      expect(res.status).toBe(401);
+      expect(res.body.error.data.reason).toBe('token_invalid');
+    }
+  });
+});
+
+describe('the assertion the edge signs', () => {
+  const auth = (o: Partial<AuthInfo>): AuthInfo => ({
+    issuer: `${base}/mcp`,
+    clientId: APP,
+    subject: 'member',
+    scopes: [SCOPES.registryRead],
+    namespace: 'app:x',
+    expiresAt: Math.floor(Date.now() / 1000) + 600,
+    issuedAt: Math.floor(Date.now() / 1000),
+    audiences: [`${base}/mcp`],
+    ...o,
+  });
+
+  it("for a person's token only; typed, for the registry, two minutes; kept per person and app", async () => {
+    const keyStore = createKeyStore(t.db);
+    const assertions = createDelegationAssertions({
+      keyStore,
+      issuer: `${base}/mcp`,
+      audience: registry.url,
+    });
+    expect(assertions.of(auth({ subject: undefined }))).toBeUndefined();
+    expect(assertions.of(auth({ subject: APP }))).toBeUndefined();
+    expect(assertions.of(auth({ issuer: 'https://trusted.example' }))).toBeUndefined();
+    expect(assertions.of(auth({ scopes: [SCOPES.systemRead] }))).toBeUndefined();
+
+    const first = (await assertions.of(auth({}))) as string;
+    const { kid } = await keyStore.signingKey();
+    expect(decodeProtectedHeader(first)).toEqual({ alg: 'ES256', kid, typ: DELEGATION_TYP });
+    const { payload } = await jwtVerify(first, (h) => keyStore.verificationKey(h.kid) as never, {
+      issuer: `${base}/mcp`,
+      audience: registry.url,
+      typ: DELEGATION_TYP,
+    });
+    expect(payload).toMatchObject({ sub: 'member', client_id: APP });
+    expect((payload.exp as number) - (payload.iat as number)).toBe(120);
+    expect(await assertions.of(auth({}))).toBe(first);
+    expect(await assertions.of(auth({ subject: 'outsider' }))).not.toBe(first);
+    // Signed again once under 30 s are left.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 89_000);
+      expect(await assertions.of(auth({}))).toBe(first);
+      vi.setSystemTime(Date.now() + 2_000);
+      const renewed = (await assertions.of(auth({}))) as string;
+      expect(renewed).not.toBe(first);
+      expect(decodeJwt(renewed).iat).toBeGreaterThan(payload.iat as number);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
