@@ -202,6 +202,19 @@ async function connected(app: AppAuth): Promise<Client> {
   return client;
 }
 
+/** tools/list with a bare access token (the SDK would try to refresh on a 401). */
+function listWith(accessToken: string | undefined): Promise<Response> {
+  return fetch(mcpUrl(), {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${accessToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+}
+
 async function accountOf(handle: string): Promise<string> {
   const row = await t.db
     .selectFrom('auth_user')
@@ -281,16 +294,7 @@ describe('the MCP SDK signs a person in to the edge by URL', () => {
     } finally {
       await page.close();
     }
-    const revoked = await fetch(mcpUrl(), {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${app.tokens()?.access_token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
-    expect(revoked.status).toBe(401);
+    expect((await listWith(app.tokens()?.access_token)).status).toBe(401);
     // The SDK's refresh token went with the app: its refresh is refused as invalid_grant.
     await expect(revoking.listTools()).rejects.toSatisfy(
       (error: Error) => error.constructor.name === 'InvalidGrantError',
@@ -306,6 +310,28 @@ describe('the MCP SDK signs a person in to the edge by URL', () => {
     const client = await connected(app);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     await client.close();
+
+    // Refresh rotates; the old refresh token again (a stolen copy) is invalid_grant and revokes the
+    // family: the rotated one is dead too, and so is the access token issued with it.
+    const before = app.tokens()?.refresh_token;
+    await auth(app, { serverUrl: mcpUrl() });
+    expect(app.tokens()?.refresh_token).not.toBe(before);
+    const clientId = app.clientInformation()?.client_id as string;
+    const reuse = await fetch(`${edgeUrl}/mcp/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: before ?? '',
+        client_id: clientId,
+      }),
+    });
+    expect(reuse.status).toBe(400);
+    expect(((await reuse.json()) as { error: string }).error).toBe('invalid_grant');
+    expect((await listWith(app.tokens()?.access_token)).status).toBe(401);
+    await expect(auth(app, { serverUrl: mcpUrl() })).rejects.toSatisfy(
+      (error: Error) => error.constructor.name === 'InvalidGrantError',
+    );
 
     // A person who says no: the app gets access_denied with the issuer, and no code.
     await browser.clearCookies();
