@@ -43,6 +43,7 @@ export async function startBenchRegistry({ db, databaseUrl, redisUrl }) {
       REGISTRY_PORT: String(port),
       REGISTRY_PUBLIC_URL: `http://127.0.0.1:${port}`,
       WEBHOOK_SECRET_KEY: 'pkgreg-edge-bench-webhook-key-not-a-secret',
+      AUTH_SECRET: 'pkgreg-edge-bench-auth-secret-not-a-secret',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
