@@ -12,10 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizationProvider } from '../src/oauth/provider/authorization-provider.js';
 import { type ClientDocuments, serveClientDocuments } from './client-documents.js';
 
-// The edge's authorization code flow as configured (docs/plans/edge-oauth.md, step 4), over HTTP on a
-// server of its own: the provider is not mounted in the edge yet. Sign-in and consent are a stand-in that
-// answers at once (the registry's consent page replaces it), so the protocol is what is tested here:
-// PKCE, the resource and its audience, RFC 9207 `iss`, single-use codes, refresh rotation and reuse.
+// The edge's authorization code flow as configured (authorization-provider.ts), over HTTP on a server of
+// its own, with a stand-in for sign-in and consent that answers at once, so the protocol alone is what
+// is tested here: PKCE, the resource and its audience, RFC 9207 `iss`, single-use codes, refresh rotation
+// and reuse, metadata documents. Mounted in the edge with the registry's consent: sign-in.test.ts and
+// sign-in.e2e.test.ts.
 
 let t: TestDatabase;
 let provider: Provider;
