@@ -122,6 +122,7 @@ export function createEdge(deps: AppDeps): Edge {
     rateOverrides: {
       'oauth.token': env.EDGE_TOKEN_REQUESTS_PER_MINUTE,
       'oauth.register': env.EDGE_REGISTER_REQUESTS_PER_MINUTE,
+      'oauth.authorize': env.EDGE_AUTHORIZE_REQUESTS_PER_MINUTE,
       ...env.EDGE_RATE_LIMITS_JSON,
     },
     invokePerMinute: env.EDGE_INVOKE_PER_MINUTE,
@@ -167,6 +168,11 @@ export function createEdge(deps: AppDeps): Edge {
     limiter,
     urls,
     resolver,
+    servedHosts: new Set(
+      [...env.PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON, ...env.PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON].flatMap(
+        (b) => (b.host ? [b.host] : []),
+      ),
+    ),
     base: env.PKGREG_PUBLIC_BASE_URL,
     registryPublicUrl: env.REGISTRY_PUBLIC_URL,
     accessTokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS,
@@ -213,7 +219,12 @@ export function createEdge(deps: AppDeps): Edge {
     async shutdown() {
       await hub.close();
       await audit.close();
-      await Promise.allSettled([development.close(), tenants.close(), catalog.close()]);
+      await Promise.allSettled([
+        development.close(),
+        tenants.close(),
+        catalog.close(),
+        authorization.close(),
+      ]);
     },
   };
 }

@@ -120,6 +120,8 @@ export const EnvSchema = z
      * Unset outside production: a random key per process (a sign-in in progress fails across restarts).
      */
     EDGE_COOKIE_KEYS: commaList.pipe(z.array(z.string().min(32, 'each cookie key needs 32+ characters'))),
+    /** Sign-ins started (authorize and its hand-off) per client address per minute. */
+    EDGE_AUTHORIZE_REQUESTS_PER_MINUTE: positiveInt(60),
     /** Client registrations (RFC 7591) per client address per minute. */
     EDGE_REGISTER_REQUESTS_PER_MINUTE: positiveInt(10),
     /** A dynamically registered client unused this many days is forgotten. */

@@ -5,7 +5,18 @@ import { sql } from 'kysely';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createClient, disableClient } from '../src/oauth/clients.service.js';
-import { BASE, callTool, ISSUER, RESOURCE, resourceOf, rpc, useHarness } from './helpers.js';
+import { sweepExpiredSignIns } from '../src/oauth/provider/edge-authorization.js';
+import {
+  BASE,
+  callTool,
+  createHarness,
+  ISSUER,
+  RESOURCE,
+  resourceOf,
+  rpc,
+  useHarness,
+  withinOneWindow,
+} from './helpers.js';
 
 // The authorization code flow as mounted in the edge (issue 29): authorize → the edge's interaction →
 // the hand-off row the registry's consent page decides (played here by the test, as the registry would
@@ -18,6 +29,7 @@ const h = useHarness({
   REGISTRY_PUBLIC_URL: REGISTRY,
   PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON: JSON.stringify([
     { host: TUNNEL, sessionId: 'ada-sess', secret: 's'.repeat(40) },
+    { handle: 'bob', sessionId: 'bob-sess', secret: 'b'.repeat(40) },
   ]),
 });
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -321,6 +333,64 @@ describe('refusals on the way (each leaves the hand-off as it was)', () => {
     expect(decodeJwt(tokens.body.access_token).aud).toBe(resource);
   });
 
+  it("a handle's resource only under the base host: never one under a domain an attacker chose", async () => {
+    const browser = request.agent(h.app);
+    const params = (resource: string) =>
+      new URLSearchParams({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        state: 's',
+        resource,
+      });
+    // Admission resolves bob's handle under any domain; the sign-in issues no token for such a host.
+    const phished = await browser
+      .get(`/mcp/authorize?${params(resourceOf('bob.attacker.example'))}`)
+      .expect(303);
+    expect(new URL(String(phished.headers.location)).searchParams.get('error')).toBe('invalid_target');
+    const served = await browser.get(`/mcp/authorize?${params(resourceOf('bob.localhost'))}`).expect(303);
+    expect(String(served.headers.location)).toMatch(/^\/mcp\/interaction\//);
+  });
+
+  it('allowing an app again does not bring back its tokens from before the revocation', async () => {
+    const person = await newAccount();
+    const { browser, verifier, uid, id } = await startSignIn();
+    const back = await finish(browser, uid, await decide(id, 'allow', person));
+    const before = (await exchange(back.get('code') as string, verifier).expect(200)).body;
+    await rpc(h, before.access_token, 'tools/list').expect(200);
+    // Revoked (connected apps), then allowed again through a new sign-in. Tokens carry whole seconds:
+    // one issued in the second of the revocation counts as before it, so the new one comes a second on.
+    await sql`update edge_delegations set revoked_at = now(), tokens_not_before = now()
+      where account_id = ${person} and client_id = ${clientId}`.execute(h.t.db);
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5));
+    const again = await startSignIn();
+    const next = await finish(again.browser, again.uid, await decide(again.id, 'allow', person));
+    const after = (await exchange(next.get('code') as string, again.verifier).expect(200)).body;
+    await expect
+      .poll(async () => (await rpc(h, after.access_token, 'tools/list')).status, { timeout: 5000 })
+      .toBe(200);
+    expect((await rpc(h, before.access_token, 'tools/list')).status).toBe(401);
+  });
+
+  it('two requests with one refresh token at once: one wins, and the app is disconnected all the same', async () => {
+    const { browser, verifier, uid, id } = await startSignIn();
+    const back = await finish(browser, uid, await decide(id, 'allow'));
+    const first = (await exchange(back.get('code') as string, verifier).expect(200)).body;
+    const refresh = () =>
+      request(h.app)
+        .post('/mcp/token')
+        .type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: clientId });
+    const answers = await Promise.all([refresh(), refresh()]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    const winner = answers.find((a) => a.status === 200)?.body;
+    await expect
+      .poll(async () => (await rpc(h, winner.access_token, 'tools/list')).status, { timeout: 5000 })
+      .toBe(401);
+  });
+
   it('a client asking for no scope asks for all of them', async () => {
     const { id } = await startSignIn({ scope: '' });
     const row = await h.t.db
@@ -437,5 +507,57 @@ describe("an operator's client (pnpm edge clients:create --redirect-uri): the co
       .send({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', pkgreg_allowed_scopes: [] })
       .expect(400);
     expect(res.body.error).toBe('invalid_client_metadata');
+  });
+});
+
+describe('sign-ins are bounded', () => {
+  it('authorize and the hand-off are rate limited per address (429 with Retry-After)', async () => {
+    const limited = await createHarness({ EDGE_AUTHORIZE_REQUESTS_PER_MINUTE: '2' });
+    try {
+      await withinOneWindow();
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i += 1) statuses.push((await request(limited.app).get('/mcp/authorize')).status);
+      expect(statuses.slice(0, 2).every((s) => s !== 429)).toBe(true);
+      const refused = await request(limited.app).get('/mcp/authorize');
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('expired interactions, codes, hand-offs and unused registrations are swept', async () => {
+    const past = new Date(Date.now() - 60_000);
+    const future = new Date(Date.now() + 600_000);
+    for (const [hash, expires] of [
+      ['old', past],
+      ['new', future],
+    ] as const) {
+      await h.t.db
+        .insertInto('edge_oauth_artifacts')
+        .values({ model: 'Interaction', id_hash: `sweep-${hash}`, payload: '{}', expires_at: expires })
+        .execute();
+      await h.t.db
+        .insertInto('edge_consent_requests')
+        .values({
+          id_hash: `sweep-${hash}`,
+          interaction_uid: `sweep-${hash}`,
+          client_id: 'x',
+          client_kind: 'registered',
+          redirect_host: 'x',
+          resource: RESOURCE,
+          scopes: [],
+          binding_hash: 'x',
+          expires_at: expires,
+        })
+        .execute();
+    }
+    await sweepExpiredSignIns(h.t.db);
+    const left = async (table: 'edge_oauth_artifacts' | 'edge_consent_requests') =>
+      (await h.t.db.selectFrom(table).select('id_hash').where('id_hash', 'like', 'sweep-%').execute()).map(
+        (r) => r.id_hash,
+      );
+    expect(await left('edge_oauth_artifacts')).toEqual(['sweep-new']);
+    expect(await left('edge_consent_requests')).toEqual(['sweep-new']);
   });
 });

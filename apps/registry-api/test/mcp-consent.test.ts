@@ -296,6 +296,34 @@ describe('consent: happy paths', () => {
   });
 });
 
+describe('remembered consent never answers for an app on this computer, or another host of the edge', () => {
+  it('a loopback or own-scheme redirect, or a tenant host: asked each time, the host named', async () => {
+    const agent = await signIn('consent-local');
+    const client = 'https://local.example/client.json';
+    const first = await edgeRequest({ client_id: client });
+    await page(agent, first.id);
+    expect((await answer(agent, first.id, 'allow')).status).toBe(303);
+    // The same app and scopes on the web: remembered.
+    expect((await page(agent, (await edgeRequest({ client_id: client })).id)).status).toBe(303);
+    for (const redirect of [
+      '127.0.0.1:53123',
+      'localhost:9',
+      '[::1]:8080',
+      'cursor://anysphere.cursor-mcp',
+    ]) {
+      const asked = await page(agent, (await edgeRequest({ client_id: client, redirect_host: redirect })).id);
+      expect({ redirect, status: asked.status }).toEqual({ redirect, status: 200 });
+      expect(asked.text).toContain('an app on this computer');
+    }
+    const tenant = await page(
+      agent,
+      (await edgeRequest({ client_id: client, resource: 'https://acme.mcp.example/mcp' })).id,
+    );
+    expect(tenant.status).toBe(200);
+    expect(tenant.text).toContain('It will use pkgreg at <strong>https://acme.mcp.example/mcp</strong>');
+  });
+});
+
 describe('consent: what the page says about the app (all of it the app’s own claim)', () => {
   it('escapes a hostile name; marks a registered app unverified and shows it no logo; loopback is "an app on this computer"', async () => {
     const agent = await signIn('consent-hostile');

@@ -491,6 +491,8 @@ export interface EdgeDelegationsTable {
   created_at: Generated<Date>;
   last_used_at: NullableTimestamp;
   revoked_at: NullableTimestamp;
+  /** Set by every revocation, never cleared: the app's tokens issued before it stay refused. */
+  tokens_not_before: NullableTimestamp;
 }
 
 export interface OauthSigningKeysTable {

@@ -177,6 +177,14 @@ describe('a receiver on the embedded store', () => {
     expect(await newReceiver([]).receive(first.envelope, first.body)).toMatchObject({ status: 403 });
     const second = await signed(body(), PERSON_NS);
     expect((await newReceiver([], true).receive(second.envelope, second.body)).status).toBe(200);
+    // A person signing in through a client the list names is not that machine client: refused unless
+    // owners are served, or the person's own namespace is named.
+    const throughListed = await signed(body().replace('"https://claude.ai/metadata"', '"c"'), PERSON_NS);
+    expect(await newReceiver(['c']).receive(throughListed.envelope, throughListed.body)).toMatchObject({
+      status: 403,
+    });
+    const named = await signed(body(), PERSON_NS);
+    expect((await newReceiver([PERSON_NS]).receive(named.envelope, named.body)).status).toBe(200);
     // Serving owners is not serving machines: a caller without a person still needs its client named.
     const machine = await signed(
       call('pkgreg.memory.v1.put', { namespace: NS, tier: 'stm', content: 'x' }, NS, 'm'),

@@ -57,10 +57,11 @@ export function readAccessRows(db: Db, tokenTtlSeconds: number): Promise<AccessR
         .selectFrom('edge_backend_clients')
         .select(['backend_mode', 'backend_id', 'namespace'])
         .execute();
+      // tokens_not_before, not revoked_at: allowing the app again clears the one, never the other.
       const revokedDelegations = await trx
         .selectFrom('edge_delegations')
-        .select(['account_id', 'client_id', 'revoked_at'])
-        .where('revoked_at', '>', sql<Date>`now() - make_interval(secs => ${tokenTtlSeconds})`)
+        .select(['account_id', 'client_id', 'tokens_not_before as revoked_at'])
+        .where('tokens_not_before', '>', sql<Date>`now() - make_interval(secs => ${tokenTtlSeconds})`)
         .execute();
       const owners = await sql<{ backend_mode: GrantedMode; backend_id: string; account_id: string }>`
         select o.backend_mode, o.backend_id, o.account_id from edge_backend_owners o

@@ -84,7 +84,7 @@ export async function revokeDelegation(
 ): Promise<{ grant_id: string | null } | undefined> {
   return db
     .updateTable('edge_delegations')
-    .set({ revoked_at: sql<Date>`now()` })
+    .set({ revoked_at: sql<Date>`now()`, tokens_not_before: sql<Date>`now()` })
     .where('account_id', '=', accountId)
     .where('client_id', '=', clientId)
     .where('revoked_at', 'is', null)

@@ -2,6 +2,7 @@ import { SCOPE_DESCRIPTIONS } from '@pkgreg/contracts';
 import type { Response } from 'express';
 import { escapeHtml, sendBrowserPage, signInSection } from './browser-page.js';
 import type { ConsentRequest } from './mcp-consent.repository.js';
+import { returnsToThisComputer } from './mcp-consent.service.js';
 
 // The page GET /api/mcp/consent/{id} answers (docs/accounts.md, "Consent for MCP clients"), a browser
 // page of the registry's own (browser-page.ts). Everything about the app (its name, logo, client id,
@@ -17,6 +18,8 @@ export type McpConsentPage =
       email: string;
       /** Where the web UI is (its connected apps page). */
       webOrigin: string;
+      /** The edge's own MCP resource: a request for another (a tenant's or tunnel's host) names it. */
+      edgeResource: string;
     }
   | { kind: 'sign-in'; signInUrl: string; devSignIn: boolean }
   | { kind: 'unknown' };
@@ -24,14 +27,6 @@ export type McpConsentPage =
 const STYLE = `.logo{width:48px;height:48px;object-fit:contain;float:right}
 .warn{background:#fff4e5;border:1px solid #e0a040;padding:.5rem .75rem}
 li{margin:.3rem 0}code{font-size:.85rem;color:#555}`;
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/** An app listening on this computer: 127.0.0.1, localhost or [::1], on any port. */
-function isLoopbackHost(host: string): boolean {
-  const hostname = URL.parse(`http://${host}`)?.hostname;
-  return hostname !== undefined && LOOPBACK_HOSTS.has(hostname);
-}
 
 /** The host of a client id that is an https URL (a client metadata document), else the id itself. */
 function clientIdHost(clientId: string): string {
@@ -63,9 +58,15 @@ function vouching(request: ConsentRequest): string {
 }
 
 function returnsTo(host: string): string {
-  return isLoopbackHost(host)
+  return returnsToThisComputer(host)
     ? `an app on this computer (<code>${escapeHtml(host)}</code>)`
     : `<strong>${escapeHtml(host)}</strong>`;
+}
+
+/** Where the app will use pkgreg, when not the edge's own address (a tenant's or tunnel's host). */
+function usedAt(page: Extract<McpConsentPage, { kind: 'consent' }>): string {
+  if (page.request.resource === page.edgeResource) return '';
+  return `<p class="warn">It will use pkgreg at <strong>${escapeHtml(page.request.resource)}</strong>.</p>`;
 }
 
 function scopeItems(scopes: readonly string[]): string {
@@ -86,7 +87,7 @@ function consentBody(page: Extract<McpConsentPage, { kind: 'consent' }>): string
 ${vouching(request)}
 <p>It will be able to:</p>
 <ul>${scopeItems(request.scopes)}</ul>
-<p>Then you go back to ${returnsTo(request.redirect_host)}.</p>
+${usedAt(page)}<p>Then you go back to ${returnsTo(request.redirect_host)}.</p>
 <p class="note">Signed in as ${escapeHtml(page.email)}. Allowed apps are listed, and disconnected, in <a href="${escapeHtml(`${page.webOrigin}/settings/connected-apps`)}">Connected apps</a>.</p>
 <form method="post" action="/api/mcp/consent/${escapeHtml(page.id)}">
 <button type="submit" name="decision" value="allow">Allow</button>

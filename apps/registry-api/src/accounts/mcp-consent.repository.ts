@@ -14,6 +14,7 @@ const SHOWN = [
   'client_uri',
   'logo_uri',
   'redirect_host',
+  'resource',
   'scopes',
 ] as const;
 

@@ -67,7 +67,7 @@ export function mcpConsentRoutes(deps: McpConsentRoutesDeps): Handlers {
       }
       const request = await claimRequest(deps.db, id, person.accountId);
       if (!request) return unknown(res);
-      if (await isRemembered(deps.db, person.accountId, request)) {
+      if (await isRemembered(deps.db, person.accountId, request, edge)) {
         const decided = await decide(deps.db, {
           id,
           accountId: person.accountId,
@@ -82,6 +82,7 @@ export function mcpConsentRoutes(deps: McpConsentRoutesDeps): Handlers {
         id,
         email: person.email,
         webOrigin: deps.webOrigin,
+        edgeResource: `${edge}/mcp`,
       });
     },
     'mcp-consent': [

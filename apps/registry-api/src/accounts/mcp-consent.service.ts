@@ -23,9 +23,32 @@ export async function claimRequest(
   return claimConsentRequest(db, sha256Hex(id), accountId);
 }
 
-/** The person allowed this app every scope it asks for already (and has not revoked it): not asked again. */
-export function isRemembered(db: Db, accountId: string, request: ConsentRequest): Promise<boolean> {
+/**
+ * The person allowed this app every scope it asks for already (and has not revoked it): not asked again.
+ * Only for the edge's own resource and an app answered on the web: a sign-in for a tenant's or tunnel's
+ * host shows which one, and an app on this computer (a loopback or its own scheme) is asked each time,
+ * since any local program can claim its client id (RFC 8252 §8.6).
+ */
+export async function isRemembered(
+  db: Db,
+  accountId: string,
+  request: ConsentRequest,
+  edgeBaseUrl: string,
+): Promise<boolean> {
+  if (request.resource !== `${edgeBaseUrl}/mcp` || returnsToThisComputer(request.redirect_host)) return false;
   return delegationCovers(db, accountId, request.client_id, request.scopes);
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * Whether the app's redirect is on this computer: a loopback address (any port), or an app's own scheme
+ * (the edge writes those as `scheme://host`).
+ */
+export function returnsToThisComputer(redirectHost: string): boolean {
+  if (redirectHost.includes('://')) return true;
+  const url = URL.parse(`http://${redirectHost}`);
+  return url !== null && LOOPBACK_HOSTS.has(url.hostname);
 }
 
 export interface Decided {

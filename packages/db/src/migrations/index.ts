@@ -37,6 +37,7 @@ import * as privateSearchPostings from './2026-11-29T0300-private-search-posting
 import * as edgeDelegatedAccess from './2026-11-29T0400-edge-delegated-access.js';
 import * as operatorClientRedirects from './2026-11-29T0500-operator-client-redirects.js';
 import * as edgeBackendOwners from './2026-11-29T0510-edge-backend-owners.js';
+import * as delegationRevokedBefore from './2026-11-29T0520-delegation-revoked-before.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -78,4 +79,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0400-edge-delegated-access': edgeDelegatedAccess,
   '2026-11-29T0500-operator-client-redirects': operatorClientRedirects,
   '2026-11-29T0510-edge-backend-owners': edgeBackendOwners,
+  '2026-11-29T0520-delegation-revoked-before': delegationRevokedBefore,
 };

@@ -44,10 +44,12 @@ export interface TunnelReceiver {
 export function createTunnelReceiver(deps: TunnelReceiverDeps): TunnelReceiver {
   const clientIds = new Set(deps.allowedClients.filter((c) => !NAMESPACE_PATTERN.test(c)));
   const namespaces = new Set(deps.allowedClients.filter((c) => NAMESPACE_PATTERN.test(c)));
+  // A person's app is served when its user said so (--serve-owners) or named its exact namespace; a
+  // client id in the list names a machine client, not anyone signing in through that client's id.
   const serves = (caller: ForwardedCall['caller']) =>
-    clientIds.has(caller.clientId) ||
-    namespaces.has(caller.namespace) ||
-    (deps.servesOwners === true && typeof caller.person === 'string');
+    typeof caller.person === 'string'
+      ? deps.servesOwners === true || namespaces.has(caller.namespace)
+      : clientIds.has(caller.clientId) || namespaces.has(caller.namespace);
 
   async function run(call: ForwardedCall): Promise<object> {
     const caller = { ...call.caller, scopes: new Set(call.caller.scopes) };

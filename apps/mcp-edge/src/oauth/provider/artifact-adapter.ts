@@ -187,9 +187,13 @@ class ArtifactAdapter implements Adapter {
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
-    await sql`delete from edge_oauth_artifacts where model = ${this.model} and grant_id = ${grantId}`.execute(
-      this.db,
-    );
+    // The provider revokes a grant model by model (a reused token, the revocation endpoint): with its
+    // refresh tokens, the app is disconnected, so the access tokens already issued stop too.
+    if (this.model === 'RefreshToken') await revokeGrant(this.db, grantId);
+    else
+      await sql`delete from edge_oauth_artifacts where model = ${this.model} and grant_id = ${grantId}`.execute(
+        this.db,
+      );
   }
 
   private async first(where: ReturnType<typeof sql>): Promise<AdapterPayload | undefined> {
@@ -204,7 +208,14 @@ class ArtifactAdapter implements Adapter {
   }
 }
 
-/** Everything issued under a grant, and the grant: a reused code or refresh token ends its whole family. */
+/**
+ * Everything issued under a grant, and the grant: a reused code or refresh token ends its whole family,
+ * and disconnects the app (edge_delegations), so admission refuses the access tokens already issued. One
+ * statement: both happen, or neither.
+ */
 export async function revokeGrant(db: Db, grantId: string): Promise<void> {
-  await sql`delete from edge_oauth_artifacts where grant_id = ${grantId}`.execute(db);
+  await sql`
+    with gone as (delete from edge_oauth_artifacts where grant_id = ${grantId})
+    update edge_delegations set revoked_at = coalesce(revoked_at, now()), tokens_not_before = now()
+    where grant_id = ${grantId}`.execute(db);
 }

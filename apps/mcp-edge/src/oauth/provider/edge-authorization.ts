@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ALL_SCOPES, RejectError } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { type Logger, OUTAGE_RETRY_AFTER_SECONDS, outageMonitorOf } from '@pkgreg/server-kit';
+import { type Logger, OUTAGE_RETRY_AFTER_SECONDS, outageMonitorOf, startPeriodic } from '@pkgreg/server-kit';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { sql } from 'kysely';
 import type Provider from 'oidc-provider';
@@ -30,6 +30,8 @@ export interface EdgeAuthorizationDeps {
   urls: OAuthUrls;
   /** Which hosts the edge serves: a token may name a hosted tenant's or tunnel session's resource. */
   resolver: BackendResolver;
+  /** The exact hosts the tenant and session settings name (a token may name their resources). */
+  servedHosts: ReadonlySet<string>;
   /** PKGREG_PUBLIC_BASE_URL: the provider answers as this host whatever Host a request came with. */
   base: string;
   /** Where the registry's consent page is (`/api/mcp/consent/<id>` under it). */
@@ -53,6 +55,22 @@ export interface EdgeAuthorization {
   token(req: Request, res: Response): Promise<void>;
   /** The provider signing with the current key (rebuilt when the active signing key changes). */
   provider(): Promise<Provider>;
+  /** Stops the sweep of expired sign-in rows. */
+  close(): Promise<void>;
+}
+
+/** How often expired sign-in rows (interactions, codes, hand-offs, unused registrations) are deleted. */
+const SWEEP_EVERY_MS = 5 * 60_000;
+
+/**
+ * Deletes what has expired: the provider's artifacts, hand-offs past their lifetime, registrations
+ * unused too long. Each is one indexed delete; every edge may run it, the result is the same.
+ */
+export async function sweepExpiredSignIns(db: Db): Promise<void> {
+  const now = new Date();
+  await db.deleteFrom('edge_oauth_artifacts').where('expires_at', '<', now).execute();
+  await db.deleteFrom('edge_consent_requests').where('expires_at', '<', now).execute();
+  await db.deleteFrom('edge_dynamic_clients').where('expires_at', '<', now).execute();
 }
 
 const CONSENT_COOKIE = 'pkgreg_consent';
@@ -76,6 +94,15 @@ export async function accountActive(db: Db, accountId: string): Promise<boolean>
   return row !== undefined;
 }
 
+/**
+ * Where the app sends the person back, as the consent page shows it: the host of a web address, or
+ * `scheme://host` of an app's own scheme (so the page can tell an app on this computer).
+ */
+function redirectHostOf(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.host : `${url.protocol}//${url.host}`;
+}
+
 function cookieValue(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const at = part.indexOf('=');
@@ -96,7 +123,11 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
       resource: urls.resource,
       servesResource: (indicator) => {
         const url = URL.parse(indicator);
-        return url !== null && deps.resolver.resolve(url.host)?.resource === indicator;
+        if (!url || deps.resolver.resolve(url.host)?.resource !== indicator) return false;
+        // A handle matches a Host under any domain (admission's rule), but a token is only ever issued
+        // for this deployment's own hosts: a setting's exact host, or a name under the base host.
+        // Otherwise an attacker's `acme.attacker.example/mcp` would get a token its server could replay.
+        return deps.servedHosts.has(url.hostname) || url.hostname.endsWith(`.${base.hostname}`);
       },
       db,
       signingKeys: [signingKey],
@@ -114,16 +145,6 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
     provider.on('server_error', (ctx, error) => {
       if (outageMonitorOf(logger).failed(error)) ctx.state.outage = true;
       else logger.error({ err: error }, 'authorization server error');
-    });
-    // A refresh token or code used twice: the provider revoked the grant; the app is disconnected too,
-    // so the access tokens already issued under it stop at once (admission reads edge_delegations).
-    provider.on('grant.revoked', (_ctx, grantId) => {
-      db.updateTable('edge_delegations')
-        .set({ revoked_at: new Date() })
-        .where('grant_id', '=', grantId)
-        .where('revoked_at', 'is', null)
-        .execute()
-        .catch((error: unknown) => logger.error({ err: error }, 'could not disconnect a revoked grant'));
     });
     provider.use(async (ctx, next) => {
       await next();
@@ -191,7 +212,7 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
     next();
   };
 
-  /** RFC 7591 requests bounded before the provider reads them; registrations unused too long forgotten. */
+  /** RFC 7591 requests bounded before the provider reads them (unused registrations: sweepExpiredSignIns). */
   const registration: RequestHandler = (req, res, next) => {
     const body = (req.body ?? {}) as { redirect_uris?: unknown };
     const uris = body.redirect_uris;
@@ -205,10 +226,7 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
       });
       return;
     }
-    db.deleteFrom('edge_dynamic_clients')
-      .where('expires_at', '<', new Date())
-      .execute()
-      .then(() => next(), next);
+    next();
   };
 
   async function interaction(req: Request, res: Response): Promise<void> {
@@ -240,7 +258,7 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
       client_name: metadata.client_name ?? null,
       client_uri: metadata.client_uri ?? null,
       logo_uri: metadata.logo_uri ?? null,
-      redirect_host: new URL(params.redirect_uri).host,
+      redirect_host: redirectHostOf(params.redirect_uri),
       // The provider checked it (servesResource); one resource per sign-in, the base's when none named.
       resource: typeof params.resource === 'string' ? params.resource : urls.resource,
       scopes,
@@ -360,13 +378,20 @@ export function createEdgeAuthorization(deps: EdgeAuthorizationDeps): EdgeAuthor
       });
     };
 
+  const sweep = startPeriodic(() => sweepExpiredSignIns(db), {
+    intervalMs: SWEEP_EVERY_MS,
+    logger,
+    failureMessage: 'sweeping expired sign-ins failed',
+  });
+
   return {
+    close: () => sweep.stop(),
     handlers: {
-      authorize: pass(defaultScope),
+      authorize: pass(limited('oauth.authorize'), defaultScope),
       'authorize-resume': pass(),
       register: pass(express.json({ limit: '16kb' }), limited('oauth.register'), registration),
       revoke: pass(express.urlencoded({ extended: false, limit: '8kb' }), limited('oauth.token')),
-      interaction: page(interaction),
+      interaction: [limited('oauth.authorize'), page(interaction)],
       'interaction-return': page(interactionReturn),
     },
     token: toProvider,
