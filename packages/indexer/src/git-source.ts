@@ -127,6 +127,11 @@ export class GitSource implements SkillSource {
       () => null,
     );
     if (!head) throw new IndexingError('invalid_locator', `${this.locator} has no commits`);
+    const commit = head.toString('utf8').trim();
+    // Unix seconds of the committer date, as Go reads it; a signature is never printed with it.
+    const committed = (await git(this.locator, ['log', '-1', '--no-show-signature', '--format=%ct', commit]))
+      .toString('utf8')
+      .trim();
     const branch = (await git(this.locator, ['rev-parse', '--abbrev-ref', 'HEAD'])).toString('utf8').trim();
     const listing = await git(this.locator, ['ls-tree', '-r', '-z', '-l', '--full-tree', 'HEAD']);
     const files: TreeFile[] = [];
@@ -154,7 +159,8 @@ export class GitSource implements SkillSource {
       homepageUrl: null,
       repoUrl: this.hosted ? `${this.webUrl}/${this.hosted.owner}/${this.hosted.name}` : null,
     };
-    return { repo, files, truncated: false, etags: {}, commit: head.toString('utf8').trim() };
+    const commitTime = /^-?\d+$/.test(committed) ? new Date(Number(committed) * 1000) : null;
+    return { repo, files, truncated: false, etags: {}, commit, commitTime };
   }
 
   /** All blobs through one `git cat-file --batch`: a process per blob dominates large first runs. */

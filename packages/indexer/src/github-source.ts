@@ -18,9 +18,9 @@ import {
 } from './types.js';
 
 // GitHub's REST API (and GitHub Enterprise's, under its own base URL): repository metadata, the
-// default branch's head commit, the recursive tree at it, and the bytes of new blobs (a few through
-// the blobs API, more through one tarball). Conditional requests keep re-index cheap: a 304 costs no
-// rate-limit budget, so an unchanged repository costs two requests.
+// default branch's head commit and its committer date, the recursive tree at it, and the bytes of new
+// blobs (a few through the blobs API, more through one tarball). Conditional requests keep re-index
+// cheap: a 304 costs no rate-limit budget, so an unchanged repository costs two requests.
 
 export interface GitHubSourceOptions {
   /** REST base; GitHub Enterprise: `https://HOST/api/v3`. Default `https://api.github.com`. */
@@ -59,9 +59,19 @@ const RepoResponseSchema = z.object({
 const BranchResponseSchema = z.object({
   commit: z.object({
     sha: z.string(),
-    commit: z.object({ tree: z.object({ sha: z.string() }) }),
+    commit: z.object({
+      tree: z.object({ sha: z.string() }),
+      // GitHub's schema allows a commit without a committer; its time then names no version.
+      committer: z.object({ date: z.string().optional() }).nullable().optional(),
+    }),
   }),
 });
+
+/** An ISO 8601 time as the state keeps it, or '' when the host gave none (or none that parses). */
+function isoTimeOf(value: string | undefined): string {
+  const time = value ? new Date(value) : null;
+  return time && !Number.isNaN(time.getTime()) ? time.toISOString() : '';
+}
 
 const TreeResponseSchema = z.object({
   sha: z.string().optional(),
@@ -335,12 +345,15 @@ export class GitHubSource implements SkillSource {
 
     // Later requests go to the repository's canonical name (it may have been renamed or transferred).
     this.repoPath = `/repos/${encodeURIComponent(meta.owner)}/${encodeURIComponent(meta.name)}`;
-    // Besides ETags, the state keeps the head commit and its tree: a 304 on the branch names neither.
+    // Besides ETags, the state keeps the head commit, its time and its tree: a 304 on the branch names
+    // none of them. State kept before commit times were recorded reads the branch again once.
     const branchName = this.branch ?? meta.defaultBranch;
     const branchKey = `branch:${branchName}`;
     const commitKey = `commit:${branchName}`;
+    const timeKey = `committed:${branchName}`;
     const treeKey = `tree:${branchName}`;
-    const known = etags[commitKey] && etags[treeKey] ? etags[branchKey] : undefined;
+    const known =
+      etags[commitKey] && etags[treeKey] && etags[timeKey] !== undefined ? etags[branchKey] : undefined;
     const branchResult = await this.client
       .get(`${this.repoPath}/branches/${encodeURIComponent(branchName)}`, known)
       .catch((error: unknown) => {
@@ -353,25 +366,30 @@ export class GitHubSource implements SkillSource {
       });
     const branch = branchName === meta.defaultBranch ? {} : { branch: branchName };
     let commit: string;
+    let committed: string;
     let treeSha: string;
     if (branchResult.notModified) {
       commit = etags[commitKey] as string;
+      committed = etags[timeKey] as string;
       treeSha = etags[treeKey] as string;
       if (known) nextEtags[branchKey] = known;
     } else {
       const branch = BranchResponseSchema.safeParse(branchResult.body);
       if (!branch.success) throw new IndexingError('source_error', 'unexpected branch response shape');
       commit = branch.data.commit.sha;
+      committed = isoTimeOf(branch.data.commit.commit.committer?.date);
       treeSha = branch.data.commit.commit.tree.sha;
       if (branchResult.etag) nextEtags[branchKey] = branchResult.etag;
     }
     nextEtags[commitKey] = commit;
+    nextEtags[timeKey] = committed;
     nextEtags[treeKey] = treeSha;
     this.commit = commit;
+    const commitTime = committed ? new Date(committed) : null;
     // Repository facts (stars, license) live on every package row: when they moved, every row needs
     // them, so the tree is read even if the commit did not change.
     if (branchResult.notModified && sameMeta(cachedMeta, meta)) {
-      return { repo: meta, files: null, truncated: false, etags: nextEtags, commit, ...branch };
+      return { repo: meta, files: null, truncated: false, etags: nextEtags, commit, commitTime, ...branch };
     }
     const treeResult = await this.client.get(
       `${this.repoPath}/git/trees/${encodeURIComponent(treeSha)}?recursive=1`,
@@ -385,7 +403,15 @@ export class GitHubSource implements SkillSource {
       files.push({ path: entry.path, sha: entry.sha, size: entry.size ?? null, mode: entry.mode });
     }
     this.pathsBySha = new Map(files.map((f) => [f.sha, f.path]));
-    return { repo: meta, files, truncated: tree.data.truncated, etags: nextEtags, commit, ...branch };
+    return {
+      repo: meta,
+      files,
+      truncated: tree.data.truncated,
+      etags: nextEtags,
+      commit,
+      commitTime,
+      ...branch,
+    };
   }
 
   async readBlobs(shas: string[]): Promise<Map<string, Buffer>> {

@@ -11,8 +11,8 @@ import {
   type NewVersionSummary,
   packagesOfRepo,
   type Rejection,
-  releaseBlobWriters,
   type RunCounts,
+  releaseBlobWriters,
   ScopeTakenError,
   sanitizeScope,
   setVerified,
@@ -404,6 +404,7 @@ async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcom
       prepared,
       rejections,
       snapshotCommit: snap.commit,
+      snapshotCommitTime: snap.commitTime,
       truncated: snap.truncated,
       proven: ctx.request.proof !== undefined,
     });

@@ -20,12 +20,17 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
+const IDENTITY = [
+  '-c',
+  'user.name=test',
+  '-c',
+  'user.email=test@pkgreg.invalid',
+  '-c',
+  'commit.gpgsign=false',
+];
+
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync(
-    'git',
-    ['-c', 'user.name=test', '-c', 'user.email=test@pkgreg.invalid', '-c', 'commit.gpgsign=false', ...args],
-    { cwd, encoding: 'utf8' },
-  );
+  return execFileSync('git', [...IDENTITY, ...args], { cwd, encoding: 'utf8' });
 }
 
 /** A file with more than text: bytes, an executable bit, or a symbolic link to `target`. */
@@ -46,8 +51,19 @@ export function createRepo(
   return dir;
 }
 
-/** Writes or deletes (null) files, then commits everything. */
-export function commitFiles(dir: string, files: Record<string, FileSpec | null>, message = 'change'): void {
+/** When a commit was made: git's dates (ISO 8601 with an offset); the author's defaults to the committer's. */
+export interface CommitDates {
+  committer: string;
+  author?: string;
+}
+
+/** Writes or deletes (null) files, then commits everything (at `dates`, else now). */
+export function commitFiles(
+  dir: string,
+  files: Record<string, FileSpec | null>,
+  message = 'change',
+  dates?: CommitDates,
+): void {
   for (const [path, spec] of Object.entries(files)) {
     const target = join(dir, path);
     rmSync(target, { force: true });
@@ -63,7 +79,14 @@ export function commitFiles(dir: string, files: Record<string, FileSpec | null>,
     }
   }
   git(dir, 'add', '--all');
-  git(dir, 'commit', '--quiet', '--allow-empty', '-m', message);
+  const env = dates
+    ? {
+        ...process.env,
+        GIT_COMMITTER_DATE: dates.committer,
+        GIT_AUTHOR_DATE: dates.author ?? dates.committer,
+      }
+    : process.env;
+  execFileSync('git', [...IDENTITY, 'commit', '--quiet', '--allow-empty', '-m', message], { cwd: dir, env });
 }
 
 /** What `git hash-object` says for a committed file. */

@@ -49,6 +49,11 @@ export interface SourceSnapshot {
   truncated: boolean;
   /** The commit the tree was read at, when the source says (recorded on each new version). */
   commit: string | null;
+  /**
+   * That commit's committer date, when the source says: with `commit`, it names the run's
+   * pseudo-versions (docs/versions.md).
+   */
+  commitTime: Date | null;
   /** ETags to keep for the next run. */
   etags: Record<string, string>;
   /** The branch read when it is not the default one (a publish asked for it). */

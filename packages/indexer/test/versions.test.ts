@@ -4,11 +4,11 @@ import { realpathSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { Db } from '@pkgreg/db';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
-import { createPgContentStore } from '@pkgreg/registry';
+import { createPgContentStore, writePreparedVersions } from '@pkgreg/registry';
 import { FakeGitHub } from '@pkgreg/testing';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GitHubClient, indexSource } from '../src/index.js';
+import { GitHubClient, hostedSourceRepo, indexSource, prepareUploadedSkill } from '../src/index.js';
 import { commitFiles, createRepo, git, removeDir, skillMd, tempDir, testKysely } from '../src/testing.js';
 
 // docs/versions.md: whole skill folders as immutable versions, indexed from real git repositories and
@@ -176,33 +176,204 @@ describe('version strings', () => {
   const index = () => indexSource({ db }, { kind: 'git', locator: repo, owner: 'semver' });
   const skill = (version: string | null, body: string) =>
     skillMd(['name: dated', 'description: Versions.', ...(version ? [`version: "${version}"`] : [])], body);
+  /** Commits `body` at 12:00:0`second` in UTC+02:00 on 2026-07-01, authored a day earlier. */
+  const commitAt = (version: string | null, body: string, second: number) => {
+    commitFiles(repo, { 'dated/SKILL.md': skill(version, body) }, body, {
+      committer: `2026-07-01T12:00:0${second}+02:00`,
+      author: `2026-06-30T09:00:0${second}Z`,
+    });
+    return `2026070110000${second}-${git(repo, 'rev-parse', 'HEAD').slice(0, 12)}`;
+  };
 
   beforeAll(() => {
-    repo = createRepo(root, 'semver', 'kit', { 'dated/SKILL.md': skill(null, 'one') });
+    repo = createRepo(root, 'semver', 'kit', {});
   });
 
-  it('follow the declared semver when it is new, else pseudo-versions after the last declared one', async () => {
-    await index();
-    commitFiles(repo, { 'dated/SKILL.md': skill('1.2', 'two') });
-    await index();
-    commitFiles(repo, { 'dated/SKILL.md': skill('1.2', 'three') });
-    await index();
-    commitFiles(repo, { 'dated/SKILL.md': skill(null, 'four') });
-    await index();
-    commitFiles(repo, { 'dated/SKILL.md': skill('2.0.0-beta.1', 'five') });
-    await index();
-    commitFiles(repo, { 'dated/SKILL.md': skill('2.0.0-beta.1', 'six') });
-    await index();
+  it('follow the declared semver when it is new, else pseudo-versions of the commit after the last declared one', async () => {
+    const names: string[] = [];
+    for (const [second, version, body] of [
+      [1, null, 'one'],
+      [2, '1.2', 'two'],
+      [3, '1.2', 'three'],
+      [4, null, 'four'],
+      [5, '2.0.0-beta.1', 'five'],
+      [6, '2.0.0-beta.1', 'six'],
+    ] as const) {
+      names.push(commitAt(version, body, second));
+      await index();
+    }
     const versions = (await versionsOf('semver', 'dated')).map((v) => v.version).reverse();
-    const hash = '-[0-9a-f]{12}$';
-    expect(versions[0]).toMatch(new RegExp(`^0\\.0\\.0-\\d{14}${hash}`));
-    expect(versions[1]).toBe('1.2.0');
-    expect(versions[2]).toMatch(new RegExp(`^1\\.2\\.1-0\\.\\d{14}${hash}`));
-    expect(versions[3]).toMatch(new RegExp(`^1\\.2\\.1-0\\.\\d{14}${hash}`));
-    expect(versions[4]).toBe('2.0.0-beta.1');
-    expect(versions[5]).toMatch(new RegExp(`^2\\.0\\.0-beta\\.1\\.0\\.\\d{14}${hash}`));
-    expect(new Set(versions).size).toBe(6);
+    // The committer's time in UTC and the commit's hash: not the author's time, not the run's.
+    expect(versions).toEqual([
+      `0.0.0-${names[0]}`,
+      '1.2.0',
+      `1.2.1-0.${names[2]}`,
+      `1.2.1-0.${names[3]}`,
+      '2.0.0-beta.1',
+      `2.0.0-beta.1.0.${names[5]}`,
+    ]);
     expect((await pkg('semver', 'dated'))?.version).toBe(versions[5]);
+  });
+});
+
+describe('versions named from their commit', () => {
+  const gh = new FakeGitHub();
+  const registries: TestDatabase[] = [];
+  const dbs: Db[] = [];
+  let root2: string;
+
+  beforeAll(async () => {
+    await gh.start();
+    root2 = realpathSync(tempDir('commit-named'));
+    for (let i = 0; i < 2; i += 1) {
+      const database = await createTestDatabase();
+      registries.push(database);
+      dbs.push(testKysely(database.url));
+    }
+  });
+  afterAll(async () => {
+    await gh.stop();
+    for (const each of dbs) await each.destroy();
+    for (const database of registries) await database.destroy();
+    if (root2) removeDir(root2);
+  });
+
+  async function versionStrings(on: Db, scope: string, name: string): Promise<string[]> {
+    const rows = await on
+      .selectFrom('package_versions as v')
+      .innerJoin('packages as p', 'p.id', 'v.package_id')
+      .select('v.version')
+      .where('p.scope', '=', scope)
+      .where('p.name', '=', name)
+      .orderBy('v.seq', 'asc')
+      .execute();
+    return rows.map((r) => r.version);
+  }
+
+  const report = (version: string | null) =>
+    skillMd(['name: report', 'description: Reports.', ...(version ? [`version: "${version}"`] : [])]);
+
+  it('a local repository: the commit time in UTC and 12 hex of the commit, the same in two registries', async () => {
+    const repo = createRepo(root2, 'dated', 'kit', {});
+    const names: string[] = [];
+    for (const [committer, version, body] of [
+      ['2026-03-02T23:59:58-05:00', null, 'one'],
+      ['2026-03-10T08:00:00Z', '1.2.3', 'two'],
+      ['2026-03-11T08:00:00Z', null, 'three'],
+    ] as const) {
+      commitFiles(repo, { 'report/SKILL.md': report(version), 'report/notes.md': `${body}\n` }, body, {
+        committer,
+      });
+      const head = git(repo, 'rev-parse', 'HEAD').trim();
+      names.push(head);
+      for (const each of dbs) {
+        const summary = await indexSource({ db: each }, { kind: 'git', locator: repo, owner: 'dated' });
+        expect(summary).toMatchObject({ status: 'succeeded', commit: head });
+      }
+    }
+    const expected = [
+      `0.0.0-20260303045958-${names[0]?.slice(0, 12)}`,
+      '1.2.3',
+      // The next commit without a declared version comes after the release it follows.
+      `1.2.4-0.20260311080000-${names[2]?.slice(0, 12)}`,
+    ];
+    for (const each of dbs) expect(await versionStrings(each, 'dated', 'report')).toEqual(expected);
+  });
+
+  it("GitHub: the branch's committer date and commit, also when the branch answers 304", async () => {
+    gh.addRepo({
+      owner: 'hosted',
+      name: 'kit',
+      defaultBranch: 'main',
+      stars: 1,
+      license: null,
+      homepage: null,
+      files: {
+        'report/SKILL.md': report(null),
+        '.agents/skills/copy/SKILL.md': skillMd(['name: copy', 'description: An installed copy.']),
+      },
+      committedAt: '2026-07-14T12:21:07Z',
+    });
+    const run = (on: Db, includeHidden = false) =>
+      indexSource(
+        { db: on, githubClient: new GitHubClient({ apiUrl: gh.apiUrl }) },
+        { kind: 'github', locator: 'hosted/kit', includeHidden },
+      );
+    const first = await run(dbs[0] as Db);
+    const commit = first.commit as string;
+    expect(commit).toMatch(/^[0-9a-f]{40}$/);
+    const named = `0.0.0-20260714122107-${commit.slice(0, 12)}`;
+    expect(first.versions).toEqual([{ name: '@hosted/report', version: named }]);
+    expect(await run(dbs[1] as Db)).toMatchObject({ versions: [{ name: '@hosted/report', version: named }] });
+
+    // Same commit, answered 304 from the kept ETag; a new star makes the run read the tree again, and
+    // the installed copy, now asked for, is named from the commit time the source kept.
+    const repo = gh.repos.get('hosted/kit');
+    if (repo) repo.stars = 2;
+    const before = gh.requests.length;
+    const again = await run(dbs[0] as Db, true);
+    const branchRequest = gh.requests.slice(before).find((r) => r.path.includes('/branches/'));
+    expect(branchRequest?.headers['if-none-match']).toBeDefined();
+    expect(again).toMatchObject({ commit, versions: [{ name: '@hosted/copy', version: named }] });
+
+    // A release, then a commit that declares none: after the release, at the new commit.
+    if (repo) {
+      repo.files['report/SKILL.md'] = report('1.2.3');
+      repo.committedAt = '2026-07-20T08:00:00Z';
+    }
+    expect((await run(dbs[0] as Db)).versions).toEqual([{ name: '@hosted/report', version: '1.2.3' }]);
+    if (repo) {
+      repo.files['report/SKILL.md'] = `${report(null)}\nMore.\n`;
+      repo.committedAt = '2026-07-21T09:30:15Z';
+    }
+    const next = await run(dbs[0] as Db);
+    expect(next.versions).toEqual([
+      { name: '@hosted/report', version: `1.2.4-0.20260721093015-${(next.commit as string).slice(0, 12)}` },
+    ]);
+  });
+
+  it('without a known commit time (an upload, a publish naming only a commit): the run time and the digest', async () => {
+    const store = createPgContentStore(dbs[0] as Db);
+    const write = async (name: string, snapshotCommit: string | null) => {
+      const outcome = await prepareUploadedSkill({
+        store,
+        scope: 'uploaded',
+        name,
+        files: [
+          {
+            path: 'SKILL.md',
+            bytes: Buffer.from(skillMd([`name: ${name}`, 'description: Uploaded.'])),
+            executable: false,
+          },
+        ],
+        latestDigest: undefined,
+      });
+      if (!outcome.ok) throw new Error(outcome.reason);
+      const start = new Date();
+      const written = await (dbs[0] as Db).transaction().execute((trx) =>
+        writePreparedVersions(trx, {
+          names: [hostedSourceRepo('uploaded', name)],
+          prepared: [outcome.skill],
+          rejections: [],
+          snapshotCommit,
+          truncated: true,
+          proven: true,
+        }),
+      );
+      const end = new Date();
+      return { version: written.versions[0]?.version, digest: outcome.skill.digest, start, end };
+    };
+    const stamp = (time: Date) => time.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+    for (const [name, commit] of [
+      ['plain', null],
+      ['commit-only', 'a'.repeat(40)],
+    ] as const) {
+      const { version, digest, start, end } = await write(name, commit);
+      const match = /^0\.0\.0-(\d{14})-([0-9a-f]{12})$/.exec(version ?? '');
+      expect(match?.[2]).toBe(digest.slice('sha256:'.length, 'sha256:'.length + 12));
+      const time = match?.[1] ?? '';
+      expect(time >= stamp(start) && time <= stamp(end)).toBe(true);
+    }
   });
 });
 

@@ -50,7 +50,7 @@ describe('pseudo-versions', () => {
   });
 
   it('the declared version when new; a pseudo-version when it is taken or absent; never a used string', () => {
-    const base = { used: new Set<string>(), lastDeclared: null, time, digest };
+    const base = { used: new Set<string>(), lastDeclared: null, commit: null, time, digest };
     expect(chooseVersion({ ...base, declared: '1.0.0' })).toBe('1.0.0');
     expect(chooseVersion({ ...base, declared: '1.0.0', used: new Set(['1.0.0']) })).toBe(
       '1.0.1-0.20261125123456-0123456789ab',
@@ -61,6 +61,42 @@ describe('pseudo-versions', () => {
     const taken = new Set(['0.0.0-20261125123456-0123456789ab']);
     expect(chooseVersion({ ...base, declared: null, used: taken })).toBe(
       '0.0.0-20261125123456-0123456789ab.1',
+    );
+  });
+
+  it("from a known commit: Go's form, the committer time in UTC and the commit's 12 first hex", () => {
+    // 14:21:07 at UTC+02:00 is 12:21:07 UTC.
+    const commit = {
+      hash: '8832A5817750c0ffee0123456789abcdef012345',
+      time: new Date('2026-07-14T14:21:07+02:00'),
+    };
+    const base = { used: new Set<string>(), lastDeclared: null, commit, time, digest };
+    expect(chooseVersion({ ...base, declared: null })).toBe('0.0.0-20260714122107-8832a5817750');
+    expect(chooseVersion({ ...base, declared: null, lastDeclared: '1.2.3' })).toBe(
+      '1.2.4-0.20260714122107-8832a5817750',
+    );
+    expect(chooseVersion({ ...base, declared: '2.0.0-beta.1', used: new Set(['2.0.0-beta.1']) })).toBe(
+      '2.0.0-beta.1.0.20260714122107-8832a5817750',
+    );
+    // A declared version new to the package is still the version.
+    expect(chooseVersion({ ...base, declared: '1.0.0' })).toBe('1.0.0');
+    expect(
+      chooseVersion({ ...base, declared: null, used: new Set(['0.0.0-20260714122107-8832a5817750']) }),
+    ).toBe('0.0.0-20260714122107-8832a5817750.1');
+    // A SHA-256 repository's 64-hex commit names it the same way.
+    const sha256Commit = { hash: `abcdef012345${'0'.repeat(52)}`, time: commit.time };
+    expect(chooseVersion({ ...base, commit: sha256Commit, declared: null })).toBe(
+      '0.0.0-20260714122107-abcdef012345',
+    );
+  });
+
+  it('a commit that is not a git object name, or an invalid time, falls back to the run time and digest', () => {
+    const base = { used: new Set<string>(), lastDeclared: null, declared: null, time, digest };
+    const runForm = '0.0.0-20261125123456-0123456789ab';
+    const validTime = new Date('2026-07-14T12:21:07Z');
+    expect(chooseVersion({ ...base, commit: { hash: 'HEAD', time: validTime } })).toBe(runForm);
+    expect(chooseVersion({ ...base, commit: { hash: 'a'.repeat(40), time: new Date('nonsense') } })).toBe(
+      runForm,
     );
   });
 });

@@ -12,8 +12,9 @@ import { pack as tarPack } from 'tar-stream';
 import { gitBlobSha } from './git-blob-sha.js';
 
 // A local stand-in for GitHub's REST API (the documented shapes of GET /repos/{o}/{r},
-// /branches/{branch}, /git/trees/{sha}?recursive=1, /git/blobs/{sha} and /tarball/{ref}, which
-// redirects to a download host that takes no token), with ETags, 304s and rate-limit headers.
+// /branches/{branch} with its commit's author and committer, /git/trees/{sha}?recursive=1,
+// /git/blobs/{sha} and /tarball/{ref}, which redirects to a download host that takes no token), with
+// ETags, 304s and rate-limit headers.
 //
 // Accounts have numeric ids as on GitHub: an owner renamed keeps its id, and a new account taking the
 // freed login gets another. User tokens (`addUser`) see `permissions` on GET /repos/{o}/{r} (admin,
@@ -48,6 +49,11 @@ export interface FakeRepo {
   homepage: string | null;
   files: Record<string, string | FakeFile>;
   truncated?: boolean;
+  /**
+   * The head commit's committer date (ISO 8601), as the branch answers it; default: when the fake first
+   * answered for that commit (a commit's date never moves once seen, as on GitHub).
+   */
+  committedAt?: string;
 }
 
 function fileOf(value: string | FakeFile): FakeFile {
@@ -232,6 +238,8 @@ export class FakeGitHub {
   /** Old `owner/name` (lowercased) -> current key, answered with a 301 as GitHub does after a rename. */
   readonly renamed = new Map<string, string>();
   private readonly ids = new Map<string, number>();
+  /** Committer dates of commits seen without `committedAt`, by commit SHA. */
+  private readonly commitDates = new Map<string, string>();
   /** Account ids by login (lowercased); a renamed account moves, a taken login gets a new id. */
   private readonly accounts = new Map<string, number>();
   private nextAccountId = 1000;
@@ -660,6 +668,16 @@ export class FakeGitHub {
     res.end(body);
   }
 
+  /** The date a commit was first seen, as GitHub writes dates (whole seconds, UTC). */
+  private commitDateOf(sha: string): string {
+    let date = this.commitDates.get(sha);
+    if (date === undefined) {
+      date = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      this.commitDates.set(sha, date);
+    }
+    return date;
+  }
+
   /** Requests whose path (after the prefix) starts with `fragment`. */
   seen(fragment: string): SeenRequest[] {
     return this.requests.filter((r) => r.path.startsWith(`${this.prefix}${fragment}`));
@@ -778,9 +796,12 @@ export class FakeGitHub {
     if (parts[4] === 'branches' && parts.length === 6) {
       if (parts[5] !== repo.defaultBranch) return this.send(res, 404, { message: 'Branch not found' });
       const { sha: treeSha } = treeOf(repo);
+      const sha = commitOf(treeSha);
+      const date = repo.committedAt ?? this.commitDateOf(sha);
+      const signature = { name: repo.owner, email: `${repo.owner}@users.noreply.github.example`, date };
       return this.conditional(res, headers, {
         name: repo.defaultBranch,
-        commit: { sha: commitOf(treeSha), commit: { tree: { sha: treeSha } } },
+        commit: { sha, commit: { author: signature, committer: signature, tree: { sha: treeSha } } },
       });
     }
     if (parts[4] === 'git' && parts[5] === 'trees') {

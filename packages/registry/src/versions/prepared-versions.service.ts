@@ -77,6 +77,12 @@ export interface WriteInput {
   /** Appended to: duplicates, collisions, operator removals. */
   rejections: Rejection[];
   snapshotCommit: string | null;
+  /**
+   * The snapshot commit's committer date: with `snapshotCommit`, it names pseudo-versions (Go's form).
+   * Absent or null (an upload, a publish that names a commit but not its time), the run's time and the
+   * digest name them.
+   */
+  snapshotCommitTime?: Date | null;
   truncated: boolean;
   /** A publish or signed webhook: what it writes or confirms is `verified`. */
   proven: boolean;
@@ -89,6 +95,10 @@ export async function writePreparedVersions(
 ): Promise<{ counts: RunCounts; versions: NewVersionSummary[]; skills: SkillResult[] }> {
   const { prepared, rejections } = input;
   const now = new Date();
+  const commit =
+    input.snapshotCommit && input.snapshotCommitTime
+      ? { hash: input.snapshotCommit, time: input.snapshotCommitTime }
+      : null;
   // First, before any package row is locked (dependencies.repository.ts says why).
   await lockDependencyGraph(trx);
   await warnUnknownDependencies(trx, prepared);
@@ -134,6 +144,7 @@ export async function writePreparedVersions(
           declared: pkg.declaredVersion,
           used: history?.used ?? new Set(),
           lastDeclared: history?.lastDeclared ?? null,
+          commit,
           time: now,
           digest: skill.digest,
         })

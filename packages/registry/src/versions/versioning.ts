@@ -36,16 +36,31 @@ function timestamp(time: Date): string {
 
 /**
  * Go's pseudo-version forms over a semver base: `0.0.0-T-H` with no base, `X.Y.(Z+1)-0.T-H` after a
- * release, `X.Y.Z-pre.0.T-H` after a pre-release. `T-H` is one identifier, so it is valid semver
- * whatever hex digits H holds.
+ * release, `X.Y.Z-pre.0.T-H` after a pre-release, where `T` is `time` as `yyyymmddhhmmss` UTC and `H`
+ * the first 12 hex characters of `revision` (a commit hash, or a `sha256:` digest). `T-H` is one
+ * identifier, so it is valid semver whatever hex digits H holds.
  */
-export function pseudoVersion(base: string | null, time: Date, digest: string): string {
-  const suffix = `${timestamp(time)}-${digest.replace(/^sha256:/, '').slice(0, 12)}`;
+export function pseudoVersion(base: string | null, time: Date, revision: string): string {
+  const hash = revision
+    .replace(/^sha256:/, '')
+    .slice(0, 12)
+    .toLowerCase();
+  const suffix = `${timestamp(time)}-${hash}`;
   const parsed = base ? semver.parse(base) : null;
   if (!parsed) return `0.0.0-${suffix}`;
   if (parsed.prerelease.length > 0) return `${parsed.version}.0.${suffix}`;
   return `${parsed.major}.${parsed.minor}.${parsed.patch + 1}-0.${suffix}`;
 }
+
+/** The commit a version's bytes were read at, as Go names pseudo-versions from it. */
+export interface SourceCommit {
+  /** Git's hex object name (SHA-1, or SHA-256 in a SHA-256 repository). */
+  hash: string;
+  /** The committer date (not the author date): what Go's pseudo-versions carry. */
+  time: Date;
+}
+
+const COMMIT_HASH = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
 
 export interface VersionChoice {
   /** The SKILL.md's declared version, normalised; null when it declares none. */
@@ -54,16 +69,29 @@ export interface VersionChoice {
   used: ReadonlySet<string>;
   /** The package's last declared version (its newest version that declared one); null when none. */
   lastDeclared: string | null;
-  /** The run's start time. */
+  /** The commit the bytes come from, with its time; null when not known (an upload). */
+  commit: SourceCommit | null;
+  /** The run's start time: names a pseudo-version only without `commit`. */
   time: Date;
   digest: string;
 }
 
-/** The declared version when it is new to the package; else a pseudo-version after the best base. */
+/**
+ * The declared version when it is new to the package; else a pseudo-version after the best base, named
+ * from the commit (its time and hash, so every registry names the same bytes alike) when it is known,
+ * else from the run's time and the digest.
+ */
 export function chooseVersion(choice: VersionChoice): string {
   if (choice.declared && !choice.used.has(choice.declared)) return choice.declared;
-  const pseudo = pseudoVersion(choice.declared ?? choice.lastDeclared, choice.time, choice.digest);
-  // Two runs in one second with the same bytes cannot both create a version, but stay unique anyway.
+  const { commit } = choice;
+  const [time, revision] =
+    commit && COMMIT_HASH.test(commit.hash) && !Number.isNaN(commit.time.getTime())
+      ? [commit.time, commit.hash]
+      : [choice.time, choice.digest];
+  const pseudo = pseudoVersion(choice.declared ?? choice.lastDeclared, time, revision);
+  // One commit and one package give one string, unless it is taken already: a branch reset to an older
+  // commit after a newer one, rules that now cut the folder differently, two runs without a commit
+  // in one second.
   let candidate = pseudo;
   for (let n = 1; choice.used.has(candidate); n += 1) candidate = `${pseudo}.${n}`;
   return candidate;
