@@ -5,7 +5,8 @@
 // with turbo, prints the URLs, and stops it all on Ctrl-C.
 // Uses Node built-ins only: it runs before anything is installed.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -162,6 +163,17 @@ if (env.NODE_ENV !== 'production') env.DEV_SIGN_IN ??= 'true';
 // An agent app's sign-in to the edge (docs/accounts.md, "Consent for MCP clients"): the registry's consent
 // page sends the browser back to the edge's public URL.
 env.EDGE_PUBLIC_BASE_URL ??= env.PKGREG_PUBLIC_BASE_URL;
+// The registry signs versions and logs them (docs/provenance.md): a development key made once, kept in
+// .data/ (git-ignored) so signatures stay verifiable across restarts.
+if (!env.REGISTRY_SIGNING_KEY && !env.REGISTRY_SIGNING_KEY_FILE) {
+  const keyFile = path.join(dataDir, 'registry-signing-key.pem');
+  if (!existsSync(keyFile)) {
+    mkdirSync(dataDir, { recursive: true });
+    const { privateKey } = generateKeyPairSync('ed25519');
+    writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  }
+  env.REGISTRY_SIGNING_KEY_FILE = keyFile;
+}
 
 // 4-6. Build, migrate, seed.
 log('building');

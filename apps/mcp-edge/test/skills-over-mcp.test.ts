@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, generateKeyPairSync, verify } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ALL_SCOPES, SCOPES, type SkillManifest } from '@pkgreg/contracts';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
 import { skillMd } from '@pkgreg/indexer/testing';
+import { registerSigningKey, signerFromPem, signPendingVersions } from '@pkgreg/registry';
 import { createLogger } from '@pkgreg/server-kit';
 import { until } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
@@ -203,6 +204,32 @@ describe('skill:// resources through the official MCP SDK client', () => {
       mimeType: 'text/markdown',
       text: PDF_V2,
     });
+  });
+
+  it("_manifest carries the archive's integrity and, once the registry signed it, its signatures", async () => {
+    const unsigned = JSON.parse(
+      (await readText(client, 'skill://@acme/pdf-tools/_manifest')).text ?? '',
+    ) as SkillManifest;
+    expect(unsigned.integrity).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/);
+    expect(unsigned.signatures).toEqual([]);
+    // The registry's signer (docs/provenance.md) signs; the edge asks again within its catalog TTL.
+    const signer = signerFromPem(
+      generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    );
+    await registerSigningKey(t.db, signer);
+    await signPendingVersions(t.db, signer, { limit: 10_000 });
+    const signed = await until(async () => {
+      const m = JSON.parse(
+        (await readText(client, 'skill://@acme/pdf-tools/_manifest')).text ?? '',
+      ) as SkillManifest;
+      return m.signatures.length > 0 && m;
+    }, 'the manifest to carry the signature');
+    const [sig] = signed.signatures;
+    expect(sig?.keyid).toBe(signer.keyId);
+    const text = `${signed.skill}@${signed.version}:${signed.integrity}`;
+    expect(verify(null, Buffer.from(text), signer.publicKey, Buffer.from(sig?.sig ?? '', 'base64'))).toBe(
+      true,
+    );
   });
 
   it('resources/read of _manifest lists every file with its path, size and sha256', async () => {

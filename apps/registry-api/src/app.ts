@@ -40,6 +40,8 @@ import { createCatalogValidator } from './packages/catalog-validator.js';
 import { createPackageCache, type PackageCache } from './packages/package-cache.js';
 import { createPackageEndpoints } from './packages/package-endpoints.js';
 import { packagesRoutes } from './packages/packages.routes.js';
+import { keysRoutes } from './provenance/keys.routes.js';
+import { logRoutes } from './provenance/log.routes.js';
 import { createGitHubTokenProof } from './publishing/github-token-proof.js';
 import { createOidcProof } from './publishing/oidc-proof.js';
 import { createOidcVerifier } from './publishing/oidc-verifier.js';
@@ -245,6 +247,8 @@ function createExpressApp(deps: WiredDeps): Express {
       readAccess,
     }),
     ...openApiRoutes({ caching }),
+    ...keysRoutes({ db: reads, caching }),
+    ...logRoutes({ db: reads, caching }),
     ...searchRoutes({ db: reads, catalog, caching, readAccess }),
     ...accountsRoutes({
       db: deps.db,

@@ -33,6 +33,8 @@ import {
 import { Command, InvalidArgumentError } from 'commander';
 import { type Env, loadEnv } from './env.js';
 import { listReports, quarantinePackage, releasePackage } from './moderation/moderation.repository.js';
+import { configureLogCommands } from './provenance/log.commands.js';
+import { configureSigningCommands } from './provenance/signing.commands.js';
 
 // Operator command: `pnpm registry index <owner/repo | path>...`, `pnpm registry reindex`,
 // `pnpm registry sources`, `pnpm registry seed-demo`, `pnpm registry remove|restore <@scope/name>`,
@@ -579,6 +581,8 @@ async function main(): Promise<void> {
   configureGcBlobsCommand(program, env);
   configureModerationCommands(program, env);
   configureAccountCommands(program, env);
+  configureSigningCommands(program, env, withDb);
+  configureLogCommands(program, env, withDb);
   try {
     await program.parseAsync(process.argv);
   } catch (error) {

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { indexerEnvShape } from '@pkgreg/indexer';
+import { type RegistrySigner, signerFromPem } from '@pkgreg/registry';
 import {
   booleanFlag,
   commonEnvShape,
@@ -173,6 +175,15 @@ const EnvFields = z.object({
     .url({ protocol: /^https?$/ })
     .optional()
     .transform((url) => url?.replace(/\/+$/, '')),
+  /**
+   * The registry's Ed25519 signing key, a PKCS#8 PEM (docs/provenance.md), or the path of a file holding
+   * it (`_FILE`). Unset: versions are not signed and GET /api/keys publishes what signed before. Never
+   * logged.
+   */
+  REGISTRY_SIGNING_KEY: z.string().min(1).optional(),
+  REGISTRY_SIGNING_KEY_FILE: z.string().min(1).optional(),
+  /** How often the signer looks for versions to sign. */
+  SIGNING_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
 });
 
 /** Publishing needs the public URL (the OIDC audience) and a real webhook key in production. */
@@ -198,6 +209,13 @@ export const EnvSchema = EnvFields.superRefine((env, ctx) => {
       code: 'custom',
       path: ['OIDC_SIGN_IN_DISCOVERY_URL'],
       message: 'set OIDC_SIGN_IN_DISCOVERY_URL, _CLIENT_ID and _CLIENT_SECRET together',
+    });
+  }
+  if (env.REGISTRY_SIGNING_KEY !== undefined && env.REGISTRY_SIGNING_KEY_FILE !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['REGISTRY_SIGNING_KEY_FILE'],
+      message: 'set REGISTRY_SIGNING_KEY or REGISTRY_SIGNING_KEY_FILE, not both',
     });
   }
   if (env.NODE_ENV !== 'production') return;
@@ -231,6 +249,32 @@ const DEVELOPMENT_AUTH_SECRET = 'pkgreg-development-auth-secret (not for product
 
 export function authSecret(env: Env): string {
   return env.AUTH_SECRET ?? DEVELOPMENT_AUTH_SECRET;
+}
+
+/**
+ * The registry's signer when a signing key is configured (the PEM, or the file's), else undefined;
+ * throws a message naming the setting (never the key) when it is not an Ed25519 private key.
+ */
+export function registrySigner(env: Env): RegistrySigner | undefined {
+  const pem =
+    env.REGISTRY_SIGNING_KEY ??
+    (env.REGISTRY_SIGNING_KEY_FILE === undefined ? undefined : readKeyFile(env.REGISTRY_SIGNING_KEY_FILE));
+  if (pem === undefined) return undefined;
+  try {
+    return signerFromPem(pem);
+  } catch (error) {
+    throw new Error(`REGISTRY_SIGNING_KEY: ${(error as Error).message}`);
+  }
+}
+
+function readKeyFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(
+      `REGISTRY_SIGNING_KEY_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code})`,
+    );
+  }
 }
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {

@@ -1,18 +1,22 @@
 import { poolOf } from '@pkgreg/db';
+import { logOrigin } from '@pkgreg/registry';
 import { closeServer, listen, serverTimeouts, startService, traceRequests } from '@pkgreg/server-kit';
 import { createRuntimeQueue } from '@pkgreg/tasks';
 import { createRegistry } from './app.js';
 import { startDownloadFlusher } from './downloads/download-flusher.js';
 import { createDownloadRecorder } from './downloads/download-recorder.js';
-import { loadEnv } from './env.js';
+import { loadEnv, publishingSettings, registrySigner } from './env.js';
 import { createRegistryMetrics } from './metrics.js';
 import {
   startDerivedTablesRefresher,
   startPopularityRefresher,
 } from './packages/derived-tables-refresher.js';
+import { startVersionSigner } from './provenance/version-signer.js';
 import { openReadDb } from './read-db.js';
 
 const env = loadEnv();
+// A configured signing key that is not one fails the start, before anything listens.
+const signer = registrySigner(env);
 // Logger, traces, outage watch, metrics registry; pools and Redis opened through it close on shutdown.
 const service = await startService('registry-api', env);
 const { logger } = service;
@@ -57,6 +61,13 @@ const server = await listen(
 const flusher = startDownloadFlusher(db, logger, env.DOWNLOAD_FLUSH_INTERVAL_MS);
 const refresher = startDerivedTablesRefresher(db, logger, env.DERIVED_REFRESH_INTERVAL_MS);
 const popularity = startPopularityRefresher(db, logger, env.POPULARITY_REFRESH_INTERVAL_MS);
+const signing = signer
+  ? await startVersionSigner(db, signer, {
+      logger,
+      intervalMs: env.SIGNING_INTERVAL_MS,
+      logOrigin: logOrigin(publishingSettings(env).publicUrl),
+    })
+  : undefined;
 logger.info({ url: `http://${env.REGISTRY_HOST}:${env.REGISTRY_PORT}` }, 'registry-api listening');
 await service.serveMetrics();
 
@@ -68,6 +79,7 @@ service.onShutdown(async () => {
     flusher.stop(),
     refresher.stop(),
     popularity.stop(),
+    signing?.stop(),
     queue.close(),
     registry.close(),
   ]);

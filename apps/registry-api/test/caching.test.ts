@@ -5,7 +5,7 @@ import { ListResponseSchema, SearchResponseSchema, VersionListResponseSchema } f
 import { createDb } from '@pkgreg/db';
 import { indexSource } from '@pkgreg/indexer';
 import { commitFiles, createRepo, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
-import { removePackage } from '@pkgreg/registry';
+import { checkpoint, logPendingVersions, removePackage } from '@pkgreg/registry';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import { quarantinePackage } from '../src/moderation/moderation.repository.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
 import { ROUTES, type RouteCache, type RouteId, routeOf } from '../src/routes/route-table.js';
 import { silentLogger, useTestRegistry } from './fixtures.js';
+import { newSigner } from './log-helpers.js';
 
 // docs/caching.md: ETag and Cache-Control on every public GET, 304 on a held validator, new validators
 // after a change, nothing private or failed kept by a cache, and a delisting, quarantine or removal
@@ -60,6 +61,9 @@ beforeAll(async () => {
   await reindex();
   const versions = await request(t.app).get('/api/packages/@acme/pdf/versions').expect(200);
   pdfVersion = VersionListResponseSchema.parse(versions.body).data[0]?.version ?? '';
+  // The transparency log's answers need a checkpoint; it moves only when the sequencer runs again.
+  await logPendingVersions(t.db);
+  await checkpoint(t.db, newSigner(), 'registry.example/log');
 });
 afterAll(() => {
   if (root) removeDir(root);
@@ -108,6 +112,21 @@ const routes = () => [
     cacheControl: IMMUTABLE,
   },
   { id: 'openapi', route: 'openapi', path: '/api/openapi.json', cacheControl: MOVING },
+  { id: 'registry-keys', route: 'registry keys', path: '/api/keys', cacheControl: MOVING },
+  { id: 'log-checkpoint', route: 'log checkpoint', path: '/api/log/checkpoint', cacheControl: MOVING },
+  {
+    id: 'log-inclusion-proof',
+    route: 'log inclusion proof',
+    path: '/api/log/proof/inclusion?index=0&size=2',
+    cacheControl: MOVING,
+  },
+  {
+    id: 'log-consistency-proof',
+    route: 'log consistency proof',
+    path: '/api/log/proof/consistency?from=1&to=2',
+    cacheControl: MOVING,
+  },
+  { id: 'log-entries', route: 'log entries', path: '/api/log/entries', cacheControl: MOVING },
 ];
 
 /** What each cache rule of the route table sends (an exact version's bytes are immutable). */
@@ -201,8 +220,19 @@ describe('after a change the validators move', () => {
     for (const { path } of routes()) before.set(path, (await get(path).expect(200)).headers.etag as string);
     commitFiles(repo, { 'pdf/SKILL.md': skill('pdf', 'Fills and signs PDF forms.') }, 'pdf: signs too');
     await reindex();
-    // What an exact version was does not change, nor does the API's description.
-    const unchanged = ['version exact', 'file exact', 'archive exact', 'openapi'];
+    // What an exact version was does not change, nor does the API's description or its keys; the log
+    // moves only when its sequencer runs (not here).
+    const unchanged = [
+      'version exact',
+      'file exact',
+      'archive exact',
+      'openapi',
+      'registry keys',
+      'log checkpoint',
+      'log inclusion proof',
+      'log consistency proof',
+      'log entries',
+    ];
     for (const { route, path } of routes()) {
       const res = await get(path, { 'If-None-Match': before.get(path) as string });
       const status = unchanged.includes(route) ? 304 : 200;
@@ -218,10 +248,13 @@ describe('after a change the validators move', () => {
     const list = await get(`${pdf}/versions`).expect(200);
     const version = await get(path).expect(200);
     const bytes = await get(`${path}/archive.tgz`).expect(200);
+    // By package too: skills of one commit share their pseudo-version (Go's form names the commit).
     const row = await t.db
-      .selectFrom('package_versions')
-      .select('id')
-      .where('version', '=', pdfVersion)
+      .selectFrom('package_versions as v')
+      .innerJoin('packages as p', 'p.id', 'v.package_id')
+      .select('v.id')
+      .where('v.version', '=', pdfVersion)
+      .where('p.name', '=', 'pdf')
       .executeTakeFirstOrThrow();
     await t.db.insertInto('package_version_yanks').values({ version_id: row.id, reason: 'broken' }).execute();
     const after = await get(path, { 'If-None-Match': version.headers.etag as string }).expect(200);

@@ -5,6 +5,7 @@ import { ErrorBodySchema, QUEUES } from '@pkgreg/contracts';
 import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { indexSource } from '@pkgreg/indexer';
 import { createRepo, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
+import { checkpoint, logPendingVersions } from '@pkgreg/registry';
 import { closeServer, createLogger, listen } from '@pkgreg/server-kit';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
 import {
@@ -26,6 +27,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../src/openapi/openapi.js';
 import { insertPackages, packageRow, useTestRegistry } from './fixtures.js';
+import { newSigner } from './log-helpers.js';
 
 // The fault suite's hostile input (issue 22, "Trust it"): every operation of the OpenAPI document, so a
 // new route is fuzzed as soon as it is documented, with fuzzed path segments, query parameters, headers
@@ -95,6 +97,9 @@ beforeAll(async () => {
   });
   await indexSource({ db: t.db }, { kind: 'git', locator: repo, owner: 'acme' });
   await insertPackages(t.db, [packageRow({ scope: 'acme', name: 'writer' }), packageRow({ scope: 'octo' })]);
+  // The transparency log's checkpoint answers 200 only once something is logged and signed.
+  await logPendingVersions(t.db);
+  await checkpoint(t.db, newSigner(), 'registry.example/log');
   const oidc = await issuer.issue(
     actionsClaims({
       repository: 'octo/skills',

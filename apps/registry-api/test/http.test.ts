@@ -91,6 +91,12 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
         '/api/publish/{runId}',
         '/api/hooks/github',
         '/api/search',
+        // Registry signatures and the transparency log (docs/provenance.md).
+        '/api/keys',
+        '/api/log/checkpoint',
+        '/api/log/entries',
+        '/api/log/proof/consistency',
+        '/api/log/proof/inclusion',
         // Accounts (docs/accounts.md), the CLI's sign-in (docs/cli-auth.md), uploads (docs/publishing.md),
         // MCP clients' consent and connected apps (docs/accounts.md).
         '/api/admin/orgs/{slug}/take-over',

@@ -383,12 +383,29 @@ export {
 } from './skills-mcp.js';
 export { hasLoneSurrogate, hasNul } from './storable-text.js';
 export {
+  LOG_ENTRIES_MAX_LIMIT,
+  type LogConsistencyQuery,
+  LogConsistencyQuerySchema,
+  type LogEntriesQuery,
+  LogEntriesQuerySchema,
+  type LogEntriesResponse,
+  LogEntriesResponseSchema,
+  type LogEntryDto,
+  LogEntrySchema,
+  type LogInclusionQuery,
+  LogInclusionQuerySchema,
+  type LogProof,
+  LogProofSchema,
+} from './transparency-log.js';
+export {
   FILE_NOT_FOUND_MESSAGE,
   INVALID_FILE_PATH_MESSAGE,
   INVALID_VERSION_MESSAGE,
   LATEST_VERSION,
   manifestText,
   normalizeSkillFilePath,
+  type RegistryKeysResponse,
+  RegistryKeysResponseSchema,
   resolveSkillLink,
   VERSION_NOT_FOUND_MESSAGE,
   type VersionDetail,
@@ -399,6 +416,8 @@ export {
   VersionListQuerySchema,
   type VersionListResponse,
   VersionListResponseSchema,
+  type VersionSignature,
+  VersionSignatureSchema,
   type VersionSummary,
   VersionSummarySchema,
 } from './versions.js';

@@ -6,6 +6,7 @@ import {
   SearchResultItemSchema,
 } from './registry.js';
 import { hasLoneSurrogate } from './storable-text.js';
+import { VersionSignatureSchema } from './versions.js';
 
 // Skills over MCP (issue 20): the registry's catalog served by the MCP edge as resources, following the
 // MCP skills interest group's "skills as resources" shape (modelcontextprotocol/experimental-ext-skills),
@@ -75,6 +76,13 @@ export const SkillManifestSchema = z.object({
   version: z.string(),
   /** The version's digest (docs/versions.md). */
   digest: z.string(),
+  /** SRI sha512 of the version's archive: what the registry's signatures cover. */
+  integrity: z.string(),
+  /**
+   * The registry's signatures over `@scope/name@version:integrity` (docs/provenance.md), verifiable
+   * with the keys of the registry's GET /api/keys.
+   */
+  signatures: z.array(VersionSignatureSchema),
   /** Every file of the version, sorted by path. */
   files: z.array(SkillManifestFileSchema),
 });

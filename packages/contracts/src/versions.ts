@@ -61,6 +61,30 @@ export const VersionSummarySchema = z.object({
 });
 export type VersionSummary = z.infer<typeof VersionSummarySchema>;
 
+/** One registry signature of a version (npm's `dist.signatures` entry). */
+export const VersionSignatureSchema = z.object({
+  keyid: z.string().min(1).max(200),
+  sig: z.string().min(1).max(400),
+});
+export type VersionSignature = z.infer<typeof VersionSignatureSchema>;
+
+/** GET /api/keys: every key the registry ever signed with (npm's `/-/npm/v1/keys` shape). */
+export const RegistryKeysResponseSchema = z.object({
+  keys: z.array(
+    z.object({
+      /** `SHA256:` + base64 SHA-256 of the key's SPKI DER. */
+      keyid: z.string(),
+      keytype: z.literal('ed25519'),
+      scheme: z.literal('ed25519'),
+      /** Base64 SPKI DER of the public key. */
+      key: z.string(),
+      /** When the key stopped being trusted for new signatures (ISO 8601); null while current. */
+      expires: z.string().nullable(),
+    }),
+  ),
+});
+export type RegistryKeysResponse = z.infer<typeof RegistryKeysResponseSchema>;
+
 export const VersionDetailSchema = VersionSummarySchema.extend({
   scope: z.string(),
   name: z.string(),
@@ -70,6 +94,12 @@ export const VersionDetailSchema = VersionSummarySchema.extend({
   findings: z.array(ScanFindingSchema).default([]),
   /** What the version's SKILL.md declares it needs (`metadata.dependencies`), in declared order. */
   dependencies: z.array(VersionDependencySchema).default([]),
+  /**
+   * The registry's signatures over `@scope/name@version:integrity` (docs/provenance.md), newest key
+   * first: `keyid` names a key of GET /api/keys, `sig` is the base64 Ed25519 signature. Empty until the
+   * registry's signer has signed it (seconds after it is created), or when the registry signs nothing.
+   */
+  signatures: z.array(VersionSignatureSchema).default([]),
 });
 export type VersionDetail = z.infer<typeof VersionDetailSchema>;
 

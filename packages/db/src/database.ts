@@ -115,6 +115,53 @@ export interface PackageVersionsTable {
   scanned_at: NullableTimestamp;
 }
 
+/** Every public key that ever signed versions (issue 30); never deleted, so old signatures verify. */
+export interface RegistrySigningKeysTable {
+  keyid: string;
+  algorithm: 'ed25519';
+  /** Base64 of the SPKI DER. */
+  public_key: string;
+  created_at: Generated<Date>;
+  /** When the key stopped being trusted for new signatures; null while current. */
+  expires_at: NullableTimestamp;
+}
+
+/** The registry's signature of a version, over `@scope/name@version:integrity` (base64 Ed25519). */
+export interface VersionSignaturesTable {
+  version_id: string;
+  keyid: string;
+  signature: string;
+  created_at: Generated<Date>;
+}
+
+/** A leaf of the transparency log (issue 30): never updated or deleted (docs/provenance.md). */
+export interface LogLeavesTable {
+  /** The leaf's position: 0, 1, 2, … with no gap. */
+  idx: number;
+  version_id: string;
+  /** `@scope/name@version sha512-…`: what the leaf hash covers. */
+  entry: string;
+  /** SHA-256(0x00 || entry). */
+  leaf_hash: Buffer;
+  created_at: Timestamp;
+}
+
+/** The hash of a complete subtree of the log: 2^level leaves from leaf idx·2^level (level 0: a leaf). */
+export interface LogNodesTable {
+  level: number;
+  idx: number;
+  hash: Buffer;
+}
+
+/** A signed tree head of the log, by its size. */
+export interface LogCheckpointsTable {
+  size: number;
+  root_hash: Buffer;
+  /** The signed note: origin, size and base64 root lines, a blank line, the signature line. */
+  note: string;
+  created_at: Timestamp;
+}
+
 /** A version's manifest: one row per file. */
 export interface PackageVersionFilesTable {
   version_id: string;
@@ -777,6 +824,11 @@ export interface Database {
   tunnel_nonces: TunnelNoncesTable;
   edge_backend_clients: EdgeBackendClientsTable;
   edge_backend_owners: EdgeBackendOwnersTable;
+  registry_signing_keys: RegistrySigningKeysTable;
+  version_signatures: VersionSignaturesTable;
+  log_leaves: LogLeavesTable;
+  log_nodes: LogNodesTable;
+  log_checkpoints: LogCheckpointsTable;
   edge_access_version: EdgeAccessVersionTable;
   edge_oauth_artifacts: EdgeOauthArtifactsTable;
   edge_dynamic_clients: EdgeDynamicClientsTable;

@@ -69,6 +69,9 @@ interface PackageState {
 interface Manifest {
   version: string;
   digest: string;
+  /** The key ids of the registry's signatures ('' while unsigned), and when it was fetched. */
+  signedBy: string;
+  fetchedAt: number;
   files: Map<string, VersionFile>;
   links: Map<string, string>;
   result: object;
@@ -189,6 +192,8 @@ export function createCatalog(options: CatalogOptions): Catalog {
     return {
       version: v.version,
       digest: v.digest,
+      signedBy: v.signatures.map((sig) => sig.keyid).join(' '),
+      fetchedAt: Date.now(),
       files: new Map(v.files.map((f) => [f.path, f])),
       links: new Map(v.files.flatMap((f) => (f.linkTarget === null ? [] : [[f.path, f.linkTarget]]))),
       result: manifestOf(v),
@@ -205,8 +210,10 @@ export function createCatalog(options: CatalogOptions): Catalog {
     if (assertion !== undefined) loaded = await fetchManifest(ref, version, assertion);
     else {
       const key = `${ref.scope}/${ref.name}@${version}`;
+      // A version never changes, but the registry signs it seconds after it is created: an unsigned
+      // manifest is asked again once per TTL, as a package's visibility is.
       const hit = manifests.get(key);
-      if (hit) return hit;
+      if (hit && (hit.signedBy !== '' || Date.now() - hit.fetchedAt < options.ttlMs)) return hit;
       loaded = await loadingManifest(key, async () => {
         const m = await fetchManifest(ref, version, undefined);
         if (typeof m !== 'string') manifests.set(key, m);
@@ -301,7 +308,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
       const keep = assertion === undefined;
       if (ref.path === SKILL_MANIFEST_PATH) {
         return built(
-          `r:${uri}\n${m.digest}`,
+          `r:${uri}\n${m.digest}\n${m.signedBy}`,
           () => ({
             contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(m.result, null, 2) }],
           }),

@@ -68,6 +68,8 @@ export function manifestOf(v: VersionDetail): SkillManifest {
     skill: `@${v.scope}/${v.name}`,
     version: v.version,
     digest: v.digest,
+    integrity: v.integrity,
+    signatures: v.signatures,
     files: v.files.map((f) => ({
       path: f.path,
       size: f.size,

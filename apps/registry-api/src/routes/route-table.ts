@@ -19,6 +19,11 @@ import {
   GitHubOrgLinkSchema,
   ListQuerySchema,
   ListResponseSchema,
+  LogConsistencyQuerySchema,
+  LogEntriesQuerySchema,
+  LogEntriesResponseSchema,
+  LogInclusionQuerySchema,
+  LogProofSchema,
   McpConsentParamsSchema,
   MeSchema,
   OrganizationParamsSchema,
@@ -31,6 +36,7 @@ import {
   PublishRequestSchema,
   PublishRunParamsSchema,
   PublishRunSchema,
+  RegistryKeysResponseSchema,
   ReportAcceptedSchema,
   ReportRequestSchema,
   ScopeParamsSchema,
@@ -481,6 +487,111 @@ export const ROUTES = [
       400: error('Invalid package path, or a body without a reason of 1-200 characters'),
       404: error('Package not found'),
       429: tooMany('Too many reports from this address', 'Seconds until a report is accepted again'),
+    },
+  },
+  {
+    id: 'registry-keys',
+    method: 'get',
+    path: '/api/keys',
+    cache: 'moving',
+    access: 'anonymous',
+    summary:
+      "Every key the registry signed versions with (npm's keys shape; docs/provenance.md): verify a version's signatures with them",
+    responses: {
+      200: {
+        description: 'The keys, oldest first',
+        headers: movingHeaders,
+        json: named('RegistryKeys', RegistryKeysResponseSchema),
+      },
+    },
+  },
+  // The transparency log (docs/provenance.md, "Transparency log"): checkpoints, proofs and entries for
+  // clients and witnesses. Proofs and entries stop at the latest checkpoint: all they show is signed.
+  {
+    id: 'log-checkpoint',
+    method: 'get',
+    path: '/api/log/checkpoint',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: "The transparency log's latest checkpoint: a signed note of its origin, size and root hash",
+    description:
+      "Every public version is a leaf `@scope/name@version sha512-…` of an RFC 6962 / RFC 9162 Merkle tree. The checkpoint is transparency-dev's checkpoint text (origin `<public host>/log`, size, base64 root hash) signed in the note format of Go's checksum database with the registry's Ed25519 key: `— <origin> <base64(4-byte key hash || signature)>` after a blank line. A witness checks that each new checkpoint extends the last one it saw (`pnpm registry log:verify`).",
+    responses: {
+      200: {
+        description: 'The signed note',
+        headers: movingHeaders,
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+      ...notModified,
+      404: error('The log is empty: nothing is signed yet'),
+    },
+  },
+  {
+    id: 'log-inclusion-proof',
+    method: 'get',
+    path: '/api/log/proof/inclusion',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: 'The proof that leaf `index` is in the tree of `size` leaves (RFC 9162 §2.1.3)',
+    query: [LogInclusionQuerySchema],
+    queryDocs: {
+      index: { description: 'The leaf (0-based)', schema: { type: 'integer', minimum: 0 } },
+      size: {
+        description: "A tree size up to the latest checkpoint's",
+        schema: { type: 'integer', minimum: 1 },
+      },
+    },
+    responses: {
+      200: { description: 'The audit path, leaf side first', json: named('LogProof', LogProofSchema) },
+      ...notModified,
+      400: error("Not whole numbers, an index not below size, or a size past the latest checkpoint's"),
+    },
+  },
+  {
+    id: 'log-consistency-proof',
+    method: 'get',
+    path: '/api/log/proof/consistency',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: 'The proof that the tree of `to` leaves extends the tree of `from` leaves (RFC 9162 §2.1.4)',
+    query: [LogConsistencyQuerySchema],
+    queryDocs: {
+      from: { description: 'The older tree size', schema: { type: 'integer', minimum: 0 } },
+      to: {
+        description: "The newer tree size, up to the latest checkpoint's",
+        schema: { type: 'integer', minimum: 0 },
+      },
+    },
+    responses: {
+      200: {
+        description: 'The consistency path (empty when from is 0 or equals to)',
+        json: named('LogProof', LogProofSchema),
+      },
+      ...notModified,
+      400: error("Not whole numbers, from greater than to, or a to past the latest checkpoint's"),
+    },
+  },
+  {
+    id: 'log-entries',
+    method: 'get',
+    path: '/api/log/entries',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: "The log's leaves from `start`: what a witness replays",
+    description:
+      "At most `limit` entries, none at or past the latest checkpoint's size (an empty list past it). Each leaf hash is SHA-256(0x00 || the entry's UTF-8 bytes).",
+    query: [LogEntriesQuerySchema],
+    queryDocs: {
+      start: { description: 'The first leaf (default 0)', schema: { type: 'integer', minimum: 0 } },
+      limit: {
+        description: 'Entries at most (default and maximum 1000)',
+        schema: { type: 'integer', minimum: 1, maximum: 1000 },
+      },
+    },
+    responses: {
+      200: { description: 'The entries', json: named('LogEntries', LogEntriesResponseSchema) },
+      ...notModified,
+      400: error('start or limit out of its rule (the message names it)'),
     },
   },
   {

@@ -22,6 +22,7 @@ import {
   listVersionFiles,
   listVersionRows,
   type ReadAccess,
+  signaturesOf,
   type VersionedPackageRow,
   type VersionRow,
   versionDependencies,
@@ -145,9 +146,10 @@ export async function getVersion(
 ): Promise<Moderated<VersionDetail>> {
   const row = await requireVersion(db, key, ref, access);
   // Dependencies on private packages the reader may not read are left out (docs/versions.md).
-  const [files, { dependencies }] = await Promise.all([
+  const [files, { dependencies }, signatures] = await Promise.all([
     listVersionFiles(db, row.id),
     versionDependencies(db, row.id, access),
+    signaturesOf(db, [row.id]),
   ]);
   const value: VersionDetail = {
     ...toSummary(row),
@@ -163,6 +165,7 @@ export async function getVersion(
       linkTarget: f.link_target,
     })),
     dependencies,
+    signatures: signatures.get(row.id) ?? [],
   };
   return { value, moderated: row.moderated };
 }

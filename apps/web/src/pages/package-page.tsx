@@ -153,6 +153,21 @@ function VersionFacts(props: { version: VersionDetail }) {
             <code title={version.sourceCommit}>{version.sourceCommit.slice(0, 12)}</code>
           </Fact>
         ) : null}
+        <Fact label="Signed">
+          {version.signatures.length > 0 ? (
+            <span data-testid="signed">
+              by the registry{' '}
+              {version.signatures.map((s) => (
+                <code key={s.keyid} title={s.sig}>
+                  {s.keyid.slice(0, 19)}…{' '}
+                </code>
+              ))}
+              (<a href="/api/keys">keys</a>)
+            </span>
+          ) : (
+            <span data-testid="unsigned">not yet</span>
+          )}
+        </Fact>
       </dl>
     </section>
   );

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PackageDetail, VersionDetail, VersionListResponse } from '@pkgreg/contracts';
 import { createTestDatabase, type TestDatabase } from '@pkgreg/db/testing';
+import { sql } from 'kysely';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -156,6 +157,21 @@ describe('version picker', () => {
     expect(`sha512-${createHash('sha512').update(bytes).digest('base64')}`).toBe(v2.integrity);
     await expect(page.locator('[data-testid="version-facts"]').textContent()).resolves.toContain(
       v2.integrity.slice(0, 19),
+    );
+    // Unsigned until the registry's signer signs it (docs/provenance.md); then the key is named.
+    await expect(page.locator('[data-testid="unsigned"]').textContent()).resolves.toBe('not yet');
+    await sql`insert into registry_signing_keys (keyid, algorithm, public_key)
+      values ('SHA256:webtestkeywebtestkeywebtestkeywebtestkey00=', 'ed25519', 'not-a-real-key')`.execute(
+      t.db,
+    );
+    await sql`insert into version_signatures (version_id, keyid, signature)
+      select v.id, 'SHA256:webtestkeywebtestkeywebtestkeywebtestkey00=', 'c2ln' from package_versions v
+      join packages p on p.id = v.package_id where p.scope = 'tools' and p.name = 'pdf' and v.version = '1.1.0'`.execute(
+      t.db,
+    );
+    await page.reload();
+    await expect(page.locator('[data-testid="signed"]').textContent()).resolves.toContain(
+      'SHA256:webtestkeywe',
     );
     await page.close();
   });

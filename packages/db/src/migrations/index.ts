@@ -38,6 +38,8 @@ import * as edgeDelegatedAccess from './2026-11-29T0400-edge-delegated-access.js
 import * as operatorClientRedirects from './2026-11-29T0500-operator-client-redirects.js';
 import * as edgeBackendOwners from './2026-11-29T0510-edge-backend-owners.js';
 import * as delegationRevokedBefore from './2026-11-29T0520-delegation-revoked-before.js';
+import * as registrySignatures from './2026-11-29T0600-registry-signatures.js';
+import * as transparencyLog from './2026-11-29T0610-transparency-log.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -80,4 +82,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0500-operator-client-redirects': operatorClientRedirects,
   '2026-11-29T0510-edge-backend-owners': edgeBackendOwners,
   '2026-11-29T0520-delegation-revoked-before': delegationRevokedBefore,
+  '2026-11-29T0600-registry-signatures': registrySignatures,
+  '2026-11-29T0610-transparency-log': transparencyLog,
 };
