@@ -15,6 +15,11 @@ export const EXIT = {
    * command that needs one (whoami, token) has none.
    */
   auth: 8,
+  /**
+   * A registry signature that fails (docs/provenance.md, "Verifying signatures"): invalid, by an unknown
+   * key, by a key expired before the version was created, or missing while the registry publishes keys.
+   */
+  signature: 9,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
@@ -35,7 +40,10 @@ export const EXIT_CODES_HELP = `Exit codes:
      lockfile, a dependency or an update)
   8  credentials refused or missing: the registry refused your token (run pkgreg login), or
      whoami / token without one (a package pkgreg-lock.json names that is not found is exit 3;
-     without a token its message says it may be private: pkgreg login, or set PKGREG_TOKEN)`;
+     without a token its message says it may be private: pkgreg login, or set PKGREG_TOKEN)
+  9  signature check failed: a version's registry signature does not verify, is by an
+     unknown key or one expired before the version was created, or is missing while the
+     registry publishes keys (install refuses it unless --no-verify; verify reports it)`;
 
 /** The one error type of the CLI: a single line for stderr, an exit code, optional detail for --verbose. */
 export class CliError extends Error {

@@ -11,6 +11,7 @@ import { configureSearchCommand } from './commands/search.js';
 import { configureTokenCommands } from './commands/token.js';
 import { configureTrustCommand } from './commands/trust.js';
 import { configureUpdateCommand } from './commands/update.js';
+import { configureVerifyCommand } from './commands/verify.js';
 import { configureYankCommands } from './commands/yank.js';
 import { DEFAULT_REGISTRY } from './constants.js';
 import { EXIT_CODES_HELP } from './errors.js';
@@ -44,6 +45,7 @@ export function createProgram(): Command {
   configureRemoveCommand(program);
   configureOutdatedCommand(program);
   configureUpdateCommand(program);
+  configureVerifyCommand(program);
   configurePublishCommand(program);
   configureDeprecateCommands(program);
   configureYankCommands(program);

@@ -168,8 +168,10 @@ describe('an unavailable or misbehaving registry', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('warning: could not record the download of @acme/pdf-tools');
     expect(proxy.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
-    // registry-api.md and docs/versions.md: detail, the latest version, its archive, then track.
-    expect(proxy.requests.map((r) => r.method)).toEqual(['GET', 'GET', 'GET', 'POST']);
+    // registry-api.md and docs/versions.md: detail, the latest version, the registry's signing keys
+    // (docs/provenance.md), its archive, then track.
+    expect(proxy.requests.map((r) => r.method)).toEqual(['GET', 'GET', 'GET', 'GET', 'POST']);
+    expect(proxy.requests[2]?.path).toBe('/api/keys');
   });
 
   it('a registry that accepts the connection but never answers: timeout, exit 4', async () => {

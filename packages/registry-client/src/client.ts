@@ -25,6 +25,8 @@ import {
   type PublishRequest,
   type PublishRun,
   PublishRunSchema,
+  type RegistryKeysResponse,
+  RegistryKeysResponseSchema,
   type SearchResponse,
   SearchResponseSchema,
   TokenListSchema,
@@ -137,6 +139,8 @@ export interface RegistryClient {
   ): Promise<VersionListResponse>;
   /** A version's manifest; `version` is exact or `latest`. */
   version(scope: string, name: string, version: string, options?: CallOptions): Promise<VersionDetail>;
+  /** GET /api/keys: every key the registry signed versions with (docs/provenance.md). */
+  keys(options?: CallOptions): Promise<RegistryKeysResponse>;
   /** A page of the packages whose latest version depends on this one. */
   dependants(
     scope: string,
@@ -506,6 +510,11 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
           ...opts,
         },
         VersionDetailSchema,
+      ),
+    keys: (opts = {}) =>
+      json(
+        { method: 'GET', path: '/api/keys', subject: 'signing keys', idempotent: true, ...opts },
+        RegistryKeysResponseSchema,
       ),
     dependants: (scope, name, page, pageSize, opts = {}) =>
       json(

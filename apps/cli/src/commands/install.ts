@@ -24,6 +24,7 @@ export const installOptions = commandOptions((z) => {
       force: z.boolean().default(false),
       frozen: z.boolean().default(false),
       allowRisk: z.boolean().default(false),
+      verify: z.boolean().default(true),
     })
     .refine((input) => !(input.force && input.frozen), { error: '--force and --frozen cannot be combined' })
     .refine((input) => input.names.length > 0 || (input.agent.length === 0 && input.dir.length === 0), {
@@ -55,6 +56,10 @@ export function configureInstallCommand(program: Command): void {
     .option(
       '--allow-risk',
       'install a version whose risk scan found high-risk content, named or restored from the lockfile (exit 7 without it)',
+    )
+    .option(
+      '--no-verify',
+      "install without checking the registry's signatures of the versions (prints a warning; exit 9 without it when one fails)",
     )
     .addHelpText('after', `\nAgents (ids and aliases): ${AGENT_NAMES.join(', ')}`)
     .action(async (names: string[], options: Record<string, unknown>, command: Command) => {

@@ -10,6 +10,7 @@ export const updateOptions = commandOptions((z) =>
     global: z.boolean().default(false),
     force: z.boolean().default(false),
     allowRisk: z.boolean().default(false),
+    verify: z.boolean().default(true),
   }),
 );
 export type UpdateOptions = OptionsOf<typeof updateOptions>;
@@ -26,6 +27,10 @@ export function configureUpdateCommand(program: Command): void {
     .option(
       '--allow-risk',
       'install a new version whose risk scan found high-risk content (exit 7 without it)',
+    )
+    .option(
+      '--no-verify',
+      "update without checking the registry's signatures of the new versions (prints a warning)",
     )
     .action(async (names: string[], options: Record<string, unknown>, command: Command) => {
       const input = await updateOptions.parse({ ...options, names });

@@ -5,6 +5,7 @@ import { LOCKFILE_NAME, lockedFilesOf } from '../lockfile/lockfile.js';
 import type { PackageRef } from '../names.js';
 import { createDownloadBar, type Progress } from '../progress.js';
 import { foldCollision, type GuardedFolder } from '../safe-folders.js';
+import { signatureChecker, signatureError } from '../signatures.js';
 import {
   checkManifest,
   describeChanges,
@@ -24,9 +25,10 @@ import type { InstallJob } from './plan.js';
 import { displayDir, guardDir, type InstallTarget, recheck } from './targets.js';
 
 // The second half of install (README: How install works): the jobs of plan.ts put in place, all or
-// none. Every folder checked on disk first, then each archive downloaded and checked against its
-// manifest, every folder staged beside its place, all swapped in at once, then the downloads counted.
-// Writing the lockfile is the caller's last step.
+// none. Each version's registry signature checked first (the archive is later checked against the
+// integrity it signs), then every folder checked on disk, then each archive downloaded and checked
+// against its manifest, every folder staged beside its place, all swapped in at once, then the
+// downloads counted. Writing the lockfile is the caller's last step.
 
 export interface ApplyOptions {
   force: boolean;
@@ -35,6 +37,8 @@ export interface ApplyOptions {
   progress: Progress;
   /** Every folder the lockfile records: the jobs' folders may not be one of them in another case. */
   lockedDirs: Iterable<string>;
+  /** Check the registry's signatures (false: --no-verify, warned about by the caller). */
+  verify: boolean;
 }
 
 export function labelOf(ref: PackageRef, version: string): string {
@@ -119,6 +123,28 @@ async function downloadAll(
   return files;
 }
 
+/** --no-verify is a choice to say out loud, once per run: what is installed is not checked. */
+export function warnNoVerify(ctx: Context): void {
+  ctx.warn(
+    "--no-verify: the registry's signatures are not checked; what is installed may not be what it published",
+  );
+}
+
+/**
+ * Refuses (exit 9) a version whose signatures fail while the registry publishes keys, and records in
+ * each job's lockfile entry the key that verified it. Keys are fetched once, at the first job.
+ */
+async function verifySignatures(ctx: Context, jobs: readonly InstallJob[]): Promise<void> {
+  const checker = signatureChecker(ctx);
+  for (const job of jobs) {
+    const { version } = job;
+    const check = await checker.check({ ...version, name: job.ref.full });
+    if (!check) return; // the registry signs nothing: nothing to verify, nothing to warn about
+    if (!check.ok) throw signatureError(labelOf(job.ref, version.version), check.problem);
+    job.entry.signature = { keyid: check.keyid };
+  }
+}
+
 /** Counts the install. A failed count never fails the install: the files are the user's goal. */
 async function trackInstall(ctx: Context, progress: Progress, ref: PackageRef): Promise<void> {
   if (!ctx.track) {
@@ -169,8 +195,9 @@ export interface JobResult {
 }
 
 /**
- * Puts every job in place or none: folders checked (modified ones refused unless --force), archives
- * downloaded and checked against their manifests, every folder staged, then all swapped in at once.
+ * Puts every job in place or none: signatures checked (unless --no-verify), folders checked (modified
+ * ones refused unless --force), archives downloaded and checked against their manifests, every folder
+ * staged, then all swapped in at once.
  */
 export async function applyJobs(
   ctx: Context,
@@ -187,6 +214,7 @@ export async function applyJobs(
       `${displayDir(target, clash[0])} and ${displayDir(target, clash[1])} are the same folder on a case-insensitive file system; pkgreg does not write where one name could mean the other`,
     );
   }
+  if (options.verify) await verifySignatures(ctx, jobs);
   const planned: {
     job: InstallJob;
     plans: FolderPlan[];

@@ -12,7 +12,7 @@ import {
 import { upgradedNote } from '../lockfile/v1.js';
 import { parsePackageSpec } from '../names.js';
 import { progressFor } from '../progress.js';
-import { applyJobs, type JobResult, labelOf } from './apply.js';
+import { applyJobs, type JobResult, labelOf, warnNoVerify } from './apply.js';
 import { type NamedPlan, planNamed, planRestore } from './plan.js';
 import { agentsFromOption, displayDir, type InstallTarget, installTarget } from './targets.js';
 
@@ -26,6 +26,7 @@ export async function install(input: InstallOptions, command: Command): Promise<
   const specs = input.names.map(parsePackageSpec);
   agentsFromOption(input.agent);
   const ctx = await createContext(command);
+  if (!input.verify) warnNoVerify(ctx);
   const target = installTarget(ctx, input.global);
   if (specs.length === 0) return restore(ctx, target, input);
   const count = new Set(specs.map((spec) => spec.ref.full)).size;
@@ -41,6 +42,7 @@ export async function install(input: InstallOptions, command: Command): Promise<
       modifiedHint: 'use --force to overwrite',
       progress,
       lockedDirs: lockedDirs(plan.loaded.lock),
+      verify: input.verify,
     });
     progress.done();
     for (const line of namedLines(target, results, plan)) ctx.out(line);
@@ -72,6 +74,7 @@ async function restore(ctx: Context, target: InstallTarget, input: InstallOption
         : 'use --force to restore the locked version',
       progress: plan.progress,
       lockedDirs: lockedDirs(plan.loaded.lock),
+      verify: input.verify,
     });
     for (const { job, written } of results) {
       const label = labelOf(job.ref, job.version.version);

@@ -15,7 +15,7 @@ import { upgradedAgents, upgradedNote, upgradeJob, upgradeJobs } from '../lockfi
 import { parsePackageArg } from '../names.js';
 import { progressFor, silentProgress } from '../progress.js';
 import { checkVersionRisk, refuseQuarantined } from '../risk.js';
-import { applyJobs, labelOf } from './apply.js';
+import { applyJobs, labelOf, warnNoVerify } from './apply.js';
 import { type InstallJob, jobFor } from './plan.js';
 import { dependencyFolders, type GraphNode, resolveDependencies } from './resolve.js';
 import { displayDir, installTarget } from './targets.js';
@@ -90,6 +90,7 @@ export async function update(input: UpdateOptions, command: Command): Promise<vo
     return parsePackageArg(name);
   });
   const ctx = await createContext(command);
+  if (!input.verify) warnNoVerify(ctx);
   const target = installTarget(ctx, input.global);
   const loaded = await requireLock(ctx, target);
   const all = lockedNames(loaded);
@@ -150,6 +151,7 @@ export async function update(input: UpdateOptions, command: Command): Promise<vo
       modifiedHint: 'use --force to overwrite',
       progress,
       lockedDirs: lockedDirs(loaded.lock),
+      verify: input.verify,
     });
     progress.done();
     for (const { job, written } of results) {

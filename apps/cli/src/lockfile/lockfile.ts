@@ -42,6 +42,12 @@ export const LockEntrySchema = z.object({
     .nullable(),
   /** SRI sha512 of the version's archive. */
   integrity: z.string().regex(/^sha512-[A-Za-z0-9+/]{86}==$/, { error: 'must be an SRI sha512' }),
+  /**
+   * The registry key whose signature of this version was verified when it was installed
+   * (docs/provenance.md). Absent: not verified (the registry publishes no keys, --no-verify, or a
+   * lockfile written before signatures).
+   */
+  signature: z.object({ keyid: z.string().min(1).max(200) }).optional(),
   sourceRepo: z.string(),
   sourcePath: z.string(),
   sourceCommit: z.string().nullable(),
@@ -183,6 +189,7 @@ export function serializeLockfile(lock: Lockfile): string {
       version: entry.version,
       requested: entry.requested,
       integrity: entry.integrity,
+      ...(entry.signature ? { signature: { keyid: entry.signature.keyid } } : {}),
       sourceRepo: entry.sourceRepo,
       sourcePath: entry.sourcePath,
       sourceCommit: entry.sourceCommit,

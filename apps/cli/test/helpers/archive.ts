@@ -123,6 +123,7 @@ export function manifestOf(
     yankReason: null,
     files: rows,
     dependencies: [],
+    signatures: [],
   };
 }
 

@@ -1,0 +1,170 @@
+import type { VersionDetail } from '@pkgreg/contracts';
+import type { Command } from 'commander';
+import type { VerifyOptions } from '../commands/verify.js';
+import { type Context, createContext } from '../context.js';
+import { CliError, EXIT, type ExitCode } from '../errors.js';
+import { type InstallTarget, installTarget } from '../install/targets.js';
+import {
+  LOCKFILE_NAME,
+  type LockEntry,
+  type Lockfile,
+  lockedFilesOf,
+  sameFiles,
+} from '../lockfile/lockfile.js';
+import { type InstalledPackage, installedPackages, readLockfile } from '../lockfile/read.js';
+import { parsePackageArg } from '../names.js';
+import { type SignatureChecker, signatureChecker } from '../signatures.js';
+import { inspectInstalled } from './list.js';
+
+// `pkgreg verify` (docs/provenance.md, "Verifying signatures"), what `npm audit signatures` is for npm:
+// for CI, every package of the lockfile checked three ways. Its installed files against the hashes the
+// lockfile records (as `list` does), the lockfile against the registry's record of the version (same
+// integrity, same files), and the registry's signature over the lockfile's integrity (as install
+// checks it), so a pass means the registry vouches for the bytes the lockfile pins.
+
+/** What failed, by the exit code it leads to (README: Exit codes; the first kind found wins). */
+const SEVERITY = [
+  { kind: 'signature', exitCode: EXIT.signature },
+  { kind: 'files', exitCode: EXIT.integrity },
+  { kind: 'notFound', exitCode: EXIT.notFound },
+] as const;
+type ProblemKind = (typeof SEVERITY)[number]['kind'];
+
+interface Problem {
+  kind: ProblemKind;
+  /** One line: what is wrong, starting with its subject (`modified:`, `signature:` …). */
+  text: string;
+}
+
+export interface PackageReport {
+  name: string;
+  version: string;
+  ok: boolean;
+  /** The registry key whose signature verified; null when none did (or the registry publishes none). */
+  keyid: string | null;
+  problems: string[];
+}
+
+/** The lockfile, which must exist and be version 2 (version 1 records no version to verify). */
+async function readLock(target: InstallTarget): Promise<Lockfile> {
+  const read = await readLockfile(target.lockPath, target.global);
+  if (!read)
+    throw new CliError(EXIT.error, `No ${LOCKFILE_NAME} at ${target.lockPath}; nothing is installed here`);
+  if (read.version === 1) {
+    throw new CliError(
+      EXIT.error,
+      `${target.lockPath} is lockfile version 1 (pkgreg 0.1), which records no versions to verify; run "pkgreg install" to upgrade it`,
+    );
+  }
+  return read.lock;
+}
+
+/** The installed folders against the lockfile, with no request. */
+async function fileProblems(target: InstallTarget, pkg: InstalledPackage): Promise<Problem[]> {
+  const row = await inspectInstalled(target, pkg);
+  return [
+    ...row.modified.map((path) => ({ kind: 'files' as const, text: `modified: ${path}` })),
+    ...row.missing.map((path) => ({ kind: 'files' as const, text: `missing: ${path}` })),
+  ];
+}
+
+/** The registry's record of the locked version; undefined when it no longer serves it. */
+async function registryRecord(ctx: Context, entry: LockEntry): Promise<VersionDetail | undefined> {
+  const ref = parsePackageArg(entry.name);
+  try {
+    return await ctx.client.version(ref.scope, ref.name, entry.version);
+  } catch (error) {
+    if (error instanceof CliError && error.exitCode === EXIT.notFound) return undefined;
+    throw error;
+  }
+}
+
+/** The registry's record against the lockfile, then its signatures over the lockfile's integrity. */
+async function registryProblems(
+  ctx: Context,
+  checker: SignatureChecker,
+  entry: LockEntry,
+): Promise<{ problems: Problem[]; keyid: string | null }> {
+  const record = await registryRecord(ctx, entry);
+  if (!record) {
+    return {
+      problems: [{ kind: 'notFound', text: 'not found: the registry no longer serves this version' }],
+      keyid: null,
+    };
+  }
+  const problems: Problem[] = [];
+  if (record.integrity !== entry.integrity)
+    problems.push({ kind: 'files', text: `integrity: the registry's differs from ${LOCKFILE_NAME}'s` });
+  else if (!sameFiles(lockedFilesOf(record), entry.files))
+    problems.push({ kind: 'files', text: `integrity: the registry lists other files than ${LOCKFILE_NAME}` });
+  // The lockfile's integrity, not the record's: what must be vouched for is what is pinned here.
+  const check = await checker.check({ ...record, name: entry.name, integrity: entry.integrity });
+  if (check && !check.ok) problems.push({ kind: 'signature', text: `signature: ${check.problem}` });
+  return { problems, keyid: check?.ok ? check.keyid : null };
+}
+
+async function verifyPackage(
+  ctx: Context,
+  target: InstallTarget,
+  checker: SignatureChecker,
+  pkg: InstalledPackage,
+  entry: LockEntry,
+): Promise<{ report: PackageReport; kinds: ProblemKind[] }> {
+  const files = await fileProblems(target, pkg);
+  const registry = await registryProblems(ctx, checker, entry);
+  const problems = [...files, ...registry.problems];
+  return {
+    report: {
+      name: entry.name,
+      version: entry.version,
+      ok: problems.length === 0,
+      keyid: registry.keyid,
+      problems: problems.map((problem) => problem.text),
+    },
+    kinds: problems.map((problem) => problem.kind),
+  };
+}
+
+/** Exit 0 when nothing failed; else the code of the most serious kind of problem found. */
+export function verifyExitCode(kinds: Iterable<ProblemKind>): ExitCode {
+  const found = new Set(kinds);
+  return SEVERITY.find(({ kind }) => found.has(kind))?.exitCode ?? EXIT.ok;
+}
+
+function printReport(ctx: Context, reports: readonly PackageReport[], checked: boolean): void {
+  for (const report of reports) {
+    ctx.out(`${report.ok ? 'ok    ' : 'FAILED'} ${report.name}@${report.version}`);
+    for (const problem of report.problems) ctx.out(`  ${problem}`);
+  }
+  const failed = reports.filter((report) => !report.ok).length;
+  const signatures = checked
+    ? 'registry signatures checked'
+    : 'the registry publishes no signing keys, so no signature was checked';
+  ctx.out(
+    `${reports.length} package${reports.length === 1 ? '' : 's'}: ${reports.length - failed} ok, ${failed} failed (${signatures})`,
+  );
+}
+
+export async function verify(input: VerifyOptions, command: Command): Promise<void> {
+  const ctx = await createContext(command);
+  const target = installTarget(ctx, input.global);
+  const lock = await readLock(target);
+  const checker = signatureChecker(ctx);
+  const reports: PackageReport[] = [];
+  const kinds: ProblemKind[] = [];
+  // One package at a time: the requests are small and the registry's keys are fetched once, first.
+  for (const pkg of installedPackages({ version: 2, lock })) {
+    const result = await verifyPackage(ctx, target, checker, pkg, lock.packages[pkg.name] as LockEntry);
+    reports.push(result.report);
+    kinds.push(...result.kinds);
+  }
+  const ok = kinds.length === 0;
+  if (input.json) ctx.json({ packages: reports, ok });
+  else if (reports.length === 0) ctx.out(`Nothing to verify: ${LOCKFILE_NAME} lists no packages.`);
+  else printReport(ctx, reports, await checker.keysPublished());
+  const exitCode = verifyExitCode(kinds);
+  if (exitCode !== EXIT.ok) {
+    const failed = reports.filter((report) => !report.ok).length;
+    throw new CliError(exitCode, `${failed} of ${reports.length} packages failed verification`);
+  }
+}
