@@ -658,6 +658,8 @@ describe('tracking', () => {
     ).toEqual([
       'GET /api/packages/@acme/report-kit',
       'GET /api/packages/@acme/report-kit/versions/latest',
+      // The registry's signing keys, once per run (docs/provenance.md), before anything is downloaded.
+      'GET /api/keys',
       'GET /api/packages/@acme/report-kit/versions/V/archive.tgz',
       'POST /api/packages/@acme/report-kit/track',
     ]);

@@ -295,8 +295,9 @@ describe('delegated tokens: a person using a client (issue 29)', () => {
     const before = await forgeToken(h, { clientId: owner.clientId, subject: 'acct_rev' });
     const otherPerson = await forgeToken(h, { clientId: owner.clientId, subject: 'acct_kept' });
     expect((await info(before)).status).toBe(200);
-    await sql`insert into edge_delegations (account_id, client_id, scopes, revoked_at)
-      values ('acct_rev', ${owner.clientId}, '{}', now())`.execute(h.t.db);
+    // As every revocation writes it: revoked, and no token issued before now counts (tokens_not_before).
+    await sql`insert into edge_delegations (account_id, client_id, scopes, revoked_at, tokens_not_before)
+      values ('acct_rev', ${owner.clientId}, '{}', now(), now())`.execute(h.t.db);
     const res = await info(before);
     expectUnauthorized(res);
     expect(res.body.error.message).toMatch(/revoked/);

@@ -60,11 +60,16 @@ describe('Skills over MCP (issue 20): resources params, registry tools, manifest
       skill: '@acme/pdf-tools',
       version: '1.0.0',
       digest: `sha256:${'b'.repeat(64)}`,
+      integrity: `sha512-${'c'.repeat(86)}==`,
+      signatures: [{ keyid: 'SHA256:key', sig: 'c2ln' }],
       files: [{ path: 'SKILL.md', size: 10, sha256: sha, hash: `sha256:${sha}`, linkTarget: null }],
     };
     expect(SkillManifestSchema.parse(manifest)).toEqual(manifest);
     const bad = { ...manifest, files: [{ ...manifest.files[0], sha256: 'xyz' }] };
     expect(SkillManifestSchema.safeParse(bad).success).toBe(false);
+    // What the registry's signatures cover travels with them (docs/provenance.md).
+    const { integrity: _, ...unsignable } = manifest;
+    expect(SkillManifestSchema.safeParse(unsignable).success).toBe(false);
   });
 
   it('resource_not_found is -32602 (SEP-2164), registry_unavailable a retryable 503', () => {
