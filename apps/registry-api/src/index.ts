@@ -66,6 +66,7 @@ const signing = signer
       logger,
       intervalMs: env.SIGNING_INTERVAL_MS,
       logOrigin: logOrigin(publishingSettings(env).publicUrl),
+      builderId: publishingSettings(env).publicUrl,
     })
   : undefined;
 logger.info({ url: `http://${env.REGISTRY_HOST}:${env.REGISTRY_PORT}` }, 'registry-api listening');

@@ -111,6 +111,12 @@ const routes = () => [
     path: `${pdf}/versions/${pdfVersion}/archive.tgz`,
     cacheControl: IMMUTABLE,
   },
+  {
+    id: 'version-attestations',
+    route: 'version attestations',
+    path: `${pdf}/versions/${pdfVersion}/attestations`,
+    cacheControl: MOVING,
+  },
   { id: 'openapi', route: 'openapi', path: '/api/openapi.json', cacheControl: MOVING },
   { id: 'registry-keys', route: 'registry keys', path: '/api/keys', cacheControl: MOVING },
   { id: 'log-checkpoint', route: 'log checkpoint', path: '/api/log/checkpoint', cacheControl: MOVING },
@@ -221,9 +227,11 @@ describe('after a change the validators move', () => {
     commitFiles(repo, { 'pdf/SKILL.md': skill('pdf', 'Fills and signs PDF forms.') }, 'pdf: signs too');
     await reindex();
     // What an exact version was does not change, nor does the API's description or its keys; the log
-    // moves only when its sequencer runs (not here).
+    // moves only when its sequencer runs, an exact version's attestations only when the attester does
+    // (neither here).
     const unchanged = [
       'version exact',
+      'version attestations',
       'file exact',
       'archive exact',
       'openapi',

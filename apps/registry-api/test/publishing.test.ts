@@ -162,6 +162,18 @@ describe('POST /api/publish: happy paths', () => {
       .where('scope', '=', 'octo')
       .executeTakeFirst();
     expect(owner).toMatchObject({ owner_id: gh.accountId('octo'), owner_login: 'octo', bound_by: 'publish' });
+    // The workflow run the token vouched for, kept for the versions' attestations (docs/provenance.md).
+    const claims = await database.db
+      .selectFrom('publish_runs')
+      .select(['oidc_workflow_ref', 'oidc_run_id', 'oidc_sha', 'oidc_event_name'])
+      .where('id', '=', accepted.runId)
+      .executeTakeFirstOrThrow();
+    expect(claims).toEqual({
+      oidc_workflow_ref: expect.stringMatching(/^octo\/skills\/\.github\/workflows\/publish\.yml@/),
+      oidc_run_id: '4242',
+      oidc_sha: 'a'.repeat(40),
+      oidc_event_name: 'push',
+    });
 
     const run = await request(app).get(accepted.statusUrl).expect(200);
     expect(PublishRunSchema.parse(run.body)).toMatchObject({

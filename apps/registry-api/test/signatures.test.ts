@@ -97,6 +97,7 @@ describe('registry signatures', () => {
       logger: createLogger('test', 'silent'),
       intervalMs: 50,
       logOrigin: 'registry.test/log',
+      builderId: 'https://registry.test',
     });
     try {
       commitFiles(repo, {

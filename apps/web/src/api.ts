@@ -130,6 +130,42 @@ export function getVersion(
   return withClient((client) => client.version(scope, name, version, { signal }));
 }
 
+/** Where a version was built from, as its provenance attestation says (docs/provenance.md). */
+export interface BuiltFrom {
+  repository: string;
+  commit: string;
+  /** The CI run that published it (a URL), when it was published from CI. */
+  run: string | null;
+}
+
+/**
+ * The source the registry attested for a version, from its attestation's statement; null when it has
+ * none. Shown, not verified: the CLI's `pkgreg verify` and `openssl` verify (docs/provenance.md).
+ */
+export async function getBuiltFrom(
+  scope: string,
+  name: string,
+  version: string,
+  signal?: AbortSignal,
+): Promise<BuiltFrom | null> {
+  const { attestations } = await withClient((client) =>
+    client.attestations(scope, name, version, { signal }),
+  );
+  const [first] = attestations;
+  if (!first) return null;
+  try {
+    const statement = JSON.parse(atob(first.envelope.payload)) as {
+      predicate?: { buildDefinition?: { externalParameters?: Record<string, unknown> } };
+    };
+    const params = statement.predicate?.buildDefinition?.externalParameters ?? {};
+    const { repository, commit, run } = params;
+    if (typeof repository !== 'string' || typeof commit !== 'string') return null;
+    return { repository, commit, run: typeof run === 'string' ? run : null };
+  } catch {
+    return null;
+  }
+}
+
 /** The bytes of a file of an exact version (served with a sandbox CSP, so opening it runs nothing). */
 export function fileUrl(scope: string, name: string, version: string, path: string): string {
   return filePath(scope, name, version, path);

@@ -398,6 +398,8 @@ export {
   LogProofSchema,
 } from './transparency-log.js';
 export {
+  type DsseEnvelope,
+  DsseEnvelopeSchema,
   FILE_NOT_FOUND_MESSAGE,
   INVALID_FILE_PATH_MESSAGE,
   INVALID_VERSION_MESSAGE,
@@ -408,6 +410,8 @@ export {
   RegistryKeysResponseSchema,
   resolveSkillLink,
   VERSION_NOT_FOUND_MESSAGE,
+  type VersionAttestationsResponse,
+  VersionAttestationsResponseSchema,
   type VersionDetail,
   VersionDetailSchema,
   type VersionFile,

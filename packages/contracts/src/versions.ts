@@ -85,6 +85,30 @@ export const RegistryKeysResponseSchema = z.object({
 });
 export type RegistryKeysResponse = z.infer<typeof RegistryKeysResponseSchema>;
 
+/** A DSSE envelope (secure-systems-lab/dsse): a payload and signatures over its PAE encoding. */
+export const DsseEnvelopeSchema = z.object({
+  /** `application/vnd.in-toto+json` for an in-toto statement. */
+  payloadType: z.string(),
+  /** Base64 of the serialized statement. */
+  payload: z.string(),
+  /** Registry signatures over `DSSEv1 <len(type)> <type> <len(payload)> <payload>` (base64 Ed25519). */
+  signatures: z.array(VersionSignatureSchema),
+});
+export type DsseEnvelope = z.infer<typeof DsseEnvelopeSchema>;
+
+/** GET …/versions/:version/attestations: the registry's provenance attestations of the version. */
+export const VersionAttestationsResponseSchema = z.object({
+  attestations: z.array(
+    z.object({
+      /** The statement's predicate type: `https://slsa.dev/provenance/v1`. */
+      predicateType: z.string(),
+      /** The signed in-toto statement (docs/provenance.md, "Provenance attestations"). */
+      envelope: DsseEnvelopeSchema,
+    }),
+  ),
+});
+export type VersionAttestationsResponse = z.infer<typeof VersionAttestationsResponseSchema>;
+
 export const VersionDetailSchema = VersionSummarySchema.extend({
   scope: z.string(),
   name: z.string(),

@@ -113,6 +113,8 @@ export interface PackageVersionsTable {
     Array<Record<string, unknown>> | string
   >;
   scanned_at: NullableTimestamp;
+  /** The indexing run that created the version (the link to its publish run); null before it was kept. */
+  indexing_run_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 /** Every public key that ever signed versions (issue 30); never deleted, so old signatures verify. */
@@ -131,6 +133,18 @@ export interface VersionSignaturesTable {
   version_id: string;
   keyid: string;
   signature: string;
+  created_at: Generated<Date>;
+}
+
+/** The registry's attestation of where a version came from: a DSSE envelope of an in-toto statement. */
+export interface VersionAttestationsTable {
+  version_id: string;
+  keyid: string;
+  envelope: JSONColumnType<
+    { payloadType: string; payload: string; signatures: Array<{ keyid: string; sig: string }> },
+    string,
+    string
+  >;
   created_at: Generated<Date>;
 }
 
@@ -627,6 +641,13 @@ export interface PublishRunsTable {
   created_at: Timestamp;
   started_at: NullableTimestamp;
   finished_at: NullableTimestamp;
+  /** Claims of the verified CI OIDC token (GitHub Actions): null unless `proof` is 'oidc'. */
+  oidc_workflow_ref: string | null;
+  oidc_ref: string | null;
+  oidc_run_id: string | null;
+  oidc_run_attempt: string | null;
+  oidc_sha: string | null;
+  oidc_event_name: string | null;
 }
 
 /** Per repository, the salt its webhook secret is derived from (the secret itself is never stored). */
@@ -826,6 +847,7 @@ export interface Database {
   edge_backend_owners: EdgeBackendOwnersTable;
   registry_signing_keys: RegistrySigningKeysTable;
   version_signatures: VersionSignaturesTable;
+  version_attestations: VersionAttestationsTable;
   log_leaves: LogLeavesTable;
   log_nodes: LogNodesTable;
   log_checkpoints: LogCheckpointsTable;

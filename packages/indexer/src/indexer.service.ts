@@ -406,6 +406,7 @@ async function indexLocked(ctx: RunContext, runId: string): Promise<LockedOutcom
       snapshotCommit: snap.commit,
       snapshotCommitTime: snap.commitTime,
       truncated: snap.truncated,
+      indexingRunId: runId,
       proven: ctx.request.proof !== undefined,
     });
     rejections.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -30,6 +30,8 @@ import {
   type SearchResponse,
   SearchResponseSchema,
   TokenListSchema,
+  type VersionAttestationsResponse,
+  VersionAttestationsResponseSchema,
   type TokenSummary,
   TokenSummarySchema,
   type TrackResponse,
@@ -141,6 +143,13 @@ export interface RegistryClient {
   version(scope: string, name: string, version: string, options?: CallOptions): Promise<VersionDetail>;
   /** GET /api/keys: every key the registry signed versions with (docs/provenance.md). */
   keys(options?: CallOptions): Promise<RegistryKeysResponse>;
+  /** A version's provenance attestations (DSSE envelopes of in-toto statements; docs/provenance.md). */
+  attestations(
+    scope: string,
+    name: string,
+    version: string,
+    options?: CallOptions,
+  ): Promise<VersionAttestationsResponse>;
   /** A page of the packages whose latest version depends on this one. */
   dependants(
     scope: string,
@@ -510,6 +519,17 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
           ...opts,
         },
         VersionDetailSchema,
+      ),
+    attestations: (scope, name, version, opts = {}) =>
+      json(
+        {
+          method: 'GET',
+          path: `${versionPath(scope, name, version)}/attestations`,
+          subject: `${named(scope, name)}@${version} attestations`,
+          idempotent: true,
+          ...opts,
+        },
+        VersionAttestationsResponseSchema,
       ),
     keys: (opts = {}) =>
       json(

@@ -78,6 +78,25 @@ export {
   undeprecatePackage,
 } from './packages/packages.repository.js';
 export {
+  type AttestationCheck,
+  type AttestedVersion,
+  BUILD_TYPE_CI_PUBLISH,
+  BUILD_TYPE_INDEXED,
+  type CiRun,
+  type DsseEnvelope,
+  type ExpectedProvenance,
+  IN_TOTO_PAYLOAD_TYPE,
+  IN_TOTO_STATEMENT_TYPE,
+  type ProvenanceStatement,
+  preAuthEncoding,
+  provenanceStatement,
+  SLSA_PROVENANCE_TYPE,
+  sha512HexOf,
+  signStatement,
+  subjectName,
+  verifyAttestation,
+} from './provenance/attestations.js';
+export {
   type Checkpoint,
   checkpointText,
   type NoteCheck,
@@ -141,6 +160,11 @@ export {
   type UnloggedVersion,
   unloggedVersions,
 } from './provenance/transparency-log.js';
+export {
+  attestationsOf,
+  attestPendingVersions,
+  type VersionAttestation,
+} from './provenance/version-attestations.js';
 export {
   createPublishRun,
   findPublishRun,

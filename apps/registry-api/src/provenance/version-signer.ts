@@ -1,5 +1,6 @@
 import type { Db } from '@pkgreg/db';
 import {
+  attestPendingVersions,
   checkpoint,
   logPendingVersions,
   type RegistrySigner,
@@ -10,13 +11,20 @@ import { type Logger, type PeriodicTask, startPeriodic } from '@pkgreg/server-ki
 
 // The registry's signer beside the API (docs/provenance.md): it publishes its key, then signs every
 // version its key has not signed yet (as they are created, and the backlog at start), appends the public
-// ones to the transparency log and signs a checkpoint when the log grew. Every API process runs it; one
-// at a time signs, and one at a time appends (each step takes its own lock).
+// ones to the transparency log and signs a checkpoint when the log grew, and attests the versions built
+// from a known commit (docs/provenance.md, "Provenance attestations"). Every API process runs it; one
+// at a time signs, one at a time attests and one at a time appends (each step takes its own lock).
 
 export async function startVersionSigner(
   db: Db,
   signer: RegistrySigner,
-  options: { logger: Logger; intervalMs: number; logOrigin: string },
+  options: {
+    logger: Logger;
+    intervalMs: number;
+    logOrigin: string;
+    /** The registry's public URL: the builder id its attestations name. */
+    builderId: string;
+  },
 ): Promise<PeriodicTask> {
   await registerSigningKey(db, signer);
   options.logger.info({ keyid: signer.keyId }, 'signing versions');
@@ -26,6 +34,13 @@ export async function startVersionSigner(
       for (;;) {
         const signed = await signPendingVersions(db, signer, { limit: 500 });
         if (signed === null || signed < 500) break;
+      }
+      for (;;) {
+        const attested = await attestPendingVersions(db, signer, {
+          limit: 500,
+          builderId: options.builderId,
+        });
+        if (attested === null || attested < 500) break;
       }
       let appended = 0;
       for (;;) {

@@ -14,6 +14,12 @@ const ActionsClaimsSchema = z.object({
   repository_owner_id: z.string().regex(/^[1-9]\d{0,18}$/),
   repository_id: z.string().regex(/^[1-9]\d{0,18}$/),
   ref: z.string().optional(),
+  // Recorded for the version's attestation (docs/provenance.md), never checked here.
+  workflow_ref: z.string().max(1000).optional(),
+  run_id: z.string().max(40).optional(),
+  run_attempt: z.string().max(40).optional(),
+  sha: z.string().max(64).optional(),
+  event_name: z.string().max(100).optional(),
   // Each token is accepted once; GitHub's always carry a jti, so one without it is refused.
   jti: z.string().min(1).max(256),
   exp: z.number(),
@@ -53,6 +59,14 @@ export function createOidcProof(verifier: OidcVerifier): ProofVerifier {
         ownerLogin: claims.repository_owner,
         ownerId: Number(claims.repository_owner_id),
         repositoryId: Number(claims.repository_id),
+        ci: {
+          workflowRef: claims.workflow_ref ?? null,
+          ref: claims.ref ?? null,
+          runId: claims.run_id ?? null,
+          runAttempt: claims.run_attempt ?? null,
+          sha: claims.sha ?? null,
+          eventName: claims.event_name ?? null,
+        },
       };
     },
   };

@@ -25,6 +25,18 @@ export interface ProvenIdentity {
   /** The owner account's numeric id (survives renames; a new account on a freed login has another). */
   ownerId: number;
   repositoryId: number;
+  /** For an OIDC proof, the run that asked (GitHub Actions claims); attestations name it. */
+  ci?: CiRunClaims;
+}
+
+/** The claims of a verified CI OIDC token a publish records (docs/provenance.md). */
+export interface CiRunClaims {
+  workflowRef: string | null;
+  ref: string | null;
+  runId: string | null;
+  runAttempt: string | null;
+  sha: string | null;
+  eventName: string | null;
 }
 
 export interface ProofVerifier {

@@ -179,6 +179,7 @@ export async function publish(deps: PublishingDeps, token: string, body: unknown
       scope,
       ref: request.ref ?? null,
       proof: identity.proof,
+      ...(identity.ci ? { oidc: identity.ci } : {}),
     });
     // The secret is created at the first publish with a user token (or a rotation) and shown then only.
     // It proves the repository for the account it was issued to: once the repository has changed

@@ -55,6 +55,7 @@ import {
   TrustedPublisherParamsSchema,
   TrustedPublisherRequestSchema,
   UploadResultSchema,
+  VersionAttestationsResponseSchema,
   VersionDetailSchema,
   VersionFilePathParamsSchema,
   VersionListQuerySchema,
@@ -243,6 +244,27 @@ export const ROUTES = [
         description: 'The version',
         headers: movingHeaders,
         json: named('VersionDetail', VersionDetailSchema),
+      },
+      ...notModified,
+      ...versionErrors,
+    },
+  },
+  {
+    id: 'version-attestations',
+    method: 'get',
+    path: '/api/packages/:scope/:name/versions/:version/attestations',
+    cache: 'moving-unless-moderated',
+    access: 'anonymous',
+    summary:
+      "The registry's provenance attestations of a version (in-toto SLSA provenance in DSSE envelopes)",
+    description:
+      'Each attestation is a DSSE envelope of an in-toto Statement v1 whose subject is the archive (`pkg:pkgreg/%40scope/name@version`, sha512 of `archive.tgz`) and whose predicate (SLSA provenance v1) names the repository, commit, path and, for a CI publish, the workflow run; signed with a key of GET /api/keys over the DSSE pre-authentication encoding (docs/provenance.md, "Provenance attestations"). A version without one (an upload, a version not attested yet) answers an empty list.',
+    params: VersionPathParamsSchema,
+    responses: {
+      200: {
+        description: 'The attestations, newest key first; empty when the version has none',
+        headers: movingHeaders,
+        json: named('VersionAttestations', VersionAttestationsResponseSchema),
       },
       ...notModified,
       ...versionErrors,

@@ -13,6 +13,7 @@ import {
   getExactVersionArchive,
   getVersion,
   getVersionArchive,
+  getVersionAttestations,
   getVersionFile,
   listVersions,
   type Moderated,
@@ -81,7 +82,10 @@ function fileContentType(path: string, isLink: boolean): string {
 
 export function versionsRoutes(
   deps: VersionsRoutesDeps,
-): Pick<RegistryHandlers, 'versions' | 'version' | 'version-archive' | 'version-file'> {
+): Pick<
+  RegistryHandlers,
+  'versions' | 'version' | 'version-archive' | 'version-file' | 'version-attestations'
+> {
   const { db, content, caching, readAccess } = deps;
 
   const versions: RegistryHandlers['versions'] = async (req, res) => {
@@ -94,6 +98,12 @@ export function versionsRoutes(
     const ref = parseVersionParam(req.params.version);
     const key = packageKeyFromParams(req.params);
     sendJson(req, res, caching, await getVersion(db, key, ref, await readAccess(req)));
+  };
+
+  const versionAttestations: RegistryHandlers['version-attestations'] = async (req, res) => {
+    const ref = parseVersionParam(req.params.version);
+    const key = packageKeyFromParams(req.params);
+    sendJson(req, res, caching, await getVersionAttestations(db, key, ref, await readAccess(req)));
   };
 
   const versionArchive: RegistryHandlers['version-archive'] = async (req, res) => {
@@ -123,5 +133,11 @@ export function versionsRoutes(
     sendContent(req, res, file, bytesCacheControl(caching, ref), headers, ref.exact !== null);
   };
 
-  return { versions, version, 'version-archive': versionArchive, 'version-file': versionFile };
+  return {
+    versions,
+    version,
+    'version-archive': versionArchive,
+    'version-file': versionFile,
+    'version-attestations': versionAttestations,
+  };
 }

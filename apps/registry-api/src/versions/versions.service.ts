@@ -6,6 +6,7 @@ import {
   normalizeSkillFilePath,
   PACKAGE_NOT_FOUND_MESSAGE,
   VERSION_NOT_FOUND_MESSAGE,
+  type VersionAttestationsResponse,
   type VersionDetail,
   type VersionListQuery,
   type VersionListResponse,
@@ -13,6 +14,7 @@ import {
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import {
+  attestationsOf,
   canRead,
   countVersions,
   findExactArchiveRow,
@@ -168,6 +170,17 @@ export async function getVersion(
     signatures: signatures.get(row.id) ?? [],
   };
   return { value, moderated: row.moderated };
+}
+
+/** The version's provenance attestations: the same reader rules as the version (private: not found). */
+export async function getVersionAttestations(
+  db: Db,
+  key: PackageKey,
+  ref: VersionRef,
+  access: ReadAccess,
+): Promise<Moderated<VersionAttestationsResponse>> {
+  const row = await requireVersion(db, key, ref, access);
+  return { value: { attestations: await attestationsOf(db, row.id) }, moderated: row.moderated };
 }
 
 /** Bytes of one version with what their headers need. */

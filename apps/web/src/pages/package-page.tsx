@@ -6,8 +6,10 @@ import {
   ApiError,
   archiveFilename,
   archiveUrl,
+  type BuiltFrom,
   fetchFileText,
   fileUrl,
+  getBuiltFrom,
   getPackage,
   getVersion,
   listVersions,
@@ -123,6 +125,37 @@ function Warnings(props: { warnings: string[] }) {
   );
 }
 
+/** "Built from <repo> at <commit> (by <run>)" from the version's attestation, when it has one. */
+function BuiltFromFact(props: { version: VersionDetail }) {
+  const { scope, name, version } = props.version;
+  const [built] = useResource<BuiltFrom | null>(`${scope}/${name}@${version} built-from`, (signal) =>
+    getBuiltFrom(scope, name, version, signal),
+  );
+  if (built.status !== 'ok' || built.data === null) return null;
+  const { repository, commit, run } = built.data;
+  const repoUrl = URL.parse(repository)?.protocol === 'https:' ? repository : null;
+  return (
+    <Fact label="Built from">
+      <span data-testid="built-from">
+        {repoUrl ? <a href={repoUrl}>{repository.replace(/^https:\/\//, '')}</a> : repository} at{' '}
+        {repoUrl ? (
+          <a href={`${repoUrl}/commit/${encodeURIComponent(commit)}`}>
+            <code>{commit.slice(0, 12)}</code>
+          </a>
+        ) : (
+          <code>{commit.slice(0, 12)}</code>
+        )}
+        {run && URL.parse(run)?.protocol === 'https:' ? (
+          <>
+            {' '}
+            by <a href={run}>a CI run</a>
+          </>
+        ) : null}
+      </span>
+    </Fact>
+  );
+}
+
 function VersionFacts(props: { version: VersionDetail }) {
   const { version } = props;
   return (
@@ -153,6 +186,7 @@ function VersionFacts(props: { version: VersionDetail }) {
             <code title={version.sourceCommit}>{version.sourceCommit.slice(0, 12)}</code>
           </Fact>
         ) : null}
+        <BuiltFromFact version={version} />
         <Fact label="Signed">
           {version.signatures.length > 0 ? (
             <span data-testid="signed">

@@ -173,6 +173,33 @@ describe('version picker', () => {
     await expect(page.locator('[data-testid="signed"]').textContent()).resolves.toContain(
       'SHA256:webtestkeywe',
     );
+    // Its provenance attestation, when the registry made one: where it was built from, with links.
+    const statement = {
+      predicate: {
+        buildDefinition: {
+          externalParameters: {
+            repository: 'https://github.com/tools/skills',
+            commit: 'abcdef0123456789abcdef0123456789abcdef01',
+            run: 'https://github.com/tools/skills/actions/runs/42',
+          },
+        },
+      },
+    };
+    const envelope = {
+      payloadType: 'application/vnd.in-toto+json',
+      payload: Buffer.from(JSON.stringify(statement)).toString('base64'),
+      signatures: [{ keyid: 'SHA256:webtestkeywebtestkeywebtestkeywebtestkey00=', sig: 'c2ln' }],
+    };
+    await sql`insert into version_attestations (version_id, keyid, envelope)
+      select v.id, 'SHA256:webtestkeywebtestkeywebtestkeywebtestkey00=', ${JSON.stringify(envelope)}::jsonb
+      from package_versions v join packages p on p.id = v.package_id
+      where p.scope = 'tools' and p.name = 'pdf' and v.version = '1.1.0'`.execute(t.db);
+    await page.reload();
+    const built = page.locator('[data-testid="built-from"]');
+    await expect(built.textContent()).resolves.toBe('github.com/tools/skills at abcdef012345 by a CI run');
+    await expect(built.locator('a').nth(1).getAttribute('href')).resolves.toBe(
+      'https://github.com/tools/skills/commit/abcdef0123456789abcdef0123456789abcdef01',
+    );
     await page.close();
   });
 

@@ -40,6 +40,7 @@ import * as edgeBackendOwners from './2026-11-29T0510-edge-backend-owners.js';
 import * as delegationRevokedBefore from './2026-11-29T0520-delegation-revoked-before.js';
 import * as registrySignatures from './2026-11-29T0600-registry-signatures.js';
 import * as transparencyLog from './2026-11-29T0610-transparency-log.js';
+import * as versionAttestations from './2026-11-29T0620-version-attestations.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -84,4 +85,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0520-delegation-revoked-before': delegationRevokedBefore,
   '2026-11-29T0600-registry-signatures': registrySignatures,
   '2026-11-29T0610-transparency-log': transparencyLog,
+  '2026-11-29T0620-version-attestations': versionAttestations,
 };

@@ -14,6 +14,15 @@ export interface NewPublishRun {
   scope: string;
   ref: string | null;
   proof: PublishProof;
+  /** The verified OIDC token's claims (an OIDC publish only): its version's attestation names the run. */
+  oidc?: {
+    workflowRef: string | null;
+    ref: string | null;
+    runId: string | null;
+    runAttempt: string | null;
+    sha: string | null;
+    eventName: string | null;
+  };
 }
 
 export async function createPublishRun(db: Conn, run: NewPublishRun): Promise<PublishRunRow> {
@@ -25,6 +34,16 @@ export async function createPublishRun(db: Conn, run: NewPublishRun): Promise<Pu
       scope: run.scope,
       ref: run.ref,
       proof: run.proof,
+      ...(run.oidc
+        ? {
+            oidc_workflow_ref: run.oidc.workflowRef,
+            oidc_ref: run.oidc.ref,
+            oidc_run_id: run.oidc.runId,
+            oidc_run_attempt: run.oidc.runAttempt,
+            oidc_sha: run.oidc.sha,
+            oidc_event_name: run.oidc.eventName,
+          }
+        : {}),
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -84,6 +84,8 @@ export interface WriteInput {
    */
   snapshotCommitTime?: Date | null;
   truncated: boolean;
+  /** The indexing run writing them (null for an upload): links a version to the publish that asked. */
+  indexingRunId?: string | null;
   /** A publish or signed webhook: what it writes or confirms is `verified`. */
   proven: boolean;
 }
@@ -211,6 +213,7 @@ export async function writePreparedVersions(
           archiveSha256: skill.archive.sha256,
           totalBytes: skill.totalBytes,
           sourceCommit: input.snapshotCommit,
+          indexingRunId: input.indexingRunId ?? null,
           warnings: skill.warnings,
           manifest: skill.manifest,
           scan: skill.scan,

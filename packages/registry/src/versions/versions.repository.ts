@@ -190,6 +190,8 @@ export interface NewVersion {
   archiveSha256: string;
   totalBytes: number;
   sourceCommit: string | null;
+  /** The indexing run creating it; absent or null for an upload. */
+  indexingRunId?: string | null;
   warnings: string[];
   manifest: ManifestFile[];
   /** The version's risk scan, stored with it (and its risk on the package: the latest version's). */
@@ -212,6 +214,7 @@ export async function insertVersion(db: Conn, v: NewVersion, now: Date): Promise
       file_count: v.manifest.length,
       total_bytes: v.totalBytes,
       source_commit: v.sourceCommit,
+      indexing_run_id: v.indexingRunId ?? null,
       warnings: JSON.stringify(v.warnings),
       created_at: now,
       risk: v.scan?.risk ?? null,
