@@ -23,6 +23,8 @@ export async function startRegistry(databaseUrl) {
       // Production requires publishing's settings (docs/publishing.md); nothing is published here.
       REGISTRY_PUBLIC_URL: base,
       WEBHOOK_SECRET_KEY: 'bench-only-webhook-key-never-used-for-a-real-publish',
+      // Production signs sessions with it (docs/accounts.md); nobody signs in here.
+      AUTH_SECRET: 'bench-only-auth-secret-never-used-for-a-real-session',
     },
     stdio: 'ignore',
   });
