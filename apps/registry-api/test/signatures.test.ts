@@ -116,6 +116,17 @@ describe('registry signatures', () => {
         return res.status === 200 && res.text.split('\n')[1] === '3' && res.text;
       }, 'a checkpoint of the three versions');
       expect(note.split('\n')[0]).toBe('registry.test/log');
+      // Each version record names its leaf, for an inclusion proof (docs/provenance.md).
+      const indexes = await Promise.all(
+        [
+          ['pdf', '1.0.0'],
+          ['csv', '2.0.0'],
+          ['pdf', '1.1.0'],
+        ].map(async ([name, ref]) => (await version(name as string, ref)).log?.index),
+      );
+      // Logged in creation order: the two of the first run (in its order), then the new one.
+      expect([...indexes].sort()).toEqual([0, 1, 2]);
+      expect(indexes[2]).toBe(2);
     } finally {
       await task.stop();
     }

@@ -124,6 +124,12 @@ export const VersionDetailSchema = VersionSummarySchema.extend({
    * registry's signer has signed it (seconds after it is created), or when the registry signs nothing.
    */
   signatures: z.array(VersionSignatureSchema).default([]),
+  /**
+   * The version's leaf in the registry's transparency log (docs/provenance.md): its index, for an
+   * inclusion proof against a checkpoint. Null while not logged yet (seconds), and always for a private
+   * package (the public log never names one).
+   */
+  log: z.object({ index: z.number().int().nonnegative() }).nullable().default(null),
 });
 export type VersionDetail = z.infer<typeof VersionDetailSchema>;
 

@@ -152,6 +152,7 @@ export {
   latestCheckpoint,
   logEntries,
   logEntryText,
+  logIndexOf,
   logOrigin,
   logPendingVersions,
   logRoot,

@@ -23,6 +23,7 @@ import {
   findVersionRow,
   listVersionFiles,
   listVersionRows,
+  logIndexOf,
   type ReadAccess,
   signaturesOf,
   type VersionedPackageRow,
@@ -148,10 +149,11 @@ export async function getVersion(
 ): Promise<Moderated<VersionDetail>> {
   const row = await requireVersion(db, key, ref, access);
   // Dependencies on private packages the reader may not read are left out (docs/versions.md).
-  const [files, { dependencies }, signatures] = await Promise.all([
+  const [files, { dependencies }, signatures, logIndex] = await Promise.all([
     listVersionFiles(db, row.id),
     versionDependencies(db, row.id, access),
     signaturesOf(db, [row.id]),
+    logIndexOf(db, row.id),
   ]);
   const value: VersionDetail = {
     ...toSummary(row),
@@ -168,6 +170,7 @@ export async function getVersion(
     })),
     dependencies,
     signatures: signatures.get(row.id) ?? [],
+    log: logIndex === undefined ? null : { index: logIndex },
   };
   return { value, moderated: row.moderated };
 }

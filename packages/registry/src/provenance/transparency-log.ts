@@ -1,6 +1,7 @@
 import type { Database, Db } from '@pkgreg/db';
 import { type Kysely, sql } from 'kysely';
 import { signCheckpoint } from './checkpoint-note.js';
+import { logEntryText } from './log-entry.js';
 import {
   appendToRange,
   type CompactRange,
@@ -28,19 +29,8 @@ type Conn = Kysely<Database>;
 /** The log's advisory lock: appends and checkpoints, one at a time. */
 const LOG_LOCK_KEY = 0x706b_6c67; // "pklg"
 
-/** A leaf's entry: `@scope/name@version sha512-…` (one line, no newline). */
-export function logEntryText(scope: string, name: string, version: string, integrity: string): string {
-  return `${'@'}${scope}/${name}@${version} ${integrity}`;
-}
-
-/**
- * The log's name, the first line of its checkpoints: the registry's public host (and path, when it is
- * served under one) + `/log`, as Go's checksum database is `sum.golang.org`.
- */
-export function logOrigin(publicUrl: string): string {
-  const url = new URL(publicUrl);
-  return `${url.host}${url.pathname.replace(/\/+$/, '')}/log`;
-}
+// The entry's text and the log's name are pure (the CLI bundles them): log-entry.ts.
+export { logEntryText, logOrigin } from './log-entry.js';
 
 async function lockLog(trx: Conn): Promise<void> {
   await sql`select pg_advisory_xact_lock(${LOG_LOCK_KEY})`.execute(trx);
@@ -281,4 +271,14 @@ export async function unloggedVersions(
       problem: r.idx === null ? 'missing' : Number(r.idx) >= options.size ? 'after-checkpoint' : 'altered',
     })),
   };
+}
+
+/** The version's leaf index in the log; undefined while it is not logged (or never: a private one). */
+export async function logIndexOf(db: Conn, versionId: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('log_leaves')
+    .select('idx')
+    .where('version_id', '=', versionId)
+    .executeTakeFirst();
+  return row === undefined ? undefined : Number(row.idx);
 }
