@@ -113,6 +113,8 @@ export interface SignatureChecker {
   keysPublished(): Promise<boolean>;
   /** The check, or undefined when the registry publishes no keys. */
   check(version: SignedVersion): Promise<SignatureCheck | undefined>;
+  /** The registry's keys (GET /api/keys, the same fetch): they sign checkpoints and attestations too. */
+  keys(): Promise<ReadonlyMap<string, RegistryKey>>;
 }
 
 /** The registry's keys; none when it publishes none, or predates GET /api/keys (404). */
@@ -142,6 +144,7 @@ export function signatureChecker(ctx: Context): SignatureChecker {
       const known = await load();
       return known.size === 0 ? undefined : checkSignatures(known, version);
     },
+    keys: load,
   };
 }
 

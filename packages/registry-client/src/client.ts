@@ -11,6 +11,8 @@ import {
   type ListQuery,
   type ListResponse,
   ListResponseSchema,
+  type LogProof,
+  LogProofSchema,
   type Me,
   MeSchema,
   type PackageDetail,
@@ -30,14 +32,14 @@ import {
   type SearchResponse,
   SearchResponseSchema,
   TokenListSchema,
-  type VersionAttestationsResponse,
-  VersionAttestationsResponseSchema,
   type TokenSummary,
   TokenSummarySchema,
   type TrackResponse,
   TrackResponseSchema,
   type UploadResult,
   UploadResultSchema,
+  type VersionAttestationsResponse,
+  VersionAttestationsResponseSchema,
   type VersionDetail,
   VersionDetailSchema,
   type VersionListResponse,
@@ -92,6 +94,8 @@ export interface CallOptions {
    * assertion for a read it makes as a person). Never logged.
    */
   token?: string;
+  /** Sent without the client's credentials: what anyone may read (a public version). */
+  anonymous?: boolean;
 }
 
 /** How a download reports its bytes: received so far, and the total when the server said it. */
@@ -150,6 +154,12 @@ export interface RegistryClient {
     version: string,
     options?: CallOptions,
   ): Promise<VersionAttestationsResponse>;
+  /** GET /api/log/checkpoint: the transparency log's latest checkpoint, a signed note (404: no log yet). */
+  checkpoint(options?: CallOptions): Promise<string>;
+  /** The audit path of leaf `index` in the log's tree of `size` leaves (RFC 9162 §2.1.3). */
+  inclusionProof(index: number, size: number, options?: CallOptions): Promise<LogProof>;
+  /** The proof that the log's tree of `to` leaves extends the one of `from` (RFC 9162 §2.1.4). */
+  consistencyProof(from: number, to: number, options?: CallOptions): Promise<LogProof>;
   /** A page of the packages whose latest version depends on this one. */
   dependants(
     scope: string,
@@ -535,6 +545,39 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
       json(
         { method: 'GET', path: '/api/keys', subject: 'signing keys', idempotent: true, ...opts },
         RegistryKeysResponseSchema,
+      ),
+    async checkpoint(opts = {}) {
+      const call: Call = {
+        method: 'GET',
+        path: '/api/log/checkpoint',
+        subject: 'transparency log checkpoint',
+        idempotent: true,
+        accept: 'text/plain',
+        ...opts,
+      };
+      return decoder.decode((await bytes(call)).bytes);
+    },
+    inclusionProof: (index, size, opts = {}) =>
+      json(
+        {
+          method: 'GET',
+          path: `/api/log/proof/inclusion?${new URLSearchParams({ index: String(index), size: String(size) })}`,
+          subject: 'transparency log inclusion proof',
+          idempotent: true,
+          ...opts,
+        },
+        LogProofSchema,
+      ),
+    consistencyProof: (from, to, opts = {}) =>
+      json(
+        {
+          method: 'GET',
+          path: `/api/log/proof/consistency?${new URLSearchParams({ from: String(from), to: String(to) })}`,
+          subject: 'transparency log consistency proof',
+          idempotent: true,
+          ...opts,
+        },
+        LogProofSchema,
       ),
     dependants: (scope, name, page, pageSize, opts = {}) =>
       json(

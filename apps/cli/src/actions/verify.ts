@@ -1,5 +1,6 @@
 import type { VersionDetail } from '@pkgreg/contracts';
 import type { Command } from 'commander';
+import { ATTESTATION_MISSING, checkAttestations } from '../attestations.js';
 import type { VerifyOptions } from '../commands/verify.js';
 import { type Context, createContext } from '../context.js';
 import { CliError, EXIT, type ExitCode } from '../errors.js';
@@ -14,6 +15,7 @@ import {
 import { type InstalledPackage, installedPackages, readLockfile } from '../lockfile/read.js';
 import { parsePackageArg } from '../names.js';
 import { type SignatureChecker, signatureChecker } from '../signatures.js';
+import { checkpointReader, inclusionProblem } from '../transparency-log.js';
 import { inspectInstalled } from './list.js';
 
 // `pkgreg verify` (docs/provenance.md, "Verifying signatures"), what `npm audit signatures` is for npm:
@@ -25,6 +27,9 @@ import { inspectInstalled } from './list.js';
 /** What failed, by the exit code it leads to (README: Exit codes; the first kind found wins). */
 const SEVERITY = [
   { kind: 'signature', exitCode: EXIT.signature },
+  // The transparency log and attestations vouch for the bytes as signatures do.
+  { kind: 'log', exitCode: EXIT.signature },
+  { kind: 'attestation', exitCode: EXIT.signature },
   { kind: 'files', exitCode: EXIT.integrity },
   { kind: 'notFound', exitCode: EXIT.notFound },
 ] as const;
@@ -100,7 +105,56 @@ async function registryProblems(
   // The lockfile's integrity, not the record's: what must be vouched for is what is pinned here.
   const check = await checker.check({ ...record, name: entry.name, integrity: entry.integrity });
   if (check && !check.ok) problems.push({ kind: 'signature', text: `signature: ${check.problem}` });
+  problems.push(...(await logProblems(ctx, checker, entry, record)));
+  if (entry.attested && check) problems.push(...(await attestationProblems(ctx, checker, entry)));
   return { problems, keyid: check?.ok ? check.keyid : null };
+}
+
+/**
+ * The lockfile's entry proved in the log's current checkpoint (at the lockfile's leaf, else the
+ * record's); a version with no leaf is a problem unless it is private (its record hidden from anyone
+ * without a token: the public log never names one).
+ */
+async function logProblems(
+  ctx: Context,
+  checker: SignatureChecker,
+  entry: LockEntry,
+  record: VersionDetail,
+): Promise<Problem[]> {
+  const checkpoint = await checkpointReader(ctx, checker)();
+  if (!checkpoint) return [];
+  const index = entry.log?.index ?? record.log?.index;
+  if (index === undefined) {
+    if (!(await isPublic(ctx, entry))) return [];
+    return [{ kind: 'log', text: 'log: not in the transparency log' }];
+  }
+  const problem = await inclusionProblem(ctx, checkpoint, entry, index);
+  return problem ? [{ kind: 'log', text: `log: ${problem}` }] : [];
+}
+
+/** Whether anyone may read the version: without a token, whatever was read is. */
+async function isPublic(ctx: Context, entry: LockEntry): Promise<boolean> {
+  if (!ctx.credentials) return true;
+  const ref = parsePackageArg(entry.name);
+  try {
+    await ctx.client.version(ref.scope, ref.name, entry.version, { anonymous: true });
+    return true;
+  } catch (error) {
+    if (error instanceof CliError && error.exitCode === EXIT.notFound) return false;
+    throw error;
+  }
+}
+
+/** A package attested at install must still carry a verifying attestation of the locked bytes and source. */
+async function attestationProblems(
+  ctx: Context,
+  checker: SignatureChecker,
+  entry: LockEntry,
+): Promise<Problem[]> {
+  const result = await checkAttestations(ctx, await checker.keys(), parsePackageArg(entry.name), entry);
+  if (result.kind === 'ok') return [];
+  const text = result.kind === 'none' ? ATTESTATION_MISSING : result.problem;
+  return [{ kind: 'attestation', text: `attestation: ${text}` }];
 }
 
 async function verifyPackage(
@@ -150,6 +204,8 @@ export async function verify(input: VerifyOptions, command: Command): Promise<vo
   const target = installTarget(ctx, input.global);
   const lock = await readLock(target);
   const checker = signatureChecker(ctx);
+  // A log that forked stops the run before any package (exit 9), as at install.
+  if (Object.keys(lock.packages).length > 0) await checkpointReader(ctx, checker)();
   const reports: PackageReport[] = [];
   const kinds: ProblemKind[] = [];
   // One package at a time: the requests are small and the registry's keys are fetched once, first.

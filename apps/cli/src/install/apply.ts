@@ -1,11 +1,12 @@
 import { archiveBound, unpackArchive } from '../archive.js';
+import { ATTESTATION_MISSING, checkAttestations } from '../attestations.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 import { LOCKFILE_NAME, lockedFilesOf } from '../lockfile/lockfile.js';
 import type { PackageRef } from '../names.js';
 import { createDownloadBar, type Progress } from '../progress.js';
 import { foldCollision, type GuardedFolder } from '../safe-folders.js';
-import { signatureChecker, signatureError } from '../signatures.js';
+import { type SignatureChecker, signatureChecker, signatureError } from '../signatures.js';
 import {
   checkManifest,
   describeChanges,
@@ -21,6 +22,7 @@ import {
   stageFolder,
   swapIntoPlace,
 } from '../staging.js';
+import { checkpointReader } from '../transparency-log.js';
 import type { InstallJob } from './plan.js';
 import { displayDir, guardDir, type InstallTarget, recheck } from './targets.js';
 
@@ -132,7 +134,8 @@ export function warnNoVerify(ctx: Context): void {
 
 /**
  * Refuses (exit 9) a version whose signatures fail while the registry publishes keys, and records in
- * each job's lockfile entry the key that verified it. Keys are fetched once, at the first job.
+ * each job's lockfile entry the key that verified it. Keys are fetched once, at the first job. Then
+ * the log's checkpoint (once: it must extend the one seen before) and each version's attestation.
  */
 async function verifySignatures(ctx: Context, jobs: readonly InstallJob[]): Promise<void> {
   const checker = signatureChecker(ctx);
@@ -143,6 +146,20 @@ async function verifySignatures(ctx: Context, jobs: readonly InstallJob[]): Prom
     if (!check.ok) throw signatureError(labelOf(job.ref, version.version), check.problem);
     job.entry.signature = { keyid: check.keyid };
   }
+  // The log's entry is not waited for (a version is logged seconds after it is signed): `verify` proves it.
+  await checkpointReader(ctx, checker)();
+  for (const job of jobs) await verifyAttestation(ctx, checker, job);
+}
+
+/** An attestation served must verify (exit 9); one that does is recorded for `verify` to require. */
+async function verifyAttestation(ctx: Context, checker: SignatureChecker, job: InstallJob): Promise<void> {
+  const result = await checkAttestations(ctx, await checker.keys(), job.ref, job.entry);
+  if (result.kind === 'failed')
+    throw signatureError(labelOf(job.ref, job.version.version), `attestation: ${result.problem}`);
+  if (result.kind === 'ok') job.entry.attested = true;
+  // A restore of an attested entry: a registry that stopped attesting it is not taken at its word.
+  else if (job.entry.attested)
+    throw signatureError(labelOf(job.ref, job.version.version), ATTESTATION_MISSING);
 }
 
 /** Counts the install. A failed count never fails the install: the files are the user's goal. */
@@ -213,6 +230,10 @@ export async function applyJobs(
       EXIT.integrity,
       `${displayDir(target, clash[0])} and ${displayDir(target, clash[1])} are the same folder on a case-insensitive file system; pkgreg does not write where one name could mean the other`,
     );
+  }
+  for (const job of jobs) {
+    // The leaf the record names, for `verify` to prove; a restored entry keeps the one it had.
+    if (job.version.log) job.entry.log = { index: job.version.log.index };
   }
   if (options.verify) await verifySignatures(ctx, jobs);
   const planned: {

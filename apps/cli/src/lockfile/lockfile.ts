@@ -48,6 +48,16 @@ export const LockEntrySchema = z.object({
    * lockfile written before signatures).
    */
   signature: z.object({ keyid: z.string().min(1).max(200) }).optional(),
+  /**
+   * The version's leaf in the registry's transparency log, as its record said at install; `verify`
+   * proves the leaf is this version with this integrity. Absent: not logged then (or an older lockfile).
+   */
+  log: z.object({ index: z.number().int().nonnegative() }).optional(),
+  /**
+   * A provenance attestation by the registry verified at install (docs/provenance.md): `verify` then
+   * requires one naming this archive, `sourceRepo` and `sourceCommit`. Absent: none was served.
+   */
+  attested: z.literal(true).optional(),
   sourceRepo: z.string(),
   sourcePath: z.string(),
   sourceCommit: z.string().nullable(),
@@ -190,6 +200,8 @@ export function serializeLockfile(lock: Lockfile): string {
       requested: entry.requested,
       integrity: entry.integrity,
       ...(entry.signature ? { signature: { keyid: entry.signature.keyid } } : {}),
+      ...(entry.log ? { log: { index: entry.log.index } } : {}),
+      ...(entry.attested ? { attested: true } : {}),
       sourceRepo: entry.sourceRepo,
       sourcePath: entry.sourcePath,
       sourceCommit: entry.sourceCommit,

@@ -124,6 +124,7 @@ export function manifestOf(
     files: rows,
     dependencies: [],
     signatures: [],
+    log: null,
   };
 }
 
