@@ -11,6 +11,34 @@ import { publicKeyBase64, type RegistrySigner, versionSignedText } from './signe
 /** Advisory lock of the signing pass: one process signs at a time, the others skip their turn. */
 const SIGNING_LOCK_KEY = 0x706b_7367; // "pksg"
 
+type Trx = Parameters<Parameters<ReturnType<Db['transaction']>['execute']>[0]>[0];
+
+/**
+ * Runs `work` in a transaction holding the advisory lock `lockKey` (one process per pass; null when
+ * another holds it), once the signer's key is known to be published and not retired: a retired key
+ * signs nothing more, whatever it is asked to sign.
+ */
+export async function withCurrentKey<T>(
+  db: Db,
+  signer: RegistrySigner,
+  lockKey: number,
+  work: (trx: Trx) => Promise<T>,
+): Promise<T | null> {
+  return db.transaction().execute(async (trx) => {
+    const lock = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${lockKey}) as ok`.execute(trx);
+    if (!lock.rows[0]?.ok) return null;
+    const key = await trx
+      .selectFrom('registry_signing_keys')
+      .select('expires_at')
+      .where('keyid', '=', signer.keyId)
+      .executeTakeFirst();
+    if (!key) throw new Error(`signing key ${signer.keyId} is not published (registerSigningKey first)`);
+    if (key.expires_at !== null && new Date(key.expires_at) <= new Date())
+      throw new Error(`signing key ${signer.keyId} was retired: configure its successor`);
+    return work(trx);
+  });
+}
+
 /** Publishes the signer's public key (once; a key already known is left as it is). */
 export async function registerSigningKey(db: Db, signer: RegistrySigner): Promise<void> {
   await db
@@ -30,19 +58,7 @@ export async function signPendingVersions(
   options: { limit?: number } = {},
 ): Promise<number | null> {
   const limit = options.limit ?? 500;
-  return db.transaction().execute(async (trx) => {
-    const lock = await sql<{
-      ok: boolean;
-    }>`select pg_try_advisory_xact_lock(${SIGNING_LOCK_KEY}) as ok`.execute(trx);
-    if (!lock.rows[0]?.ok) return null;
-    const key = await trx
-      .selectFrom('registry_signing_keys')
-      .select('expires_at')
-      .where('keyid', '=', signer.keyId)
-      .executeTakeFirst();
-    if (!key) throw new Error(`signing key ${signer.keyId} is not published (registerSigningKey first)`);
-    if (key.expires_at !== null && new Date(key.expires_at) <= new Date())
-      throw new Error(`signing key ${signer.keyId} was retired: configure its successor`);
+  return withCurrentKey(db, signer, SIGNING_LOCK_KEY, async (trx) => {
     const pending = await trx
       .selectFrom('package_versions as v')
       .innerJoin('packages as p', 'p.id', 'v.package_id')

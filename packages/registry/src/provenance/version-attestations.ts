@@ -7,6 +7,7 @@ import {
   SLSA_PROVENANCE_TYPE,
   signStatement,
 } from './attestations.js';
+import { withCurrentKey } from './signatures.js';
 import type { RegistrySigner } from './signer.js';
 
 // Stored attestations (docs/provenance.md, "Provenance attestations"): the signer beside the API attests
@@ -32,19 +33,7 @@ export async function attestPendingVersions(
   options: { limit?: number; builderId: string },
 ): Promise<number | null> {
   const limit = options.limit ?? 500;
-  return db.transaction().execute(async (trx) => {
-    const lock = await sql<{
-      ok: boolean;
-    }>`select pg_try_advisory_xact_lock(${ATTESTING_LOCK_KEY}) as ok`.execute(trx);
-    if (!lock.rows[0]?.ok) return null;
-    const key = await trx
-      .selectFrom('registry_signing_keys')
-      .select('expires_at')
-      .where('keyid', '=', signer.keyId)
-      .executeTakeFirst();
-    if (!key) throw new Error(`signing key ${signer.keyId} is not published (registerSigningKey first)`);
-    if (key.expires_at !== null && new Date(key.expires_at) <= new Date())
-      throw new Error(`signing key ${signer.keyId} was retired: configure its successor`);
+  return withCurrentKey(db, signer, ATTESTING_LOCK_KEY, async (trx) => {
     const pending = await trx
       .selectFrom('package_versions as v')
       .innerJoin('packages as p', 'p.id', 'v.package_id')
