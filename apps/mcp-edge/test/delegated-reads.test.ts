@@ -343,12 +343,14 @@ describe('the assertion the edge signs', () => {
     expect((payload.exp as number) - (payload.iat as number)).toBe(120);
     expect(await assertions.of(auth({}))).toBe(first);
     expect(await assertions.of(auth({ subject: 'outsider' }))).not.toBe(first);
-    // Signed again once under 30 s are left.
+    // Signed again once under 30 s are left: the clock set from the assertion's own whole-second exp, so
+    // the time the steps above took does not move the boundary.
+    const exp = payload.exp as number;
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      vi.setSystemTime(Date.now() + 89_000);
+      vi.setSystemTime((exp - 31) * 1000);
       expect(await assertions.of(auth({}))).toBe(first);
-      vi.setSystemTime(Date.now() + 2_000);
+      vi.setSystemTime((exp - 29) * 1000);
       const renewed = (await assertions.of(auth({}))) as string;
       expect(renewed).not.toBe(first);
       expect(decodeJwt(renewed).iat).toBeGreaterThan(payload.iat as number);
