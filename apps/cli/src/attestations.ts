@@ -40,7 +40,10 @@ export async function checkAttestations(
       name: ref.name,
       version: expected.version,
       integrity: expected.integrity,
-      ...(expected.sourceRepo ? { repository: expected.sourceRepo } : {}),
+      // A hosted package's source is itself (`@scope/name`): its CI upload's repository is the token's.
+      ...(expected.sourceRepo && !expected.sourceRepo.startsWith('@')
+        ? { repository: expected.sourceRepo }
+        : {}),
       ...(expected.sourceCommit ? { commit: expected.sourceCommit } : {}),
     });
     if (check.ok) return { kind: 'ok' };

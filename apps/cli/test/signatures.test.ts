@@ -371,6 +371,9 @@ describe('pkgreg verify', () => {
           version: (await versionOf('notes')).version,
           ok: true,
           keyid: signer.keyId,
+          // This registry keeps no transparency log and attests nothing.
+          log: null,
+          attested: false,
           problems: [],
         },
         {
@@ -378,9 +381,13 @@ describe('pkgreg verify', () => {
           version: (await versionOf('pdf')).version,
           ok: true,
           keyid: signer.keyId,
+          // This registry keeps no transparency log and attests nothing.
+          log: null,
+          attested: false,
           problems: [],
         },
       ],
+      checkpoint: null,
       ok: true,
     });
   });

@@ -182,6 +182,22 @@ describe('pkgreg install and the transparency log', () => {
     }
   });
 
+  it('stops at a kept checkpoint file that is damaged, and leaves it for a person to look at', async () => {
+    const home = await tempDir('log-damaged-home');
+    expect((await install(await tempDir('log-damaged'), home, registry.url, '@logged/pdf')).code).toBe(0);
+    const dir = join(home, '.config', 'pkgreg', 'checkpoints');
+    const [file] = await readdir(dir);
+    const path = join(dir, file as string);
+    await writeFile(path, '{"origin": "registry.test/log", "size": "many"}\n');
+    const result = await install(await tempDir('log-damaged-2'), home, registry.url, '@logged/notes');
+    expect(result.stderr).toBe(
+      `error: ${path} is not a checkpoint pkgreg wrote; move it away to start over\n`,
+    );
+    expect(result.code).toBe(EXIT.error);
+    // Not overwritten: forgetting it would let a fork pass unseen.
+    expect(await readFile(path, 'utf8')).toBe('{"origin": "registry.test/log", "size": "many"}\n');
+  });
+
   it('refuses a checkpoint not signed by a key the registry publishes', async () => {
     const note = await signCheckpoint(
       { origin: ORIGIN, size: logSize, rootHash: randomBytes(32) },
@@ -211,7 +227,24 @@ describe('pkgreg verify and the transparency log', () => {
     const home = await tempDir('log-home');
     expect((await install(cwd, home, registry.url, '@logged/pdf', '@logged/notes')).code).toBe(0);
     const result = await cli(['verify', '--json'], cwd, home);
-    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true });
+    // The report names each leaf proved and the checkpoint it was proved in.
+    expect(JSON.parse(result.stdout)).toEqual({
+      packages: [
+        expect.objectContaining({
+          name: '@logged/notes',
+          ok: true,
+          log: { index: await leafIndexOf('notes'), proved: true },
+          attested: false,
+        }),
+        expect.objectContaining({
+          name: '@logged/pdf',
+          ok: true,
+          log: { index: await leafIndexOf('pdf'), proved: true },
+        }),
+      ],
+      checkpoint: { origin: ORIGIN, size: logSize },
+      ok: true,
+    });
     expect(result.code).toBe(0);
   });
 

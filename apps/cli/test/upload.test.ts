@@ -1,7 +1,15 @@
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CreatedTokenSchema, PackageDetailSchema, UploadResultSchema } from '@pkgreg/contracts';
 import { useTestDatabase } from '@pkgreg/db/vitest';
+import {
+  attestPendingVersions,
+  registerSigningKey,
+  signerFromPem,
+  signPendingVersions,
+} from '@pkgreg/registry';
 import { actionsClaims, gitlabClaims, type OidcIssuer, startOidcIssuer } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';
@@ -199,7 +207,9 @@ describe('pkgreg publish <folder>', () => {
 
   it('trusted publishing: a GitHub Actions job and a GitLab job upload without a stored secret', async () => {
     const root = await tempDir('ci');
-    const dir = await skillFolder(root, 'tool', ['version: 1.1.0']);
+    // The job's checkout: the upload names the skill's folder in it for the attestation.
+    execFileSync('git', ['init', '-q', root]);
+    const dir = await skillFolder(join(root, 'skills'), 'tool', ['version: 1.1.0']);
     const added = await call('/api/packages/@dana/tool/trusted-publishers', {
       method: 'POST',
       body: { issuer: issuer.issuer, repository: 'dana/tool-src', workflow: 'publish.yml' },
@@ -211,6 +221,9 @@ describe('pkgreg publish <folder>', () => {
     });
     expect(actions.code, actions.stderr).toBe(0);
     expect(actions.stdout).toContain('published  @dana/tool@1.1.0');
+    expect(actions.stdout).toContain(
+      `           from ${issuer.issuer}/dana/tool-src at aaaaaaaaaaaa by ${issuer.issuer}/dana/tool-src/actions/runs/4242/attempts/1\n`,
+    );
     expect(issuer.tokenRequests.at(-1)?.audience).toBe(registry.url);
 
     // Another repository's job: not a trusted publisher.
@@ -250,6 +263,45 @@ describe('pkgreg publish <folder>', () => {
     });
     expect(kept.code).toBe(1);
     expect(kept.stderr).toMatch(/PKGREG_ID_TOKEN issued an OIDC token for https:\/\/elsewhere\.example/);
+  });
+
+  it("install verifies a CI upload's attestation and records it; verify then requires it", async () => {
+    // The registry's signer, as the API runs it: publish a key, sign, attest.
+    const signer = signerFromPem(
+      generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    );
+    await registerSigningKey(database.db, signer);
+    await signPendingVersions(database.db, signer);
+    expect(await attestPendingVersions(database.db, signer, { builderId: registry.url })).toBeGreaterThan(0);
+    const cwd = await tempDir('attested');
+    const installed = await cli(['install', '--agent', 'universal', '@dana/tool@1.1.0'], { cwd });
+    expect(installed.code, installed.stderr).toBe(0);
+    const lock = JSON.parse(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8'));
+    expect(lock.packages['@dana/tool']).toMatchObject({
+      version: '1.1.0',
+      sourceRepo: '@dana/tool',
+      signature: { keyid: signer.keyId },
+      attested: true,
+    });
+    // The attestation names the folder the CLI found in the job's checkout.
+    const [{ envelope } = { envelope: { payload: '' } }] = (
+      (await call('/api/packages/@dana/tool/versions/1.1.0/attestations')).body as {
+        attestations: Array<{ envelope: { payload: string } }>;
+      }
+    ).attestations;
+    const statement = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8'));
+    expect(statement.predicate.buildDefinition.externalParameters).toMatchObject({
+      repository: `${issuer.issuer}/dana/tool-src`,
+      commit: 'a'.repeat(40),
+      path: 'skills/tool',
+    });
+    const verified = await cli(['verify'], { cwd });
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    // The attestation taken away: verify says so.
+    await database.db.deleteFrom('version_attestations').execute();
+    const missing = await cli(['verify'], { cwd });
+    expect(missing.code).toBe(9);
+    expect(missing.stdout).toContain('  attestation: attestation missing');
   });
 
   it('pkgreg trust add, list and remove manage the trusted publishers with an access token', async () => {

@@ -1,9 +1,20 @@
+import { generateKeyPairSync } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { UploadResultSchema } from '@pkgreg/contracts';
 import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
-import { buildArchive, type ManifestFile, sriSha512 } from '@pkgreg/registry';
+import {
+  attestPendingVersions,
+  BUILD_TYPE_CI_UPLOAD,
+  buildArchive,
+  type DsseEnvelope,
+  type ManifestFile,
+  registerSigningKey,
+  signerFromPem,
+  sriSha512,
+  verifyAttestation,
+} from '@pkgreg/registry';
 import { createLogger } from '@pkgreg/server-kit';
 import { actionsClaims, gitlabClaims, type OidcIssuer, startOidcIssuer } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
@@ -59,6 +70,7 @@ async function footprint() {
     'content_blobs',
     'scope_settings',
     'account_audit_events',
+    'version_ci_uploads',
   ] as const) {
     const row = await database.db
       .selectFrom(table)
@@ -161,6 +173,8 @@ describe('uploading with a publish token', () => {
       claimedScope: true,
       fileCount: 2,
       risk: expect.any(String),
+      // A token names no commit: nothing for an attestation to name.
+      ciSource: null,
     });
 
     const detail = await request(app).get('/api/packages/@ada/tool');
@@ -591,12 +605,20 @@ describe('trusted publishing', () => {
   it('a GitHub Actions token of the trusted repository, workflow and environment uploads', async () => {
     const token = await actions();
     const res = await put(
-      '/api/packages/@ada/tool/versions/2.0.0',
+      '/api/packages/@ada/tool/versions/2.0.0?sourcePath=skills/tool',
       await skill('tool', 'version: 2.0.0\n'),
       token,
     );
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({ proof: 'oidc', version: '2.0.0' });
+    // What its attestation will name: the token's repository (on the issuer's origin, as GitHub
+    // Enterprise Server's), the commit the job ran on, the folder the uploader named, the run.
+    expect(UploadResultSchema.parse(res.body).ciSource).toEqual({
+      repository: `${github.issuer}/ada-gh/tool-src`,
+      commit: 'a'.repeat(40),
+      path: 'skills/tool',
+      run: `${github.issuer}/ada-gh/tool-src/actions/runs/4242/attempts/1`,
+    });
     const event = await database.db
       .selectFrom('account_audit_events')
       .select(['actor_id', 'details'])
@@ -688,6 +710,59 @@ describe('trusted publishing', () => {
     );
   });
 
+  it("the signer attests a CI upload from its token's source; a token upload has none to attest", async () => {
+    const signer = signerFromPem(
+      generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    );
+    await registerSigningKey(database.db, signer);
+    await attestPendingVersions(database.db, signer, { builderId: PUBLIC_URL });
+    const attestations = async (ref: string) =>
+      (await request(app).get(`/api/packages/@ada/${ref}/attestations`).expect(200)).body
+        .attestations as Array<{
+        envelope: DsseEnvelope;
+      }>;
+    const [attestation] = await attestations('tool/versions/2.0.0');
+    const detail = (await request(app).get('/api/packages/@ada/tool/versions/2.0.0').expect(200)).body;
+    const check = verifyAttestation(
+      attestation?.envelope as DsseEnvelope,
+      new Map([[signer.keyId, signer.publicKey]]),
+      {
+        scope: 'ada',
+        name: 'tool',
+        version: '2.0.0',
+        integrity: detail.integrity,
+        repository: 'ada-gh/tool-src',
+        commit: 'a'.repeat(40),
+      },
+    );
+    expect(check.ok, check.ok ? '' : check.problem).toBe(true);
+    if (check.ok) {
+      expect(check.statement.predicate.buildDefinition.buildType).toBe(BUILD_TYPE_CI_UPLOAD);
+      expect(check.statement.predicate.buildDefinition.externalParameters).toMatchObject({
+        path: 'skills/tool',
+        workflow: { repository: 'ada-gh/tool-src', path: '.github/workflows/publish.yml' },
+      });
+    }
+    // Ada's token upload of 1.0.0 names no source: nothing attests it.
+    expect(await attestations('tool/versions/1.0.0')).toEqual([]);
+  });
+
+  it('a sourcePath that is not a relative folder: 400 before the body is read; nothing stored', async () => {
+    for (const bad of ['../elsewhere', '/abs', 'a/../b', 'a//b', 'x'.repeat(501)]) {
+      await expectRefused(
+        footprint,
+        async () =>
+          put(
+            `/api/packages/@ada/tool/versions/2.5.0?sourcePath=${encodeURIComponent(bad)}`,
+            await skill('tool', 'version: 2.5.0\n'),
+            await actions(),
+          ),
+        400,
+        /sourcePath/,
+      );
+    }
+  });
+
   it('a GitLab CI token from a second issuer, trusted by its project and CI configuration', async () => {
     await trust('tool', {
       issuer: gitlab.issuer,
@@ -703,6 +778,13 @@ describe('trusted publishing', () => {
     );
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.proof).toBe('oidc');
+    // GitLab's repository is the project on the issuing instance; its run is the job.
+    expect(res.body.ciSource).toEqual({
+      repository: `${gitlab.issuer}/ada-group/sub/tool`,
+      commit: 'c'.repeat(40),
+      path: '',
+      run: `${gitlab.issuer}/ada-group/sub/tool/-/jobs/200`,
+    });
     // The GitHub issuer's trusted publisher does not cover a GitLab token of the same name, nor the reverse.
     const otherConfig = await gitlab.issue(gitlabClaims({ ...job, config: 'ci/other.yml' }), {
       audience: PUBLIC_URL,

@@ -187,6 +187,39 @@ export type YankState = z.infer<typeof YankStateSchema>;
 export const UploadProofSchema = z.enum(['token', 'session', 'oidc']);
 export type UploadProof = z.infer<typeof UploadProofSchema>;
 
+/**
+ * Query of PUT /api/packages/{scope}/{name}/versions/{version}: the skill's folder in the repository a CI
+ * job uploads from, as the uploader says (`git rev-parse --show-prefix`); a CI upload's attestation names
+ * it beside the repository and commit its OIDC token names. Ignored for other uploads.
+ */
+export const UploadQuerySchema = z.object({
+  sourcePath: z
+    .string()
+    .max(500, { error: 'sourcePath must be at most 500 characters' })
+    .regex(/^(?:[A-Za-z0-9._@+-][A-Za-z0-9 ._@+-]*(?:\/[A-Za-z0-9._@+-][A-Za-z0-9 ._@+-]*)*)?$/, {
+      error:
+        'sourcePath must be a relative folder path (letters, digits, . _ - @ + and spaces; / between parts)',
+    })
+    .refine((path) => !path.split('/').some((part) => part === '.' || part === '..'), {
+      error: 'sourcePath may not hold . or .. parts',
+    })
+    .default(''),
+});
+export type UploadQuery = z.infer<typeof UploadQuerySchema>;
+
+/** Where a CI upload came from, as its verified OIDC token says: what its attestation names. */
+export const UploadCiSourceSchema = z.object({
+  /** The repository's web URL. */
+  repository: z.string(),
+  /** The commit the job ran on (the token's `sha`). */
+  commit: z.string(),
+  /** The skill's folder in it, as the uploader said (`sourcePath`). */
+  path: z.string(),
+  /** The run's web page, when the token names one. */
+  run: z.string().nullable(),
+});
+export type UploadCiSource = z.infer<typeof UploadCiSourceSchema>;
+
 /** Answer of PUT /api/packages/{scope}/{name}/versions/{version} (201): the version stored. */
 export const UploadResultSchema = z.object({
   /** `@scope/name`. */
@@ -209,5 +242,10 @@ export const UploadResultSchema = z.object({
   proof: UploadProofSchema,
   /** The upload claimed the scope for the uploader's account (nobody held it before). */
   claimedScope: z.boolean(),
+  /**
+   * A CI upload whose token names its commit: the source the registry's attestation of the version will
+   * name (docs/provenance.md); null for other uploads.
+   */
+  ciSource: UploadCiSourceSchema.nullable().default(null),
 });
 export type UploadResult = z.infer<typeof UploadResultSchema>;

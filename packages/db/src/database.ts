@@ -137,6 +137,30 @@ export interface VersionSignaturesTable {
 }
 
 /** The registry's attestation of where a version came from: a DSSE envelope of an in-toto statement. */
+/** What a CI upload's verified OIDC token said of its source (migration 2026-11-29T0630). */
+export interface VersionCiUploadsTable {
+  version_id: string;
+  issuer: string;
+  repository_url: string;
+  commit: string;
+  /** The skill's folder in the repository, as the uploader named it ('' for the root). */
+  path: string;
+  /** The run (CiRun of @pkgreg/registry's attestations). */
+  run: JSONColumnType<
+    {
+      provider: 'github' | 'gitlab';
+      workflow: { repository: string; path: string; ref: string } | null;
+      ref: string | null;
+      runUrl: string | null;
+      sha: string | null;
+      eventName: string | null;
+    },
+    string,
+    string
+  >;
+  created_at: Generated<Date>;
+}
+
 export interface VersionAttestationsTable {
   version_id: string;
   keyid: string;
@@ -848,6 +872,7 @@ export interface Database {
   registry_signing_keys: RegistrySigningKeysTable;
   version_signatures: VersionSignaturesTable;
   version_attestations: VersionAttestationsTable;
+  version_ci_uploads: VersionCiUploadsTable;
   log_leaves: LogLeavesTable;
   log_nodes: LogNodesTable;
   log_checkpoints: LogCheckpointsTable;

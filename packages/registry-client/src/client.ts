@@ -208,7 +208,7 @@ export interface RegistryClient {
   /**
    * PUT of a version of a hosted package: `tgz` a skill folder's archive, `token` a publish token or a
    * CI OIDC token of a trusted publisher; answered 201. Not sent again once it may have arrived (an
-   * OIDC token is accepted once).
+   * OIDC token is accepted once). `sourcePath`: the skill's folder in the CI job's repository.
    */
   uploadVersion(
     token: string,
@@ -216,6 +216,7 @@ export interface RegistryClient {
     name: string,
     version: string,
     tgz: Uint8Array,
+    options?: { sourcePath?: string },
   ): Promise<UploadResult>;
   /** PUT (message set) or DELETE (null) of a package's deprecation, with a proof (undefined: the client's credentials). */
   setDeprecation(
@@ -646,11 +647,11 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
         PublishAcceptedSchema,
         202,
       ),
-    uploadVersion: (token, scope, name, version, tgz) =>
+    uploadVersion: (token, scope, name, version, tgz, options) =>
       json(
         {
           method: 'PUT',
-          path: versionPath(scope, name, version),
+          path: `${versionPath(scope, name, version)}${options?.sourcePath ? `?sourcePath=${encodeURIComponent(options.sourcePath)}` : ''}`,
           subject: `upload ${named(scope, name)}@${version}`,
           idempotent: false,
           raw: { bytes: tgz, contentType: 'application/gzip' },

@@ -81,10 +81,12 @@ export {
   type AttestationCheck,
   type AttestedVersion,
   BUILD_TYPE_CI_PUBLISH,
+  BUILD_TYPE_CI_UPLOAD,
   BUILD_TYPE_INDEXED,
   type CiRun,
   type DsseEnvelope,
   type ExpectedProvenance,
+  githubRun,
   IN_TOTO_PAYLOAD_TYPE,
   IN_TOTO_STATEMENT_TYPE,
   type ProvenanceStatement,
@@ -106,6 +108,7 @@ export {
   publicKeyFromVerifierKey,
   signCheckpoint,
 } from './provenance/checkpoint-note.js';
+export { type CiUploadSource, ciUploadSourceOf, githubOriginOf } from './provenance/ci-claims.js';
 export {
   appendToRange,
   type CompactRange,

@@ -6,8 +6,11 @@ import {
   attestationsOf,
   attestPendingVersions,
   BUILD_TYPE_CI_PUBLISH,
+  BUILD_TYPE_CI_UPLOAD,
   BUILD_TYPE_INDEXED,
+  ciUploadSourceOf,
   type DsseEnvelope,
+  githubRun,
   type ProvenanceStatement,
   preAuthEncoding,
   provenanceStatement,
@@ -88,14 +91,14 @@ describe('the statement', () => {
     const s = provenanceStatement(
       {
         ...version,
-        ci: {
+        ci: githubRun('https://github.com', {
           workflowRef: 'acme/skills/.github/workflows/publish.yml@refs/heads/main',
           ref: 'refs/heads/main',
           runId: '123456',
           runAttempt: '2',
           sha: COMMIT,
           eventName: 'push',
-        },
+        }),
       },
       'https://registry.example',
     );
@@ -113,6 +116,87 @@ describe('the statement', () => {
       { uri: 'git+https://github.com/acme/skills@refs/heads/main', digest: { gitCommit: COMMIT } },
     ]);
     expect(s.predicate.runDetails.metadata.invocationId).toBe(run);
+    expect(s.predicate.buildDefinition.internalParameters).toEqual({
+      github: { event_name: 'push', sha: COMMIT },
+    });
+  });
+});
+
+describe("a CI upload's source, from its verified token", () => {
+  const github = {
+    repository: 'acme/skills',
+    sha: COMMIT,
+    ref: 'refs/tags/v1.2.0',
+    workflow_ref: 'acme/skills/.github/workflows/release.yml@refs/tags/v1.2.0',
+    run_id: '99',
+    run_attempt: '3',
+    event_name: 'release',
+  };
+
+  it("GitHub Actions: the repository on the issuer's web origin, the workflow and its run", () => {
+    const source = ciUploadSourceOf('https://token.actions.githubusercontent.com', github);
+    expect(source).toEqual({
+      repositoryUrl: 'https://github.com/acme/skills',
+      commit: COMMIT,
+      run: {
+        provider: 'github',
+        workflow: {
+          repository: 'acme/skills',
+          path: '.github/workflows/release.yml',
+          ref: 'refs/tags/v1.2.0',
+        },
+        ref: 'refs/tags/v1.2.0',
+        runUrl: 'https://github.com/acme/skills/actions/runs/99/attempts/3',
+        sha: COMMIT,
+        eventName: 'release',
+      },
+    });
+    // GitHub Enterprise Server signs at https://HOST/_services/token; data residency at token.actions.<sub>.ghe.com.
+    expect(ciUploadSourceOf('https://git.acme.example/_services/token', github)?.repositoryUrl).toBe(
+      'https://git.acme.example/acme/skills',
+    );
+    expect(ciUploadSourceOf('https://token.actions.acme.ghe.com', github)?.run.runUrl).toBe(
+      'https://acme.ghe.com/acme/skills/actions/runs/99/attempts/3',
+    );
+  });
+
+  it('GitLab CI: the project on the instance, its CI configuration and job', () => {
+    const source = ciUploadSourceOf('https://gitlab.example', {
+      project_path: 'group/sub/skills',
+      sha: COMMIT.toUpperCase(),
+      ref: 'main',
+      ref_type: 'branch',
+      ci_config_ref_uri: 'gitlab.example/group/sub/skills//.gitlab-ci.yml@refs/heads/main',
+      job_id: '200',
+      pipeline_source: 'push',
+    });
+    expect(source).toEqual({
+      repositoryUrl: 'https://gitlab.example/group/sub/skills',
+      commit: COMMIT,
+      run: {
+        provider: 'gitlab',
+        workflow: { repository: 'group/sub/skills', path: '.gitlab-ci.yml', ref: 'refs/heads/main' },
+        ref: 'refs/heads/main',
+        runUrl: 'https://gitlab.example/group/sub/skills/-/jobs/200',
+        sha: COMMIT,
+        eventName: 'push',
+      },
+    });
+  });
+
+  it('names nothing without a full commit hash or a repository', () => {
+    const issuer = 'https://token.actions.githubusercontent.com';
+    expect(ciUploadSourceOf(issuer, { ...github, sha: undefined })).toBeNull();
+    expect(ciUploadSourceOf(issuer, { ...github, sha: 'abc123' })).toBeNull();
+    expect(ciUploadSourceOf(issuer, { sha: COMMIT })).toBeNull();
+  });
+
+  it('a run id that is not a number names no run (no link built from claims text)', () => {
+    const source = ciUploadSourceOf('https://token.actions.githubusercontent.com', {
+      ...github,
+      run_id: '../../evil',
+    });
+    expect(source?.run.runUrl).toBeNull();
   });
 });
 
@@ -297,6 +381,63 @@ describe('attestPendingVersions', () => {
         `skills/${name}`,
       );
     }
+  });
+
+  it("attests a CI upload from its token's source as an upload, not as a build by the registry", async () => {
+    await registerSigningKey(t.db, signer);
+    const uploaded = await addVersion('uploaded', { commit: null, repoUrl: null });
+    const source = ciUploadSourceOf('https://token.actions.githubusercontent.com', {
+      repository: 'acme/tools',
+      sha: COMMIT,
+      ref: 'refs/heads/main',
+      workflow_ref: 'acme/tools/.github/workflows/publish.yml@refs/heads/main',
+      run_id: '7',
+      run_attempt: '1',
+      event_name: 'push',
+    });
+    if (!source) throw new Error('no source');
+    await t.db
+      .insertInto('version_ci_uploads')
+      .values({
+        version_id: uploaded,
+        issuer: 'https://token.actions.githubusercontent.com',
+        repository_url: source.repositoryUrl,
+        commit: source.commit,
+        path: 'skills/uploaded',
+        run: JSON.stringify(source.run),
+      })
+      .execute();
+    expect(await attestPendingVersions(t.db, signer, { builderId: 'https://registry.example' })).toBe(1);
+    const [attestation] = await attestationsOf(t.db, uploaded);
+    const check = verifyAttestation(attestation?.envelope as DsseEnvelope, keys, {
+      ...expected,
+      name: 'uploaded',
+      version: '1.0.0',
+      repository: 'acme/tools',
+      commit: COMMIT,
+    });
+    expect(check.ok).toBe(true);
+    if (!check.ok) return;
+    const definition = check.statement.predicate.buildDefinition;
+    expect(definition.buildType).toBe(BUILD_TYPE_CI_UPLOAD);
+    expect(definition.externalParameters).toEqual({
+      repository: 'https://github.com/acme/tools',
+      commit: COMMIT,
+      path: 'skills/uploaded',
+      workflow: { repository: 'acme/tools', path: '.github/workflows/publish.yml', ref: 'refs/heads/main' },
+      ref: 'refs/heads/main',
+      run: 'https://github.com/acme/tools/actions/runs/7/attempts/1',
+    });
+    // Another repository is caught.
+    const other = verifyAttestation(attestation?.envelope as DsseEnvelope, keys, {
+      ...expected,
+      name: 'uploaded',
+      version: '1.0.0',
+      repository: 'acme/skills',
+    });
+    expect(!other.ok && other.problem).toMatch(
+      /built from repository https:\/\/github\.com\/acme\/tools, not acme\/skills/,
+    );
   });
 
   it('refuses a key that was not published', async () => {

@@ -106,6 +106,7 @@ export function gitlabClaims(job: GitLabJob): Record<string, unknown> {
     ref_protected: 'true',
     ci_config_ref_uri: `${job.host ?? 'gitlab.com'}/${job.project}//${job.config ?? '.gitlab-ci.yml'}@refs/heads/${ref}`,
     ci_config_sha: 'b'.repeat(40),
+    sha: 'c'.repeat(40),
     runner_environment: 'gitlab-hosted',
     ...(job.environment ? { environment: job.environment, environment_protected: 'true' } : {}),
   };

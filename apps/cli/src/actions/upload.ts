@@ -5,8 +5,10 @@ import semver from 'semver';
 import type { PublishOptions } from '../commands/publish.js';
 import { type Context, createContext } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
+import { pathInCheckout } from '../git-origin.js';
 import { fetchActionsIdToken, requireAudience, requireSecureRegistry } from '../proof.js';
 import { findSkillFolders, type LocalSkill, packSkill, readSkill } from '../skill-folder.js';
+import { oneLine } from '../terminal-text.js';
 
 // `pkgreg publish <folder>` (docs/publishing.md, "Uploading (hosted packages)"): packs the folder's
 // skill (or each skill under it) and uploads it as a version of a hosted package (--set-version, else
@@ -104,18 +106,27 @@ export async function upload(folder: string, input: PublishOptions, command: Com
     try {
       const tgz = await packSkill(skill);
       ctx.debug(`${label}: ${skill.files.length} files, ${tgz.length} bytes packed`);
+      // A CI upload's attestation names the folder in the repository its token names.
+      const sourcePath = credential.kind === 'token' ? undefined : await pathInCheckout(skill.dir);
       const result = await ctx.client.uploadVersion(
         await bearerFor(ctx, credential),
         scope,
         skill.name,
         version,
         tgz,
+        sourcePath ? { sourcePath } : {},
       );
       outcomes.push({ skill: shown(skill.dir), result });
       if (!input.json) {
         ctx.out(
           `published  ${result.name}@${result.version} (${result.fileCount} file${result.fileCount === 1 ? '' : 's'}, risk ${result.risk}${result.private ? ', private' : ''})`,
         );
+        if (result.ciSource) {
+          const { repository, commit, run } = result.ciSource;
+          ctx.out(
+            oneLine(`           from ${repository} at ${commit.slice(0, 12)}${run ? ` by ${run}` : ''}`),
+          );
+        }
         for (const warning of result.warnings) ctx.out(`warning    ${result.name}: ${warning}`);
       }
     } catch (error) {

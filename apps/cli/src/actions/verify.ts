@@ -47,6 +47,14 @@ export interface PackageReport {
   ok: boolean;
   /** The registry key whose signature verified; null when none did (or the registry publishes none). */
   keyid: string | null;
+  /**
+   * The version's leaf in the transparency log and whether this run proved it in the checkpoint (false:
+   * a proof that failed, a problem, or a leaf past the checkpoint, proved at a later run); null when
+   * it has no leaf or the registry no log.
+   */
+  log: { index: number; proved: boolean } | null;
+  /** A provenance attestation of the locked bytes and source verified in this run. */
+  attested: boolean;
   problems: string[];
 }
 
@@ -89,12 +97,14 @@ async function registryProblems(
   ctx: Context,
   checker: SignatureChecker,
   entry: LockEntry,
-): Promise<{ problems: Problem[]; keyid: string | null }> {
+): Promise<Pick<PackageReport, 'keyid' | 'log' | 'attested'> & { problems: Problem[] }> {
   const record = await registryRecord(ctx, entry);
   if (!record) {
     return {
       problems: [{ kind: 'notFound', text: 'not found: the registry no longer serves this version' }],
       keyid: null,
+      log: null,
+      attested: false,
     };
   }
   const problems: Problem[] = [];
@@ -105,9 +115,16 @@ async function registryProblems(
   // The lockfile's integrity, not the record's: what must be vouched for is what is pinned here.
   const check = await checker.check({ ...record, name: entry.name, integrity: entry.integrity });
   if (check && !check.ok) problems.push({ kind: 'signature', text: `signature: ${check.problem}` });
-  problems.push(...(await logProblems(ctx, checker, entry, record)));
-  if (entry.attested && check) problems.push(...(await attestationProblems(ctx, checker, entry)));
-  return { problems, keyid: check?.ok ? check.keyid : null };
+  const logged = await logProblems(ctx, checker, entry, record);
+  problems.push(...logged.problems);
+  const attestation = entry.attested && check ? await attestationProblems(ctx, checker, entry) : [];
+  problems.push(...attestation);
+  return {
+    problems,
+    keyid: check?.ok ? check.keyid : null,
+    log: logged.log,
+    attested: Boolean(entry.attested && check) && attestation.length === 0,
+  };
 }
 
 /**
@@ -120,16 +137,17 @@ async function logProblems(
   checker: SignatureChecker,
   entry: LockEntry,
   record: VersionDetail,
-): Promise<Problem[]> {
+): Promise<{ problems: Problem[]; log: PackageReport['log'] }> {
   const checkpoint = await checkpointReader(ctx, checker)();
-  if (!checkpoint) return [];
+  if (!checkpoint) return { problems: [], log: null };
   const index = entry.log?.index ?? record.log?.index;
   if (index === undefined) {
-    if (!(await isPublic(ctx, entry))) return [];
-    return [{ kind: 'log', text: 'log: not in the transparency log' }];
+    if (!(await isPublic(ctx, entry))) return { problems: [], log: null };
+    return { problems: [{ kind: 'log', text: 'log: not in the transparency log' }], log: null };
   }
   const problem = await inclusionProblem(ctx, checkpoint, entry, index);
-  return problem ? [{ kind: 'log', text: `log: ${problem}` }] : [];
+  const proved = problem === undefined && index < checkpoint.size;
+  return { problems: problem ? [{ kind: 'log', text: `log: ${problem}` }] : [], log: { index, proved } };
 }
 
 /** Whether anyone may read the version: without a token, whatever was read is. */
@@ -173,6 +191,8 @@ async function verifyPackage(
       version: entry.version,
       ok: problems.length === 0,
       keyid: registry.keyid,
+      log: registry.log,
+      attested: registry.attested,
       problems: problems.map((problem) => problem.text),
     },
     kinds: problems.map((problem) => problem.kind),
@@ -205,7 +225,8 @@ export async function verify(input: VerifyOptions, command: Command): Promise<vo
   const lock = await readLock(target);
   const checker = signatureChecker(ctx);
   // A log that forked stops the run before any package (exit 9), as at install.
-  if (Object.keys(lock.packages).length > 0) await checkpointReader(ctx, checker)();
+  const checkpoint =
+    Object.keys(lock.packages).length > 0 ? await checkpointReader(ctx, checker)() : undefined;
   const reports: PackageReport[] = [];
   const kinds: ProblemKind[] = [];
   // One package at a time: the requests are small and the registry's keys are fetched once, first.
@@ -215,8 +236,10 @@ export async function verify(input: VerifyOptions, command: Command): Promise<vo
     kinds.push(...result.kinds);
   }
   const ok = kinds.length === 0;
-  if (input.json) ctx.json({ packages: reports, ok });
-  else if (reports.length === 0) ctx.out(`Nothing to verify: ${LOCKFILE_NAME} lists no packages.`);
+  if (input.json) {
+    const log = checkpoint ? { origin: checkpoint.origin, size: checkpoint.size } : null;
+    ctx.json({ packages: reports, checkpoint: log, ok });
+  } else if (reports.length === 0) ctx.out(`Nothing to verify: ${LOCKFILE_NAME} lists no packages.`);
   else printReport(ctx, reports, await checker.keysPublished());
   const exitCode = verifyExitCode(kinds);
   if (exitCode !== EXIT.ok) {

@@ -54,6 +54,7 @@ import {
   TrackResponseSchema,
   TrustedPublisherParamsSchema,
   TrustedPublisherRequestSchema,
+  UploadQuerySchema,
   UploadResultSchema,
   VersionAttestationsResponseSchema,
   VersionDetailSchema,
@@ -465,6 +466,7 @@ export const ROUTES = [
     description:
       "The body is a gzipped tarball of one skill folder with its entries under `<name>/`, as the registry's own `archive.tgz` (regular files only; no absolute, `..`, duplicate or non-UTF-8 paths; the indexer's size limits). The SKILL.md's `name` must be the package's; a version it declares must be this one. Stored like an indexed version (scanned, immutable, its archive rebuilt by the registry), the package `hosted`. Credentials: `Authorization: Bearer pkgreg_…` (a publish token of an account with the publisher role on the scope), a session cookie, or a CI OIDC token (GitHub Actions, GitLab CI) that one of the package's trusted publishers names; the first upload to a scope nobody holds claims it for the uploader's account. A refusal stores nothing.",
     params: ExactVersionPathParamsSchema,
+    query: [UploadQuerySchema],
     body: {
       parser: 'raw',
       required: true,

@@ -1,6 +1,8 @@
+import { type UploadQuery, UploadQuerySchema } from '@pkgreg/contracts';
 import express, { type RequestHandler } from 'express';
 import { oversizedBody } from '../http/body.js';
 import { requestIdOf } from '../http/request-id.js';
+import { parseQuery } from '../http/validate.js';
 import type { WindowLimiter } from '../http/window-limiter.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
 import { takeLimit } from '../publishing/publishing.service.js';
@@ -27,6 +29,7 @@ export function uploadsRoutes(deps: UploadRoutesDeps): Pick<RegistryHandlers, 'v
   const authorize: RequestHandler = async (req, res, next) => {
     const key = packageKeyFromParams(req.params as Record<string, string>);
     uploadVersion(String(req.params.version ?? ''));
+    res.locals.query = parseQuery(UploadQuerySchema, req.query);
     await takeLimit(
       deps.limiter,
       req.ip ?? req.socket.remoteAddress ?? 'unknown',
@@ -46,6 +49,7 @@ export function uploadsRoutes(deps: UploadRoutesDeps): Pick<RegistryHandlers, 'v
       version,
       body,
       requestIdOf(res),
+      (res.locals.query as UploadQuery).sourcePath,
     );
     res.status(201).json(result);
   };

@@ -7,12 +7,13 @@ import {
   listTrustedPublishers,
   recordAuditEvent,
 } from '@pkgreg/accounts';
-import { PACKAGE_NOT_FOUND_MESSAGE, type UploadResult } from '@pkgreg/contracts';
+import { PACKAGE_NOT_FOUND_MESSAGE, type UploadCiSource, type UploadResult } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { hostedSourceRepo, prepareUploadedSkill } from '@pkgreg/indexer';
 import {
   type ArchiveLimits,
   canRead,
+  ciUploadSourceOf,
   createPgContentStore,
   findPackage,
   holdBlobWritersInTransaction,
@@ -157,6 +158,8 @@ export async function storeUpload(
   version: string,
   body: Buffer,
   requestId: string | undefined,
+  /** The skill's folder in the CI job's repository, as the uploader says (UploadQuerySchema). */
+  sourcePath = '',
 ): Promise<UploadResult> {
   const label = `@${key.scope}/${key.name}`;
   const read = await readSkillArchive(body, key.name, deps.limits);
@@ -232,6 +235,8 @@ export async function storeUpload(
     const proof = uploader.kind === 'oidc' ? 'oidc' : uploader.viewer.via;
     // authorizeUpload refuses a delegation (it may only read): never an uploader.
     if (proof === 'delegation') throw new Error('a delegation cannot upload');
+    const ciSource =
+      uploader.kind === 'oidc' ? await keepCiSource(trx, uploader, row.id, version, sourcePath) : null;
     const settings = await trx
       .selectFrom('scope_settings')
       .select('organization_id')
@@ -278,6 +283,40 @@ export async function storeUpload(
       private: await packagePrivacy(trx, row.id),
       proof,
       claimedScope: claimed,
+      ciSource,
     };
   });
+}
+
+/**
+ * Keeps what a CI upload's token says of its source, for the signer's attestation of the version
+ * (docs/provenance.md); null when its claims name no commit (nothing to attest).
+ */
+async function keepCiSource(
+  trx: Db,
+  uploader: Extract<Uploader, { kind: 'oidc' }>,
+  packageId: string,
+  version: string,
+  path: string,
+): Promise<UploadCiSource | null> {
+  const source = ciUploadSourceOf(uploader.token.issuer, uploader.token.claims);
+  if (!source) return null;
+  const { id } = await trx
+    .selectFrom('package_versions')
+    .select('id')
+    .where('package_id', '=', packageId)
+    .where('version', '=', version)
+    .executeTakeFirstOrThrow();
+  await trx
+    .insertInto('version_ci_uploads')
+    .values({
+      version_id: id,
+      issuer: uploader.token.issuer,
+      repository_url: source.repositoryUrl,
+      commit: source.commit,
+      path,
+      run: JSON.stringify(source.run),
+    })
+    .execute();
+  return { repository: source.repositoryUrl, commit: source.commit, path, run: source.run.runUrl };
 }

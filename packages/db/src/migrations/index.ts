@@ -41,6 +41,7 @@ import * as delegationRevokedBefore from './2026-11-29T0520-delegation-revoked-b
 import * as registrySignatures from './2026-11-29T0600-registry-signatures.js';
 import * as transparencyLog from './2026-11-29T0610-transparency-log.js';
 import * as versionAttestations from './2026-11-29T0620-version-attestations.js';
+import * as ciUploadSources from './2026-11-29T0630-ci-upload-sources.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -86,4 +87,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0600-registry-signatures': registrySignatures,
   '2026-11-29T0610-transparency-log': transparencyLog,
   '2026-11-29T0620-version-attestations': versionAttestations,
+  '2026-11-29T0630-ci-upload-sources': ciUploadSources,
 };

@@ -15,17 +15,25 @@ export const IN_TOTO_PAYLOAD_TYPE = 'application/vnd.in-toto+json';
 export const BUILD_TYPE_INDEXED = 'https://pkgreg.dev/provenance/indexed/v1';
 /** As indexed, and the publish was asked by a CI run whose OIDC token the registry verified. */
 export const BUILD_TYPE_CI_PUBLISH = 'https://pkgreg.dev/provenance/ci-publish/v1';
+/**
+ * Uploaded by a CI run whose OIDC token the registry verified: the token names the repository and commit
+ * the job ran on, the archive is what the job sent (what npm's provenance vouches for a CI build).
+ */
+export const BUILD_TYPE_CI_UPLOAD = 'https://pkgreg.dev/provenance/ci-upload/v1';
 
-/** The CI run that asked for the publish, from its verified OIDC token (GitHub Actions claims). */
+/** The CI run behind a version, from its verified OIDC token (ci-claims.ts reads GitHub's and GitLab's). */
 export interface CiRun {
-  /** `owner/repo/.github/workflows/<file>@<ref>` (`workflow_ref`). */
-  workflowRef: string;
-  /** The ref the run was on (`ref`, e.g. `refs/heads/main`). */
+  /** Which CI: `internalParameters` holds its facts under this key. */
+  provider: 'github' | 'gitlab';
+  /** The workflow file (GitHub) or CI configuration (GitLab) the job ran, with the ref it came from. */
+  workflow: { repository: string; path: string; ref: string } | null;
+  /** The ref the run was on (`refs/heads/main`). */
   ref: string | null;
-  runId: string;
-  runAttempt: string | null;
-  /** The commit the run was on (`sha`); the indexed commit may be newer if the branch moved. */
+  /** The run's web page: the statement's `run` and `invocationId`. */
+  runUrl: string | null;
+  /** The commit the run was on; the indexed commit may be newer if the branch moved. */
   sha: string | null;
+  /** What started the run (`push`, `release`, a GitLab pipeline source). */
   eventName: string | null;
 }
 
@@ -44,6 +52,8 @@ export interface AttestedVersion {
   /** The skill's folder in the repository ('' for the root). */
   path: string;
   ci: CiRun | null;
+  /** The archive was uploaded by the CI run (`ci`), not built by the registry from the commit. */
+  uploaded?: boolean;
 }
 
 export interface ResourceDescriptor {
@@ -95,13 +105,57 @@ export function sha512HexOf(integrity: string): string | undefined {
   return match?.[1] ? Buffer.from(match[1], 'base64').toString('hex') : undefined;
 }
 
-/** `https://github.com/owner/repo/.github/workflows/x.yml@ref` split from a `workflow_ref` claim. */
-function workflowOf(workflowRef: string): { repository: string; path: string; ref: string } {
-  const at = workflowRef.lastIndexOf('@');
-  const withoutRef = at === -1 ? workflowRef : workflowRef.slice(0, at);
-  const ref = at === -1 ? '' : workflowRef.slice(at + 1);
+/** GitHub Actions claims (a publish run's oidc_* columns, a token's) as a run on the web origin `origin`. */
+export function githubRun(
+  origin: string,
+  claims: {
+    workflowRef: string | null;
+    ref: string | null;
+    runId: string | null;
+    runAttempt: string | null;
+    sha: string | null;
+    eventName: string | null;
+  },
+): CiRun {
+  const workflow = claims.workflowRef ? workflowOfRef(claims.workflowRef, '/') : null;
+  const digits = (value: string | null) => value !== null && /^\d{1,20}$/.test(value);
+  const attempt = digits(claims.runAttempt) ? `/attempts/${claims.runAttempt}` : '';
+  return {
+    provider: 'github',
+    workflow,
+    ref: claims.ref,
+    runUrl:
+      workflow && digits(claims.runId)
+        ? `${origin}/${workflow.repository}/actions/runs/${claims.runId}${attempt}`
+        : null,
+    sha: claims.sha,
+    eventName: claims.eventName,
+  };
+}
+
+/**
+ * A workflow reference split: GitHub's `owner/repo/.github/workflows/x.yml@ref` (`separator` '/', the
+ * repository being its first two parts) or GitLab's `host/group/project//.gitlab-ci.yml@ref` ('//').
+ */
+export function workflowOfRef(
+  value: string,
+  separator: '/' | '//',
+): { repository: string; path: string; ref: string } | null {
+  const at = value.lastIndexOf('@');
+  const withoutRef = at === -1 ? value : value.slice(0, at);
+  const ref = at === -1 ? '' : value.slice(at + 1);
+  if (separator === '//') {
+    const split = withoutRef.indexOf('//');
+    if (split === -1) return null;
+    // The host is the first part; the project is the rest, subgroups included.
+    const project = withoutRef.slice(0, split).split('/').slice(1).join('/');
+    const path = withoutRef.slice(split + 2);
+    return project && path ? { repository: project, path, ref } : null;
+  }
   const [owner = '', repo = '', ...path] = withoutRef.split('/');
-  return { repository: `${owner}/${repo}`, path: path.join('/'), ref };
+  return owner && repo && path.length > 0
+    ? { repository: `${owner}/${repo}`, path: path.join('/'), ref }
+    : null;
 }
 
 /** The in-toto statement of a version (`builderId`: the registry's public URL). */
@@ -111,26 +165,28 @@ export function provenanceStatement(v: AttestedVersion, builderId: string): Prov
   const repositoryUrl = v.repositoryUrl.replace(/\/+$/, '');
   const commit = v.commit.toLowerCase();
   const ci = v.ci;
-  const workflow = ci ? workflowOf(ci.workflowRef) : null;
-  const origin = new URL(repositoryUrl).origin;
-  const invocationId =
-    ci && workflow
-      ? `${origin}/${workflow.repository}/actions/runs/${ci.runId}${ci.runAttempt ? `/attempts/${ci.runAttempt}` : ''}`
-      : undefined;
+  const invocationId = ci?.runUrl ?? undefined;
+  const buildType = v.uploaded ? BUILD_TYPE_CI_UPLOAD : ci ? BUILD_TYPE_CI_PUBLISH : BUILD_TYPE_INDEXED;
   return {
     _type: IN_TOTO_STATEMENT_TYPE,
     subject: [{ name: subjectName(v.scope, v.name, v.version), digest: { sha512 } }],
     predicateType: SLSA_PROVENANCE_TYPE,
     predicate: {
       buildDefinition: {
-        buildType: ci ? BUILD_TYPE_CI_PUBLISH : BUILD_TYPE_INDEXED,
+        buildType,
         externalParameters: {
           repository: repositoryUrl,
           commit,
           path: v.path,
-          ...(ci && workflow ? { workflow, ref: ci.ref, run: invocationId } : {}),
+          ...(ci
+            ? {
+                ...(ci.workflow ? { workflow: ci.workflow } : {}),
+                ref: ci.ref,
+                ...(invocationId ? { run: invocationId } : {}),
+              }
+            : {}),
         },
-        ...(ci ? { internalParameters: { github: { event_name: ci.eventName, sha: ci.sha } } } : {}),
+        ...(ci ? { internalParameters: { [ci.provider]: { event_name: ci.eventName, sha: ci.sha } } } : {}),
         resolvedDependencies: [
           { uri: `git+${repositoryUrl}@${ci?.ref ?? commit}`, digest: { gitCommit: commit } },
         ],

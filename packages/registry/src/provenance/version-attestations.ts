@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import {
   type CiRun,
   type DsseEnvelope,
+  githubRun,
   provenanceStatement,
   SLSA_PROVENANCE_TYPE,
   signStatement,
@@ -15,7 +16,8 @@ import type { RegistrySigner } from './signer.js';
 // an attestation only to a reader who may read the version). A version the registry indexed for a CI
 // publish names the workflow run from the publish's verified OIDC token: its publish run is found through
 // the indexing run that created the version, so while a publish of its repository is still running the
-// version waits (its publish run learns its indexing run only when it finishes).
+// version waits (its publish run learns its indexing run only when it finishes). A version a trusted
+// publisher's CI job uploaded is attested from what the job's token said (version_ci_uploads).
 
 /** Advisory lock of the attesting pass: one process attests at a time, the others skip their turn. */
 const ATTESTING_LOCK_KEY = 0x706b_6174; // "pkat"
@@ -25,7 +27,7 @@ const PUBLISH_RUN_WAIT = '1 hour';
 /**
  * Attests up to `limit` versions the signer's key has not attested, oldest first; how many it attested,
  * or null when another process holds the lock. Versions without a source commit or repository URL (an
- * upload, a local clone) have nothing to attest.
+ * upload by token, a local clone) have nothing to attest.
  */
 export async function attestPendingVersions(
   db: Db,
@@ -38,6 +40,7 @@ export async function attestPendingVersions(
       .selectFrom('package_versions as v')
       .innerJoin('packages as p', 'p.id', 'v.package_id')
       .leftJoin('indexing_runs as ir', 'ir.id', 'v.indexing_run_id')
+      .leftJoin('version_ci_uploads as cu', 'cu.version_id', 'v.id')
       .leftJoin('publish_runs as pr', (join) =>
         join
           .onRef('pr.indexing_run_id', '=', 'v.indexing_run_id')
@@ -61,9 +64,17 @@ export async function attestPendingVersions(
         'pr.oidc_run_attempt',
         'pr.oidc_sha',
         'pr.oidc_event_name',
+        'cu.repository_url as upload_repository_url',
+        'cu.commit as upload_commit',
+        'cu.path as upload_path',
+        'cu.run as upload_run',
       ])
-      .where('v.source_commit', 'is not', null)
-      .where('p.repo_url', 'is not', null)
+      .where(({ and, or, eb }) =>
+        or([
+          and([eb('v.source_commit', 'is not', null), eb('p.repo_url', 'is not', null)]),
+          eb('cu.version_id', 'is not', null),
+        ]),
+      )
       .where(({ not, exists, selectFrom, or }) =>
         not(
           or([
@@ -89,29 +100,37 @@ export async function attestPendingVersions(
     if (pending.length === 0) return 0;
     const rows = await Promise.all(
       pending.map(async (v) => {
-        const ci: CiRun | null =
-          v.oidc_workflow_ref && v.oidc_run_id
-            ? {
-                workflowRef: v.oidc_workflow_ref,
-                ref: v.oidc_ref,
-                runId: v.oidc_run_id,
-                runAttempt: v.oidc_run_attempt,
-                sha: v.oidc_sha,
-                eventName: v.oidc_event_name,
-              }
-            : null;
+        const version = { scope: v.scope, name: v.name, version: v.version, integrity: v.integrity };
+        const createdAt = new Date(v.created_at);
         const statement = provenanceStatement(
-          {
-            scope: v.scope,
-            name: v.name,
-            version: v.version,
-            integrity: v.integrity,
-            createdAt: new Date(v.created_at),
-            repositoryUrl: v.repo_url as string,
-            commit: v.source_commit as string,
-            path: v.source_path,
-            ci,
-          },
+          v.upload_repository_url && v.upload_commit && v.upload_run
+            ? {
+                ...version,
+                createdAt,
+                repositoryUrl: v.upload_repository_url,
+                commit: v.upload_commit,
+                path: v.upload_path ?? '',
+                ci: v.upload_run as CiRun,
+                uploaded: true,
+              }
+            : {
+                ...version,
+                createdAt,
+                repositoryUrl: v.repo_url as string,
+                commit: v.source_commit as string,
+                path: v.source_path,
+                ci:
+                  v.oidc_workflow_ref && v.oidc_run_id
+                    ? githubRun(new URL(v.repo_url as string).origin, {
+                        workflowRef: v.oidc_workflow_ref,
+                        ref: v.oidc_ref,
+                        runId: v.oidc_run_id,
+                        runAttempt: v.oidc_run_attempt,
+                        sha: v.oidc_sha,
+                        eventName: v.oidc_event_name,
+                      })
+                    : null,
+              },
           options.builderId,
         );
         return {
