@@ -62,7 +62,7 @@ export async function startBenchRegistry({ db, databaseUrl, redisUrl }) {
   return {
     url,
     child,
-    uri: 'skill://@bench/bench-skill/SKILL.md',
+    uri: 'skill://bench/bench-skill/SKILL.md',
     text,
     stop() {
       child.kill('SIGTERM');

@@ -32,6 +32,7 @@ import { createEdgeAuthorization, type EdgeAuthorization } from './oauth/provide
 import { createKeyStore, type KeyStore } from './oauth/signing-keys.service.js';
 import { createTokenVerifier } from './oauth/verify-token.js';
 import { EDGE_ROUTES, type EdgeHandlers, edgeRouteOf } from './routes/route-table.js';
+import { serverCardRoutes } from './routes/server-card.js';
 import { createTenantProvisioner } from './runtime/tenant-provisioner.js';
 import { createTunnelHub } from './tunnel/tunnel-hub.js';
 import { createTunnelRuntime } from './tunnel/tunnel-runtime.js';
@@ -273,6 +274,7 @@ function createExpressApp(parts: {
       providerToken: authorization.token,
     }),
     ...authorization.handlers,
+    ...serverCardRoutes(env),
   };
   // The edge's routes read their own bodies (MCP's JSON-RPC, the token endpoint's form): no app parser.
   registerRoutes(app, EDGE_ROUTES, handlers, { jsonParser: [] });

@@ -32,6 +32,9 @@ const MCP_METHODS = new Set([
   'resources/list',
   'resources/templates/list',
   'resources/read',
+  'resources/directory/read',
+  'skills/list',
+  'skills/get',
   'notifications/initialized',
   'notifications/cancelled',
 ]);

@@ -40,8 +40,8 @@ const RUNBOOK = skillMd(
   '# Runbook\n\nSee [steps](references/STEPS.md).\n',
 );
 const STEPS = '# Steps\n\nRotate the vault keys first.\n';
-const PRIVATE_URI = 'skill://@vault/runbook/SKILL.md';
-const MISSING_URI = 'skill://@vault/no-such-skill/SKILL.md';
+const PRIVATE_URI = 'skill://vault/runbook/SKILL.md';
+const MISSING_URI = 'skill://vault/no-such-skill/SKILL.md';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
 type Json = any;
@@ -199,12 +199,12 @@ describe("a person's delegated token reads that person's private skills", () => 
   it('resources/read of SKILL.md, _manifest and a file by the template', async () => {
     const skill = await read(member, PRIVATE_URI);
     expect(skill.body.result.contents[0]).toMatchObject({ uri: PRIVATE_URI, text: RUNBOOK });
-    const manifest = await read(member, 'skill://@vault/runbook/_manifest');
+    const manifest = await read(member, 'skill://vault/runbook/_manifest');
     const files = JSON.parse(manifest.body.result.contents[0].text).files.map(
       (f: { path: string }) => f.path,
     );
     expect(files.sort()).toEqual(['SKILL.md', 'references/STEPS.md']);
-    const steps = await read(member, 'skill://@vault/runbook/references/STEPS.md');
+    const steps = await read(member, 'skill://vault/runbook/references/STEPS.md');
     expect(steps.body.result.contents[0].text).toBe(STEPS);
   });
 
@@ -239,10 +239,10 @@ describe('everyone else gets what a missing package gets', () => {
         'runbook',
         'no-such-skill',
       );
-      expect((await read(member, 'skill://@vault/runbook/references/STEPS.md')).body.result).toBeDefined();
+      expect((await read(member, 'skill://vault/runbook/references/STEPS.md')).body.result).toBeDefined();
       expectAnsweredAsMissing(
-        await read(token, 'skill://@vault/runbook/references/STEPS.md'),
-        await read(token, 'skill://@vault/no-such-skill/references/STEPS.md'),
+        await read(token, 'skill://vault/runbook/references/STEPS.md'),
+        await read(token, 'skill://vault/no-such-skill/references/STEPS.md'),
         'runbook',
         'no-such-skill',
       );
@@ -253,6 +253,15 @@ describe('everyone else gets what a missing package gets', () => {
         'runbook',
         'no-such-skill',
       );
+      // The skills extension reads the same way (skills/get, skills/list).
+      expect((await rpc(member, 'skills/get', { uri: PRIVATE_URI })).body.result, label).toBeDefined();
+      expectAnsweredAsMissing(
+        await rpc(token, 'skills/get', { uri: PRIVATE_URI }),
+        await rpc(token, 'skills/get', { uri: MISSING_URI }),
+        'runbook',
+        'no-such-skill',
+      );
+      expect(JSON.stringify((await rpc(token, 'skills/list')).body), label).not.toContain('runbook');
       const found = await search(token, 'vault');
       expect(found.body.result.structuredContent.total, label).toBe(1);
       expect(JSON.stringify(found.body)).not.toContain('runbook');
@@ -297,7 +306,7 @@ describe('when the delegation ends, so do the reads', () => {
     await sql`update auth_user set "banned" = true where "id" = 'suspended-later'`.execute(t.db);
     for (const res of [
       await read(token, PRIVATE_URI),
-      await read(token, 'skill://@open/helper/SKILL.md'),
+      await read(token, 'skill://open/helper/SKILL.md'),
       await search(token, 'vault'),
     ]) {
       expect(res.status).toBe(401);

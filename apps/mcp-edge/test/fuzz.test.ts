@@ -164,6 +164,9 @@ const REASONS = new Set(Object.keys(ERROR_WIRE_FORMS));
 const TRANSPORT_STATUSES: Partial<Record<ErrorReason, number[]>> = {
   invalid_request: [400, 408, 413, 431],
   transport_invalid: [400, 406, 415],
+  // MCP 2026-07-28: a malformed envelope is 400, a method the revision lacks 404 (docs/decisions.md).
+  request_schema_invalid: [200, 400],
+  method_not_found: [200, 404],
 };
 
 interface Answer {
@@ -293,6 +296,9 @@ const METHODS = [
   'resources/list',
   'resources/templates/list',
   'resources/read',
+  'resources/directory/read',
+  'skills/list',
+  'skills/get',
   'notifications/initialized',
   'notifications/cancelled',
 ];
@@ -325,6 +331,8 @@ const paramsFor = (method: string): fc.Arbitrary<unknown> => {
           enum: [
             'skill://@acme/pdf/SKILL.md',
             'skill://@acme/pdf/_manifest',
+            'skill://acme/pdf/SKILL.md',
+            'skill://acme/1.0.0/pdf/references/x.md',
             'skill://..',
             'file:///etc/passwd',
           ],
@@ -332,6 +340,26 @@ const paramsFor = (method: string): fc.Arbitrary<unknown> => {
       },
       required: ['uri'],
     },
+    'skills/get': {
+      type: 'object',
+      properties: {
+        uri: { enum: ['skill://acme/pdf/SKILL.md', 'skill://acme/1.0.0/pdf/SKILL.md', 'skill://acme'] },
+        _meta: {
+          type: 'object',
+          properties: { 'io.modelcontextprotocol.skills/includeHighRisk': { type: 'boolean' } },
+        },
+      },
+      required: ['uri'],
+    },
+    'resources/directory/read': {
+      type: 'object',
+      properties: {
+        uri: { enum: ['skill://acme/pdf', 'skill://acme/pdf/references', 'skill://acme/pdf/'] },
+        cursor: { type: 'string' },
+      },
+      required: ['uri'],
+    },
+    'skills/list': { type: 'object', properties: { cursor: { type: 'string' } } },
     'resources/list': { type: 'object', properties: { cursor: { type: 'string' } } },
     'tools/call': {
       type: 'object',
@@ -404,6 +432,74 @@ describe('edge fuzz: every JSON-RPC method, envelope and header', () => {
           const res = await post(body, { authorization: `Bearer ${full.token}` });
           const problem = problemOf(res, parsedId(body));
           if (problem) throw new Error(`${problem} for ${cut(body)}: ${res.status} ${cut(res.text)}`);
+        }),
+        { numRuns: fuzzRuns(150) },
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'answers 2026-07-28 requests with any envelope and routing headers: no 5xx, documented refusals',
+    async () => {
+      const MODERN = '2026-07-28';
+      const methods = [...METHODS, 'server/discover', 'tasks/update', 'tasks/cancel'];
+      const meta = fc.oneof(
+        fc.record({
+          'io.modelcontextprotocol/protocolVersion': fc.constantFrom(MODERN, '2027-01-01', '', 7),
+          'io.modelcontextprotocol/clientCapabilities': fc.oneof(
+            fc.constant({}),
+            fc.constant({ extensions: { 'io.modelcontextprotocol/tasks': {} } }),
+            hostileJson(),
+          ),
+          'io.modelcontextprotocol/clientInfo': fc.oneof(
+            fc.constant({ name: 'f', version: '1' }),
+            hostileJson(),
+          ),
+        }),
+        hostileJson(),
+      );
+      const hostileHeader = hostileString().map((v) =>
+        v.replace(/[^\x20-\x7e\x80-\xff]/g, '').slice(0, 2000),
+      );
+      const header = (right: string) =>
+        fc.oneof(
+          fc.constant(right),
+          fc.constant(undefined),
+          fc.constant(`=?base64?${right}?=`),
+          hostileHeader,
+        );
+      const cases = fc
+        .tuple(fc.constantFrom(...methods), meta, fc.constantFrom<Caller>('full', 'narrow'), rpcId)
+        .chain(([method, m, caller, id]) =>
+          fc
+            .tuple(paramsFor(method), header(MODERN), header(method), header('pkgreg.system.v1.info'))
+            .map(([params, version, mcpMethod, name]) => ({
+              method,
+              m,
+              caller,
+              id,
+              params,
+              version,
+              mcpMethod,
+              name,
+            })),
+        );
+      await fc.assert(
+        fc.asyncProperty(cases, async ({ method, m, caller, id, params, version, mcpMethod, name }) => {
+          const body = JSON.stringify({
+            jsonrpc: '2.0',
+            id,
+            method,
+            params: { ...(typeof params === 'object' && params !== null ? params : {}), _meta: m },
+          });
+          const headers: Record<string, string> = { authorization: `Bearer ${clientOf(caller).token}` };
+          if (version !== undefined) headers['mcp-protocol-version'] = version;
+          if (mcpMethod !== undefined) headers['mcp-method'] = mcpMethod;
+          if (name !== undefined) headers['mcp-name'] = name;
+          const res = await post(body, headers);
+          const problem = problemOf(res, parsedId(body));
+          if (problem) throw new Error(`${problem}: ${res.status} ${cut(res.text)} for ${cut(body)}`);
         }),
         { numRuns: fuzzRuns(150) },
       );

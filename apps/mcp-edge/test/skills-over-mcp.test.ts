@@ -184,12 +184,12 @@ describe('skill:// resources through the official MCP SDK client', () => {
     const uris = pages.flat();
     expect(new Set(uris).size).toBe(12);
     for (const name of ['code-review', 'commit-writer', 'doomed', 'gone', 'pdf-tools', 'risky']) {
-      expect(uris).toContain(`skill://@acme/${name}/SKILL.md`);
-      expect(uris).toContain(`skill://@acme/${name}/_manifest`);
+      expect(uris).toContain(`skill://acme/${name}/SKILL.md`);
+      expect(uris).toContain(`skill://acme/${name}/_manifest`);
     }
     const first = (await client.listResources()).resources[0];
     expect(first).toMatchObject({
-      uri: 'skill://@acme/code-review/SKILL.md',
+      uri: 'skill://acme/code-review/SKILL.md',
       name: '@acme/code-review',
       description: 'Review a change like a senior engineer',
       mimeType: 'text/markdown',
@@ -198,9 +198,9 @@ describe('skill:// resources through the official MCP SDK client', () => {
   });
 
   it("resources/read of SKILL.md answers the latest version's text", async () => {
-    const item = await readText(client, 'skill://@acme/pdf-tools/SKILL.md');
+    const item = await readText(client, 'skill://acme/pdf-tools/SKILL.md');
     expect(item).toEqual({
-      uri: 'skill://@acme/pdf-tools/SKILL.md',
+      uri: 'skill://acme/pdf-tools/SKILL.md',
       mimeType: 'text/markdown',
       text: PDF_V2,
     });
@@ -208,7 +208,7 @@ describe('skill:// resources through the official MCP SDK client', () => {
 
   it("_manifest carries the archive's integrity and, once the registry signed it, its signatures", async () => {
     const unsigned = JSON.parse(
-      (await readText(client, 'skill://@acme/pdf-tools/_manifest')).text ?? '',
+      (await readText(client, 'skill://acme/pdf-tools/_manifest')).text ?? '',
     ) as SkillManifest;
     expect(unsigned.integrity).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/);
     expect(unsigned.signatures).toEqual([]);
@@ -220,7 +220,7 @@ describe('skill:// resources through the official MCP SDK client', () => {
     await signPendingVersions(t.db, signer, { limit: 10_000 });
     const signed = await until(async () => {
       const m = JSON.parse(
-        (await readText(client, 'skill://@acme/pdf-tools/_manifest')).text ?? '',
+        (await readText(client, 'skill://acme/pdf-tools/_manifest')).text ?? '',
       ) as SkillManifest;
       return m.signatures.length > 0 && m;
     }, 'the manifest to carry the signature');
@@ -233,7 +233,7 @@ describe('skill:// resources through the official MCP SDK client', () => {
   });
 
   it('resources/read of _manifest lists every file with its path, size and sha256', async () => {
-    const item = await readText(client, 'skill://@acme/pdf-tools/_manifest');
+    const item = await readText(client, 'skill://acme/pdf-tools/_manifest');
     expect(item.mimeType).toBe('application/json');
     const manifest = JSON.parse(item.text ?? '') as SkillManifest;
     expect(manifest).toMatchObject({ skill: '@acme/pdf-tools', version: '1.1.0' });
@@ -265,36 +265,36 @@ describe('skill:// resources through the official MCP SDK client', () => {
   it('resources/templates/list offers the file template and the exact-version template', async () => {
     const { resourceTemplates } = await client.listResourceTemplates();
     expect(resourceTemplates.map((x) => x.uriTemplate)).toEqual([
-      'skill://@{scope}/{name}/{+path}',
-      'skill://@{scope}/{name}@{version}/{+path}',
+      'skill://{scope}/{name}/{+path}',
+      'skill://{scope}/{version}/{name}/{+path}',
     ]);
   });
 
   it('a file by the template: text as text (text/plain when its type is unknown), binary as a base64 blob; a link reads its target', async () => {
-    expect(await readText(client, 'skill://@acme/pdf-tools/references/FORMS.md')).toEqual({
-      uri: 'skill://@acme/pdf-tools/references/FORMS.md',
+    expect(await readText(client, 'skill://acme/pdf-tools/references/FORMS.md')).toEqual({
+      uri: 'skill://acme/pdf-tools/references/FORMS.md',
       mimeType: 'text/markdown',
       text: FORMS,
     });
-    expect(await readText(client, 'skill://@acme/pdf-tools/scripts/fill.py')).toMatchObject({
+    expect(await readText(client, 'skill://acme/pdf-tools/scripts/fill.py')).toMatchObject({
       mimeType: 'text/plain',
       text: SCRIPT,
     });
-    const logo = await readText(client, 'skill://@acme/pdf-tools/assets/logo.png');
+    const logo = await readText(client, 'skill://acme/pdf-tools/assets/logo.png');
     expect(logo.mimeType).toBe('image/png');
     expect(logo.text).toBeUndefined();
     expect(Buffer.from(logo.blob ?? '', 'base64')).toEqual(LOGO);
-    expect((await readText(client, 'skill://@acme/pdf-tools/guide.md')).text).toBe(FORMS);
+    expect((await readText(client, 'skill://acme/pdf-tools/guide.md')).text).toBe(FORMS);
   });
 
   it('an exact version: its own SKILL.md and manifest, whatever the latest is', async () => {
-    expect((await readText(client, 'skill://@acme/pdf-tools@1.0.0/SKILL.md')).text).toBe(PDF_V1);
+    expect((await readText(client, 'skill://acme/1.0.0/pdf-tools/SKILL.md')).text).toBe(PDF_V1);
     const manifest = JSON.parse(
-      (await readText(client, 'skill://@acme/pdf-tools@1.0.0/_manifest')).text ?? '',
+      (await readText(client, 'skill://acme/1.0.0/pdf-tools/_manifest')).text ?? '',
     );
     expect(manifest.version).toBe('1.0.0');
     expect(manifest.files.map((f: { path: string }) => f.path)).toEqual(['SKILL.md']);
-    expect((await readText(client, 'skill://@acme/pdf-tools@1.1.0/references/FORMS.md')).text).toBe(FORMS);
+    expect((await readText(client, 'skill://acme/1.1.0/pdf-tools/references/FORMS.md')).text).toBe(FORMS);
   });
 
   it('pkgreg.registry.v1.search finds skills with their skill:// URIs', async () => {
@@ -306,8 +306,8 @@ describe('skill:// resources through the official MCP SDK client', () => {
       scope: 'acme',
       name: 'pdf-tools',
       description: 'Fill, read and sign PDF forms',
-      uri: 'skill://@acme/pdf-tools/SKILL.md',
-      manifestUri: 'skill://@acme/pdf-tools/_manifest',
+      uri: 'skill://acme/pdf-tools/SKILL.md',
+      manifestUri: 'skill://acme/pdf-tools/_manifest',
     });
     const none = await client.callTool({ name: 'pkgreg.registry.v1.search', arguments: { q: '' } });
     expect(none.structuredContent).toEqual({ results: [], total: 0 });
@@ -330,8 +330,8 @@ describe('skill:// resources through the official MCP SDK client', () => {
       status: 'active',
       skillMdRaw: PDF_V2,
     });
-    expect(got.uri).toBe('skill://@acme/pdf-tools/SKILL.md');
-    expect(got.manifestUri).toBe('skill://@acme/pdf-tools/_manifest');
+    expect(got.uri).toBe('skill://acme/pdf-tools/SKILL.md');
+    expect(got.manifestUri).toBe('skill://acme/pdf-tools/_manifest');
   });
 
   it('tools/list shows both registry tools with input and output schemas', async () => {
@@ -353,10 +353,11 @@ describe('refusals on the wire', () => {
 
   it.each([
     ['not a skill:// URI', 'https://example.com/SKILL.md'],
-    ['no path', 'skill://@acme/pdf-tools'],
-    ['a bad scope', 'skill://@Acme/pdf-tools/SKILL.md'],
-    ['a version that is not semver', 'skill://@acme/pdf-tools@latest/SKILL.md'],
-    ['a path leaving the folder', 'skill://@acme/pdf-tools/../other/SKILL.md'],
+    ['no path', 'skill://acme/pdf-tools'],
+    ['a bad scope', 'skill://Acme/pdf-tools/SKILL.md'],
+    ['a version that is not semver', 'skill://acme/1.0/pdf-tools/SKILL.md'],
+    ['a deprecated URI with a version that is not semver', 'skill://@acme/pdf-tools@latest/SKILL.md'],
+    ['a path leaving the folder', 'skill://acme/pdf-tools/../other/SKILL.md'],
   ])('%s → -32602 request_schema_invalid', async (_label, uri) => {
     const res = await rpc(token, 'resources/read', { uri });
     expect(res.status).toBe(200);
@@ -364,9 +365,9 @@ describe('refusals on the wire', () => {
   });
 
   it.each([
-    ['an unknown package', 'skill://@acme/nothing-here/SKILL.md', '@acme/nothing-here'],
-    ['an unknown file', 'skill://@acme/pdf-tools/references/NOPE.md', 'has no file references/NOPE.md'],
-    ['an unknown version', 'skill://@acme/pdf-tools@9.9.9/SKILL.md', 'version not found'],
+    ['an unknown package', 'skill://acme/nothing-here/SKILL.md', '@acme/nothing-here'],
+    ['an unknown file', 'skill://acme/pdf-tools/references/NOPE.md', 'has no file references/NOPE.md'],
+    ['an unknown version', 'skill://acme/9.9.9/pdf-tools/SKILL.md', 'version not found'],
   ])('%s → -32602 resource_not_found naming the URI', async (_label, uri, message) => {
     const res = await rpc(token, 'resources/read', { uri });
     expect(res.status).toBe(200);
@@ -412,8 +413,8 @@ describe('refusals on the wire', () => {
 
   it('every request is audited with its method', async () => {
     const { token: own, clientId } = await tokenFor([SCOPES.registryRead]);
-    await rpc(own, 'resources/read', { uri: 'skill://@acme/code-review/SKILL.md' });
-    await rpc(own, 'resources/read', { uri: 'skill://@acme/nothing-here/SKILL.md' });
+    await rpc(own, 'resources/read', { uri: 'skill://acme/code-review/SKILL.md' });
+    await rpc(own, 'resources/read', { uri: 'skill://acme/nothing-here/SKILL.md' });
     await until(async () => {
       const rows = await t.db
         .selectFrom('audit_records')
@@ -442,7 +443,7 @@ describe.each([
   {
     label: 'resources/read',
     method: 'resources/read',
-    params: { uri: 'skill://@acme/code-review/SKILL.md' },
+    params: { uri: 'skill://acme/code-review/SKILL.md' },
   },
   {
     label: 'pkgreg.registry.v1.search',
@@ -522,9 +523,7 @@ describe('delisted, quarantined and removed packages are never served', () => {
     token = (await tokenFor([SCOPES.registryRead])).token;
     // Read once each, so the edge holds them: what follows must not be served from what it kept.
     for (const name of ['doomed', 'risky', 'gone', 'commit-writer']) {
-      expect((await rpc(token, 'resources/read', { uri: `skill://@acme/${name}/SKILL.md` })).status).toBe(
-        200,
-      );
+      expect((await rpc(token, 'resources/read', { uri: `skill://acme/${name}/SKILL.md` })).status).toBe(200);
     }
     // doomed: its SKILL.md stops passing the rules (no description), so indexing delists it.
     await repos.commit('acme', 'skills', { 'doomed/SKILL.md': skillMd(['name: doomed']) });
@@ -539,8 +538,8 @@ describe('delisted, quarantined and removed packages are never served', () => {
   });
 
   it('a private package: answered exactly as a missing one, by resources, get and search', async () => {
-    const hidden = await rpc(token, 'resources/read', { uri: 'skill://@acme/commit-writer/SKILL.md' });
-    const missing = await rpc(token, 'resources/read', { uri: 'skill://@acme/no-such-skill/SKILL.md' });
+    const hidden = await rpc(token, 'resources/read', { uri: 'skill://acme/commit-writer/SKILL.md' });
+    const missing = await rpc(token, 'resources/read', { uri: 'skill://acme/no-such-skill/SKILL.md' });
     expect(hidden.body.error.code).toBe(missing.body.error.code);
     expect(hidden.body.error.message.replace('commit-writer', 'X')).toBe(
       missing.body.error.message.replace('no-such-skill', 'X'),
@@ -567,7 +566,7 @@ describe('delisted, quarantined and removed packages are never served', () => {
   });
 
   it('a delisted package: not read (latest or exact), not got, not listed, not found by search', async () => {
-    await expectNotServed('skill://@acme/doomed/SKILL.md', '@acme/doomed');
+    await expectNotServed('skill://acme/doomed/SKILL.md', '@acme/doomed');
     const version = (await fetch(`${registry.url}/api/packages/@acme/doomed/versions/latest`)).status;
     expect(version).toBe(404);
     const exact = (await t.db
@@ -576,8 +575,8 @@ describe('delisted, quarantined and removed packages are never served', () => {
       .select('v.version')
       .where('p.name', '=', 'doomed')
       .executeTakeFirstOrThrow()) as { version: string };
-    await expectNotServed(`skill://@acme/doomed@${exact.version}/SKILL.md`, '@acme/doomed');
-    await expectNotServed('skill://@acme/doomed/_manifest', '@acme/doomed');
+    await expectNotServed(`skill://acme/${exact.version}/doomed/SKILL.md`, '@acme/doomed');
+    await expectNotServed('skill://acme/doomed/_manifest', '@acme/doomed');
     const got = await rpc(token, 'tools/call', {
       name: 'pkgreg.registry.v1.get',
       arguments: { package: '@acme/doomed' },
@@ -594,15 +593,15 @@ describe('delisted, quarantined and removed packages are never served', () => {
 
   it('a quarantined package: refused with the reason', async () => {
     await expectNotServed(
-      'skill://@acme/risky/SKILL.md',
+      'skill://acme/risky/SKILL.md',
       '@acme/risky is quarantined: exfiltrates credentials',
     );
-    await expectNotServed('skill://@acme/risky/_manifest', 'quarantined');
+    await expectNotServed('skill://acme/risky/_manifest', 'quarantined');
   });
 
   it('a removed package: refused, exact versions too', async () => {
-    await expectNotServed('skill://@acme/gone/SKILL.md', '@acme/gone');
-    await expectNotServed('skill://@acme/gone@0.0.0/SKILL.md', '@acme/gone');
+    await expectNotServed('skill://acme/gone/SKILL.md', '@acme/gone');
+    await expectNotServed('skill://acme/0.0.0/gone/SKILL.md', '@acme/gone');
   });
 
   it('resources/list leaves all three out, and the private one', async () => {
@@ -651,7 +650,7 @@ describe('the registry out of reach', () => {
           jsonrpc: '2.0',
           id: 1,
           method: 'resources/read',
-          params: { uri: 'skill://@acme/pdf-tools/SKILL.md' },
+          params: { uri: 'skill://acme/pdf-tools/SKILL.md' },
         }),
       });
       expect(res.status).toBe(503);

@@ -51,6 +51,7 @@ describe('initialize and ping (mcp-edge.md, Endpoints; MCP lifecycle version neg
         tools: { listChanged: false },
         resources: { subscribe: false, listChanged: false },
         tasks: {},
+        extensions: { 'io.modelcontextprotocol/skills': { directoryRead: true } },
       },
     });
   });
@@ -210,7 +211,9 @@ describe('tool results carry the tool object, content and structuredContent (dec
       name: 'pkgreg-mcp-edge',
       phase: 'phase-7',
       backendMode: 'development',
+      // The contract's version, and every revision the endpoint serves (issue 31).
       protocolVersion: '2025-11-25',
+      protocolVersions: ['2025-11-25', '2026-07-28'],
     });
     expect(info.features).toEqual({
       publicAgents: true,

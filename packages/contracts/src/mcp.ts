@@ -9,6 +9,26 @@ import { hasLoneSurrogate, hasNul } from './storable-text.js';
 export const MCP_PROTOCOL_VERSION = '2025-11-25';
 /** Versions the edge negotiates, newest first (MCP lifecycle: the server answers with one it supports). */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+/**
+ * The stateless revision served beside them on the same endpoint (docs/decisions.md, "MCP 2026-07-28"):
+ * no initialize, each request names its version and capabilities in `_meta`.
+ */
+export const MCP_MODERN_PROTOCOL_VERSION = '2026-07-28';
+/** The revisions one /mcp endpoint serves, as system info lists them. */
+export const SERVED_PROTOCOL_REVISIONS = [MCP_PROTOCOL_VERSION, MCP_MODERN_PROTOCOL_VERSION] as const;
+
+/** The `_meta` keys of MCP 2026-07-28 (basic/index: the per-request envelope, the result's server). */
+export const MCP_META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+} as const;
+/** Extension identifiers (capabilities.extensions keys). */
+export const MCP_EXTENSIONS = {
+  tasks: 'io.modelcontextprotocol/tasks',
+  skills: 'io.modelcontextprotocol/skills',
+} as const;
 
 export const NAMESPACE_PATTERN = /^app:[0-9a-f]{64}$/;
 /** `app:` + 64 lowercase hex chars, derived from the validated client identity. */
@@ -478,6 +498,8 @@ export const SystemInfoResultSchema = z.object({
     phase: z.string().regex(/^phase-\d+$/),
     backendMode: BackendModeSchema,
     protocolVersion: z.string(),
+    /** Every MCP revision the endpoint answers (added beside the contract's `protocolVersion`). */
+    protocolVersions: z.array(z.string()).optional(),
   }),
   features: z.object({
     publicAgents: z.boolean(),

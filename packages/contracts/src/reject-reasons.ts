@@ -52,6 +52,12 @@ export const EdgeErrorReasonSchema = z.enum([
   'service_unavailable',
   /** Unexpected failure; details are in the logs under the request id. */
   'internal_error',
+  /** MCP 2026-07-28: a routing header (MCP-Protocol-Version, Mcp-Method, Mcp-Name) absent or not the body's. */
+  'header_mismatch',
+  /** MCP 2026-07-28: the request needs a client capability its `_meta` did not declare. */
+  'capability_missing',
+  /** MCP 2026-07-28: the request's `_meta` names a protocol version this endpoint does not serve. */
+  'protocol_version_unsupported',
 ]);
 export type EdgeErrorReason = z.infer<typeof EdgeErrorReasonSchema>;
 
@@ -101,6 +107,14 @@ export const ERROR_WIRE_FORMS: Record<ErrorReason, ReasonWireForm> = {
     message: 'Service temporarily unavailable, try again shortly',
   },
   internal_error: { code: -32603, httpStatus: 500, message: 'Internal error' },
+  // The codes MCP 2026-07-28 defines (basic/index, Error Codes), always with HTTP 400.
+  header_mismatch: {
+    code: -32020,
+    httpStatus: 400,
+    message: 'Bad Request: the request headers and body disagree',
+  },
+  capability_missing: { code: -32021, httpStatus: 400, message: 'Missing required client capabilities' },
+  protocol_version_unsupported: { code: -32022, httpStatus: 400, message: 'Unsupported protocol version' },
 };
 
 /**

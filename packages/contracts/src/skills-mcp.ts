@@ -5,24 +5,55 @@ import {
   SEARCH_MAX_QUERY_LENGTH,
   SearchResultItemSchema,
 } from './registry.js';
+import { RiskSchema } from './risk.js';
 import { hasLoneSurrogate } from './storable-text.js';
 import { VersionSignatureSchema } from './versions.js';
 
-// Skills over MCP (issue 20): the registry's catalog served by the MCP edge as resources, following the
-// MCP skills interest group's "skills as resources" shape (modelcontextprotocol/experimental-ext-skills),
-// and the two registry tools. URIs: `skill://@scope/name/SKILL.md`, `skill://@scope/name/_manifest`,
-// `skill://@scope/name/<path>` and `skill://@scope/name@<version>/<path>`.
+// Skills over MCP (issue 20): the registry's catalog served by the MCP edge as resources, and as the MCP
+// skills extension `io.modelcontextprotocol/skills` (SEP-2640: skills/list, skills/get,
+// resources/directory/read), and the two registry tools. URIs (docs/decisions.md, "Skills over MCP"):
+// `skill://<scope>/<name>/<path>` for the latest version, `skill://<scope>/<version>/<name>/<path>` for an
+// exact one (a version always holds a dot, a package name never does), `…/_manifest` for a version's file
+// list. The first forms, `skill://@scope/name/<path>` and `skill://@scope/name@<version>/<path>`, are still
+// read until SKILL_URI_LEGACY_UNTIL.
 
 export const SKILL_URI_SCHEME = 'skill://';
 /** The path of the synthetic manifest resource (it wins over a file of that name at the folder's root). */
 export const SKILL_MANIFEST_PATH = '_manifest';
 export const SKILL_MD_PATH = 'SKILL.md';
+/** The last day the deprecated `skill://@scope/name[@version]/<path>` URIs are read (never emitted). */
+export const SKILL_URI_LEGACY_UNTIL = '2027-05-31';
 
 /** The two resource templates `resources/templates/list` answers (RFC 6570; `{+path}` keeps its `/`). */
 export const SKILL_URI_TEMPLATES = {
-  file: 'skill://@{scope}/{name}/{+path}',
-  fileAtVersion: 'skill://@{scope}/{name}@{version}/{+path}',
+  file: 'skill://{scope}/{name}/{+path}',
+  fileAtVersion: 'skill://{scope}/{version}/{name}/{+path}',
 } as const;
+
+/** The `_meta` key prefix the skills extension reserves for facts about a skill (SEP-2640). */
+export const SKILLS_META_PREFIX = 'io.modelcontextprotocol.skills/';
+
+/** The `_meta` keys pkgreg puts on a skills/list or skills/get entry, and the one a request may carry. */
+export const SKILLS_META = {
+  /** Entry: the exact version the entry lists (the latest for a URI without a version). */
+  version: `${SKILLS_META_PREFIX}version`,
+  /** Entry: that version's risk scan (docs/risk-scan.md): `none` … `high`, or null when not scanned yet. */
+  risk: `${SKILLS_META_PREFIX}risk`,
+  /** Entry: whether the package's publisher is verified (the registry's `verified`). */
+  verified: `${SKILLS_META_PREFIX}verified`,
+  /** Entry: the key ids of the registry's signatures of that version (docs/provenance.md), newest first. */
+  signatures: `${SKILLS_META_PREFIX}signatures`,
+  /** Entry: the version's digest (`sha256:`, over every file's path, mode and bytes; docs/versions.md). */
+  digest: `${SKILLS_META_PREFIX}digest`,
+  /** Request (skills/list, skills/get): `true` also serves skills whose version's risk is `high`. */
+  includeHighRisk: `${SKILLS_META_PREFIX}includeHighRisk`,
+} as const;
+
+/**
+ * The extension's limits of one skill (SEP-2640): an entry with more files or bytes is listed with
+ * `resources: "dynamic"` (docs/decisions.md, "Skills over MCP").
+ */
+export const SKILL_EXTENSION_LIMITS = { files: 512, bytes: 16 * 1024 * 1024 } as const;
 
 /** An opaque pagination cursor, as MCP 2025-11-25 (utilities/pagination) has clients echo it back. */
 const CursorSchema = z.string().min(1).max(512);
@@ -53,6 +84,62 @@ export const ResourcesReadParamsSchema = z
   .loose();
 export type ResourcesReadParams = z.infer<typeof ResourcesReadParamsSchema>;
 
+/** A skills/list or skills/get request's `_meta`: pkgreg's opt-in; every other key (MCP's own) is kept. */
+const SkillsRequestMetaSchema = z.object({ [SKILLS_META.includeHighRisk]: z.boolean().optional() }).loose();
+
+/** `skills/list` params: an optional opaque cursor. */
+export const SkillsListParamsSchema = z
+  .object({ cursor: CursorSchema.optional(), _meta: SkillsRequestMetaSchema.optional() })
+  .loose();
+export type SkillsListParams = z.infer<typeof SkillsListParamsSchema>;
+
+/** `skills/get` params: the URI of the skill's SKILL.md (listed or not, an exact version too). */
+export const SkillsGetParamsSchema = ResourcesReadParamsSchema.extend({
+  _meta: SkillsRequestMetaSchema.optional(),
+});
+export type SkillsGetParams = z.infer<typeof SkillsGetParamsSchema>;
+
+/** `resources/directory/read` params: a skill's folder or a folder in it (no trailing `/`), and a cursor. */
+export const ResourcesDirectoryReadParamsSchema = ResourcesReadParamsSchema.extend({
+  cursor: CursorSchema.optional(),
+});
+export type ResourcesDirectoryReadParams = z.infer<typeof ResourcesDirectoryReadParamsSchema>;
+
+/** Whether a skills/list or skills/get request opted in to high-risk versions. */
+export function includesHighRisk(params: SkillsListParams | SkillsGetParams): boolean {
+  return params._meta?.[SKILLS_META.includeHighRisk] === true;
+}
+
+/** One file of a skill entry (SEP-2640): its URI, `sha256:` of its bytes and their length. */
+export const SkillEntryResourceSchema = z.object({
+  uri: z.string(),
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  size: z.number().int().nonnegative(),
+});
+export type SkillEntryResource = z.infer<typeof SkillEntryResourceSchema>;
+
+/** One skill of skills/list and skills/get. */
+export const SkillEntrySchema = z.object({
+  /** The skill's SKILL.md: `skill://<scope>/<name>/SKILL.md`, or `skill://<scope>/<version>/<name>/SKILL.md`. */
+  uri: z.string(),
+  /** SKILL.md's frontmatter as YAML 1.2 (core schema) reads it; `name` is the URI's last folder. */
+  frontmatter: z.record(z.string(), z.unknown()),
+  /**
+   * Every file of the version once, SKILL.md included (a link as its target's bytes: reading it reads
+   * them); `"dynamic"` past SKILL_EXTENSION_LIMITS.
+   */
+  resources: z.union([z.array(SkillEntryResourceSchema), z.literal('dynamic')]),
+  /** pkgreg's facts about the version (SKILLS_META). */
+  _meta: z.object({
+    [SKILLS_META.version]: z.string(),
+    [SKILLS_META.risk]: RiskSchema.nullable(),
+    [SKILLS_META.verified]: z.boolean(),
+    [SKILLS_META.signatures]: z.array(z.string()),
+    [SKILLS_META.digest]: z.string(),
+  }),
+});
+export type SkillEntry = z.infer<typeof SkillEntrySchema>;
+
 /** One file of the `_manifest` resource. */
 export const SkillManifestFileSchema = z.object({
   /** Path relative to the skill folder, `/`-separated. */
@@ -68,7 +155,7 @@ export const SkillManifestFileSchema = z.object({
 });
 export type SkillManifestFile = z.infer<typeof SkillManifestFileSchema>;
 
-/** The JSON of `skill://@scope/name/_manifest` (and of `…@version/_manifest`). */
+/** The JSON of `skill://<scope>/<name>/_manifest` (and of `skill://<scope>/<version>/<name>/_manifest`). */
 export const SkillManifestSchema = z.object({
   /** `@scope/name`. */
   skill: z.string(),
@@ -83,6 +170,8 @@ export const SkillManifestSchema = z.object({
    * with the keys of the registry's GET /api/keys.
    */
   signatures: z.array(VersionSignatureSchema),
+  /** The version's risk scan (docs/risk-scan.md), or null when it was not scanned yet. */
+  risk: RiskSchema.nullable().default(null),
   /** Every file of the version, sorted by path. */
   files: z.array(SkillManifestFileSchema),
 });
@@ -102,9 +191,9 @@ export type RegistrySearchArgs = z.infer<typeof RegistrySearchArgsSchema>;
 
 /** A search result item with the skill:// URIs to read it by. */
 export const RegistrySearchHitSchema = SearchResultItemSchema.extend({
-  /** `skill://@scope/name/SKILL.md`. */
+  /** `skill://<scope>/<name>/SKILL.md`. */
   uri: z.string(),
-  /** `skill://@scope/name/_manifest`. */
+  /** `skill://<scope>/<name>/_manifest`. */
   manifestUri: z.string(),
 });
 export type RegistrySearchHit = z.infer<typeof RegistrySearchHitSchema>;
@@ -131,9 +220,9 @@ export type RegistryGetArgs = z.infer<typeof RegistryGetArgsSchema>;
 export const RegistryGetResultSchema = z.object({
   /** The registry's package detail (registry-api.md, Package detail). */
   package: PackageDetailSchema,
-  /** `skill://@scope/name/SKILL.md`. */
+  /** `skill://<scope>/<name>/SKILL.md`. */
   uri: z.string(),
-  /** `skill://@scope/name/_manifest`. */
+  /** `skill://<scope>/<name>/_manifest`. */
   manifestUri: z.string(),
 });
 export type RegistryGetResult = z.infer<typeof RegistryGetResultSchema>;

@@ -1,13 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import {
   ERROR_WIRE_FORMS,
+  includesHighRisk,
   RegistryGetArgsSchema,
   RegistrySearchArgsSchema,
+  ResourcesDirectoryReadParamsSchema,
   ResourcesListParamsSchema,
   ResourcesReadParamsSchema,
   SCOPES,
   SKILL_URI_TEMPLATES,
+  SKILLS_META,
+  SkillEntrySchema,
   SkillManifestSchema,
+  SkillsGetParamsSchema,
+  SkillsListParamsSchema,
   toJsonSchema,
 } from '../src/index.js';
 
@@ -16,11 +22,53 @@ describe('Skills over MCP (issue 20): resources params, registry tools, manifest
     expect(SCOPES.registryRead).toBe('pkgreg.registry.read');
   });
 
-  it('templates: the latest and an exact version, {+path} keeping its slashes', () => {
+  it('templates: the latest and an exact version, the scope the authority, the name the last folder', () => {
     expect(SKILL_URI_TEMPLATES).toEqual({
-      file: 'skill://@{scope}/{name}/{+path}',
-      fileAtVersion: 'skill://@{scope}/{name}@{version}/{+path}',
+      file: 'skill://{scope}/{name}/{+path}',
+      fileAtVersion: 'skill://{scope}/{version}/{name}/{+path}',
     });
+  });
+
+  it('skills extension params: the opt-in to high risk is a boolean in _meta, MCP keys kept beside it', () => {
+    const opted = { 'io.modelcontextprotocol.skills/includeHighRisk': true, 'io.modelcontextprotocol/x': 1 };
+    expect(SKILLS_META.includeHighRisk).toBe('io.modelcontextprotocol.skills/includeHighRisk');
+    const list = SkillsListParamsSchema.parse({ cursor: 'c', _meta: opted });
+    expect(list._meta).toEqual(opted);
+    expect(includesHighRisk(list)).toBe(true);
+    expect(includesHighRisk(SkillsListParamsSchema.parse({}))).toBe(false);
+    expect(
+      SkillsListParamsSchema.safeParse({ _meta: { [SKILLS_META.includeHighRisk]: 'yes' } }).success,
+    ).toBe(false);
+    expect(includesHighRisk(SkillsGetParamsSchema.parse({ uri: 'skill://a/b/SKILL.md', _meta: opted }))).toBe(
+      true,
+    );
+    expect(SkillsGetParamsSchema.safeParse({}).success).toBe(false);
+    expect(ResourcesDirectoryReadParamsSchema.parse({ uri: 'skill://a/b', cursor: 'c' })).toEqual({
+      uri: 'skill://a/b',
+      cursor: 'c',
+    });
+    expect(ResourcesDirectoryReadParamsSchema.safeParse({ uri: 'skill://a/b', cursor: '' }).success).toBe(
+      false,
+    );
+  });
+
+  it('a skill entry: every file with its sha256: digest, or "dynamic"; pkgreg facts in _meta', () => {
+    const entry = {
+      uri: 'skill://acme/pdf/SKILL.md',
+      frontmatter: { name: 'pdf', description: 'PDFs' },
+      resources: [{ uri: 'skill://acme/pdf/SKILL.md', digest: `sha256:${'a'.repeat(64)}`, size: 3 }],
+      _meta: {
+        [SKILLS_META.version]: '1.0.0',
+        [SKILLS_META.risk]: null,
+        [SKILLS_META.verified]: false,
+        [SKILLS_META.signatures]: [],
+        [SKILLS_META.digest]: `sha256:${'b'.repeat(64)}`,
+      },
+    };
+    expect(SkillEntrySchema.parse(entry)).toEqual(entry);
+    expect(SkillEntrySchema.parse({ ...entry, resources: 'dynamic' }).resources).toBe('dynamic');
+    const hex = { ...entry, resources: [{ ...entry.resources[0], digest: 'a'.repeat(64) }] };
+    expect(SkillEntrySchema.safeParse(hex).success).toBe(false);
   });
 
   it('resources params: an optional opaque cursor; a uri for read; unknown keys kept (MCP _meta)', () => {
@@ -31,9 +79,7 @@ describe('Skills over MCP (issue 20): resources params, registry tools, manifest
     });
     expect(ResourcesListParamsSchema.safeParse({ cursor: '' }).success).toBe(false);
     expect(ResourcesReadParamsSchema.safeParse({}).success).toBe(false);
-    expect(ResourcesReadParamsSchema.parse({ uri: 'skill://@a/b/SKILL.md' }).uri).toBe(
-      'skill://@a/b/SKILL.md',
-    );
+    expect(ResourcesReadParamsSchema.parse({ uri: 'skill://a/b/SKILL.md' }).uri).toBe('skill://a/b/SKILL.md');
   });
 
   it('search takes what GET /api/search takes: q, at most 256 characters, nothing else', () => {
@@ -62,6 +108,7 @@ describe('Skills over MCP (issue 20): resources params, registry tools, manifest
       digest: `sha256:${'b'.repeat(64)}`,
       integrity: `sha512-${'c'.repeat(86)}==`,
       signatures: [{ keyid: 'SHA256:key', sig: 'c2ln' }],
+      risk: 'low',
       files: [{ path: 'SKILL.md', size: 10, sha256: sha, hash: `sha256:${sha}`, linkTarget: null }],
     };
     expect(SkillManifestSchema.parse(manifest)).toEqual(manifest);

@@ -4,11 +4,15 @@ import {
   findAgent,
   forbiddenBindingTiers,
   InitializeParamsSchema,
+  includesHighRisk,
   type JsonRpcId,
   RejectError,
+  ResourcesDirectoryReadParamsSchema,
   ResourcesListParamsSchema,
   ResourcesReadParamsSchema,
   SCOPES,
+  SkillsGetParamsSchema,
+  SkillsListParamsSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   TaskIdParamsSchema,
   TOOL_NAMES,
@@ -17,6 +21,13 @@ import {
 import type { Caller } from '@pkgreg/runtime';
 import type { z } from 'zod';
 import type { Exchange } from '../mcp/exchange.js';
+import {
+  type ModernRequest,
+  modernMethodNotFound,
+  modernRequestOf,
+  namesModernRevision,
+  tasksExtensionRequired,
+} from '../mcp/modern.js';
 import { isObject, type Parsed } from '../mcp/transport.js';
 import type { AuthInfo, TokenVerifier } from '../oauth/verify-token.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
@@ -46,13 +57,23 @@ export interface AdmissionDeps {
  * A request admission let through, with what its checks validated for dispatch: the method, the backend
  * the host maps to, the verified caller (and its token's AuthInfo), and each method's own params.
  */
-export type Admitted = { id: JsonRpcId; backend: Backend; caller: Caller; auth: AuthInfo } & (
+export type Admitted = {
+  id: JsonRpcId;
+  backend: Backend;
+  caller: Caller;
+  auth: AuthInfo;
+  /** A 2026-07-28 request's envelope; undefined for 2025-11-25 (mcp/modern.ts). */
+  modern: ModernRequest | undefined;
+} & (
   | { method: 'initialize' /** The version the client asked for. */; protocolVersion: string }
-  | { method: 'ping' | 'tools/list' }
+  | { method: 'ping' | 'tools/list' | 'server/discover' }
   | { method: 'tools/call'; spec: ToolSpec; args: Record<string, unknown> }
-  | { method: 'tasks/get' | 'tasks/result'; taskId: string }
+  | { method: 'tasks/get' | 'tasks/result' | 'tasks/update' | 'tasks/cancel'; taskId: string }
   | { method: 'resources/list' | 'resources/templates/list'; cursor: string | undefined }
   | { method: 'resources/read'; uri: string }
+  | { method: 'skills/list'; cursor: string | undefined; includeHighRisk: boolean }
+  | { method: 'skills/get'; uri: string; includeHighRisk: boolean }
+  | { method: 'resources/directory/read'; uri: string; cursor: string | undefined }
 );
 
 /** The methods admission lets through to dispatch. */
@@ -124,24 +145,50 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     checkTransportHeaders(req);
     if (message.kind === 'invalid') throw new RejectError(message.reason, message.message);
     if (message.kind === 'notification') return undefined;
-    // 5. The method and its params: -32601, -32602. tools/call and resources/* go on through 6-9.
+    // 4b. A 2026-07-28 request: its envelope, version and routing headers (400: -32602, -32022, -32020).
     const { id, method, params } = message;
+    const modern = modernRequestOf(req, method, params);
+    // 5. The method and its params: -32601, -32602. tools/call and resources/* go on through 6-9.
+    // What one revision has and the other lacks is not found (a 2026-07-28 miss is HTTP 404).
+    const missing = () =>
+      modern ? modernMethodNotFound(method) : new RejectError('method_not_found', `unknown method ${method}`);
     switch (method) {
       case 'initialize': {
+        if (modern) throw missing();
         const { protocolVersion } = parseParams(InitializeParamsSchema, params, 'initialize params');
-        return { id, backend, caller, auth, method, protocolVersion };
+        return { id, backend, caller, auth, modern, method, protocolVersion };
       }
       case 'ping':
+        if (modern) throw missing();
+        return { id, backend, caller, auth, modern, method };
+      case 'server/discover':
+        if (!modern) throw missing();
+        return { id, backend, caller, auth, modern, method };
       case 'tools/list':
-        return { id, backend, caller, auth, method };
+        return { id, backend, caller, auth, modern, method };
       case 'tools/call':
-        return { id, backend, caller, auth, method, ...(await admitToolCall(ex, caller, params)) };
+        return {
+          id,
+          backend,
+          caller,
+          auth,
+          modern,
+          method,
+          ...(await admitToolCall(ex, caller, params, modern)),
+        };
       case 'tasks/get':
-      case 'tasks/result': {
+      case 'tasks/result':
+      case 'tasks/update':
+      case 'tasks/cancel': {
+        // 2025-11-25 has the contract's tasks/get and tasks/result; 2026-07-28 the tasks extension's
+        // get, update and cancel, for a client that declared it (-32021 otherwise).
+        if (modern ? method === 'tasks/result' : method === 'tasks/update' || method === 'tasks/cancel')
+          throw missing();
+        if (modern && !modern.tasks) throw tasksExtensionRequired(method);
         const { taskId } = parseParams(TaskIdParamsSchema, params, `${method} params`);
         // 9. Polling has a rate of its own per method, so it cannot be used to get around the tools'.
         await limiter.check({ namespace: auth.namespace, tool: method });
-        return { id, backend, caller, auth, method, taskId };
+        return { id, backend, caller, auth, modern, method, taskId };
       }
       case 'resources/list':
       case 'resources/templates/list':
@@ -154,10 +201,19 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         requireScopes(caller, [SCOPES.registryRead]);
         // 9. Each method is rated as a tool is (one bucket per method).
         await limiter.check({ namespace: auth.namespace, tool: method });
-        return { id, backend, caller, auth, ...read };
+        return { id, backend, caller, auth, modern, ...read };
+      }
+      case 'skills/list':
+      case 'skills/get':
+      case 'resources/directory/read': {
+        // The skills extension (SEP-2640) reads the same catalog: checked as resources/* are.
+        const read = skillsParams(method, params);
+        requireScopes(caller, [SCOPES.registryRead]);
+        await limiter.check({ namespace: auth.namespace, tool: method });
+        return { id, backend, caller, auth, modern, ...read };
       }
       default:
-        throw new RejectError('method_not_found', `unknown method ${method}`);
+        throw missing();
     }
   }
 
@@ -169,6 +225,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     ex: Exchange,
     caller: Caller,
     params: Record<string, unknown>,
+    modern: ModernRequest | undefined,
   ): Promise<{ spec: ToolSpec; args: Record<string, unknown> }> {
     const call = toolsCallParams(params);
     ex.tool = call.name.slice(0, 100);
@@ -188,6 +245,9 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     }
     // 8. Agent checks that need no storage (before any quota is counted).
     if (spec.name === TOOL_NAMES.agentsInvoke) checkInvokeBinding(args as AgentsInvokeArgs);
+    // A 2026-07-28 client asking for a task (async) must have declared the tasks extension to poll it.
+    if (modern && !modern.tasks && args.executionMode === 'async')
+      throw tasksExtensionRequired(`${spec.name} with executionMode "async"`);
     // 9. Rate limit and, for invoke and compact, the quota: 429 with Retry-After.
     await limiter.check({
       namespace: caller.namespace,
@@ -221,9 +281,11 @@ function checkTransportHeaders(req: IncomingMessage): void {
     throw new RejectError('transport_invalid', 'Accept must allow application/json', { httpStatus: 406 });
   }
   const version = req.headers['mcp-protocol-version'];
-  // Absent: an older client (the transport spec says assume 2025-03-26). Present: must be one we speak.
+  // Absent: an older client (the transport spec says assume 2025-03-26). Present: must be one we speak;
+  // 2026-07-28 and later are checked against the body's envelope (mcp/modern.ts).
   if (
     version !== undefined &&
+    !namesModernRevision(String(version)) &&
     !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(String(version))
   ) {
     throw new RejectError('transport_invalid', `unsupported MCP-Protocol-Version ${String(version)}`);
@@ -245,6 +307,24 @@ function toolsCallParams(params: Record<string, unknown>): {
     if (isObject(args)) return params as { name: string; arguments: Record<string, unknown> };
   }
   return parseParams(ToolsCallParamsSchema, params, 'tools/call params');
+}
+
+/** The params of a skills extension method, as dispatch takes them (the opt-in read from `_meta`). */
+function skillsParams(
+  method: 'skills/list' | 'skills/get' | 'resources/directory/read',
+  params: Record<string, unknown>,
+) {
+  const what = `${method} params`;
+  if (method === 'skills/list') {
+    const p = parseParams(SkillsListParamsSchema, params, what);
+    return { method, cursor: p.cursor, includeHighRisk: includesHighRisk(p) };
+  }
+  if (method === 'skills/get') {
+    const p = parseParams(SkillsGetParamsSchema, params, what);
+    return { method, uri: p.uri, includeHighRisk: includesHighRisk(p) };
+  }
+  const p = parseParams(ResourcesDirectoryReadParamsSchema, params, what);
+  return { method, uri: p.uri, cursor: p.cursor };
 }
 
 /** Params or arguments through their schema: request_schema_invalid (-32602) with zod's issues. */

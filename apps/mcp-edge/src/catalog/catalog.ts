@@ -7,8 +7,12 @@ import {
   type RegistrySearchArgs,
   type RegistrySearchResult,
   RejectError,
+  type Risk,
   resolveSkillLink,
   SKILL_MANIFEST_PATH,
+  SKILL_MD_PATH,
+  SKILLS_META,
+  type SkillEntry,
   type VersionFile,
 } from '@pkgreg/contracts';
 import type { Logger } from '@pkgreg/server-kit';
@@ -23,7 +27,16 @@ import {
   RESOURCE_TEMPLATES,
   resourceContents,
 } from './resources.js';
-import { parseSkillUri, type SkillRef, skillUris } from './skill-uri.js';
+import {
+  entryResources,
+  folderChildren,
+  folderResource,
+  frontmatterFromSkillMd,
+  frontmatterProblem,
+  type ServedFile,
+  servedFiles,
+} from './skill-entries.js';
+import { parseSkillFolderUri, parseSkillUri, type SkillRef, skillUri, skillUris } from './skill-uri.js';
 
 // The registry's catalog as the edge serves it (docs/decisions.md, "Skills over MCP"). The registry stays
 // the one authority on visibility: every read asks it about the package (its detail: a delisted or removed
@@ -34,6 +47,16 @@ import { parseSkillUri, type SkillRef, skillUris } from './skill-uri.js';
 // registry every time as that person and puts nothing in these caches, nor shares a load with anyone:
 // what the person may see never reaches another caller. It may use bytes and built results kept by
 // SHA-256 only after its own manifest, from the registry, named that SHA-256.
+// The skills extension (SEP-2640: skills/list, skills/get, resources/directory/read) is built from the same
+// reads: a skill's entry is its package's detail (the frontmatter, read by the registry from SKILL.md) and
+// its version's record (files, risk, signatures), asked again once per TTL, since a rescan moves the risk.
+
+/** How a skills/list or skills/get caller reads: as a person (`assertion`), and whether high risk too. */
+export interface SkillReadOptions {
+  assertion?: string;
+  /** The request's `_meta` opted in to skills whose version's risk is `high`. */
+  includeHighRisk: boolean;
+}
 
 /**
  * Each read is anonymous (public packages only) unless given `assertion`, the edge's delegation
@@ -43,6 +66,12 @@ export interface Catalog {
   listResources(cursor: string | undefined, assertion?: string): Promise<object>;
   resourceTemplates(cursor: string | undefined): StaticResult;
   readResource(uri: string, assertion?: string): Promise<StaticResult>;
+  /** skills/list: `{skills, nextCursor?}`, a page of the registry's packages by name. */
+  listSkills(cursor: string | undefined, options: SkillReadOptions): Promise<object>;
+  /** skills/get: `{skill}` of any SKILL.md URI the caller may read, listed or not (exact versions too). */
+  getSkill(uri: string, options: SkillReadOptions): Promise<object>;
+  /** resources/directory/read: `{resources, nextCursor?}`, the direct children of a folder of a skill. */
+  readDirectory(uri: string, cursor: string | undefined, options: { assertion?: string }): Promise<object>;
   search(args: RegistrySearchArgs, assertion?: string): Promise<RegistrySearchResult>;
   get(args: RegistryGetArgs, assertion?: string): Promise<RegistryGetResult>;
   close(): Promise<void>;
@@ -69,12 +98,17 @@ interface PackageState {
 interface Manifest {
   version: string;
   digest: string;
-  /** The key ids of the registry's signatures ('' while unsigned), and when it was fetched. */
+  risk: Risk | null;
+  /** The key ids of the registry's signatures, newest first. */
+  keyids: string[];
+  /** The same, joined ('' while unsigned), and when it was fetched. */
   signedBy: string;
   fetchedAt: number;
   files: Map<string, VersionFile>;
   links: Map<string, string>;
   result: object;
+  /** What the skills extension serves of it, worked out on first use. */
+  served?: ServedFile[];
 }
 
 type Visibility = { ok: true; state: PackageState } | { ok: false; message: string };
@@ -189,10 +223,13 @@ export function createCatalog(options: CatalogOptions): Catalog {
     if (answer.status !== 200)
       return `@${ref.scope}/${ref.name}@${version}: ${answer.status === 404 ? 'version not found' : answer.error}`;
     const v = answer.body;
+    const keyids = v.signatures.map((sig) => sig.keyid);
     return {
       version: v.version,
       digest: v.digest,
-      signedBy: v.signatures.map((sig) => sig.keyid).join(' '),
+      risk: v.risk,
+      keyids,
+      signedBy: keyids.join(' '),
       fetchedAt: Date.now(),
       files: new Map(v.files.map((f) => [f.path, f])),
       links: new Map(v.files.flatMap((f) => (f.linkTarget === null ? [] : [[f.path, f.linkTarget]]))),
@@ -200,20 +237,26 @@ export function createCatalog(options: CatalogOptions): Catalog {
     };
   }
 
+  /**
+   * A version's manifest. `fresh`: its record (risk, signatures) as the registry says now, within one TTL
+   * (for what shows the risk); else its files, which never change.
+   */
   async function manifest(
     ref: SkillRef,
     version: string,
     uri: string,
     assertion: string | undefined,
+    fresh = false,
   ): Promise<Manifest> {
     let loaded: Manifest | string;
     if (assertion !== undefined) loaded = await fetchManifest(ref, version, assertion);
     else {
       const key = `${ref.scope}/${ref.name}@${version}`;
-      // A version never changes, but the registry signs it seconds after it is created: an unsigned
-      // manifest is asked again once per TTL, as a package's visibility is.
+      // A version's files never change, but the registry signs it seconds after it is created, and a
+      // rescan may move its risk: an unsigned manifest, or one asked `fresh`, is asked again once per TTL,
+      // as a package's visibility is.
       const hit = manifests.get(key);
-      if (hit && (hit.signedBy !== '' || Date.now() - hit.fetchedAt < options.ttlMs)) return hit;
+      if (hit && ((hit.signedBy !== '' && !fresh) || Date.now() - hit.fetchedAt < options.ttlMs)) return hit;
       loaded = await loadingManifest(key, async () => {
         const m = await fetchManifest(ref, version, undefined);
         if (typeof m !== 'string') manifests.set(key, m);
@@ -280,6 +323,68 @@ export function createCatalog(options: CatalogOptions): Catalog {
     return result;
   }
 
+  const servedOf = (m: Manifest): ServedFile[] => {
+    m.served ??= servedFiles(m.files.values(), (path) => fileAt(m, path));
+    return m.served;
+  };
+
+  // The frontmatter is the registry's reading of the package's current SKILL.md when that SKILL.md is
+  // exactly the version's (the SHA-256 of the detail's text, once per detail); another version's is read
+  // from its own SKILL.md bytes, as the indexer reads it (skill-entries.ts).
+  const skillMdSha256 = new WeakMap<PackageDetail, string>();
+  async function frontmatterOf(
+    detail: PackageDetail,
+    ref: SkillRef,
+    m: Manifest,
+    uri: string,
+    assertion: string | undefined,
+  ): Promise<Record<string, unknown> | string> {
+    let sha = skillMdSha256.get(detail);
+    if (sha === undefined) {
+      sha = createHash('sha256').update(detail.skillMdRaw, 'utf8').digest('hex');
+      skillMdSha256.set(detail, sha);
+    }
+    const file = fileAt(m, SKILL_MD_PATH);
+    if (!file) return 'it has no SKILL.md';
+    if (file.sha256 === sha) return detail.frontmatter;
+    return frontmatterFromSkillMd(await bytesOf(ref, m.version, file, uri, assertion));
+  }
+
+  /**
+   * The extension's entry of the skill whose SKILL.md `ref` names (`uri`), or why it is not served as a
+   * skill; resource_not_found when the caller may not read it at all.
+   */
+  async function skillEntry(
+    ref: SkillRef,
+    uri: string,
+    read: SkillReadOptions,
+  ): Promise<SkillEntry | string> {
+    const detail = await visiblePackage(ref.scope, ref.name, { uri }, read.assertion);
+    const version = ref.version ?? detail.version;
+    if (version === null) throw notFound(`@${ref.scope}/${ref.name} has no version yet`, { uri });
+    const m = await manifest(ref, version, uri, read.assertion, true);
+    const unserved = `@${ref.scope}/${ref.name}@${m.version} is not served as a skill`;
+    if (m.risk === 'high' && !read.includeHighRisk)
+      return `${unserved}: risk high (opt in with _meta "${SKILLS_META.includeHighRisk}": true)`;
+    const frontmatter = await frontmatterOf(detail, ref, m, uri, read.assertion);
+    if (typeof frontmatter === 'string') return `${unserved}: ${frontmatter}`;
+    const problem = frontmatterProblem(frontmatter, ref.name);
+    if (problem) return `${unserved}: ${problem}`;
+    const at = { scope: ref.scope, name: ref.name, version: ref.version };
+    return {
+      uri: skillUri({ ...at, path: SKILL_MD_PATH }),
+      frontmatter,
+      resources: entryResources(servedOf(m), (path) => skillUri({ ...at, path })),
+      _meta: {
+        [SKILLS_META.version]: m.version,
+        [SKILLS_META.risk]: m.risk,
+        [SKILLS_META.verified]: detail.verified,
+        [SKILLS_META.signatures]: m.keyids,
+        [SKILLS_META.digest]: m.digest,
+      },
+    };
+  }
+
   const templates = new StaticResult(new SerializedResult(JSON.stringify(RESOURCE_TEMPLATES)));
 
   return {
@@ -304,11 +409,12 @@ export function createCatalog(options: CatalogOptions): Catalog {
       const detail = await visiblePackage(ref.scope, ref.name, { uri }, assertion);
       const version = ref.version ?? detail.version;
       if (version === null) throw notFound(`@${ref.scope}/${ref.name} has no version yet`, { uri });
-      const m = await manifest(ref, version, uri, assertion);
+      const isManifest = ref.path === SKILL_MANIFEST_PATH;
+      const m = await manifest(ref, version, uri, assertion, isManifest);
       const keep = assertion === undefined;
-      if (ref.path === SKILL_MANIFEST_PATH) {
+      if (isManifest) {
         return built(
-          `r:${uri}\n${m.digest}\n${m.signedBy}`,
+          `r:${uri}\n${m.digest}\n${m.signedBy}\n${m.risk}`,
           () => ({
             contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(m.result, null, 2) }],
           }),
@@ -322,6 +428,56 @@ export function createCatalog(options: CatalogOptions): Catalog {
       if (hit instanceof StaticResult) return hit;
       const bytes = await bytesOf(ref, m.version, file, uri, assertion);
       return built(key, () => ({ contents: [resourceContents(uri, file.path, bytes)] }), keep);
+    },
+
+    async listSkills(cursor, read) {
+      const at = cursor === undefined ? { p: 1, n: pageSize } : decodeCursor(cursor);
+      const page = await registry.list(at.p, at.n, read.assertion);
+      const more = at.p * at.n < page.total;
+      const entries = await Promise.all(
+        page.data.map(async ({ scope, name }) => {
+          const ref = { scope, name, version: null, path: SKILL_MD_PATH };
+          try {
+            return await skillEntry(ref, skillUri(ref), read);
+          } catch (error) {
+            // Gone since the list was read: left out, as it will be from the next list.
+            if (error instanceof RejectError && error.reason === 'resource_not_found') return undefined;
+            throw error;
+          }
+        }),
+      );
+      return {
+        skills: entries.filter((e) => e !== undefined && typeof e !== 'string'),
+        ...(more ? { nextCursor: encodeCursor({ p: at.p + 1, n: at.n }) } : {}),
+      };
+    },
+
+    async getSkill(uri, read) {
+      const ref = parseSkillUri(uri);
+      if (ref.path !== SKILL_MD_PATH) throw notFound(`not the URI of a skill's ${SKILL_MD_PATH}`, { uri });
+      const skill = await skillEntry(ref, uri, read);
+      if (typeof skill === 'string') throw notFound(skill, { uri });
+      return { skill };
+    },
+
+    async readDirectory(uri, cursor, { assertion }) {
+      const ref = parseSkillFolderUri(uri);
+      const at = cursor === undefined ? { p: 1, n: pageSize } : decodeCursor(cursor);
+      const detail = await visiblePackage(ref.scope, ref.name, { uri }, assertion);
+      const version = ref.version ?? detail.version;
+      if (version === null) throw notFound(`@${ref.scope}/${ref.name} has no version yet`, { uri });
+      const m = await manifest(ref, version, uri, assertion);
+      const children = folderChildren(servedOf(m), ref.path);
+      if (!children)
+        throw notFound(`@${ref.scope}/${ref.name}@${m.version} has no folder ${ref.path}`, { uri });
+      const more = at.p * at.n < children.length;
+      const folder = { scope: ref.scope, name: ref.name, version: ref.version };
+      return {
+        resources: children
+          .slice((at.p - 1) * at.n, at.p * at.n)
+          .map((child) => folderResource(child, skillUri({ ...folder, path: child.path }))),
+        ...(more ? { nextCursor: encodeCursor({ p: at.p + 1, n: at.n }) } : {}),
+      };
     },
 
     async search(args, assertion) {

@@ -48,7 +48,7 @@ export const RESOURCE_TEMPLATES = {
       name: 'skill-file',
       title: 'A file of a skill',
       description:
-        "A file of a skill's latest version, by its path in the skill folder; the paths are in skill://@scope/name/_manifest.",
+        "A file of a skill's latest version, by its path in the skill folder; the paths are in skill://{scope}/{name}/_manifest.",
       annotations: { audience: AUDIENCE, priority: 0.2 },
     },
     {
@@ -70,6 +70,7 @@ export function manifestOf(v: VersionDetail): SkillManifest {
     digest: v.digest,
     integrity: v.integrity,
     signatures: v.signatures,
+    risk: v.risk,
     files: v.files.map((f) => ({
       path: f.path,
       size: f.size,
@@ -80,7 +81,9 @@ export function manifestOf(v: VersionDetail): SkillManifest {
   };
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// `ignoreBOM`: a BOM is kept as U+FEFF, so `text` encodes back to exactly the bytes the manifest and a
+// skills entry hash (the skills extension's clients check that).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Known types whose bytes are text when they decode as UTF-8. */
 function isTextType(type: string): boolean {
@@ -100,9 +103,9 @@ function isTextType(type: string): boolean {
 }
 
 /**
- * One item of `contents`: `text` for text files, `blob` (base64) for the rest. The type comes from the
- * path as the registry's files endpoint gives it; a file of no known type is text/plain when its bytes
- * are UTF-8 without NUL, as the web UI decides.
+ * One item of `contents`: `text` for text files, `blob` (base64) for the rest; either way exactly the
+ * file's bytes. The type comes from the path as the registry's files endpoint gives it; a file of no known
+ * type is text/plain when its bytes are UTF-8 without NUL, as the web UI decides.
  */
 export function resourceContents(uri: string, path: string, bytes: Buffer): object {
   const type = mime.lookup(path) || undefined;

@@ -4,8 +4,9 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { DelegationAssertions } from '../catalog/delegation-assertions.js';
 import type { Env } from '../env.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
-import { initializeResult, systemInfo, toolDescriptor } from './server-info.js';
-import { StaticResult, toolCallResult } from './transport.js';
+import { createdTask, detailedTask, taskHandleOf, unsupportedTaskChange } from './modern-tasks.js';
+import { discoverResult, initializeResult, systemInfo, toolDescriptor } from './server-info.js';
+import { SerializedResult, StaticResult, toolCallResult } from './transport.js';
 
 // Answers an admitted request. What reads no tenant state is answered here (initialize, ping, tools/list,
 // system.info, agents.list; skill:// resources and the registry tools from the catalog, the same for
@@ -23,6 +24,12 @@ export function createDispatch(
   assertions: DelegationAssertions,
 ): Dispatch {
   const descriptors = new Map(tools.map((t) => [t.name, toolDescriptor(t)]));
+  // 2026-07-28 tools carry no `execution` (the tasks extension decides per request).
+  const modernDescriptors = new Map(
+    [...descriptors].map(([name, { execution: _execution, ...descriptor }]) => [name, descriptor]),
+  );
+  const discovered = new StaticResult(new SerializedResult(JSON.stringify(discoverResult(env))));
+  const pollWindow = env.EDGE_MAX_TASK_POLL_WINDOW_SECONDS;
   // Edge-local tool results depend only on the backend mode: serialized once at start.
   const edgeResults = new Map<string, Map<BackendMode, StaticResult>>();
   for (const t of tools.filter((x) => !x.runtime && !x.registry)) {
@@ -38,19 +45,22 @@ export function createDispatch(
   };
 
   /** tools/list: the enabled tools this caller holds the scopes for. */
-  function toolsVisibleTo(scopes: ReadonlySet<string>) {
-    return tools.filter((t) => t.visibleTo(scopes)).map((t) => descriptors.get(t.name));
+  function toolsVisibleTo(scopes: ReadonlySet<string>, modern: boolean) {
+    const shown = modern ? modernDescriptors : descriptors;
+    return tools.filter((t) => t.visibleTo(scopes)).map((t) => shown.get(t.name));
   }
 
   return async function dispatch(admitted) {
-    const { caller, backend } = admitted;
+    const { caller, backend, modern } = admitted;
     switch (admitted.method) {
       case 'initialize':
         return initializeResult(env, admitted.protocolVersion);
+      case 'server/discover':
+        return discovered;
       case 'ping':
         return {};
       case 'tools/list':
-        return { tools: toolsVisibleTo(caller.scopes) };
+        return { tools: toolsVisibleTo(caller.scopes, modern !== undefined) };
       case 'tools/call': {
         const { spec, args } = admitted;
         if (spec.registry) {
@@ -58,12 +68,19 @@ export function createDispatch(
           return toolCallResult(await spec.registry(catalog, args, assertion && (await assertion)));
         }
         if (!spec.runtime) return edgeResult(spec, backend.mode);
-        return toolCallResult(await backend.runtime().callTool(caller, spec.name, args));
+        const result = await backend.runtime().callTool(caller, spec.name, args);
+        // A 2026-07-28 client with the tasks extension gets the extension's task to poll.
+        const handle = modern?.tasks ? taskHandleOf(result) : undefined;
+        return handle ? createdTask(handle, pollWindow) : toolCallResult(result);
       }
       case 'tasks/get':
+        if (modern) return detailedTask(backend.runtime(), caller, admitted.taskId, pollWindow);
         return backend.runtime().getTask(caller, admitted.taskId);
       case 'tasks/result':
         return backend.runtime().getTaskResult(caller, admitted.taskId);
+      case 'tasks/update':
+      case 'tasks/cancel':
+        return unsupportedTaskChange(backend.runtime(), caller, admitted.taskId, admitted.method);
       case 'resources/list': {
         const assertion = assertions.of(admitted.auth);
         return catalog.listResources(admitted.cursor, assertion && (await assertion));
@@ -74,6 +91,26 @@ export function createDispatch(
         // An anonymous read waits on nothing here: `of` answers undefined at once.
         const assertion = assertions.of(admitted.auth);
         return catalog.readResource(admitted.uri, assertion && (await assertion));
+      }
+      case 'skills/list': {
+        const assertion = assertions.of(admitted.auth);
+        return catalog.listSkills(admitted.cursor, {
+          assertion: assertion && (await assertion),
+          includeHighRisk: admitted.includeHighRisk,
+        });
+      }
+      case 'skills/get': {
+        const assertion = assertions.of(admitted.auth);
+        return catalog.getSkill(admitted.uri, {
+          assertion: assertion && (await assertion),
+          includeHighRisk: admitted.includeHighRisk,
+        });
+      }
+      case 'resources/directory/read': {
+        const assertion = assertions.of(admitted.auth);
+        return catalog.readDirectory(admitted.uri, admitted.cursor, {
+          assertion: assertion && (await assertion),
+        });
       }
     }
   };

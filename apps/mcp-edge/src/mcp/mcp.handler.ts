@@ -17,8 +17,9 @@ import { createEdgeMetrics, type EdgeMetrics } from '../metrics.js';
 import { edgeRouteOf } from '../routes/route-table.js';
 import { createDispatch } from './dispatch.js';
 import { type Exchange, newExchange } from './exchange.js';
+import { modernMembers } from './modern.js';
 import { toRejectError, writeRpcError } from './rpc-error.js';
-import { enabledTools } from './server-info.js';
+import { enabledTools, SERVER_VERSION } from './server-info.js';
 import { type Parsed, parseMessage, readBody, writeAccepted, writeResult } from './transport.js';
 
 // POST /mcp from the first byte to the audit row: the transport reads and parses the message, admission
@@ -45,6 +46,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
   const tools = enabledTools(deps.env);
   const admission = createAdmission({ ...deps, tools });
   const dispatch = createDispatch(deps.env, tools, deps.catalog, deps.assertions);
+  const members = modernMembers({ name: deps.env.PKGREG_SERVER_NAME, version: SERVER_VERSION });
   // Tracing is started before the app is built (index.ts) and stays as it is, so the path is chosen
   // once: untraced, a request allocates no span closure. Traced, admission is a child span of the
   // request's, so its checks' time shows apart.
@@ -66,7 +68,14 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       noteMessage(ex, message);
       const admitted = await admit(req, ex, message);
       if (admitted === undefined) status = writeAccepted(res, ex.requestId);
-      else writeResult(res, ex.requestId, admitted.id, await dispatch(admitted));
+      else {
+        const result = await dispatch(admitted);
+        // A 2026-07-28 result names its type, its cache hint and the server (mcp/modern.ts).
+        const extra = admitted.modern
+          ? members(admitted.method, result, admitted.auth.subject !== undefined)
+          : undefined;
+        writeResult(res, ex.requestId, admitted.id, result, extra);
+      }
     } catch (error) {
       const reject = toRejectError(error);
       // A PostgreSQL or Redis outage is logged once by the process's monitor, not per request.

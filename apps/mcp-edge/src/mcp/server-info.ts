@@ -1,8 +1,11 @@
 import {
   type BackendMode,
   MAX_INVOKE_INPUT_BYTES,
+  MCP_EXTENSIONS,
+  MCP_MODERN_PROTOCOL_VERSION,
   MCP_PROTOCOL_VERSION,
   MEMORY_LIMITS,
+  SERVED_PROTOCOL_REVISIONS,
   SUPPORTED_PROTOCOL_VERSIONS,
   type SystemInfoResult,
   TOOL_NAMES,
@@ -59,6 +62,25 @@ export function initializeResult(env: Env, requestedVersion: string) {
       tools: { listChanged: false },
       resources: { subscribe: false, listChanged: false },
       tasks: {},
+      // SEP-2640: skills/list, skills/get and resources/directory/read (docs/decisions.md, "Skills over MCP").
+      extensions: { [MCP_EXTENSIONS.skills]: { directoryRead: true } },
+    },
+  };
+}
+
+/**
+ * server/discover (MCP 2026-07-28): the revision served statelessly, and initialize's capabilities as
+ * that revision has them: no `tasks` (the contract's 2025-11-25 tasks), the tasks extension instead.
+ * The server's identity goes in every result's `_meta` (mcp/modern.ts), not here.
+ */
+export function discoverResult(env: Env) {
+  const { tasks: _contractTasks, ...capabilities } = initializeResult(env, MCP_PROTOCOL_VERSION)
+    .capabilities as Record<string, unknown> & { extensions?: Record<string, unknown> };
+  return {
+    supportedVersions: [MCP_MODERN_PROTOCOL_VERSION],
+    capabilities: {
+      ...capabilities,
+      extensions: { ...capabilities.extensions, [MCP_EXTENSIONS.tasks]: {} },
     },
   };
 }
@@ -72,6 +94,7 @@ export function systemInfo(env: Env, backendMode: BackendMode): SystemInfoResult
       phase: env.PKGREG_SERVER_PHASE,
       backendMode,
       protocolVersion: MCP_PROTOCOL_VERSION,
+      protocolVersions: [...SERVED_PROTOCOL_REVISIONS],
     },
     features: {
       publicAgents: enabled.has(TOOL_NAMES.agentsList) || enabled.has(TOOL_NAMES.agentsInvoke),

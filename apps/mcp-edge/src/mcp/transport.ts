@@ -126,23 +126,51 @@ export function toolCallResult(result: object): SerializedResult {
   return new SerializedResult(json === '{}' ? `{${extra}` : `${json.slice(0, -1)},${extra}`);
 }
 
+/** `json` (an object's JSON) with `extra` members (`"key":value,…`) added at its end. */
+function withMembers(json: string, extra: string): string {
+  return `${json.slice(0, -1)}${json === '{}' ? '' : ','}${extra}}`;
+}
+
 // Headers go to writeHead whole, with X-Request-Id among them, not through setHeader first: Node then
 // takes the object as it is instead of merging it into the headers already set.
-export function writeResult(res: ServerResponse, requestId: string, id: JsonRpcId, result: object): void {
+/**
+ * Writes a JSON-RPC result. `extra`: members added to the result object (MCP 2026-07-28's `resultType`,
+ * cache hints and `_meta`), spliced into its serialized form so a static result is not rebuilt.
+ */
+export function writeResult(
+  res: ServerResponse,
+  requestId: string,
+  id: JsonRpcId,
+  result: object,
+  extra?: string,
+): void {
   if (result instanceof StaticResult) {
     const idJson = Buffer.from(JSON.stringify(id));
-    const length = RESPONSE_HEAD.length + idJson.length + result.tail.length;
+    // tail is `,"result":{…}}`: the members go before the result's closing brace.
+    const tail = extra === undefined ? result.tail : spliceTail(result.tail, extra);
+    const length = RESPONSE_HEAD.length + idJson.length + tail.length;
     res.writeHead(200, {
       'X-Request-Id': requestId,
       'Content-Type': 'application/json',
       'Content-Length': length,
     });
-    res.end(Buffer.concat([RESPONSE_HEAD, idJson, result.tail], length));
+    res.end(Buffer.concat([RESPONSE_HEAD, idJson, tail], length));
     return;
   }
-  const body = result instanceof SerializedResult ? result.json : JSON.stringify(result);
+  let body = result instanceof SerializedResult ? result.json : JSON.stringify(result);
+  if (extra !== undefined) body = withMembers(body, extra);
   res.writeHead(200, { 'X-Request-Id': requestId, 'Content-Type': 'application/json' });
   res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`);
+}
+
+function spliceTail(tail: Buffer, extra: string): Buffer {
+  const end = tail.length - 2;
+  const empty = tail[end - 1] === 0x7b; // `{}`: no member before the new ones
+  return Buffer.concat([
+    tail.subarray(0, end),
+    Buffer.from(`${empty ? '' : ','}${extra}`),
+    tail.subarray(end),
+  ]);
 }
 
 /** A notification (or a client's response) is accepted with 202 and no body; returns the status. */

@@ -53,6 +53,13 @@ export const EDGE_ROUTES = [
     '/.well-known/oauth-protected-resource',
     'OAuth protected resource metadata at the root, for clients that probe it there',
   ),
+  metadata('server-card', '/mcp/server-card', 'MCP Server Card (SEP-2127) at the location it reserves'),
+  metadata(
+    'server-card-well-known',
+    '/.well-known/mcp/server-card.json',
+    'The same Server Card where earlier drafts and many clients look',
+  ),
+  metadata('mcp-catalog', '/.well-known/mcp/catalog.json', 'MCP Catalog naming the Server Card'),
   {
     id: 'jwks',
     method: 'get',
