@@ -31,9 +31,10 @@ export const EXIT_CODES_HELP = `Exit codes:
   2  usage error (unknown command or option, invalid name, version, range or agent)
   3  package or version not found
   4  registry unavailable (network error, timeout, 5xx after retries, malformed response)
-  5  integrity mismatch (an archive or manifest that does not match, a path escaping the skill
-     folder, a folder to write or delete reached through a symbolic link or merged with another
-     by case, a file modified locally, content differing from pkgreg-lock.json)
+  5  integrity mismatch (an archive or manifest that does not match, a site's artifact whose
+     digest is not its index's, a path escaping the skill folder, a folder to write or delete
+     reached through a symbolic link or merged with another by case, a file modified locally,
+     content differing from pkgreg-lock.json)
   6  publish finished, but some skills were rejected (the output says why)
   7  refused for risk: the package is quarantined by the registry, or the version's risk scan
      found high-risk content and --allow-risk was not given (named, restored from the

@@ -70,7 +70,7 @@ function failure(name: string, code: string | undefined, message: string): Error
  * body included, or for a download only the silences: until the headers, then between chunks. A
  * failure destroys the request and the response with an error whose `name` or `code` says why.
  */
-function nodeTransport(timeoutMs: number): Transport {
+export function nodeTransport(timeoutMs: number): Transport {
   return (request) =>
     new Promise((resolve, reject) => {
       // Loaded here: https brings TLS, which a plain-http registry never needs.

@@ -40,33 +40,36 @@ export function digestOf(files: Record<string, LockedFile>): string {
 }
 
 /**
- * Checks a version's manifest before anything is downloaded or written: every path relative and inside
- * the folder, no path inside another file, SKILL.md present, links kept inside, the digest matching.
+ * The shape of a skill folder's files, before anything is written: every path relative and inside the
+ * folder, each once, none inside another file or one case-fold apart from another, SKILL.md present,
+ * links kept inside. `what` names the list in messages ("the manifest", "the archive").
  */
-export function checkManifest(label: string, version: VersionDetail): void {
+export function checkFolderShape(
+  label: string,
+  what: string,
+  files: readonly { path: string; linkTarget: string | null }[],
+): void {
   const seen = new Set<string>();
   const links = new Map<string, string>();
-  for (const file of version.files) {
+  for (const file of files) {
     if (normalizeSkillFilePath(file.path) === null) {
-      throw integrityError(
-        `${label}: the manifest names "${file.path}", which would escape the skill folder`,
-      );
+      throw integrityError(`${label}: ${what} names "${file.path}", which would escape the skill folder`);
     }
-    if (seen.has(file.path)) throw integrityError(`${label}: the manifest names ${file.path} twice`);
+    if (seen.has(file.path)) throw integrityError(`${label}: ${what} names ${file.path} twice`);
     seen.add(file.path);
     if (file.linkTarget !== null) links.set(file.path, file.linkTarget);
   }
   const conflict = pathConflict(seen);
-  if (conflict) throw integrityError(`${label}: the manifest puts ${conflict} inside another file`);
+  if (conflict) throw integrityError(`${label}: ${what} puts ${conflict} inside another file`);
   // On a case-insensitive or normalising file system (macOS, Windows) two such names are one file, and
   // a link target's `D/L` is the link `d/l`: refused, and links resolved in that world too.
   const clash = foldCollision(seen);
   if (clash) {
     throw integrityError(
-      `${label}: the manifest names ${clash[0]} and ${clash[1]}, the same file on a case-insensitive file system`,
+      `${label}: ${what} names ${clash[0]} and ${clash[1]}, the same file on a case-insensitive file system`,
     );
   }
-  if (!seen.has('SKILL.md')) throw integrityError(`${label}: the manifest has no SKILL.md`);
+  if (!seen.has('SKILL.md')) throw integrityError(`${label}: ${what} has no SKILL.md`);
   const folded = new Map([...links].map(([path, target]) => [foldPath(path), foldPath(target)]));
   for (const path of links.keys()) {
     if (resolveSkillLink(path, links) === null || resolveSkillLink(foldPath(path), folded) === null) {
@@ -75,6 +78,14 @@ export function checkManifest(label: string, version: VersionDetail): void {
       );
     }
   }
+}
+
+/**
+ * Checks a version's manifest before anything is downloaded or written: its shape (checkFolderShape),
+ * its file count, the digest matching.
+ */
+export function checkManifest(label: string, version: VersionDetail): void {
+  checkFolderShape(label, 'the manifest', version.files);
   if (version.fileCount !== version.files.length) {
     throw integrityError(
       `${label}: the manifest lists ${version.files.length} files, not ${version.fileCount}`,

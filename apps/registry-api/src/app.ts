@@ -55,6 +55,8 @@ import { uploadsRoutes } from './uploads/uploads.routes.js';
 import { createContentCache } from './versions/content-cache.js';
 import { versionsRoutes } from './versions/versions.routes.js';
 import { webStatic } from './web-static.js';
+import { createAgentSkillArchives } from './well-known/agent-skill-archives.js';
+import { agentSkillsRoutes } from './well-known/agent-skills.routes.js';
 
 export interface AppDeps {
   db: Db;
@@ -218,6 +220,7 @@ function createExpressApp(deps: WiredDeps): Express {
     createPgContentStore(reads),
     deps.env.CONTENT_CACHE_MAX_MB * 1024 * 1024,
   );
+  const archives = createAgentSkillArchives(reads, content);
   const readAccess = readAccessOf(deps.viewerOf);
   const publishing = publishingDeps(deps);
   // The registry's own browser pages (CLI sign-in, MCP consent) link to the web UI's sign-in.
@@ -226,7 +229,8 @@ function createExpressApp(deps: WiredDeps): Express {
   const devSignIn = deps.env.DEV_SIGN_IN && deps.env.NODE_ENV !== 'production';
   const handlers: RegistryHandlers = {
     ...packagesRoutes({ db: reads, codeHostWebUrl: deps.env.GITHUB_WEB_URL, catalog, caching, readAccess }),
-    ...versionsRoutes({ db: reads, content, caching, readAccess }),
+    ...versionsRoutes({ db: reads, content, archives, caching, readAccess }),
+    ...agentSkillsRoutes({ db: reads, archives, caching, readAccess }),
     ...dependenciesRoutes({ db: reads, catalog, caching, readAccess }),
     ...publishingRoutes(publishing, deps.viewerOf),
     ...uploadsRoutes({

@@ -85,6 +85,7 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
         '/api/packages/{scope}/{name}/versions/{version}',
         '/api/packages/{scope}/{name}/versions/{version}/files/{path}',
         '/api/packages/{scope}/{name}/versions/{version}/archive.tgz',
+        '/api/packages/{scope}/{name}/versions/{version}/agent-skill.tar.gz',
         '/api/packages/{scope}/{name}/versions/{version}/attestations',
         '/api/packages/{scope}/{name}/versions/{version}/yank',
         '/api/packages/{scope}/{name}/dependants',
@@ -119,6 +120,10 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
         '/api/tokens',
         '/api/tokens/current',
         '/api/tokens/{id}',
+        // The Agent Skills discovery indexes (docs/discovery.md): outside /api, at the RFC's well-known path.
+        '/.well-known/agent-skills/index.json',
+        '/{scope}/.well-known/agent-skills/index.json',
+        '/{scope}/{name}/.well-known/agent-skills/index.json',
       ].sort(),
     );
     const detail = res.body.components.schemas.PackageDetail;

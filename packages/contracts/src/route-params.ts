@@ -14,6 +14,10 @@ export const PackagePathParamsSchema = z.object({
 });
 export type PackagePathParams = z.infer<typeof PackagePathParamsSchema>;
 
+/** A scope alone, with its `@` (a scope's discovery index, docs/discovery.md). */
+export const ScopePathParamsSchema = PackagePathParamsSchema.pick({ scope: true });
+export type ScopePathParams = z.infer<typeof ScopePathParamsSchema>;
+
 /** A version of a package by exact version or `latest`. */
 export const VersionPathParamsSchema = PackagePathParamsSchema.extend({
   version: z.string().describe('An exact version (semver) or `latest`'),

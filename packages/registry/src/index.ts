@@ -209,9 +209,11 @@ export {
   tarBound,
 } from './versions/skill-archive.js';
 export {
+  buildAgentSkillArchive,
   buildArchive,
   chooseVersion,
   type FileMode,
+  gzipStored,
   type ManifestFile,
   manifestDigest,
   pseudoVersion,

@@ -1,8 +1,13 @@
+import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 import semver from 'semver';
+import { extract } from 'tar-stream';
 import { describe, expect, it } from 'vitest';
 import {
+  buildAgentSkillArchive,
   buildArchive,
   chooseVersion,
+  gzipStored,
   type ManifestFile,
   manifestDigest,
   pseudoVersion,
@@ -119,5 +124,50 @@ describe('digests and archives', () => {
     const one = await buildArchive('skill', files, bytes);
     const two = await buildArchive('skill', [...files].reverse(), bytes);
     expect(Buffer.compare(one, two)).toBe(0);
+  });
+});
+
+describe("the discovery RFC's archive (docs/discovery.md)", () => {
+  const entryNames = async (tgz: Buffer) => {
+    const names: string[] = [];
+    const reader = extract();
+    const done = (async () => {
+      for await (const entry of reader) {
+        names.push(`${entry.header.name} ${(entry.header.mode ?? 0).toString(8)} ${entry.header.type}`);
+        entry.resume();
+      }
+    })();
+    reader.end(gunzipSync(tgz));
+    await done;
+    return names;
+  };
+
+  it("holds the folder's files at its root, the same bytes whatever the order", async () => {
+    const files = [
+      file('z.txt'),
+      file('scripts/run.sh', { mode: '100755' }),
+      file('SKILL.md'),
+      file('link.md', { mode: '120000', linkTarget: 'z.txt' }),
+    ];
+    const bytes = (f: ManifestFile) => Buffer.from(`content of ${f.path}\n`);
+    const one = await buildAgentSkillArchive(files, bytes);
+    const two = await buildAgentSkillArchive([...files].reverse(), bytes);
+    expect(Buffer.compare(one, two)).toBe(0);
+    expect(await entryNames(one)).toEqual([
+      'SKILL.md 644 file',
+      'link.md 777 symlink',
+      'scripts/run.sh 755 file',
+      'z.txt 644 file',
+    ]);
+  });
+
+  it('gzip in stored blocks: any gunzip reads it back, across block boundaries and when empty', () => {
+    for (const size of [0, 1, 65_535, 65_536, 200_000]) {
+      const data = createHash('sha256').update(String(size)).digest();
+      const bytes = Buffer.alloc(size, data);
+      const gz = gzipStored(bytes);
+      expect(gunzipSync(gz).equals(bytes)).toBe(true);
+      expect(gz.length).toBe(10 + Math.max(1, Math.ceil(size / 65_535)) * 5 + size + 8);
+    }
   });
 });

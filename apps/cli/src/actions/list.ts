@@ -3,7 +3,7 @@ import type { ListOptions } from '../commands/list.js';
 import { createContext } from '../context.js';
 import { displayDir, type InstallTarget, installTarget } from '../install/targets.js';
 import { absoluteDir, LOCKFILE_NAME } from '../lockfile/lockfile.js';
-import { type InstalledPackage, installedPackages, readLockfile } from '../lockfile/read.js';
+import { type InstalledPackage, installedPackages, installedSites, readLockfile } from '../lockfile/read.js';
 import { table, terminalWidth } from '../output.js';
 import { inspectFolder } from '../skill-files.js';
 
@@ -51,8 +51,10 @@ export async function list(input: ListOptions, command: Command): Promise<void> 
   const rows = read
     ? await Promise.all(installedPackages(read).map((pkg) => inspectInstalled(target, pkg)))
     : [];
+  const sites = read ? installedSites(read) : [];
+  const siteRows = await Promise.all(sites.map((site) => inspectInstalled(target, site.pkg)));
   if (input.json) {
-    const json = rows.map((row) => ({
+    const json: Record<string, unknown>[] = rows.map((row) => ({
       name: row.pkg.name,
       version: row.pkg.version,
       requested: row.pkg.requested,
@@ -65,6 +67,21 @@ export async function list(input: ListOptions, command: Command): Promise<void> 
       dependencies: row.pkg.dependencies,
       dependencyOf: row.pkg.dependencyOf,
     }));
+    // Site skills (docs/discovery.md): their skill name, where they came from and the artifact's digest.
+    sites.forEach((site, i) => {
+      const row = siteRows[i] as InstalledRow;
+      json.push({
+        name: site.entry.source.skill,
+        version: null,
+        source: site.entry.source,
+        digest: site.entry.digest,
+        agents: site.entry.agents,
+        dirs: site.entry.dirs.map((dir) => displayDir(target, dir)),
+        state: row.state,
+        modified: row.modified,
+        missing: row.missing,
+      });
+    });
     ctx.json(json);
     return;
   }
@@ -72,22 +89,31 @@ export async function list(input: ListOptions, command: Command): Promise<void> 
     ctx.out(`Nothing installed: no ${LOCKFILE_NAME} at ${target.lockPath}.`);
     return;
   }
-  if (rows.length === 0) {
+  if (rows.length === 0 && siteRows.length === 0) {
     ctx.out(`Nothing installed: ${LOCKFILE_NAME} lists no packages.`);
     return;
   }
   const lines = table(
     [{ header: 'NAME' }, { header: 'VERSION' }, { header: 'AGENTS' }, { header: 'STATE' }],
-    rows.map((row) => [
-      row.pkg.name,
-      row.pkg.version ?? `? (${LOCKFILE_NAME} version 1)`,
-      row.pkg.agents.join(', ') || '-',
-      row.state,
-    ]),
+    [
+      ...rows.map((row) => [
+        row.pkg.name,
+        row.pkg.version ?? `? (${LOCKFILE_NAME} version 1)`,
+        row.pkg.agents.join(', ') || '-',
+        row.state,
+      ]),
+      // A site skill has no version: the start of its artifact's digest says which bytes it is.
+      ...sites.map((site, i) => [
+        site.pkg.name,
+        site.entry.digest.slice(0, 'sha256:'.length + 12),
+        site.entry.agents.join(', ') || '-',
+        (siteRows[i] as InstalledRow).state,
+      ]),
+    ],
     terminalWidth(),
   );
   for (const line of lines) ctx.out(line);
-  for (const row of rows) {
+  for (const row of [...rows, ...siteRows]) {
     if (!row.pkg.direct)
       ctx.out(`  ${row.pkg.name} is a dependency of: ${row.pkg.dependencyOf.join(', ') || '-'}`);
     for (const path of row.modified) ctx.out(`  modified: ${path}`);

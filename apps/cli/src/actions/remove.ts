@@ -1,10 +1,17 @@
+import { AGENT_SKILL_NAME_PATTERN } from '@pkgreg/contracts';
 import type { Command } from 'commander';
 import type { RemoveOptions } from '../commands/remove.js';
 import { createContext } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import { displayDir, guardDir, installTarget, recheck } from '../install/targets.js';
 import { LOCKFILE_NAME, linkDependants } from '../lockfile/lockfile.js';
-import { installedPackages, readLockfile, writeBack } from '../lockfile/read.js';
+import {
+  type InstalledSite,
+  installedPackages,
+  installedSites,
+  readLockfile,
+  writeBack,
+} from '../lockfile/read.js';
 import { parsePackageArg } from '../names.js';
 import type { GuardedFolder } from '../safe-folders.js';
 import { removeFolder } from '../staging.js';
@@ -13,16 +20,44 @@ import { inspectInstalled } from './list.js';
 // `pkgreg remove`: the folders deleted (checked on disk first) and the lockfile entries dropped; a
 // version 1 lockfile is read and written back as it is, without the registry.
 
+/** A site skill's name (`pdf`) or lockfile key (`https://example.com#pdf`), rather than a package's. */
+function namesSite(name: string): boolean {
+  return /^https?:\/\//i.test(name) || AGENT_SKILL_NAME_PATTERN.test(name);
+}
+
+/** The site skill a name means: its key, or its skill name when one site skill has it. */
+function findSite(sites: readonly InstalledSite[], name: string): InstalledSite {
+  const matching = sites.filter((site) => site.key === name || site.entry.source.skill === name);
+  if (matching.length === 0)
+    throw new CliError(EXIT.notFound, `${name} is not installed (not in ${LOCKFILE_NAME})`);
+  if (matching.length > 1) {
+    throw usageError(
+      `${name} is installed from ${matching.length} sites; name one by its key: ${matching.map((site) => site.key).join(', ')}`,
+    );
+  }
+  return matching[0] as InstalledSite;
+}
+
 export async function remove(input: RemoveOptions, command: Command): Promise<void> {
-  const refs = input.names.map((name) => {
-    if (name.indexOf('@', 1) > 0) throw usageError(`remove takes names only, not versions: ${name}`);
-    return parsePackageArg(name);
-  });
+  const refs = input.names
+    .filter((name) => !namesSite(name))
+    .map((name) => {
+      if (name.indexOf('@', 1) > 0) throw usageError(`remove takes names only, not versions: ${name}`);
+      return parsePackageArg(name);
+    });
   const ctx = await createContext(command);
   const target = installTarget(ctx, input.global);
   const read = await readLockfile(target.lockPath, target.global);
   if (!read)
     throw new CliError(EXIT.error, `No ${LOCKFILE_NAME} at ${target.lockPath}; nothing is installed here`);
+  // Skills from sites (docs/discovery.md): nothing depends on them, nor they on anything.
+  const sites = installedSites(read);
+  const siteRemovals = new Map(
+    input.names.filter(namesSite).map((name) => {
+      const site = findSite(sites, name);
+      return [site.pkg.name, site] as const;
+    }),
+  );
   const installed = new Map(installedPackages(read).map((pkg) => [pkg.name, pkg]));
   const chosen = [...new Set(refs.map((ref) => ref.full))];
   for (const name of chosen) {
@@ -61,7 +96,10 @@ export async function remove(input: RemoveOptions, command: Command): Promise<vo
   }
   // Every package is checked before any folder is deleted: a refusal removes nothing. First each
   // folder on disk (safe-folders.ts: no link on the way, --force or not), then its files.
-  const packages = [...removing].map((name) => installed.get(name)).filter((pkg) => pkg !== undefined);
+  const packages = [
+    ...[...removing].map((name) => installed.get(name)).filter((pkg) => pkg !== undefined),
+    ...[...siteRemovals.values()].map((site) => site.pkg),
+  ];
   const folders = new Map<string, GuardedFolder>();
   for (const dir of packages.flatMap((pkg) => pkg.dirs)) folders.set(dir, guardDir(target, dir));
   const pathOf = (dir: string) => (folders.get(dir) as GuardedFolder).path;
@@ -82,7 +120,9 @@ export async function remove(input: RemoveOptions, command: Command): Promise<vo
         const folder = folders.get(dir) as GuardedFolder;
         await removeFolder(folder.path, folder.root, recheck(target, dir, folder.path));
       }
-      delete read.lock.packages[row.pkg.name];
+      const site = siteRemovals.get(row.pkg.name);
+      if (site && read.version === 2) delete read.lock.sites?.[site.key];
+      else delete read.lock.packages[row.pkg.name];
       const of = orphans.get(row.pkg.name);
       lines.push(
         `removed ${row.pkg.name} (${row.pkg.dirs.map((dir) => displayDir(target, dir)).join(', ')})${of ? `: a dependency of ${of.join(', ')} that nothing else needs` : ''}`,

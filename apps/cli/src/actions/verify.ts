@@ -12,7 +12,7 @@ import {
   lockedFilesOf,
   sameFiles,
 } from '../lockfile/lockfile.js';
-import { type InstalledPackage, installedPackages, readLockfile } from '../lockfile/read.js';
+import { type InstalledPackage, installedPackages, installedSites, readLockfile } from '../lockfile/read.js';
 import { parsePackageArg } from '../names.js';
 import { type SignatureChecker, signatureChecker } from '../signatures.js';
 import { checkpointReader, inclusionProblem } from '../transparency-log.js';
@@ -55,6 +55,18 @@ export interface PackageReport {
   log: { index: number; proved: boolean } | null;
   /** A provenance attestation of the locked bytes and source verified in this run. */
   attested: boolean;
+  problems: string[];
+}
+
+/**
+ * A skill installed from a site (docs/discovery.md): no registry vouches for it, so its installed
+ * files are checked against the lockfile, which pinned them to the digest the site's index listed.
+ */
+export interface SiteReport {
+  name: string;
+  source: { kind: 'well-known'; url: string; skill: string };
+  digest: string;
+  ok: boolean;
   problems: string[];
 }
 
@@ -210,12 +222,25 @@ function printReport(ctx: Context, reports: readonly PackageReport[], checked: b
     ctx.out(`${report.ok ? 'ok    ' : 'FAILED'} ${report.name}@${report.version}`);
     for (const problem of report.problems) ctx.out(`  ${problem}`);
   }
+  if (reports.length === 0) return;
   const failed = reports.filter((report) => !report.ok).length;
   const signatures = checked
     ? 'registry signatures checked'
     : 'the registry publishes no signing keys, so no signature was checked';
   ctx.out(
     `${reports.length} package${reports.length === 1 ? '' : 's'}: ${reports.length - failed} ok, ${failed} failed (${signatures})`,
+  );
+}
+
+function printSites(ctx: Context, reports: readonly SiteReport[]): void {
+  for (const report of reports) {
+    ctx.out(`${report.ok ? 'ok    ' : 'FAILED'} ${report.name} ${report.digest}`);
+    for (const problem of report.problems) ctx.out(`  ${problem}`);
+  }
+  if (reports.length === 0) return;
+  const failed = reports.filter((report) => !report.ok).length;
+  ctx.out(
+    `${reports.length} site skill${reports.length === 1 ? '' : 's'}: ${reports.length - failed} ok, ${failed} failed (files against ${LOCKFILE_NAME}; no registry signs them)`,
   );
 }
 
@@ -235,15 +260,32 @@ export async function verify(input: VerifyOptions, command: Command): Promise<vo
     reports.push(result.report);
     kinds.push(...result.kinds);
   }
+  const sites: SiteReport[] = [];
+  for (const site of installedSites({ version: 2, lock })) {
+    const problems = await fileProblems(target, site.pkg);
+    sites.push({
+      name: site.pkg.name,
+      source: site.entry.source,
+      digest: site.entry.digest,
+      ok: problems.length === 0,
+      problems: problems.map((problem) => problem.text),
+    });
+    kinds.push(...problems.map((problem) => problem.kind));
+  }
   const ok = kinds.length === 0;
   if (input.json) {
     const log = checkpoint ? { origin: checkpoint.origin, size: checkpoint.size } : null;
-    ctx.json({ packages: reports, checkpoint: log, ok });
-  } else if (reports.length === 0) ctx.out(`Nothing to verify: ${LOCKFILE_NAME} lists no packages.`);
-  else printReport(ctx, reports, await checker.keysPublished());
+    ctx.json({ packages: reports, ...(sites.length ? { sites } : {}), checkpoint: log, ok });
+  } else if (reports.length === 0 && sites.length === 0)
+    ctx.out(`Nothing to verify: ${LOCKFILE_NAME} lists no packages.`);
+  else {
+    if (reports.length > 0) printReport(ctx, reports, await checker.keysPublished());
+    printSites(ctx, sites);
+  }
   const exitCode = verifyExitCode(kinds);
   if (exitCode !== EXIT.ok) {
-    const failed = reports.filter((report) => !report.ok).length;
-    throw new CliError(exitCode, `${failed} of ${reports.length} packages failed verification`);
+    const all = [...reports, ...sites];
+    const failed = all.filter((report) => !report.ok).length;
+    throw new CliError(exitCode, `${failed} of ${all.length} packages failed verification`);
   }
 }

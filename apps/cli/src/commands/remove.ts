@@ -20,7 +20,10 @@ export function configureRemoveCommand(program: Command): void {
     .description(
       `delete installed skills (with the dependencies nothing else needs) and their ${LOCKFILE_NAME} entries`,
     )
-    .argument('<packages...>', 'package names as @scope/name')
+    .argument(
+      '<packages...>',
+      'package names as @scope/name; a skill installed from a site by its name, or by <site URL>#<name>',
+    )
     .option('-g, --global', 'remove global installs')
     .option('-f, --force', 'remove skills even when their files were modified locally')
     .action(async (names: string[], options: Record<string, unknown>, command: Command) => {

@@ -2,7 +2,7 @@ import { archiveBound, unpackArchive } from '../archive.js';
 import { ATTESTATION_MISSING, checkAttestations } from '../attestations.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
-import { LOCKFILE_NAME, lockedFilesOf } from '../lockfile/lockfile.js';
+import { LOCKFILE_NAME, type LockedFile, lockedFilesOf } from '../lockfile/lockfile.js';
 import type { PackageRef } from '../names.js';
 import { createDownloadBar, type Progress } from '../progress.js';
 import { foldCollision, type GuardedFolder } from '../safe-folders.js';
@@ -47,22 +47,26 @@ export function labelOf(ref: PackageRef, version: string): string {
   return `${ref.full}@${version}`;
 }
 
-interface FolderPlan {
+export interface FolderPlan {
   dir: string;
   /** The folder checked on disk (guardDir): where it is read, written and deleted. */
   path: string;
   write: boolean;
 }
 
-/** Decides per folder: write, keep (it already holds the version), or refuse (modified). */
-async function checkFolders(
+/**
+ * Decides per folder of `dirs`: write, keep (it already holds `incoming`), or refuse (modified since
+ * `previous`, what the lockfile says was installed there): the refusals are added to `modified`.
+ */
+export async function checkFolders(
   target: InstallTarget,
-  job: InstallJob,
+  dirs: readonly string[],
+  incoming: Record<string, LockedFile>,
+  previous: Record<string, LockedFile> | undefined,
   modified: string[],
 ): Promise<FolderPlan[]> {
-  const incoming = lockedFilesOf(job.version);
   const plans: FolderPlan[] = [];
-  for (const dir of job.entry.dirs) {
+  for (const dir of dirs) {
     const { path } = guardDir(target, dir);
     const current = await inspectFolder(path, incoming);
     if (current.kind === 'intact') {
@@ -71,18 +75,18 @@ async function checkFolders(
     }
     // Measured against what the lockfile says was installed there; a folder never installed is measured
     // against the incoming version, so one holding something else is not silently replaced.
-    const baseline: FolderState = job.previous ? await inspectFolder(path, job.previous) : current;
+    const baseline: FolderState = previous ? await inspectFolder(path, previous) : current;
     if (baseline.kind === 'modified') modified.push(...describeChanges(displayDir(target, dir), baseline));
     plans.push({ dir, path, write: true });
   }
   return plans;
 }
 
-export function modifiedError(ref: PackageRef, modified: string[], hint: string): CliError {
+export function modifiedError(owner: string, modified: string[], hint: string): CliError {
   const shown = modified.length > 5 ? [...modified.slice(0, 5), `${modified.length - 5} more`] : modified;
   return new CliError(
     EXIT.integrity,
-    `${ref.full}: ${shown.join(', ')} ${modified.length === 1 ? 'was' : 'were'} modified locally (differs from ${LOCKFILE_NAME}); ${hint}`,
+    `${owner}: ${shown.join(', ')} ${modified.length === 1 ? 'was' : 'were'} modified locally (differs from ${LOCKFILE_NAME}); ${hint}`,
   );
 }
 
@@ -244,27 +248,21 @@ export async function applyJobs(
   for (const job of jobs) {
     checkManifest(labelOf(job.ref, job.version.version), job.version);
     const modified: string[] = [];
-    const plans = await checkFolders(target, job, modified);
-    if (modified.length && !options.force) throw modifiedError(job.ref, modified, options.modifiedHint);
+    const plans = await checkFolders(
+      target,
+      job.entry.dirs,
+      lockedFilesOf(job.version),
+      job.previous,
+      modified,
+    );
+    if (modified.length && !options.force) throw modifiedError(job.ref.full, modified, options.modifiedHint);
     planned.push({ job, plans, stale: staleFolders(target, job) });
   }
   const files = await downloadAll(ctx, planned, options.progress);
-  const staged: StagedFolder[] = [];
-  let old: string[];
-  try {
-    for (const { job, plans } of planned) {
-      const content = files.get(job);
-      for (const plan of plans) {
-        if (!plan.write || !content) continue;
-        staged.push(await stageFolder(plan.path, content, recheck(target, plan.dir, plan.path)));
-      }
-    }
-    old = swapIntoPlace(staged);
-  } catch (error) {
-    await discardStaged(staged);
-    throw error;
-  }
-  await removeOld(old);
+  await writeFolders(
+    target,
+    planned.map(({ job, plans }) => ({ plans, files: files.get(job) })),
+  );
   const results: JobResult[] = [];
   for (const { job, plans, stale } of planned) {
     const written = plans.filter((plan) => plan.write).map((plan) => plan.dir);
@@ -273,4 +271,29 @@ export async function applyJobs(
     results.push({ job, written });
   }
   return results;
+}
+
+/**
+ * Stages each folder to write beside its place, swaps them all in at once (a failure undoes those
+ * done and discards the staged ones), then removes the old copies.
+ */
+export async function writeFolders(
+  target: InstallTarget,
+  items: readonly { plans: readonly FolderPlan[]; files: SkillFile[] | undefined }[],
+): Promise<void> {
+  const staged: StagedFolder[] = [];
+  let old: string[];
+  try {
+    for (const { plans, files } of items) {
+      for (const plan of plans) {
+        if (!plan.write || !files) continue;
+        staged.push(await stageFolder(plan.path, files, recheck(target, plan.dir, plan.path)));
+      }
+    }
+    old = swapIntoPlace(staged);
+  } catch (error) {
+    await discardStaged(staged);
+    throw error;
+  }
+  await removeOld(old);
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { InstallOptions } from '../commands/install.js';
+import { type InstallOptions, isSite } from '../commands/install.js';
 import { type Context, createContext } from '../context.js';
 import {
   isDirect,
@@ -22,6 +22,15 @@ import { agentsFromOption, displayDir, type InstallTarget, installTarget } from 
 
 /** `pkgreg install [names...]`: with names, those packages and what they need, recorded in the lockfile. */
 export async function install(input: InstallOptions, command: Command): Promise<void> {
+  const site = input.names.find(isSite);
+  if (site !== undefined) {
+    // A site's skills (docs/discovery.md): their own index, digests and lockfile entries.
+    const { installFromSite, parseSite } = await import('./site.js');
+    parseSite(site);
+    agentsFromOption(input.agent);
+    const ctx = await createContext(command);
+    return installFromSite(ctx, installTarget(ctx, input.global), input, site);
+  }
   // Names, versions and agents are checked before anything is read or fetched.
   const specs = input.names.map(parsePackageSpec);
   agentsFromOption(input.agent);
@@ -67,22 +76,29 @@ async function restore(ctx: Context, target: InstallTarget, input: InstallOption
   }
   const lines = [...plan.upToDate];
   try {
-    const results = await applyJobs(ctx, target, plan.jobs, {
-      force: input.force,
-      modifiedHint: input.frozen
-        ? 'restore the files or update the lockfile'
-        : 'use --force to restore the locked version',
-      progress: plan.progress,
-      lockedDirs: lockedDirs(plan.loaded.lock),
-      verify: input.verify,
-    });
-    for (const { job, written } of results) {
-      const label = labelOf(job.ref, job.version.version);
-      if (written.length === 0) lines.push(`up to date ${label}`);
-      for (const dir of written) lines.push(`installed ${label} -> ${displayDir(target, dir)}`);
+    // A lockfile of site skills alone asks nothing of the registry (not even its signing keys).
+    if (Object.keys(plan.loaded.lock.packages).length > 0 || plan.jobs.length > 0) {
+      const results = await applyJobs(ctx, target, plan.jobs, {
+        force: input.force,
+        modifiedHint: input.frozen
+          ? 'restore the files or update the lockfile'
+          : 'use --force to restore the locked version',
+        progress: plan.progress,
+        lockedDirs: lockedDirs(plan.loaded.lock),
+        verify: input.verify,
+      });
+      for (const { job, written } of results) {
+        const label = labelOf(job.ref, job.version.version);
+        if (written.length === 0) lines.push(`up to date ${label}`);
+        for (const dir of written) lines.push(`installed ${label} -> ${displayDir(target, dir)}`);
+      }
     }
   } finally {
     plan.progress.done();
+  }
+  if (plan.loaded.lock.sites) {
+    const { restoreSites } = await import('./site.js');
+    lines.push(...(await restoreSites(ctx, target, plan.loaded.lock, input)));
   }
   for (const line of lines.sort()) ctx.out(line);
   // Only a version 1 lockfile changes: it is written back upgraded.

@@ -202,7 +202,7 @@ export async function planNamed(
     }
     // A package keeps one version for all its copies, so a new version rewrites every recorded folder.
     const dirs = [...new Set([...recordedDirs, ...newDirs])];
-    checkDirOwners(lock, ref, dirs, target);
+    checkDirOwners(lock, ref.full, dirs, target);
     roots.push({
       node: { ref, version, source: pkg, root: true, requiredBy: [] },
       requested,
@@ -226,7 +226,7 @@ export async function planNamed(
     const root = rootFolders.get(node.ref.full);
     const locked = lock.packages[node.ref.full];
     const place = folders.get(node.ref.full) as { dirs: string[]; agents: string[] };
-    if (!root) checkDirOwners(lock, node.ref, place.dirs, target);
+    if (!root) checkDirOwners(lock, node.ref.full, place.dirs, target);
     const job = jobFor({
       ref: node.ref,
       version: node.version,
@@ -341,7 +341,8 @@ export async function planRestore(
     );
   }
   const entries = Object.values(lock.packages).sort((a, b) => (a.name < b.name ? -1 : 1));
-  if (entries.length === 0) return undefined;
+  // Site skills (docs/discovery.md) are restored beside the packages (install/site.ts).
+  if (entries.length === 0 && Object.keys(lock.sites ?? {}).length === 0) return undefined;
   const upToDate: string[] = [];
   const pending: LockEntry[] = [];
   const jobs: InstallJob[] = [];

@@ -112,11 +112,11 @@ export function recheck(target: InstallTarget, dir: string, path: string): () =>
 }
 
 /** The lockfile folder of a package under an absolute skills folder. */
-export function packageDir(target: InstallTarget, skillsDir: string, ref: PackageRef): string {
+export function packageDir(target: InstallTarget, skillsDir: string, ref: Pick<PackageRef, 'name'>): string {
   return lockDirOf(target.base, join(skillsDir, ref.name));
 }
 
-export function agentDir(target: InstallTarget, agent: Agent, ref: PackageRef): string {
+export function agentDir(target: InstallTarget, agent: Agent, ref: Pick<PackageRef, 'name'>): string {
   return packageDir(target, skillsDirOf(agent, target.roots, target.global), ref);
 }
 
@@ -152,10 +152,14 @@ export function defaultAgents(target: InstallTarget, note: (line: string) => voi
   return [universal];
 }
 
-/** Two packages with the same name in different scopes would share a folder; nested folders clash too. */
+/**
+ * Two packages with the same name in different scopes would share a folder, and so would a package and
+ * a site skill of that name; nested folders clash too. `owner` is the one installing: a package's
+ * `@scope/name`, or a site skill's key.
+ */
 export function checkDirOwners(
   lock: Lockfile,
-  ref: PackageRef,
+  owner: string,
   dirs: readonly string[],
   target: InstallTarget,
 ): void {
@@ -164,14 +168,18 @@ export function checkDirOwners(
     const [x, y] = [foldPath(a), foldPath(b)];
     return x === y || x.startsWith(`${y}/`);
   };
-  for (const [key, entry] of Object.entries(lock.packages)) {
-    if (key === ref.full) continue;
+  const others: [string, { dirs: string[] }][] = [
+    ...Object.entries(lock.packages),
+    ...Object.entries(lock.sites ?? {}),
+  ];
+  for (const [key, entry] of others) {
+    if (key === owner) continue;
     for (const dir of dirs) {
       const clash = entry.dirs.find((other) => inside(dir, other) || inside(other, dir));
       if (clash) {
         throw new CliError(
           EXIT.error,
-          `${ref.full}: ${displayDir(target, clash)} already belongs to ${key}; remove that skill first`,
+          `${owner}: ${displayDir(target, clash)} already belongs to ${key}; remove that skill first`,
         );
       }
     }

@@ -1,7 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
-import { normalizeSkillFilePath, type VersionDetail } from '@pkgreg/contracts';
+import {
+  AGENT_SKILL_DIGEST_PATTERN,
+  AGENT_SKILL_NAME_PATTERN,
+  normalizeSkillFilePath,
+  type VersionDetail,
+} from '@pkgreg/contracts';
 import validVersion from 'semver/functions/valid.js';
 import validRange from 'semver/ranges/valid.js';
 import { z } from 'zod';
@@ -87,9 +92,62 @@ export const LockEntrySchema = z.object({
 });
 export type LockEntry = z.infer<typeof LockEntrySchema>;
 
+/**
+ * Where a skill installed from a site came from (docs/discovery.md): the site as given to
+ * `pkgreg install <url> --skill <name>` and the skill's name in its discovery index.
+ */
+export const SiteSourceSchema = z.object({
+  kind: z.literal('well-known'),
+  /** The site: origin and path, no query, fragment or trailing slash. */
+  url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+  /** The skill's name in the site's index, and its folders' name. */
+  skill: z.string().regex(AGENT_SKILL_NAME_PATTERN, { error: 'must be a skill name' }),
+});
+export type SiteSource = z.infer<typeof SiteSourceSchema>;
+
+/** A skill installed from a site's Agent Skills discovery index rather than from the registry. */
+export const SiteEntrySchema = z.object({
+  source: SiteSourceSchema,
+  /** The index read at install. */
+  index: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+  /** The artifact's kind: the SKILL.md alone, or an archive of the folder. */
+  type: z.enum(['skill-md', 'archive']),
+  /** The artifact, as the index named it (resolved): a restore downloads it again. */
+  url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+  /** `sha256:<hex>` of the artifact, as the index listed it and the download matched. */
+  digest: z.string().regex(AGENT_SKILL_DIGEST_PATTERN, { error: 'must be sha256:<hex>' }),
+  /** Agents the skill was installed for (informative). */
+  agents: z.array(z.string()),
+  /** Folders holding it, relative to the lockfile's base, forward slashes. */
+  dirs: z.array(z.string()).min(1),
+  /** Every file of the skill by path. */
+  files: z.record(z.string(), LockedFileSchema),
+});
+export type SiteEntry = z.infer<typeof SiteEntrySchema>;
+
+/** A site skill as messages and `list` name it: `<skill> (<site URL>)`. */
+export function siteLabel(source: Pick<SiteSource, 'url' | 'skill'>): string {
+  return `${source.skill} (${source.url})`;
+}
+
+/** A site skill's key in `sites`: `<site URL>#<skill>`. */
+export function siteKey(source: Pick<SiteSource, 'url' | 'skill'>): string {
+  return `${source.url}#${source.skill}`;
+}
+
 export interface Lockfile {
   lockfileVersion: typeof LOCKFILE_VERSION;
   packages: Record<string, LockEntry>;
+  /**
+   * Skills installed from sites (docs/discovery.md), by siteKey. Absent when there are none, so older
+   * lockfiles read and round-trip unchanged (older pkgreg versions ignore the field).
+   */
+  sites?: Record<string, SiteEntry>;
+}
+
+/** The site skills of a lockfile, by key. */
+export function siteEntries(lock: Lockfile): [string, SiteEntry][] {
+  return Object.entries(lock.sites ?? {}).sort(([a], [b]) => byCodePoint(a, b));
 }
 
 /** A path of the lockfile's own choosing must stay inside the base: a cloned project's lockfile decides
@@ -126,12 +184,26 @@ export function pathConflict(paths: Iterable<string>): string | undefined {
   return undefined;
 }
 
+/** A folder's files as a lockfile records them: paths inside it, SKILL.md present, none inside another. */
+function checkFiles(
+  files: Record<string, LockedFile>,
+  issue: (field: string, message: string) => void,
+): void {
+  for (const path of Object.keys(files)) {
+    if (!safeRelative(path)) issue('files', `unexpected path ${path}`);
+  }
+  if (!files['SKILL.md']) issue('files', 'SKILL.md is missing');
+  const conflict = pathConflict(Object.keys(files));
+  if (conflict) issue('files', `${conflict} is inside another file`);
+}
+
 /** The schema of a version 2 lockfile: a global one may name absolute folders (CODEX_HOME). */
 export function lockfileSchema(global: boolean) {
   return z
     .object({
       lockfileVersion: z.literal(LOCKFILE_VERSION),
       packages: z.record(z.string(), LockEntrySchema),
+      sites: z.record(z.string(), SiteEntrySchema).optional(),
     })
     .superRefine((lock, ctx) => {
       for (const [key, entry] of Object.entries(lock.packages)) {
@@ -145,15 +217,22 @@ export function lockfileSchema(global: boolean) {
         for (const dir of entry.dirs) {
           if (!validLockDir(dir, name, global)) issue('dirs', `unexpected folder ${dir}`);
         }
-        for (const path of Object.keys(entry.files)) {
-          if (!safeRelative(path)) issue('files', `unexpected path ${path}`);
+        checkFiles(entry.files, issue);
+      }
+      for (const [key, entry] of Object.entries(lock.sites ?? {})) {
+        const issue = (field: string, message: string) =>
+          ctx.addIssue({ code: 'custom', path: ['sites', key, field], message });
+        if (key !== siteKey(entry.source)) {
+          issue('source', 'must be the <url>#<skill> key');
+          continue;
         }
-        if (!entry.files['SKILL.md']) issue('files', 'SKILL.md is missing');
-        const conflict = pathConflict(Object.keys(entry.files));
-        if (conflict) issue('files', `${conflict} is inside another file`);
+        for (const dir of entry.dirs) {
+          if (!validLockDir(dir, entry.source.skill, global)) issue('dirs', `unexpected folder ${dir}`);
+        }
+        checkFiles(entry.files, issue);
       }
       // Folders one name apart on a case-insensitive file system are one folder there (safe-folders.ts).
-      const clash = foldCollision(Object.values(lock.packages).flatMap((entry) => entry.dirs));
+      const clash = foldCollision(lockedDirs(lock));
       if (clash) {
         ctx.addIssue({
           code: 'custom',
@@ -189,11 +268,7 @@ export function serializeLockfile(lock: Lockfile): string {
   for (const key of Object.keys(lock.packages).sort(byCodePoint)) {
     const entry = lock.packages[key];
     if (!entry) continue;
-    const files: Record<string, LockedFile> = {};
-    for (const path of Object.keys(entry.files).sort(byCodePoint)) {
-      const file = entry.files[path] as LockedFile;
-      files[path] = { mode: file.mode, sha256: file.sha256 };
-    }
+    const files = sortedFiles(entry.files);
     packages[key] = {
       name: entry.name,
       version: entry.version,
@@ -212,7 +287,31 @@ export function serializeLockfile(lock: Lockfile): string {
       ...dependencyFields(entry),
     };
   }
-  return `${JSON.stringify({ lockfileVersion: lock.lockfileVersion, packages }, null, 2)}\n`;
+  const sites: Record<string, unknown> = {};
+  for (const [key, entry] of siteEntries(lock)) {
+    sites[key] = {
+      source: { kind: entry.source.kind, url: entry.source.url, skill: entry.source.skill },
+      index: entry.index,
+      type: entry.type,
+      url: entry.url,
+      digest: entry.digest,
+      agents: [...new Set(entry.agents)].sort(byCodePoint),
+      dirs: [...new Set(entry.dirs)].sort(byCodePoint),
+      files: sortedFiles(entry.files),
+    };
+  }
+  // `sites` only when it says something, so lockfiles without site skills stay as they were.
+  const body = Object.keys(sites).length > 0 ? { sites } : {};
+  return `${JSON.stringify({ lockfileVersion: lock.lockfileVersion, packages, ...body }, null, 2)}\n`;
+}
+
+function sortedFiles(files: Record<string, LockedFile>): Record<string, LockedFile> {
+  const sorted: Record<string, LockedFile> = {};
+  for (const path of Object.keys(files).sort(byCodePoint)) {
+    const file = files[path] as LockedFile;
+    sorted[path] = { mode: file.mode, sha256: file.sha256 };
+  }
+  return sorted;
 }
 
 function dependencyFields(entry: LockEntry): Partial<LockEntry> {
@@ -282,8 +381,11 @@ export async function writeLockfileText(path: string, text: string): Promise<voi
 }
 
 /** Every folder the lockfile records, for the check that no two are one folder in another case. */
-export function lockedDirs(lock: Lockfile): string[] {
-  return Object.values(lock.packages).flatMap((entry) => entry.dirs);
+export function lockedDirs(lock: Pick<Lockfile, 'packages' | 'sites'>): string[] {
+  return [
+    ...Object.values(lock.packages).flatMap((entry) => entry.dirs),
+    ...Object.values(lock.sites ?? {}).flatMap((entry) => entry.dirs),
+  ];
 }
 
 /** A version's dependencies as the lockfile records them; undefined when it declares none. */

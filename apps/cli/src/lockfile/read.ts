@@ -12,7 +12,10 @@ import {
   type LockedFile,
   type Lockfile,
   lockfileSchema,
+  type SiteEntry,
   serializeLockfile,
+  siteEntries,
+  siteLabel,
   writeLockfileText,
 } from './lockfile.js';
 import {
@@ -122,6 +125,33 @@ export function installedPackages(read: ReadLockfile): InstalledPackage[] {
         }))
       : Object.values(read.lock.packages).map(installedV1);
   return rows.sort((a, b) => byCodePoint(a.name, b.name));
+}
+
+/** A skill installed from a site (docs/discovery.md), with what list and remove read of a package. */
+export interface InstalledSite {
+  key: string;
+  entry: SiteEntry;
+  /** Its folders and files as a package's (named by siteLabel, no version). */
+  pkg: InstalledPackage;
+}
+
+export function installedSites(read: ReadLockfile): InstalledSite[] {
+  if (read.version !== 2) return [];
+  return siteEntries(read.lock).map(([key, entry]) => ({
+    key,
+    entry,
+    pkg: {
+      name: siteLabel(entry.source),
+      version: null,
+      requested: null,
+      agents: entry.agents,
+      dirs: entry.dirs,
+      files: entry.files,
+      dependencies: [],
+      dependencyOf: [],
+      direct: true,
+    },
+  }));
 }
 
 /** Writes back a lockfile read with `readLockfile`, in the version it was read in. */

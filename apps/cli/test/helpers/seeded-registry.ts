@@ -11,15 +11,16 @@ export interface SeededRegistry {
 
 /**
  * Registers the hooks that give this test file its own database, index `skills` into it and start the
- * registry on it, and that stop the registry and drop the database after the file's tests. Read the
- * fields from tests and hooks (not at module load); call it before the file's own hooks.
+ * registry on it (`env` added to its environment), and that stop the registry and drop the database
+ * after the file's tests. Read the fields from tests and hooks (not at module load); call it before the
+ * file's own hooks.
  */
-export function useSeededRegistry(skills: SkillFixture[]): SeededRegistry {
+export function useSeededRegistry(skills: SkillFixture[], env: Record<string, string> = {}): SeededRegistry {
   const database = useTestDatabase();
   let running: RunningRegistry | undefined;
   beforeAll(async () => {
     await seedSkills(database, skills);
-    running = await startRegistry(database.url);
+    running = await startRegistry(database.url, env);
   }, 120_000);
   afterAll(async () => {
     await running?.stop();

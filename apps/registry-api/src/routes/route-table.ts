@@ -1,4 +1,5 @@
 import {
+  AgentSkillsIndexSchema,
   AuditLogSchema,
   AuditQuerySchema,
   AuthOptionsSchema,
@@ -40,6 +41,7 @@ import {
   ReportAcceptedSchema,
   ReportRequestSchema,
   ScopeParamsSchema,
+  ScopePathParamsSchema,
   ScopeSettingsRequestSchema,
   ScopeSettingsSchema,
   SearchQuerySchema,
@@ -308,6 +310,27 @@ export const ROUTES = [
     },
   },
   {
+    id: 'version-agent-skill',
+    method: 'get',
+    path: '/api/packages/:scope/:name/versions/:version/agent-skill.tar.gz',
+    cache: 'version-bytes',
+    access: 'anonymous',
+    summary:
+      "The version as the Agent Skills discovery RFC's archive: its files at the root of a tar.gz (what the discovery indexes name)",
+    description:
+      "The same entries as `archive.tgz` (regular files 0644/0755, links, fixed mtime and owner), but at the archive's root rather than under `<name>/`, in gzip's stored blocks: the bytes are a function of the version's files alone, so every process serves the same bytes and the `sha256:` digest a discovery index names (docs/discovery.md). The same rules as `archive.tgz`: private, removed and quarantined packages alike.",
+    params: VersionPathParamsSchema,
+    responses: {
+      200: {
+        description: 'The archive; its `sha256:` digest is the one the discovery indexes list',
+        headers: contentHeaders,
+        content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+      },
+      304: { description: 'Not modified' },
+      ...contentErrors,
+    },
+  },
+  {
     id: 'scope-only',
     method: 'get',
     path: '/api/packages/:scope',
@@ -316,6 +339,68 @@ export const ROUTES = [
     undocumented: true,
     summary: '`/api/packages/@scope` alone: a package path missing its name (400), not an unknown route',
     responses: { 400: error('Invalid package path') },
+  },
+  // The Agent Skills discovery indexes (RFC v0.2.0, docs/discovery.md): the root's, a scope's and a
+  // package's, each below the address a person opens for it, so `skills add <that address>` finds it.
+  {
+    id: 'agent-skills-index',
+    method: 'get',
+    path: '/.well-known/agent-skills/index.json',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: "The registry's Agent Skills discovery index: public skills whose name no other scope holds",
+    description:
+      "Every public, listed package whose latest version (the newest not yanked) is not high-risk and whose name no other public listed package has: in one index a name means one skill, and a name two scopes hold is in neither's entry here (each scope's own index lists it). A folder of a lone SKILL.md is a `skill-md` entry (the exact version's SKILL.md), any other an `archive` (the exact version's `agent-skill.tar.gz`); `digest` is the SHA-256 of that artifact. Public only, whoever asks.",
+    responses: {
+      200: {
+        description: 'The index',
+        headers: movingHeaders,
+        json: named('AgentSkillsIndex', AgentSkillsIndexSchema),
+      },
+      ...notModified,
+    },
+  },
+  {
+    id: 'scope-agent-skills-index',
+    method: 'get',
+    path: '/:scope/.well-known/agent-skills/index.json',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: "A scope's Agent Skills discovery index: what `skills add <registry>/@scope` reads",
+    description:
+      "The scope's listed packages the caller may read (private ones with a session or token that reaches them), with the root index's rules for versions and artifacts. A scope with nothing the caller may read is not found, whether it is missing or private.",
+    params: ScopePathParamsSchema,
+    responses: {
+      200: {
+        description: 'The index',
+        headers: movingHeaders,
+        json: named('AgentSkillsIndex', AgentSkillsIndexSchema),
+      },
+      ...notModified,
+      400: error('Invalid package path: the segment is not `@scope`'),
+      404: error('Scope not found (a private scope the credentials cannot see answers the same)'),
+    },
+  },
+  {
+    id: 'package-agent-skills-index',
+    method: 'get',
+    path: '/:scope/:name/.well-known/agent-skills/index.json',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: "One package's Agent Skills discovery index: what `skills add <registry>/@scope/name` reads",
+    description:
+      "The package alone, by the rules of its scope's index: one entry, or none when its latest version is not installable (every version yanked, or high-risk).",
+    params: PackageParams,
+    responses: {
+      200: {
+        description: 'The index',
+        headers: movingHeaders,
+        json: named('AgentSkillsIndex', AgentSkillsIndexSchema),
+      },
+      ...notModified,
+      400: error('Invalid package path'),
+      404: error('Package not found (a private package the credentials cannot see answers the same)'),
+    },
   },
   {
     id: 'publish',

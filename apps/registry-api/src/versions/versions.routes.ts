@@ -8,8 +8,10 @@ import { answerIfNotModified, JSON_CONTENT_TYPE, strongEtagOf } from '../http/et
 import { parseQuery } from '../http/validate.js';
 import { packageKeyFromParams } from '../packages/package-path.js';
 import type { RegistryHandlers } from '../routes/route-table.js';
+import type { AgentSkillArchives } from '../well-known/agent-skill-archives.js';
 import type { ContentCache } from './content-cache.js';
 import {
+  getAgentSkillArchive,
   getExactVersionArchive,
   getVersion,
   getVersionArchive,
@@ -26,6 +28,7 @@ import {
 export interface VersionsRoutesDeps {
   db: Db;
   content: ContentCache;
+  archives: AgentSkillArchives;
   caching: CachePolicy;
   readAccess: ReadAccessOf;
 }
@@ -84,9 +87,9 @@ export function versionsRoutes(
   deps: VersionsRoutesDeps,
 ): Pick<
   RegistryHandlers,
-  'versions' | 'version' | 'version-archive' | 'version-file' | 'version-attestations'
+  'versions' | 'version' | 'version-archive' | 'version-agent-skill' | 'version-file' | 'version-attestations'
 > {
-  const { db, content, caching, readAccess } = deps;
+  const { db, content, archives, caching, readAccess } = deps;
 
   const versions: RegistryHandlers['versions'] = async (req, res) => {
     const query = parseQuery(VersionListQuerySchema, req.query);
@@ -121,6 +124,17 @@ export function versionsRoutes(
     sendContent(req, res, archive, bytesCacheControl(caching, ref), headers, ref.exact !== null);
   };
 
+  const versionAgentSkill: RegistryHandlers['version-agent-skill'] = async (req, res) => {
+    const key = packageKeyFromParams(req.params);
+    const ref = parseVersionParam(req.params.version);
+    const archive = await getAgentSkillArchive(db, archives, key, ref, await readAccess(req));
+    const headers = {
+      'Content-Type': 'application/gzip',
+      'Content-Disposition': `attachment; filename="${key.name}-${archive.version}.tar.gz"`,
+    };
+    sendContent(req, res, archive, bytesCacheControl(caching, ref), headers, ref.exact !== null);
+  };
+
   const versionFile: RegistryHandlers['version-file'] = async (req, res) => {
     const key = packageKeyFromParams({ scope: req.params.scope, name: req.params.name });
     const ref = parseVersionParam(req.params.version);
@@ -137,6 +151,7 @@ export function versionsRoutes(
     versions,
     version,
     'version-archive': versionArchive,
+    'version-agent-skill': versionAgentSkill,
     'version-file': versionFile,
     'version-attestations': versionAttestations,
   };

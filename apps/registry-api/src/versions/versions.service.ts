@@ -34,6 +34,7 @@ import semver from 'semver';
 import { ApiError, badRequest, gone, notFound } from '../http/api-error.js';
 import type { PackageKey } from '../packages/package-path.js';
 import { quarantinedMessage } from '../packages/packages.service.js';
+import { type AgentSkillArchives, sha256Digest } from '../well-known/agent-skill-archives.js';
 import type { ContentCache } from './content-cache.js';
 
 // The rules of docs/versions.md, "API": which versions are visible, `latest`, and 400/404/410.
@@ -260,4 +261,20 @@ export async function getExactVersionArchive(
     etag: `"${row.integrity}"`,
     createdAt: row.created_at,
   };
+}
+
+/**
+ * The version as the discovery RFC's archive (`agent-skill.tar.gz`, docs/discovery.md): the rules of
+ * archive.tgz (private, removed, quarantined), its bytes built from the version's files.
+ */
+export async function getAgentSkillArchive(
+  db: Db,
+  archives: AgentSkillArchives,
+  key: PackageKey,
+  ref: VersionRef,
+  access: ReadAccess,
+): Promise<VersionContent> {
+  const row = await requireVersion(db, key, ref, access, true);
+  const bytes = await archives.build(row.id);
+  return { version: row.version, bytes, etag: `"${sha256Digest(bytes)}"`, createdAt: row.created_at };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
+import { crc32, gzip } from 'node:zlib';
 import { manifestText } from '@pkgreg/contracts';
 import semver from 'semver';
 import { pack as tarPack } from 'tar-stream';
@@ -102,13 +102,9 @@ const gzipAsync = promisify(gzip);
 /** npm pack's fixed mtime: archives of the same files are the same bytes whenever they are built. */
 const ARCHIVE_MTIME = new Date('1985-10-26T08:15:00Z');
 
-/**
- * The version's `archive.tgz`: entries under `<name>/`, sorted by path, no directory entries, fixed
- * mtime and owner, modes 0644/0755 (links 0777), gzip level 9. Built once and stored: the bytes, not
- * this function, are what `integrity` covers.
- */
-export async function buildArchive(
-  name: string,
+/** Every file of a version as tar entries named `<prefix><path>`, by the archive's fixed rules. */
+async function tarOf(
+  prefix: string,
   files: ManifestFile[],
   bytesOf: (file: ManifestFile) => Buffer,
 ): Promise<Buffer> {
@@ -121,7 +117,7 @@ export async function buildArchive(
   });
   const common = { mtime: ARCHIVE_MTIME, uid: 0, gid: 0, uname: '', gname: '' };
   for (const file of [...files].sort(byPath)) {
-    const entryName = `${name}/${file.path}`;
+    const entryName = `${prefix}${file.path}`;
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error | null) => (error ? reject(error) : resolve());
       if (file.linkTarget !== null) {
@@ -137,8 +133,63 @@ export async function buildArchive(
   }
   pack.finalize();
   await ended;
+  return Buffer.concat(chunks);
+}
+
+/**
+ * The version's `archive.tgz`: entries under `<name>/`, sorted by path, no directory entries, fixed
+ * mtime and owner, modes 0644/0755 (links 0777), gzip level 9. Built once and stored: the bytes, not
+ * this function, are what `integrity` covers.
+ */
+export async function buildArchive(
+  name: string,
+  files: ManifestFile[],
+  bytesOf: (file: ManifestFile) => Buffer,
+): Promise<Buffer> {
+  const tar = await tarOf(`${name}/`, files, bytesOf);
   // On libuv's thread pool: the run's database writes go on meanwhile.
-  return gzipAsync(Buffer.concat(chunks), { level: 9 });
+  return gzipAsync(tar, { level: 9 });
+}
+
+/**
+ * The version as the Agent Skills discovery RFC's archive (docs/discovery.md): the same tar as
+ * `archive.tgz` but with the folder's files at the root (no `<name>/`), in gzip's stored blocks. Never
+ * stored: a pure function of the files, the same bytes from every process, Node and zlib, so the
+ * `sha256:` digest an index names (computed once per process) is the digest of what any process serves.
+ */
+export async function buildAgentSkillArchive(
+  files: ManifestFile[],
+  bytesOf: (file: ManifestFile) => Buffer,
+): Promise<Buffer> {
+  return gzipStored(await tarOf('', files, bytesOf));
+}
+
+/** Deflate's largest stored block (RFC 1951 3.2.4: LEN is 16 bits). */
+const STORED_BLOCK_BYTES = 65_535;
+
+/**
+ * `bytes` as a gzip member (RFC 1952) of stored deflate blocks: valid gzip that every gunzip reads,
+ * written here byte by byte, so no compressor's choices (zlib's differ by version and CPU features)
+ * can change it. Header: no name, mtime 0, OS unknown.
+ */
+export function gzipStored(bytes: Buffer): Buffer {
+  const blocks = Math.max(1, Math.ceil(bytes.length / STORED_BLOCK_BYTES));
+  const out = Buffer.alloc(10 + blocks * 5 + bytes.length + 8);
+  out.set([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff], 0);
+  let at = 10;
+  for (let block = 0; block < blocks; block += 1) {
+    const chunk = bytes.subarray(block * STORED_BLOCK_BYTES, (block + 1) * STORED_BLOCK_BYTES);
+    // BFINAL on the last block, BTYPE 00 (stored); the header byte leaves the stream byte-aligned.
+    out[at] = block === blocks - 1 ? 1 : 0;
+    out.writeUInt16LE(chunk.length, at + 1);
+    out.writeUInt16LE(~chunk.length & 0xffff, at + 3);
+    chunk.copy(out, at + 5);
+    at += 5 + chunk.length;
+  }
+  out.writeUInt32LE(crc32(bytes), at);
+  // ISIZE: the length modulo 2^32.
+  out.writeUInt32LE(bytes.length % 2 ** 32, at + 4);
+  return out;
 }
 
 /** Subresource Integrity of bytes: `sha512-<base64>`, as npm's lockfiles and `ssri` write it. */

@@ -1,0 +1,525 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { crc32, deflateRawSync } from 'node:zlib';
+import { AGENT_SKILLS_INDEX_SCHEMA, CreatedTokenSchema } from '@pkgreg/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseLockfile } from '../src/lockfile/read.js';
+import { tgz } from './helpers/archive.js';
+import { type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';
+import { snapshot, tree } from './helpers/folders.js';
+import type { SkillFixture } from './helpers/seed.js';
+import { useSeededRegistry } from './helpers/seeded-registry.js';
+
+// `pkgreg install <site> --skill <name>` (docs/discovery.md), end to end with the built CLI: from a
+// running pkgreg registry's discovery indexes (the root's, a scope's, a package's), and from a plain
+// static site of the test's own serving a hand-made index (skill-md, tar.gz and zip artifacts, a
+// tampered digest, a hostile archive). Each install recorded in the lockfile's `sites`, restored,
+// listed, verified and removed.
+
+const PDF: SkillFixture = {
+  owner: 'acme',
+  repo: 'skills',
+  path: 'pdf-kit',
+  name: 'pdf-kit',
+  description: 'Fill PDF forms',
+  extraFiles: {
+    'scripts/fill.sh': { content: '#!/bin/sh\necho fill "$@"\n', executable: true },
+    'reference/forms.md': '# Forms\n\nEvery field.\n',
+  },
+};
+const NOTES: SkillFixture = {
+  owner: 'acme',
+  repo: 'skills',
+  path: 'notes',
+  name: 'notes',
+  description: 'Take notes',
+};
+
+const PLAN: SkillFixture = {
+  owner: 'vault',
+  repo: 'skills',
+  path: 'plan',
+  name: 'plan',
+  description: 'Plan the vault work',
+};
+
+const { database, registry } = useSeededRegistry([PDF, NOTES, PLAN], { DEV_SIGN_IN: 'true' });
+let home: string;
+
+function cli(args: string[], cwd: string, options: Partial<RunOptions> = {}): Promise<CliResult> {
+  return runCli(['--registry', registry.url, ...args], {
+    cwd,
+    home,
+    ...options,
+    env: { DO_NOT_TRACK: '1', ...options.env },
+  });
+}
+
+const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+// --- a static site of the test's own -------------------------------------------------------------------
+
+interface Served {
+  body: Buffer;
+  type: string;
+}
+
+const SKILL_MD = (name: string, description: string) =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n\n# ${name}\n\nDo it well.\n`;
+
+/** A .zip of stored and deflated entries with unix modes (APPNOTE.TXT), made here byte by byte. */
+function zip(entries: { name: string; content: string; mode: number; deflate?: boolean }[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const raw = Buffer.from(entry.content);
+    const data = entry.deflate ? deflateRawSync(raw) : raw;
+    const name = Buffer.from(entry.name);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0x0800, 6);
+    local.writeUInt16LE(entry.deflate ? 8 : 0, 8);
+    local.writeUInt32LE(crc32(raw), 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(raw.length, 22);
+    local.writeUInt16LE(name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE((3 << 8) | 20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(0x0800, 8);
+    central.writeUInt16LE(entry.deflate ? 8 : 0, 10);
+    central.writeUInt32LE(crc32(raw), 16);
+    central.writeUInt32LE(data.length, 20);
+    central.writeUInt32LE(raw.length, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(((0o100000 | entry.mode) << 16) >>> 0, 38);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, data);
+    centrals.push(central, name);
+    offset += local.length + name.length + data.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+const site = {
+  server: undefined as Server | undefined,
+  url: '',
+  files: new Map<string, Served>(),
+  /** Every request's path and headers, to see what was sent where. */
+  requests: [] as { path: string; headers: IncomingHttpHeaders }[],
+};
+
+/** Serves the index of `entries` (each with its artifact), at the root and under /moved (redirected). */
+async function publishSite(): Promise<void> {
+  const files = site.files;
+  files.clear();
+  const hello = Buffer.from(SKILL_MD('hello', 'Says hello.'));
+  files.set('/.well-known/agent-skills/hello/SKILL.md', { body: hello, type: 'text/markdown' });
+  const bundle = await tgz([
+    { name: 'SKILL.md', type: 'file', content: Buffer.from(SKILL_MD('bundle', 'A bundle.')) },
+    { name: 'scripts/', type: 'directory' },
+    { name: 'scripts/run.sh', type: 'file', mode: 0o755, content: Buffer.from('#!/bin/sh\necho run\n') },
+    { name: 'docs/guide.md', type: 'file', content: Buffer.from('# Guide\n') },
+  ]);
+  files.set('/.well-known/agent-skills/bundle.tar.gz', { body: bundle, type: 'application/gzip' });
+  const zipped = zip([
+    { name: 'SKILL.md', content: SKILL_MD('zipped', 'A zipped skill.'), mode: 0o644, deflate: true },
+    { name: 'tools/go.sh', content: '#!/bin/sh\necho go\n', mode: 0o755 },
+  ]);
+  files.set('/skills/zipped.zip', { body: zipped, type: 'application/zip' });
+  const tampered = Buffer.from(SKILL_MD('tampered', 'Tampered on the way.'));
+  files.set('/.well-known/agent-skills/tampered/SKILL.md', { body: tampered, type: 'text/markdown' });
+  const evil = await tgz([
+    { name: 'SKILL.md', type: 'file', content: Buffer.from(SKILL_MD('evil', 'Escapes.')) },
+    { name: '../outside.txt', type: 'file', content: Buffer.from('gotcha\n') },
+  ]);
+  files.set('/.well-known/agent-skills/evil.tar.gz', { body: evil, type: 'application/gzip' });
+  const digest = (path: string) => `sha256:${sha256((files.get(path) as Served).body)}`;
+  const index = {
+    $schema: AGENT_SKILLS_INDEX_SCHEMA,
+    skills: [
+      {
+        name: 'hello',
+        type: 'skill-md',
+        description: 'Says hello.',
+        url: '/.well-known/agent-skills/hello/SKILL.md',
+        digest: digest('/.well-known/agent-skills/hello/SKILL.md'),
+      },
+      // A relative URL, resolved against the index's (RFC 3986).
+      {
+        name: 'bundle',
+        type: 'archive',
+        description: 'A bundle.',
+        url: 'bundle.tar.gz',
+        digest: digest('/.well-known/agent-skills/bundle.tar.gz'),
+      },
+      // An absolute one elsewhere on the site, and a field the RFC does not know (ignored).
+      {
+        name: 'zipped',
+        type: 'archive',
+        description: 'A zipped skill.',
+        url: `${site.url}/skills/zipped.zip`,
+        digest: digest('/skills/zipped.zip'),
+        homepage: 'https://example.com',
+      },
+      {
+        name: 'tampered',
+        type: 'skill-md',
+        description: 'Tampered on the way.',
+        url: '/.well-known/agent-skills/tampered/SKILL.md',
+        digest: `sha256:${sha256('what the publisher signed off')}`,
+      },
+      {
+        name: 'evil',
+        type: 'archive',
+        description: 'Escapes.',
+        url: 'evil.tar.gz',
+        digest: digest('/.well-known/agent-skills/evil.tar.gz'),
+      },
+      // An entry of a type this client does not know: skipped, not fatal.
+      { name: 'future', type: 'plugin', description: 'Later.', url: 'x', digest: 'sha256:00' },
+    ],
+  };
+  files.set('/.well-known/agent-skills/index.json', {
+    body: Buffer.from(JSON.stringify(index)),
+    type: 'application/json',
+  });
+}
+
+beforeAll(async () => {
+  home = await tempDir('home');
+  site.server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    site.requests.push({ path, headers: req.headers });
+    if (path.startsWith('/moved/')) {
+      res.writeHead(302, { Location: path.slice('/moved'.length) }).end();
+      return;
+    }
+    const served = site.files.get(path);
+    if (!served) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+      return;
+    }
+    res
+      .writeHead(200, { 'Content-Type': served.type, 'Content-Length': served.body.length })
+      .end(served.body);
+  });
+  await new Promise<void>((resolve) => site.server?.listen(0, '127.0.0.1', resolve));
+  site.url = `http://127.0.0.1:${(site.server.address() as AddressInfo).port}`;
+  await publishSite();
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => (site.server ? site.server.close(() => resolve()) : resolve()));
+});
+
+async function lockOf(cwd: string) {
+  const read = parseLockfile(
+    await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8'),
+    'pkgreg-lock.json',
+    false,
+  );
+  if (read.version !== 2) throw new Error('expected a version 2 lockfile');
+  return read.lock;
+}
+
+describe('from a pkgreg registry', () => {
+  it("a scope's index: the archive's files byte for byte as `pkgreg install @scope/name` writes them", async () => {
+    const fromSite = await tempDir('site-scope');
+    const result = await cli(
+      ['install', `${registry.url}/@acme`, '--skill', 'pdf-kit', '--agent', 'claude-code'],
+      fromSite,
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`installed pdf-kit (${registry.url}/@acme) -> .claude/skills/pdf-kit\n`);
+    const fromRegistry = await tempDir('site-registry');
+    expect((await cli(['install', '@acme/pdf-kit', '--agent', 'claude-code'], fromRegistry)).code).toBe(0);
+    const installed = await snapshot(join(fromSite, '.claude/skills/pdf-kit'));
+    expect(installed.map((e) => `${e.path} ${e.kind}`)).toEqual([
+      'SKILL.md file',
+      'reference/forms.md file',
+      'scripts/fill.sh exec',
+    ]);
+    expect(installed).toEqual(await snapshot(join(fromRegistry, '.claude/skills/pdf-kit')));
+    // The lockfile records where it came from, the artifact and its digest, and every file.
+    const lock = await lockOf(fromSite);
+    expect(lock.packages).toEqual({});
+    const entry = lock.sites?.[`${registry.url}/@acme#pdf-kit`];
+    expect(entry).toMatchObject({
+      source: { kind: 'well-known', url: `${registry.url}/@acme`, skill: 'pdf-kit' },
+      index: `${registry.url}/@acme/.well-known/agent-skills/index.json`,
+      type: 'archive',
+      url: expect.stringMatching(/\/api\/packages\/@acme\/pdf-kit\/versions\/[^/]+\/agent-skill\.tar\.gz$/),
+      digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      agents: ['claude-code'],
+      dirs: ['.claude/skills/pdf-kit'],
+    });
+    expect(Object.keys(entry?.files ?? {})).toEqual(['SKILL.md', 'reference/forms.md', 'scripts/fill.sh']);
+    expect(entry?.files['scripts/fill.sh']?.mode).toBe('100755');
+  });
+
+  it('the root index, and a package’s own address with no --skill', async () => {
+    const cwd = await tempDir('site-root');
+    const root = await cli(['install', registry.url, '--skill', 'notes', '--dir', 'skills'], cwd);
+    expect(root.code, root.stderr).toBe(0);
+    expect(await readFile(join(cwd, 'skills/notes/SKILL.md'), 'utf8')).toMatch(/^---\nname: notes\n/);
+    const other = await tempDir('site-package');
+    const own = await cli(['install', `${registry.url}/@acme/pdf-kit/`, '--dir', 'skills'], other);
+    expect(own.code, own.stderr).toBe(0);
+    expect((await lockOf(other)).sites).toHaveProperty([`${registry.url}/@acme/pdf-kit#pdf-kit`]);
+    // A scope's index lists two skills: one must be chosen.
+    const several = await cli(['install', `${registry.url}/@acme`], other);
+    expect(several.code).toBe(2);
+    expect(several.stderr).toContain('lists 2 skills: choose one with --skill (notes, pdf-kit)');
+  });
+
+  it('a skill the index does not list is exit 3; a scope the registry does not have too', async () => {
+    const cwd = await tempDir('site-missing');
+    const absent = await cli(['install', `${registry.url}/@acme`, '--skill', 'nope'], cwd);
+    expect(absent.code).toBe(3);
+    expect(absent.stderr).toContain('lists no skill nope (it lists notes, pdf-kit)');
+    const scope = await cli(['install', `${registry.url}/@nobody`, '--skill', 'x'], cwd);
+    expect(scope.code).toBe(3);
+    expect(await tree(cwd)).toEqual([]);
+  });
+});
+
+describe('from a plain static site', () => {
+  it('a skill-md, a tar.gz and a zip in one install, modes kept, recorded in the lockfile', async () => {
+    const cwd = await tempDir('static');
+    const result = await cli(
+      [
+        'install',
+        site.url,
+        '--skill',
+        'hello',
+        '--skill',
+        'bundle',
+        '--skill',
+        'zipped',
+        '--agent',
+        'universal',
+      ],
+      cwd,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.split('\n').filter(Boolean).sort()).toEqual([
+      `installed bundle (${site.url}) -> .agents/skills/bundle`,
+      `installed hello (${site.url}) -> .agents/skills/hello`,
+      `installed zipped (${site.url}) -> .agents/skills/zipped`,
+    ]);
+    expect((await snapshot(join(cwd, '.agents/skills'))).map((e) => `${e.path} ${e.kind}`)).toEqual([
+      'bundle/SKILL.md file',
+      'bundle/docs/guide.md file',
+      'bundle/scripts/run.sh exec',
+      'hello/SKILL.md file',
+      'zipped/SKILL.md file',
+      'zipped/tools/go.sh exec',
+    ]);
+    expect(await readFile(join(cwd, '.agents/skills/hello/SKILL.md'))).toEqual(
+      site.files.get('/.well-known/agent-skills/hello/SKILL.md')?.body,
+    );
+    const lock = await lockOf(cwd);
+    expect(lock.sites?.[`${site.url}#bundle`]).toMatchObject({
+      type: 'archive',
+      url: `${site.url}/.well-known/agent-skills/bundle.tar.gz`,
+    });
+    expect(lock.sites?.[`${site.url}#zipped`]?.url).toBe(`${site.url}/skills/zipped.zip`);
+    // The lockfile is written in its stable form: packages, then the site skills by key.
+    const text = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
+    expect(Object.keys(JSON.parse(text))).toEqual(['lockfileVersion', 'packages', 'sites']);
+  });
+
+  it('a digest that does not match is refused: exit 5, nothing written, no lockfile', async () => {
+    const cwd = await tempDir('tampered');
+    const result = await cli(['install', site.url, '--skill', 'hello', '--skill', 'tampered'], cwd);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(
+      /Digest mismatch: tampered .* is sha256:[0-9a-f]{64}, but the index lists sha256:[0-9a-f]{64}; nothing was written/,
+    );
+    expect(await tree(cwd)).toEqual([]);
+  });
+
+  it('an archive escaping the folder is exit 5; a type the client does not know is not installable', async () => {
+    const cwd = await tempDir('evil');
+    const evil = await cli(['install', site.url, '--skill', 'evil'], cwd);
+    expect(evil.code).toBe(5);
+    expect(evil.stderr).toContain('the archive holds "../outside.txt", which would escape the skill folder');
+    const future = await cli(['install', site.url, '--skill', 'future'], cwd);
+    expect(future.code).toBe(4);
+    expect(await tree(cwd)).toEqual([]);
+  });
+
+  it('redirects are followed; the index URL itself is a site too', async () => {
+    const cwd = await tempDir('moved');
+    const moved = await cli(['install', `${site.url}/moved`, '--skill', 'hello', '--dir', 'a'], cwd);
+    expect(moved.code, moved.stderr).toBe(0);
+    const direct = await cli(
+      ['install', `${site.url}/.well-known/agent-skills/index.json`, '--skill', 'hello', '--dir', 'b'],
+      cwd,
+    );
+    expect(direct.code, direct.stderr).toBe(0);
+    expect(await readFile(join(cwd, 'b/hello/SKILL.md'))).toEqual(
+      await readFile(join(cwd, 'a/hello/SKILL.md')),
+    );
+  });
+
+  it('sends the registry token to its registry only, never to another site', async () => {
+    const cwd = await tempDir('token');
+    site.requests.length = 0;
+    const result = await cli(['install', site.url, '--skill', 'hello'], cwd, {
+      env: { PKGREG_TOKEN: 'pkgreg_not-for-other-sites' },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(site.requests.length).toBeGreaterThan(0);
+    expect(site.requests.every((r) => r.headers.authorization === undefined)).toBe(true);
+  });
+
+  it('refuses plain http to another machine, and --skill without a site (usage errors)', async () => {
+    const cwd = await tempDir('usage');
+    const http = await cli(['install', 'http://example.com', '--skill', 'x'], cwd);
+    expect(http.code).toBe(2);
+    expect(http.stderr).toContain('is not https');
+    expect((await cli(['install', '@acme/notes', '--skill', 'x'], cwd)).code).toBe(2);
+    expect((await cli(['install', site.url, '@acme/notes'], cwd)).code).toBe(2);
+    expect((await cli(['install', site.url, '--skill', 'Not_A_Name'], cwd)).code).toBe(2);
+  });
+});
+
+describe('the lockfile: restore, list, verify, remove', () => {
+  it('`pkgreg install` restores site skills from their recorded artifacts; other bytes there now are exit 5', async () => {
+    const cwd = await tempDir('restore');
+    expect((await cli(['install', site.url, '--skill', 'hello', '--skill', 'bundle'], cwd)).code).toBe(0);
+    const before = await snapshot(join(cwd, '.agents/skills'));
+    await rm(join(cwd, '.agents/skills/bundle'), { recursive: true });
+    await rm(join(cwd, '.agents/skills/hello/SKILL.md'));
+    const restored = await cli(['install'], cwd);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stdout).toContain(`installed bundle (${site.url}) -> .agents/skills/bundle`);
+    expect(await snapshot(join(cwd, '.agents/skills'))).toEqual(before);
+    const again = await cli(['install', '--frozen'], cwd);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`up to date hello (${site.url})`);
+    // The site moves on: the locked bytes are not there any more.
+    const served = site.files.get('/.well-known/agent-skills/hello/SKILL.md') as Served;
+    site.files.set('/.well-known/agent-skills/hello/SKILL.md', {
+      ...served,
+      body: Buffer.from(SKILL_MD('hello', 'Says hello, louder.')),
+    });
+    try {
+      await rm(join(cwd, '.agents/skills/hello'), { recursive: true });
+      const refused = await cli(['install'], cwd);
+      expect(refused.code).toBe(5);
+      expect(refused.stderr).toContain('but pkgreg-lock.json locks sha256:');
+      expect(existsSync(join(cwd, '.agents/skills/hello'))).toBe(false);
+    } finally {
+      await publishSite();
+    }
+  });
+
+  it('list and verify show site skills; a modified file fails verify (exit 5); remove takes them out', async () => {
+    const cwd = await tempDir('manage');
+    expect((await cli(['install', site.url, '--skill', 'bundle'], cwd)).code).toBe(0);
+    const list = await cli(['list'], cwd);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(
+      new RegExp(`bundle \\(${site.url.replace(/[.]/g, '\\.')}\\) +sha256:[0-9a-f]{12} +universal +ok`),
+    );
+    const json = JSON.parse((await cli(['list', '--json'], cwd)).stdout) as Record<string, unknown>[];
+    expect(json).toMatchObject([
+      {
+        name: 'bundle',
+        version: null,
+        source: { kind: 'well-known', url: site.url, skill: 'bundle' },
+        state: 'ok',
+      },
+    ]);
+    const verified = await cli(['verify'], cwd);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toContain('1 site skill: 1 ok, 0 failed');
+    await writeFile(join(cwd, '.agents/skills/bundle/docs/guide.md'), '# Changed\n');
+    const failed = await cli(['verify'], cwd);
+    expect(failed.code).toBe(5);
+    expect(failed.stdout).toContain('modified: .agents/skills/bundle/docs/guide.md');
+    expect((await cli(['remove', 'bundle'], cwd)).code).toBe(5);
+    const removed = await cli(['remove', `${site.url}#bundle`, '--force'], cwd);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(existsSync(join(cwd, '.agents/skills/bundle'))).toBe(false);
+    expect((await lockOf(cwd)).sites).toBeUndefined();
+  });
+
+  it('a site skill and a package of one name cannot share a folder', async () => {
+    const cwd = await tempDir('owners');
+    expect((await cli(['install', `${registry.url}/@acme`, '--skill', 'notes'], cwd)).code).toBe(0);
+    const clash = await cli(['install', '@acme/notes'], cwd);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain(`already belongs to ${registry.url}/@acme#notes`);
+  });
+});
+
+describe('a private scope', () => {
+  /** A read token of the owner of the organisation the `vault` scope turns private in. */
+  async function vaultToken(): Promise<string> {
+    const signIn = await fetch(`${registry.url}/api/auth/dev/sign-in`, {
+      method: 'POST',
+      headers: { origin: registry.url, 'content-type': 'application/json' },
+      body: JSON.stringify({ handle: 'keeper' }),
+    });
+    expect(signIn.status).toBe(200);
+    const cookie = signIn.headers
+      .getSetCookie()
+      .map((value) => value.split(';')[0])
+      .join('; ');
+    const post = (path: string, body: unknown) =>
+      fetch(`${registry.url}${path}`, {
+        method: 'POST',
+        headers: { cookie, origin: registry.url, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const org = await post('/api/auth/organization/create', { name: 'Vault', slug: 'vault-org' });
+    expect(org.status).toBe(200);
+    await database.db
+      .insertInto('scope_settings')
+      .values({
+        scope: 'vault',
+        organization_id: ((await org.json()) as { id: string }).id,
+        visibility: 'private',
+      })
+      .execute();
+    const created = await post('/api/tokens', { name: 'ci', permission: 'read', expiresInDays: 1 });
+    expect(created.status).toBe(201);
+    return CreatedTokenSchema.parse(await created.json()).token;
+  }
+
+  it('installs and restores with a read token for the registry; without one it is not found (exit 3)', async () => {
+    const token = await vaultToken();
+    const cwd = await tempDir('private');
+    const refused = await cli(['install', `${registry.url}/@vault`, '--skill', 'plan'], cwd);
+    expect(refused.code).toBe(3);
+    const installed = await cli(['install', `${registry.url}/@vault`, '--skill', 'plan'], cwd, {
+      env: { PKGREG_TOKEN: token },
+    });
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(await readFile(join(cwd, '.agents/skills/plan/SKILL.md'), 'utf8')).toMatch(/^---\nname: plan\n/);
+    await rm(join(cwd, '.agents/skills/plan'), { recursive: true });
+    // The artifact is the private package's too: only the token gets it back.
+    expect((await cli(['install'], cwd)).code).toBe(3);
+    expect((await cli(['install'], cwd, { env: { PKGREG_TOKEN: token } })).code).toBe(0);
+    expect(existsSync(join(cwd, '.agents/skills/plan/SKILL.md'))).toBe(true);
+  });
+});
