@@ -1,4 +1,4 @@
-import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
+import { gunzipSync } from 'node:zlib';
 import { normalizeSkillFilePath } from '@pkgreg/contracts';
 import { CliError, EXIT } from './errors.js';
 import { FILE_MODES } from './lockfile/lockfile.js';
@@ -122,55 +122,38 @@ async function unpackTarGz(label: string, bytes: Uint8Array): Promise<SkillFile[
   return collected.done();
 }
 
-const EOCD = 0x06054b50;
-const CENTRAL = 0x02014b50;
-const LOCAL = 0x04034b50;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
- * A .zip's files from its central directory (APPNOTE.TXT): stored or deflated entries, sizes and CRC-32
- * checked against what the directory declares, unix modes where the archive has them (links, the
- * executable bit). Encrypted and ZIP64 archives are refused.
+ * A .zip's files through yauzl (the zip reader packages/scan uses): stored or deflated entries, names
+ * and sizes checked by it, unix modes where the archive has them (links, the executable bit). Encrypted
+ * entries are refused; each entry stops at the declared size (a bomb stops at the bounds).
  */
-function unpackZip(label: string, zip: Buffer): SkillFile[] {
+async function unpackZip(label: string, zip: Buffer): Promise<SkillFile[]> {
   const bad = (message: string) => refuse(label, `the zip archive ${message}`);
-  // The end record is in the last 22 bytes plus at most a 64 KiB comment.
-  let end = -1;
-  for (let at = zip.length - 22; at >= Math.max(0, zip.length - 22 - 0xffff); at -= 1) {
-    if (zip.readUInt32LE(at) === EOCD) {
-      end = at;
-      break;
-    }
-  }
-  if (end < 0) throw bad('has no end of central directory');
-  const count = zip.readUInt16LE(end + 10);
-  const size = zip.readUInt32LE(end + 12);
-  let at = zip.readUInt32LE(end + 16);
-  if (count === 0xffff || size === 0xffffffff || at === 0xffffffff)
-    throw bad('is ZIP64, which pkgreg does not read');
-  if (at + size > end) throw bad('has a central directory out of place');
+  const yauzl = await import('yauzl');
   const collected = new Collected(label);
+  let archive: import('yauzl').ZipFile | undefined;
   try {
-    for (let n = 0; n < count; n += 1) {
-      if (at + 46 > end || zip.readUInt32LE(at) !== CENTRAL) throw bad('has a broken central directory');
-      const madeBy = zip.readUInt16LE(at + 4) >> 8;
-      const flags = zip.readUInt16LE(at + 8);
-      const method = zip.readUInt16LE(at + 10);
-      const crc = zip.readUInt32LE(at + 16);
-      const compressed = zip.readUInt32LE(at + 20);
-      const uncompressed = zip.readUInt32LE(at + 24);
-      const nameLength = zip.readUInt16LE(at + 28);
-      const extraLength = zip.readUInt16LE(at + 30);
-      const commentLength = zip.readUInt16LE(at + 32);
-      const external = zip.readUInt32LE(at + 38);
-      const offset = zip.readUInt32LE(at + 42);
-      const name = utf8.decode(zip.subarray(at + 46, at + 46 + nameLength));
-      at += 46 + nameLength + extraLength + commentLength;
-      if (flags & 1) throw bad(`holds ${name} encrypted`);
-      if (compressed === 0xffffffff || uncompressed === 0xffffffff || offset === 0xffffffff)
-        throw bad('is ZIP64, which pkgreg does not read');
+    archive = await new Promise<import('yauzl').ZipFile>((resolve, reject) =>
+      yauzl.fromBuffer(
+        zip,
+        { lazyEntries: true, decodeStrings: true, strictFileNames: true },
+        (error, file) => (error ? reject(error) : resolve(file)),
+      ),
+    );
+    const opened = archive;
+    for (;;) {
+      const entry = await new Promise<import('yauzl').Entry | null>((resolve, reject) => {
+        opened.once('entry', resolve);
+        opened.once('end', () => resolve(null));
+        opened.once('error', reject);
+        opened.readEntry();
+      });
+      opened.removeAllListeners('entry').removeAllListeners('end').removeAllListeners('error');
+      if (entry === null) break;
+      const name = entry.fileName;
+      if (entry.isEncrypted()) throw bad(`holds ${name} encrypted`);
       // Unix modes ride in the upper half of the external attributes when the archive was made on unix (3).
-      const unixMode = madeBy === 3 ? external >>> 16 : 0;
+      const unixMode = entry.versionMadeBy >> 8 === 3 ? entry.externalFileAttributes >>> 16 : 0;
       const kind = unixMode & 0o170000;
       if (name.endsWith('/') || kind === 0o040000) {
         if (entryPath(name) === null && name.replace(/^(\.\/)+/, '') !== '')
@@ -179,25 +162,21 @@ function unpackZip(label: string, zip: Buffer): SkillFile[] {
       }
       if (kind !== 0 && kind !== 0o100000 && kind !== 0o120000)
         throw bad(`holds ${name}, which is neither a file nor a link`);
-      if (uncompressed > SITE_SKILL_MAX_BYTES)
+      if (entry.uncompressedSize > SITE_SKILL_MAX_BYTES)
         throw bad(`holds ${name}, larger than ${SITE_SKILL_MAX_BYTES} bytes`);
-      if (offset + 30 > zip.length || zip.readUInt32LE(offset) !== LOCAL)
-        throw bad(`has a broken entry for ${name}`);
-      const dataAt = offset + 30 + zip.readUInt16LE(offset + 26) + zip.readUInt16LE(offset + 28);
-      if (dataAt + compressed > zip.length) throw bad(`has a truncated entry for ${name}`);
-      const data = zip.subarray(dataAt, dataAt + compressed);
-      let content: Buffer;
-      if (method === 0) content = Buffer.from(data);
-      else if (method === 8) content = inflateRawSync(data, { maxOutputLength: Math.max(1, uncompressed) });
-      else throw bad(`holds ${name} compressed with method ${method}, which pkgreg does not read`);
-      if (content.length !== uncompressed || crc32(content) !== crc)
-        throw bad(`holds ${name} damaged (size or CRC-32)`);
+      const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
+        opened.openReadStream(entry, (error, readable) => (error ? reject(error) : resolve(readable))),
+      );
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
       const mode = kind === 0o120000 ? FILE_MODES.symlink : modeOf(unixMode);
-      collected.add(name, mode, content);
+      collected.add(name, mode, Buffer.concat(chunks));
     }
   } catch (error) {
     if (error instanceof CliError) throw error;
     throw bad(`cannot be read (${(error as Error).message})`);
+  } finally {
+    archive?.close();
   }
   return collected.done();
 }

@@ -95,6 +95,7 @@ describe('npm pack + npm install -g', () => {
       'semver',
       'tar-stream',
       'undici',
+      'yauzl',
       'zod',
     ]);
   });
