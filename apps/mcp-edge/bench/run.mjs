@@ -93,6 +93,35 @@ try {
     ),
   );
   if (answers[0] !== answers[1]) throw new Error(`resources/read answers differ:\n${answers.join('\n')}`);
+  // The same two requests as an MCP 2026-07-28 client sends them: the envelope and routing headers.
+  const MODERN = '2026-07-28';
+  const modernBody = (body) => {
+    const message = JSON.parse(body);
+    message.params._meta = {
+      'io.modelcontextprotocol/protocolVersion': MODERN,
+      'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    return JSON.stringify(message);
+  };
+  const modernHeaders = (method, name) => ({
+    ...headers,
+    'mcp-protocol-version': MODERN,
+    'mcp-method': method,
+    'mcp-name': name,
+  });
+  const infoModern = modernBody(infoBody);
+  const readModern = modernBody(readBody);
+  const infoModernHeaders = modernHeaders('tools/call', 'pkgreg.system.v1.info');
+  const readModernHeaders = modernHeaders('resources/read', registry.uri);
+  const modernRead = await fetch(`${edgeUrl}/mcp`, {
+    method: 'POST',
+    headers: readModernHeaders,
+    body: readModern,
+  }).then((r) => r.json());
+  if (modernRead.result?.resultType !== 'complete')
+    throw new Error(`2026-07-28 resources/read failed: ${JSON.stringify(modernRead)}`);
+  const readModernBare = await startServer('fixed', { result: JSON.stringify(modernRead.result) });
   const scenarios = [
     { key: 'edgeInfo', label: 'edge tools/call pkgreg.system.v1.info', server: edge, body: infoBody },
     { key: 'echo', label: 'bare node:http JSON-RPC echo', server: echo, body: infoBody },
@@ -111,6 +140,34 @@ try {
       body: readBody,
     },
     {
+      key: 'edgeInfoModern',
+      label: 'edge tools/call pkgreg.system.v1.info, MCP 2026-07-28',
+      server: edge,
+      body: infoModern,
+      headers: infoModernHeaders,
+    },
+    {
+      key: 'echoModern',
+      label: 'bare node:http JSON-RPC echo, the 2026-07-28 request',
+      server: echo,
+      body: infoModern,
+      headers: infoModernHeaders,
+    },
+    {
+      key: 'edgeReadModern',
+      label: 'edge resources/read of the SKILL.md, MCP 2026-07-28',
+      server: edge,
+      body: readModern,
+      headers: readModernHeaders,
+    },
+    {
+      key: 'fixedModern',
+      label: 'bare node:http JSON-RPC answering the same 2026-07-28 bytes',
+      server: readModernBare,
+      body: readModern,
+      headers: readModernHeaders,
+    },
+    {
       key: 'sdk',
       label: 'MCP SDK stateless (new McpServer + transport per request)',
       server: sdk,
@@ -122,7 +179,7 @@ try {
     for (const s of scenarios) {
       const opts = {
         url: `http://127.0.0.1:${s.server.port}/mcp`,
-        headers,
+        headers: s.headers ?? headers,
         body: s.body,
         connections: CONNECTIONS,
       };
@@ -203,16 +260,18 @@ try {
     infoVsEcho: ['edgeInfo', 'echo'],
     getVsPg: ['edgeGet', 'pg'],
     readVsBare: ['edgeRead', 'skillmd'],
+    infoModernVsEcho: ['edgeInfoModern', 'echoModern'],
+    readModernVsBare: ['edgeReadModern', 'fixedModern'],
     infoVsSdk: ['edgeInfo', 'sdk'],
     getVsSdk: ['edgeGet', 'sdk'],
   };
   const ratios = Object.fromEntries(Object.entries(pairs).map(([k, [a, b]]) => [k, ratio(a, b)]));
   const cpuRatios = Object.fromEntries(Object.entries(pairs).map(([k, [a, b]]) => [k, cpuRatio(a, b)]));
   console.log(
-    `throughput ratios: info/echo ${ratios.infoVsEcho} (target ≥ 0.6), get/pg ${ratios.getVsPg} (≥ 0.7), read/bare ${ratios.readVsBare} (≥ 0.6), info/sdk ${ratios.infoVsSdk} (≥ 5), get/sdk ${ratios.getVsSdk} (≥ 5)`,
+    `throughput ratios: info/echo ${ratios.infoVsEcho} (target ≥ 0.6), 2026-07-28 ${ratios.infoModernVsEcho}, get/pg ${ratios.getVsPg} (≥ 0.7), read/bare ${ratios.readVsBare} (≥ 0.6), 2026-07-28 ${ratios.readModernVsBare}, info/sdk ${ratios.infoVsSdk} (≥ 5), get/sdk ${ratios.getVsSdk} (≥ 5)`,
   );
   console.log(
-    `CPU-capacity ratios: info/echo ${cpuRatios.infoVsEcho}, get/pg ${cpuRatios.getVsPg}, read/bare ${cpuRatios.readVsBare}, info/sdk ${cpuRatios.infoVsSdk}, get/sdk ${cpuRatios.getVsSdk}`,
+    `CPU-capacity ratios: info/echo ${cpuRatios.infoVsEcho}, 2026-07-28 ${cpuRatios.infoModernVsEcho}, read/bare 2026-07-28 ${cpuRatios.readModernVsBare}, get/pg ${cpuRatios.getVsPg}, read/bare ${cpuRatios.readVsBare}, info/sdk ${cpuRatios.infoVsSdk}, get/sdk ${cpuRatios.getVsSdk}`,
   );
 
   const audited = await t.db
@@ -264,7 +323,19 @@ Machine: ${r.machine}, a 2-core VM whose speed moves between runs (figures are n
 
 | Scenario | req/s | p50 ms | p99 ms | server CPU µs/req | Redis + Postgres CPU µs/req | non-2xx |
 |---|---|---|---|---|---|---|
-${['edgeInfo', 'echo', 'edgeGet', 'pg', 'edgeRead', 'skillmd', 'sdk']
+${[
+  'edgeInfo',
+  'echo',
+  'edgeGet',
+  'pg',
+  'edgeRead',
+  'skillmd',
+  'edgeInfoModern',
+  'echoModern',
+  'edgeReadModern',
+  'fixedModern',
+  'sdk',
+]
   .filter((k) => r.results[k])
   .map(row)
   .join('\n')}
@@ -274,6 +345,8 @@ ${['edgeInfo', 'echo', 'edgeGet', 'pg', 'edgeRead', 'skillmd', 'sdk']
 | edge system.info / bare JSON-RPC echo | ${r.ratios.infoVsEcho} | ${r.cpuRatios.infoVsEcho} | ≥ 0.6 |
 | edge memory.get / bare pg server | ${r.ratios.getVsPg} | ${r.cpuRatios.getVsPg} | ≥ 0.7 |
 | edge resources/read of a SKILL.md / bare node:http, same bytes | ${r.ratios.readVsBare ?? '–'} | ${r.cpuRatios.readVsBare ?? '–'} | ≥ 0.6 |
+| 2026-07-28: edge system.info / bare echo of the same request | ${r.ratios.infoModernVsEcho ?? '–'} | ${r.cpuRatios.infoModernVsEcho ?? '–'} | ≥ 0.6 |
+| 2026-07-28: edge resources/read / bare node:http, same bytes | ${r.ratios.readModernVsBare ?? '–'} | ${r.cpuRatios.readModernVsBare ?? '–'} | ≥ 0.6 |
 | edge system.info / MCP SDK stateless | ${r.ratios.infoVsSdk} | ${r.cpuRatios.infoVsSdk} | ≥ 5 |
 | edge memory.get / MCP SDK stateless | ${r.ratios.getVsSdk} | ${r.cpuRatios.getVsSdk} | ≥ 5 |
 
@@ -317,6 +390,20 @@ Reading the figures (targets missed are stated as missed):
 - vs the MCP SDK stateless pattern: system.info ${r.ratios.infoVsSdk >= 5 ? 'meets' : 'misses'} ≥ 5× here (${r.ratios.infoVsSdk}); memory.get ${r.ratios.getVsSdk >= 5 ? 'meets' : 'misses'} it
   (${r.ratios.getVsSdk}× by throughput, ${r.cpuRatios.getVsSdk}× by server CPU per request). The SDK baseline's tool does no I/O;
   the edge's get pays a Postgres read (shared per turn) and the admission path that system.info pays.
+- MCP 2026-07-28 (issue 31): the same two requests with the revision's envelope and routing headers,
+  against a bare echo of that request and a bare server answering the same 2026-07-28 bytes. The
+  revision adds a check of the envelope and three headers, and splices \`resultType\`, the cache hint and
+  \`_meta\` into the serialized result (the static result of system.info and the catalog's cached read are
+  not rebuilt): system.info ${r.ratios.infoModernVsEcho >= 0.6 ? 'met' : 'missed'} (${r.ratios.infoModernVsEcho}), resources/read ${r.ratios.readModernVsBare >= 0.6 ? 'met' : 'missed'} (${r.ratios.readModernVsBare}; ${r.cpuRatios.readModernVsBare} by CPU).
+- Where the rest of the edge's time goes (\`node bench/profile.mjs 8 info\` and \`bench/query-rate.mjs\`):
+  Node's HTTP parsing and writes dominate, as for the baselines, and about 12% of the edge's CPU under
+  this load is the who-may-call version read (docs/decisions.md, "MCP edge: who may call"; issue 26,
+  after the 11-25 run): a busy edge re-reads \`edge_access_version\` whenever its last read started more
+  than 1 ms ago, 868 reads a second at 14,271 req/s on 11-29, each a PostgreSQL round trip (its writes are 40% of
+  the edge's \`writev\` time). That read is what stands between these ratios and the 11-25 figures; taking
+  it off the path needs either a looser freshness than 1 ms or changes pushed to the edge
+  (LISTEN/NOTIFY on the version's trigger), a change to how fast a revocation takes hold, left to its own
+  decision (the session's note).
 - RSS over the long run: the last quarter's maximum is ${(r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb).toFixed(1)} MB
   (${(((r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb) / r.rss.firstQuarterMaxMb) * 100).toFixed(1)}%) above the first quarter's${r.rss.quarterMaxMb ? ` (maximum per quarter: ${r.rss.quarterMaxMb.join(', ')} MB)` : ''}, and the run
   ends ${(r.rss.peakMb - r.rss.endMb).toFixed(1)} MB below its peak. The token cache, audit buffer and rate-limit state are bounded.

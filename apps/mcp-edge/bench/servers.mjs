@@ -1,5 +1,5 @@
 // Servers under test, one per child process (pinned to CPU 0 by run.mjs). Usage:
-//   node servers.mjs <edge|echo|pg|sdk|skillmd> <json-config>
+//   node servers.mjs <edge|echo|pg|sdk|skillmd|fixed> <json-config>
 // Prints `READY <port>` once listening. Built code only (dist): run `pnpm build` first.
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
@@ -64,6 +64,18 @@ function skillMd() {
   });
 }
 
+// A bare JSON-RPC server answering one fixed result (`config.result`, JSON text) to every request: the
+// floor for an answer the edge builds (the 2026-07-28 resources/read, its members included).
+function fixed() {
+  const tail = Buffer.from(`,"result":${config.result}}`);
+  return createServer(async (req, res) => {
+    const msg = JSON.parse(await readBody(req));
+    const body = Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(msg.id)}`), tail]);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+    res.end(body);
+  });
+}
+
 // The same SQL memory.get runs (one row by namespace + id), with pg directly and no admission at all.
 async function barePg() {
   const pg = (await import('pg')).default;
@@ -104,7 +116,7 @@ async function sdk() {
   });
 }
 
-const factories = { edge, echo, pg: barePg, sdk, skillmd: skillMd };
+const factories = { edge, echo, pg: barePg, sdk, skillmd: skillMd, fixed };
 const server = await factories[kind]();
 server.keepAliveTimeout = 65_000;
 server.listen(0, '127.0.0.1', () => console.log(`READY ${server.address().port}`));
