@@ -20,10 +20,13 @@ let queue: RuntimeQueue;
 
 beforeAll(async () => {
   // A pool of one connection that the test keeps: every query of the job times out acquiring one.
-  saturated = createDb(tdb.url, { max: 1, connectionTimeoutMs: 50 });
+  // The kept connection opens with the usual timeout (50 ms is too short to open one on a busy
+  // machine); only then do acquires get 50 ms (pg-pool reads the option at each acquire).
+  saturated = createDb(tdb.url, { max: 1 });
   const pool = poolOf(saturated);
   if (!pool) throw new Error('createDb made no pg pool');
   held = await pool.connect();
+  (pool as unknown as { options: { connectionTimeoutMillis: number } }).options.connectionTimeoutMillis = 50;
   worker = createTestWorker(saturated, prefix, { maxOutageDeferrals: 3 });
   queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix });
 });
