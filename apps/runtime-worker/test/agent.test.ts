@@ -41,13 +41,19 @@ let events: TaskEvents;
 beforeAll(async () => {
   await seedPackages(tdb.db, REGISTRY_FIXTURE);
   registry = await startRegistryApi(tdb.url);
-  // The registry indexes rows it did not write on its refresher's first tick: plans are only comparable
-  // once every fixture package is searchable (a loaded machine answered the first plans without them).
+  // The registry indexes rows it did not write on its refresher's ticks: plans are only comparable once
+  // every fixture package is searchable, each found by its own name (a loaded machine answered the first
+  // plans without some of them).
   await until(async () => {
-    const res = await fetch(`${registry.url}/api/search?q=ci`);
-    const body = (await res.json()) as { results: Array<{ scope: string; name: string }> };
-    return body.results.some((r) => r.scope === 'ci');
-  }, 'the registry to search the fixture packages');
+    const found = await Promise.all(
+      REGISTRY_FIXTURE.map(async (p) => {
+        const res = await fetch(`${registry.url}/api/search?q=${encodeURIComponent(p.name)}`);
+        const body = (await res.json()) as { results: Array<{ scope: string; name: string }> };
+        return body.results.some((r) => r.scope === p.scope && r.name === p.name);
+      }),
+    );
+    return found.every(Boolean);
+  }, 'the registry to search every fixture package');
   // A step whose search fails gets no packages (the agent goes on without them), so the test's finder
   // waits longer than the 3 s default: a loaded CI machine answered a cold search later than that.
   worker = createTestWorker(tdb.db, prefix, { finder: createHttpPackageFinder(registry.url, 20_000) });
