@@ -113,6 +113,7 @@ export function createEdge(deps: AppDeps): Edge {
     hosted: env.PKGREG_PUBLIC_MCP_HOSTED_BINDINGS_JSON,
     tunnels: env.PKGREG_PUBLIC_MCP_TUNNEL_SESSIONS_JSON,
     tokenTtlSeconds: env.EDGE_TOKEN_TTL_SECONDS,
+    maxAgeMs: env.EDGE_ACCESS_MAX_AGE_MS,
   });
   const audit = createAuditWriter(db, logger, {
     flushMs: env.EDGE_AUDIT_FLUSH_MS,

@@ -111,6 +111,12 @@ export const EnvSchema = z
     EDGE_TRUSTED_ISSUERS_JSON: jsonVar(z.array(TrustedIssuerSchema), '[]'),
     /** Lifetime of access tokens the built-in authorization server issues. */
     EDGE_TOKEN_TTL_SECONDS: positiveInt(600),
+    /**
+     * How old the read of who may call behind a verdict may be (docs/decisions.md, "MCP edge: who may
+     * call"): a disabled client, a revoked app or a removed grant is refused on every edge within this.
+     * 0 reads afresh for every request.
+     */
+    EDGE_ACCESS_MAX_AGE_MS: z.coerce.number().int().min(0).max(10_000).default(100),
     /** Token requests (successful or not) per client address per minute. */
     EDGE_TOKEN_REQUESTS_PER_MINUTE: positiveInt(60),
     /** Lifetime of a refresh token of the authorization code flow (each use rotates it). */

@@ -5,13 +5,13 @@ import { type AccessRows, readAccessRows, readAccessVersion } from './access.rep
 import type { Backend } from './backends.js';
 
 // Who may call (issue 26): a hosted tenant or a tunnel session serves only the clients it names (its
-// seeded setting's `clients` and the stored grants), and a disabled client's tokens stop at once, not at
-// their expiry. Both can change while edges run, on any edge or by hand in SQL; every change bumps one
+// seeded setting's `clients` and the stored grants), and a disabled client's tokens stop soon after, not
+// at their expiry. Both can change while edges run, on any edge or by hand in SQL; every change bumps one
 // version row (by trigger). A request is judged by a read of that version that started at most
-// MAX_AGE_MS before it arrived, on every edge; a changed version reloads the whole state. A read per
-// request cost the cheapest calls a fifth more CPU (docs/benchmarks.md); with the age, a busy edge
-// reads about once a millisecond and an idle one not at all. One read runs at a time; calls it is too
-// old for share the next.
+// `maxAgeMs` (EDGE_ACCESS_MAX_AGE_MS) before it arrived, on every edge; a changed version reloads the
+// whole state. A busy edge reads once per `maxAgeMs` and an idle one not at all (docs/benchmarks.md,
+// "MCP edge: who may call", for what 1 ms cost). One read runs at a time; calls it is too old for share
+// the next.
 
 export interface AccessState {
   /** Whether the client `namespace` may use `backend` (the development backend: every client). */
@@ -32,14 +32,11 @@ export interface AccessState {
 
 export interface Access {
   /**
-   * The state as of a version read that started at most `maxAgeMs` (default MAX_AGE_MS) before this
+   * The state as of a version read that started at most `maxAgeMs` (default: the options') before this
    * call: at once when the last read is that recent, else once a read is. 0 asks for a read after now.
    */
   current(maxAgeMs?: number): AccessState | Promise<AccessState>;
 }
-
-/** How old the read behind a request's verdict may be: a change takes effect within this on every edge. */
-export const MAX_AGE_MS = 1;
 
 export interface AccessOptions {
   db: Db;
@@ -50,6 +47,8 @@ export interface AccessOptions {
   tunnels: readonly TunnelSession[];
   /** How long the edge's tokens live: revocations older than this no longer matter. */
   tokenTtlSeconds: number;
+  /** How old the read behind a request's verdict may be: a change takes effect within this on every edge. */
+  maxAgeMs: number;
 }
 
 /** A `clients` entry as a namespace: `app:…` as it is, anything else a client id of our own issuer. */
@@ -157,7 +156,7 @@ export function createAccess(options: AccessOptions): Access {
   }
 
   return {
-    current(maxAgeMs = MAX_AGE_MS) {
+    current(maxAgeMs = options.maxAgeMs) {
       const now = performance.now();
       if (snapshot && now - snapshotAt <= maxAgeMs) return snapshot;
       if (running && now - running.startedAt <= maxAgeMs) return running.state;
