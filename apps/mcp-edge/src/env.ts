@@ -151,6 +151,21 @@ export const EnvSchema = z
       z.coerce.number().int().min(0).optional(),
     ),
     EDGE_MAX_TASK_POLL_WINDOW_SECONDS: positiveInt(300),
+    /**
+     * The agent's posture for system info (docs/agent.md): the same variables the runtime worker runs
+     * with, so one env file configures both. Only whether a model is set is read here, never its key.
+     */
+    MODEL_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+    MODEL_PROVIDER: z.enum(['openai', 'anthropic']).default('openai'),
+    AGENT_TOOL_LOOP: z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'])
+      .optional()
+      .transform((v) => v === undefined || v === 'true' || v === '1' || v === 'yes'),
+    AGENT_MAX_STEPS: positiveInt(8),
+    AGENT_MAX_INPUT_TOKENS: positiveInt(60_000),
+    AGENT_MAX_OUTPUT_TOKENS: positiveInt(8_000),
+    AGENT_MAX_WALL_MS: positiveInt(60_000),
+    AGENT_MAX_SKILL_BYTES: positiveInt(48 * 1024),
     /** Public tool mappings switched off by the operator (comma-separated tool names). */
     EDGE_DISABLED_TOOLS: commaList,
     /** BullMQ prefix of the development backend's runtime queues (hosted tenants get their own). */

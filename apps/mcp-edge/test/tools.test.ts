@@ -225,7 +225,14 @@ describe('tool results carry the tool object, content and structuredContent (dec
       maxInvokeInputBytes: 8192,
       maxSearchTopK: 50,
       maxTaskPollWindowSeconds: 300,
+      // Issue 32: one agent run's limits, and which planner runs (no model configured: the rules).
+      agentMaxSteps: 8,
+      agentMaxInputTokens: 60_000,
+      agentMaxOutputTokens: 8_000,
+      agentMaxWallMs: 60_000,
+      agentMaxSkillBytes: 49_152,
     });
+    expect(info.agent).toEqual({ planner: 'rules', provider: null });
     expect(info.quotas).toMatchObject({ invokePerMinute: 10, compactPerMinute: 10 });
     expect(info.tasks).toEqual({
       supportedMethods: ['tasks/get', 'tasks/result'],

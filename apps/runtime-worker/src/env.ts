@@ -1,3 +1,4 @@
+import { type AgentLimits, DEFAULT_AGENT_LIMITS, type ModelConfig } from '@pkgreg/agents';
 import { indexerEnvShape } from '@pkgreg/indexer';
 import { memoryEnvShape } from '@pkgreg/memory';
 import { booleanFlag, commonEnvShape, metricsEnvShape, parseEnv } from '@pkgreg/server-kit';
@@ -66,12 +67,32 @@ export const EnvSchema = z.object({
   /** Registry API origin the planner searches (GET /api/search). */
   REGISTRY_URL: z.url().default('http://127.0.0.1:4000'),
   REGISTRY_TIMEOUT_MS: z.coerce.number().int().min(100).default(3000),
-  /** OpenAI-compatible endpoint base (…/v1); unset runs the planner without a model. */
+  /**
+   * The model endpoint's base: OpenAI chat completions (…/v1: a hosted provider, Ollama, vLLM,
+   * llama.cpp) or, with MODEL_PROVIDER=anthropic, the Messages API's origin (https://api.anthropic.com).
+   * Unset runs the rule planner without a model (docs/agent.md).
+   */
   MODEL_BASE_URL: z.url().optional(),
+  /** Which wire protocol MODEL_BASE_URL speaks. */
+  MODEL_PROVIDER: z.enum(['openai', 'anthropic']).default('openai'),
   MODEL_NAME: z.string().min(1).default('gpt-4o-mini'),
-  /** Bearer key for the model endpoint. Never logged. */
+  /** Key for the model endpoint. Never logged, never in job data. */
   MODEL_API_KEY: z.string().optional(),
+  /** One model call's timeout (ms); a call that times out is retried within AGENT_MAX_RETRIES. */
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).default(8000),
+  /**
+   * Run the model as a tool loop over the registry's skills (on), or only let it reword the rule
+   * planner's titles (off, the earlier behaviour).
+   */
+  AGENT_TOOL_LOOP: booleanFlag(true),
+  /** Limits of one model run (docs/agent.md, "Limits"); the system info shows them. */
+  AGENT_MAX_STEPS: z.coerce.number().int().min(1).max(50).default(DEFAULT_AGENT_LIMITS.maxSteps),
+  AGENT_MAX_INPUT_TOKENS: z.coerce.number().int().min(1000).default(DEFAULT_AGENT_LIMITS.maxInputTokens),
+  AGENT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(100).default(DEFAULT_AGENT_LIMITS.maxOutputTokens),
+  AGENT_MAX_WALL_MS: z.coerce.number().int().min(1000).default(DEFAULT_AGENT_LIMITS.maxWallMs),
+  AGENT_MAX_SKILL_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_AGENT_LIMITS.maxSkillBytes),
+  /** Failed model calls and malformed tool calls retried per run before the rule planner takes over. */
+  AGENT_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(DEFAULT_AGENT_LIMITS.maxRetries),
   // Code host settings (GitHub Enterprise: your hosts) and limits for the indexer.
   ...indexerEnvShape,
   // Embeddings of memory entries (memory.embed jobs) and memory search's settings.
@@ -81,4 +102,27 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
   return parseEnv(EnvSchema, source);
+}
+
+/** The model configuration, or null for the rule planner alone. */
+export function modelConfig(env: Env): ModelConfig | null {
+  if (!env.MODEL_BASE_URL) return null;
+  return {
+    provider: env.MODEL_PROVIDER,
+    baseUrl: env.MODEL_BASE_URL,
+    model: env.MODEL_NAME,
+    ...(env.MODEL_API_KEY ? { apiKey: env.MODEL_API_KEY } : {}),
+    timeoutMs: env.MODEL_TIMEOUT_MS,
+  };
+}
+
+export function agentLimits(env: Env): AgentLimits {
+  return {
+    maxSteps: env.AGENT_MAX_STEPS,
+    maxInputTokens: env.AGENT_MAX_INPUT_TOKENS,
+    maxOutputTokens: env.AGENT_MAX_OUTPUT_TOKENS,
+    maxWallMs: env.AGENT_MAX_WALL_MS,
+    maxSkillBytes: env.AGENT_MAX_SKILL_BYTES,
+    maxRetries: env.AGENT_MAX_RETRIES,
+  };
 }

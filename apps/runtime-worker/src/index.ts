@@ -1,8 +1,8 @@
-import { createHttpPackageFinder } from '@pkgreg/agents';
+import { createHttpPackageFinder, createHttpSkillSource } from '@pkgreg/agents';
 import { indexerSettings } from '@pkgreg/indexer';
 import { memorySettings } from '@pkgreg/memory';
 import { startService } from '@pkgreg/server-kit';
-import { loadEnv } from './env.js';
+import { agentLimits, loadEnv, modelConfig } from './env.js';
 import { startHealthServer } from './health-server.js';
 import { createWorkerMetrics } from './metrics.js';
 import { createWorker } from './worker.js';
@@ -47,14 +47,10 @@ const worker = createWorker({
     gcBlobsEveryMs: env.INDEXING_ENABLED ? env.GC_BLOBS_EVERY_MS : 0,
   },
   finder: createHttpPackageFinder(env.REGISTRY_URL, env.REGISTRY_TIMEOUT_MS),
-  model: env.MODEL_BASE_URL
-    ? {
-        baseUrl: env.MODEL_BASE_URL,
-        model: env.MODEL_NAME,
-        ...(env.MODEL_API_KEY ? { apiKey: env.MODEL_API_KEY } : {}),
-        timeoutMs: env.MODEL_TIMEOUT_MS,
-      }
-    : null,
+  model: modelConfig(env),
+  // The model's tool loop reads skills from the same registry API (public skills: docs/agent.md).
+  skills: env.AGENT_TOOL_LOOP ? createHttpSkillSource(env.REGISTRY_URL, env.REGISTRY_TIMEOUT_MS) : null,
+  limits: agentLimits(env),
   indexer: indexerSettings(env),
   embedder: memorySettings(env).embedder,
 });
@@ -79,6 +75,8 @@ logger.info(
     indexing: env.INDEXING_ENABLED,
     prefix: env.QUEUE_PREFIX,
     healthPort: env.WORKER_HEALTH_PORT,
+    // Which planner runs, never the key.
+    planner: env.MODEL_BASE_URL ? (env.AGENT_TOOL_LOOP ? 'model' : 'rules+titles') : 'rules',
   },
   'runtime-worker started',
 );

@@ -1,3 +1,4 @@
+import type { AgentRunSummary } from '@pkgreg/agents';
 import { JOB_CATALOG, QUEUES } from '@pkgreg/contracts';
 import { type Db, poolOf } from '@pkgreg/db';
 import {
@@ -27,6 +28,8 @@ export interface WorkerMetrics {
   /** Reports both catalog queues' depth and oldest waiting job on every scrape. */
   watchQueues(queue: RuntimeQueue, logger: Logger): void;
   watchPool(db: Db): void;
+  /** Records one model run of the agent: its tokens, steps and outcome. */
+  agentRun(run: AgentRunSummary): void;
 }
 
 /** A registry.index job's trigger and outcome, from its data and its result (registry-index.ts). */
@@ -55,6 +58,26 @@ export function createWorkerMetrics(registry: Registry = createMetricsRegistry()
     name: 'pkgreg_indexing_runs_total',
     help: 'registry.index runs by trigger (crawl, publish) and outcome (succeeded, failed, skipped)',
     labelNames: ['trigger', 'outcome'] as const,
+    registers: [registry],
+  });
+  // The model tool loop (docs/agent.md): tokens by direction and provider, model calls per run, outcomes.
+  const agentTokens = new Counter({
+    name: 'pkgreg_agent_tokens_total',
+    help: 'Model tokens the agent used, by direction (input, output) and provider (openai, anthropic)',
+    labelNames: ['direction', 'provider'] as const,
+    registers: [registry],
+  });
+  const agentSteps = new Histogram({
+    name: 'pkgreg_agent_steps',
+    help: 'Model calls per agent run, by provider',
+    labelNames: ['provider'] as const,
+    buckets: [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 50],
+    registers: [registry],
+  });
+  const agentRuns = new Counter({
+    name: 'pkgreg_agent_runs_total',
+    help: "Agent model runs by outcome: completed, partial (a limit ended it), fallback (the rule planner's plan)",
+    labelNames: ['outcome', 'provider'] as const,
     registers: [registry],
   });
   const observe = (queueName: string, job: Job, outcome: 'completed' | 'failed', result: unknown) => {
@@ -90,6 +113,12 @@ export function createWorkerMetrics(registry: Registry = createMetricsRegistry()
     watchPool(db) {
       const pool = poolOf(db);
       if (pool) pools.watch('main', pool);
+    },
+    agentRun(run) {
+      agentTokens.inc({ direction: 'input', provider: run.provider }, run.inputTokens);
+      agentTokens.inc({ direction: 'output', provider: run.provider }, run.outputTokens);
+      agentSteps.observe({ provider: run.provider }, run.steps);
+      agentRuns.inc({ outcome: run.outcome, provider: run.provider });
     },
   };
 }

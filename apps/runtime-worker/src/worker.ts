@@ -77,7 +77,15 @@ function taskIdOf(data: unknown): string | undefined {
 export function createWorker(deps: WorkerDeps): RuntimeWorker {
   const name = deps.name ?? `${hostname()}-${process.pid}`;
   const queue = createRuntimeQueue({ connection: deps.connection, prefix: deps.prefix });
-  const handlers: JobHandlers<JobContext> = createJobHandlers({ ...deps, queue });
+  const metrics = deps.metrics ?? createWorkerMetrics();
+  const handlers: JobHandlers<JobContext> = createJobHandlers({
+    ...deps,
+    queue,
+    onAgentRun: (run) => {
+      metrics.agentRun(run);
+      deps.onAgentRun?.(run);
+    },
+  });
   const { db, logger, pollWindowSeconds } = deps;
   const maxOutageDeferrals = deps.maxOutageDeferrals ?? 180;
   const outages = outageMonitorOf(logger);
@@ -210,7 +218,6 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
 
   const workers = [build(QUEUES.runtime, deps.concurrency)];
   if (deps.indexing) workers.push(build(QUEUES.indexing, deps.indexingConcurrency));
-  const metrics = deps.metrics ?? createWorkerMetrics();
   for (const worker of workers) metrics.watchWorker(worker);
   metrics.watchQueues(queue, logger);
   metrics.watchPool(db);
@@ -265,6 +272,11 @@ export function createWorker(deps: WorkerDeps): RuntimeWorker {
   };
 }
 
-export { createHttpPackageFinder, type ModelConfig, type PackageFinder } from '@pkgreg/agents';
+export {
+  createHttpPackageFinder,
+  createHttpSkillSource,
+  type ModelConfig,
+  type PackageFinder,
+} from '@pkgreg/agents';
 // What an in-process host (tests of other apps) needs besides createWorker.
 export { createWorkerMetrics, type WorkerMetrics } from './metrics.js';

@@ -4,6 +4,7 @@
 export { type CompactionResult, runCompaction } from './compaction/compaction.service.js';
 export { extractFacts, summarizeWindow, type WindowEntry } from './compaction/compaction-text.js';
 export {
+  type AgentRunSummary,
   type FactUsed,
   type PlanStep,
   planWorkflow,
@@ -14,6 +15,29 @@ export {
   type WorkflowPlan,
   type WorkflowRun,
 } from './engineering-workflow/engineering-workflow.agent.js';
+export {
+  type AgentLimits,
+  DEFAULT_AGENT_LIMITS,
+  type LimitName,
+} from './engineering-workflow/model-loop/limits.js';
+export {
+  type LoopDeps,
+  type LoopReport,
+  type LoopRequest,
+  type LoopResult,
+  runModelLoop,
+  type TranscriptEntry,
+} from './engineering-workflow/model-loop/loop.js';
+export {
+  type ChatProvider,
+  createChatProvider,
+  type ProviderName,
+} from './engineering-workflow/model-loop/providers.js';
+export {
+  createHttpSkillSource,
+  type SkillReadAs,
+  type SkillSource,
+} from './engineering-workflow/model-loop/skill-source.js';
 export { type ModelConfig, refineTitles } from './engineering-workflow/model-refiner.js';
 export {
   createHttpPackageFinder,
@@ -29,4 +53,4 @@ export {
   splitClauses,
   stepKeywords,
 } from './engineering-workflow/plan-builder.js';
-export { type RunDeps, runAgentInvoke, runMemoryCompact } from './runs.js';
+export { type RunDeps, type RunHooks, runAgentInvoke, runMemoryCompact } from './runs.js';

@@ -8,11 +8,14 @@ import type { Db } from '@pkgreg/db';
 import { completeTask, PermanentJobError, startTask } from '@pkgreg/tasks';
 import { runCompaction } from './compaction/compaction.service.js';
 import {
+  type AgentRunSummary,
   planWorkflow,
   recordRun,
   renderOutputs,
   type WorkflowRun,
 } from './engineering-workflow/engineering-workflow.agent.js';
+import type { AgentLimits } from './engineering-workflow/model-loop/limits.js';
+import type { SkillSource } from './engineering-workflow/model-loop/skill-source.js';
 import type { ModelConfig } from './engineering-workflow/model-refiner.js';
 import type { PackageFinder } from './engineering-workflow/package-finder.js';
 
@@ -24,11 +27,20 @@ export interface RunDeps {
   db: Db;
   finder: PackageFinder;
   model: ModelConfig | null;
+  /** The registry's skills for the model tool loop; without it a model only rewords titles. */
+  skills?: SkillSource | null;
+  limits?: AgentLimits;
   pollWindowSeconds: number;
 }
 
+/** What a host hears of one agent run besides its result: progress, and the model run for metrics. */
+export interface RunHooks {
+  onProgress?: (message: string) => void | Promise<void>;
+  onAgentRun?: (run: AgentRunSummary) => void;
+}
+
 /** agent.invoke: the agent's plan, its stm record (with the write binding) and the task's result. */
-export async function runAgentInvoke(deps: RunDeps, payload: AgentInvokeJob) {
+export async function runAgentInvoke(deps: RunDeps, payload: AgentInvokeJob, hooks: RunHooks = {}) {
   const started = await startTask(deps.db, payload.taskId);
   // An earlier delivery already ended this task (or it was purged): nothing left to do.
   if (started.state !== 'started') return { skipped: started.state };
@@ -53,7 +65,18 @@ export async function runAgentInvoke(deps: RunDeps, payload: AgentInvokeJob) {
     input: payload.input,
     memory: payload.memory,
   };
-  const plan = await planWorkflow({ db: deps.db, finder: deps.finder, model: deps.model }, run);
+  const plan = await planWorkflow(
+    {
+      db: deps.db,
+      finder: deps.finder,
+      model: deps.model,
+      skills: deps.skills ?? null,
+      ...(deps.limits ? { limits: deps.limits } : {}),
+      ...(hooks.onProgress ? { onProgress: hooks.onProgress } : {}),
+      ...(hooks.onAgentRun ? { onAgentRun: hooks.onAgentRun } : {}),
+    },
+    run,
+  );
   // The stm record and the completion commit together: a redelivery finds the task ended and writes nothing.
   const outcome = await completeTask(
     deps.db,

@@ -521,6 +521,17 @@ export const SystemInfoResultSchema = z.object({
     supportedMethods: z.array(z.string()),
     toolSupport: z.record(z.string(), z.literal('optional')),
   }),
+  /**
+   * Which planner engineering.workflow runs (docs/agent.md): the model tool loop, or the rules (no model
+   * configured). Its per-run limits are in `limits.agentMax*`. Added to the contract.
+   */
+  agent: z
+    .object({
+      planner: z.enum(['model', 'rules']),
+      /** The model's wire protocol; null for the rules. */
+      provider: z.enum(['openai', 'anthropic']).nullable(),
+    })
+    .optional(),
 });
 export type SystemInfoResult = z.infer<typeof SystemInfoResultSchema>;
 

@@ -112,6 +112,12 @@ export function systemInfo(env: Env, backendMode: BackendMode): SystemInfoResult
       maxMemoryMetadataKeys: MEMORY_LIMITS.maxMetadataKeys,
       maxMemoryMetadataValueLength: MEMORY_LIMITS.maxMetadataValueLength,
       maxCompactEntries: MEMORY_LIMITS.maxCompactEntries,
+      // One agent run's limits (docs/agent.md, "Limits"), as the runtime worker applies them.
+      agentMaxSteps: env.AGENT_MAX_STEPS,
+      agentMaxInputTokens: env.AGENT_MAX_INPUT_TOKENS,
+      agentMaxOutputTokens: env.AGENT_MAX_OUTPUT_TOKENS,
+      agentMaxWallMs: env.AGENT_MAX_WALL_MS,
+      agentMaxSkillBytes: env.AGENT_MAX_SKILL_BYTES,
     },
     quotas: {
       invokePerMinute: env.EDGE_INVOKE_PER_MINUTE,
@@ -122,5 +128,13 @@ export function systemInfo(env: Env, backendMode: BackendMode): SystemInfoResult
       supportedMethods: ['tasks/get', 'tasks/result'],
       toolSupport: { [TOOL_NAMES.agentsInvoke]: 'optional', [TOOL_NAMES.memoryCompact]: 'optional' },
     },
+    agent: agentPosture(env),
   };
+}
+
+/** The planner engineering.workflow runs: the model tool loop when a model is set, else the rules. */
+function agentPosture(env: Env): NonNullable<SystemInfoResult['agent']> {
+  return env.MODEL_BASE_URL && env.AGENT_TOOL_LOOP
+    ? { planner: 'model', provider: env.MODEL_PROVIDER }
+    : { planner: 'rules', provider: null };
 }

@@ -1,4 +1,12 @@
-import { type ModelConfig, type PackageFinder, runAgentInvoke, runMemoryCompact } from '@pkgreg/agents';
+import {
+  type AgentLimits,
+  type AgentRunSummary,
+  type ModelConfig,
+  type PackageFinder,
+  runAgentInvoke,
+  runMemoryCompact,
+  type SkillSource,
+} from '@pkgreg/agents';
 import type { JobHandlers, MemoryCompactJob } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import { type IndexerDeps, reindexAll } from '@pkgreg/indexer';
@@ -19,6 +27,12 @@ export interface HandlerDeps {
   queue: RuntimeQueue;
   finder: PackageFinder;
   model: ModelConfig | null;
+  /** The registry's skills for the model tool loop (null: a model only rewords titles). */
+  skills?: SkillSource | null;
+  /** Limits of one model run (env AGENT_MAX_*). */
+  limits?: AgentLimits;
+  /** Told of each model run (the worker's token and outcome metrics). */
+  onAgentRun?: (run: AgentRunSummary) => void;
   /** Code host settings for indexing; the token stays here, never in job data. */
   indexer: Omit<IndexerDeps, 'db' | 'logger'>;
   pollWindowSeconds: number;
@@ -33,8 +47,12 @@ export interface JobContext {
 
 export function createJobHandlers(deps: HandlerDeps): JobHandlers<JobContext> {
   return {
-    'agent.invoke': async (payload) => {
-      const outcome = await runAgentInvoke(deps, payload);
+    'agent.invoke': async (payload, { job }) => {
+      const outcome = await runAgentInvoke(deps, payload, {
+        // The run's progress as BullMQ's job progress: what an operator's queue view shows.
+        onProgress: (message) => job.updateProgress({ message }),
+        ...(deps.onAgentRun ? { onAgentRun: deps.onAgentRun } : {}),
+      });
       // With a write binding the run recorded itself in stm.
       const wrote =
         'applied' in outcome && outcome.applied === true && Boolean(payload.memory?.writeTiers.length);

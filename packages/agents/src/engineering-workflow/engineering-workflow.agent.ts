@@ -10,6 +10,11 @@ import { extractSearchTerms, insertEntries, searchEntries } from '@pkgreg/memory
 import type { Transaction } from 'kysely';
 import { truncateBytes } from '../text/sentences.js';
 import type { Phase } from './lexicon.js';
+import { DEFAULT_AGENT_LIMITS } from './model-loop/limits.js';
+import type { AgentLimits, LimitName } from './model-loop/limits.js';
+import { type LoopResult, runModelLoop } from './model-loop/loop.js';
+import { type ChatProvider, createChatProvider } from './model-loop/providers.js';
+import type { SkillReadAs, SkillSource } from './model-loop/skill-source.js';
 import { type ModelConfig, refineTitles } from './model-refiner.js';
 import {
   findPackagesForStep,
@@ -17,7 +22,7 @@ import {
   type PackageFinder,
   type RecommendedPackage,
 } from './package-finder.js';
-import { buildSteps, readRequest } from './plan-builder.js';
+import { buildSteps, type PlanRequest, readRequest, stepKeywords } from './plan-builder.js';
 
 // Agent engineering.workflow (decisions.md): request → plan with ordered steps, dependencies, the
 // registry's packages per step and the ltm facts it used. Reads happen before the task's completion
@@ -27,6 +32,41 @@ export interface WorkflowDeps {
   db: Db;
   finder: PackageFinder;
   model?: ModelConfig | null;
+  /**
+   * With a model, the registry's skills for the tool loop (docs/agent.md) and its limits; without a
+   * skill source a model only rewords the rule planner's titles (the earlier refinement).
+   */
+  skills?: SkillSource | null;
+  limits?: AgentLimits;
+  /** The run's progress, step by step (the worker writes it to the task's status message). */
+  onProgress?: (message: string) => void | Promise<void>;
+  /** Told once per model run how it went (the worker's token and outcome metrics). */
+  onAgentRun?: (run: AgentRunSummary) => void;
+}
+
+/** How the model tool loop went; in the plan as `agentRun` (added to the result, optional). */
+export interface AgentRunSummary {
+  provider: 'openai' | 'anthropic';
+  model: string;
+  /** completed: the model's plan; partial: a limit ended the run; fallback: the model failed. */
+  outcome: 'completed' | 'partial' | 'fallback';
+  /** The limit that ended a partial run. */
+  limit?: LimitName;
+  /** Why a fallback run fell back. */
+  fallbackReason?: 'timeout' | 'model_error' | 'malformed';
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  skillBytes: number;
+  /** Failed model calls and malformed tool calls the run retried. */
+  retries: number;
+  /** Every skill whose SKILL.md the model read, at its exact version. */
+  skillsLoaded: Array<{ package: string; version: string }>;
+  /** Files beyond SKILL.md the model read, as `@scope/name@version/path`. */
+  filesRead: string[];
+  /** Time inside model calls and in all (ms). */
+  modelMs: number;
+  wallMs: number;
 }
 
 export interface WorkflowRun {
@@ -67,6 +107,10 @@ export interface WorkflowPlan {
   refinedBy: 'model' | 'rules';
   /** False when the registry search could not be reached: the plan then names no packages. */
   registryReachable: boolean;
+  /** Which planner made the steps: the model's tool loop, or the rules (no model, or its fallback). */
+  planner?: 'model' | 'rules';
+  /** The model tool loop's run, when a model is configured with the registry's skills. */
+  agentRun?: AgentRunSummary;
 }
 
 const MAX_FACTS = 5;
@@ -91,14 +135,26 @@ async function readFacts(db: Db, namespace: string, query: string): Promise<Fact
 
 export async function planWorkflow(deps: WorkflowDeps, run: WorkflowRun): Promise<WorkflowPlan> {
   const request = readRequest(run.input);
+  if (deps.model && deps.skills) return planWithModel(deps, deps.model, deps.skills, run, request);
+  return planByRules(deps, run, request, Boolean(deps.model));
+}
+
+/** The rule planner, with the registry's packages per step; `refine` lets a model reword the titles. */
+async function planByRules(
+  deps: WorkflowDeps,
+  run: WorkflowRun,
+  request: PlanRequest,
+  refine: boolean,
+): Promise<WorkflowPlan> {
   const { steps: drafts, ordering } = buildSteps(request);
   const finder = memoizeFinder(deps.finder);
 
   const factQuery = [request.goal, ...drafts.flatMap((d) => d.keywords)].join(' ');
   const factsPromise = allowsRead(run.memory, 'ltm') ? readFacts(deps.db, run.namespace, factQuery) : [];
-  const modelPromise = deps.model
-    ? refineTitles(deps.model, { goal: request.goal, steps: drafts })
-    : Promise.resolve(null);
+  const modelPromise =
+    refine && deps.model
+      ? refineTitles(deps.model, { goal: request.goal, steps: drafts })
+      : Promise.resolve(null);
   let registryReachable = true;
   const packages = await Promise.all(
     drafts.map((d) =>
@@ -134,8 +190,151 @@ export async function planWorkflow(deps: WorkflowDeps, run: WorkflowRun): Promis
     factsUsed: facts,
     refinedBy: refined?.refined ? 'model' : 'rules',
     registryReachable,
+    planner: 'rules',
   };
 }
+
+// One SDK client per model configuration, not per run: it holds the connection pool.
+const providers = new WeakMap<ModelConfig, ChatProvider>();
+
+function providerOf(model: ModelConfig): ChatProvider {
+  let provider = providers.get(model);
+  if (!provider) {
+    provider = createChatProvider({
+      provider: model.provider ?? 'openai',
+      baseUrl: model.baseUrl,
+      model: model.model,
+      apiKey: model.apiKey,
+    });
+    providers.set(model, provider);
+  }
+  return provider;
+}
+
+function summaryOf(result: LoopResult): AgentRunSummary {
+  const { report, state } = result;
+  return {
+    provider: report.provider,
+    model: report.model,
+    outcome: result.outcome,
+    ...(result.outcome === 'partial' ? { limit: result.limit } : {}),
+    ...(result.outcome === 'fallback' ? { fallbackReason: result.reason } : {}),
+    steps: report.steps,
+    inputTokens: report.inputTokens,
+    outputTokens: report.outputTokens,
+    skillBytes: report.skillBytes,
+    retries: report.retries,
+    skillsLoaded: [...state.loaded.values()].map((s) => ({ package: s.package, version: s.version })),
+    filesRead: state.filesRead,
+    modelMs: report.modelMs,
+    wallMs: report.wallMs,
+  };
+}
+
+/**
+ * The model's tool loop; a run a limit ended, or whose model failed, still answers with the rule
+ * planner's steps, marked as such in `agentRun`.
+ */
+async function planWithModel(
+  deps: WorkflowDeps,
+  model: ModelConfig,
+  skills: SkillSource,
+  run: WorkflowRun,
+  request: PlanRequest,
+): Promise<WorkflowPlan> {
+  // The job carries no caller identity the registry would honour, so the loop reads as anyone does:
+  // public skills only (docs/agent.md, "Privacy").
+  const as: SkillReadAs = {};
+  const result = await runModelLoop(
+    {
+      provider: providerOf(model),
+      callTimeoutMs: model.timeoutMs,
+      limits: deps.limits ?? DEFAULT_AGENT_LIMITS,
+      onProgress: deps.onProgress,
+      tools: {
+        skills,
+        as,
+        maxSkillBytes: (deps.limits ?? DEFAULT_AGENT_LIMITS).maxSkillBytes,
+        readMemory: allowsRead(run.memory, 'ltm')
+          ? (query) => readFacts(deps.db, run.namespace, query)
+          : undefined,
+      },
+    },
+    {
+      goal: request.goal,
+      constraints: request.constraints,
+      context: request.context,
+      input:
+        run.input.type === 'text'
+          ? run.input.text
+          : run.input.type === 'json'
+            ? run.input.json
+            : run.input.packet,
+    },
+  );
+  const agentRun = summaryOf(result);
+  deps.onAgentRun?.(agentRun);
+  if (result.outcome !== 'completed') {
+    const fallback = await planByRules(deps, run, request, false);
+    return { ...fallback, agentRun };
+  }
+
+  // Ids become s1..sN in the model's order; a dependency only on an earlier step (the plan stays a DAG);
+  // skills and facts only as this run read them, so a plan cannot name what the caller may not see.
+  const ids = new Map(result.plan.steps.map((s, i) => [s.id, `s${i + 1}`]));
+  const steps: PlanStep[] = result.plan.steps.map((s, i) => {
+    const id = `s${i + 1}`;
+    const packages: RecommendedPackage[] = [];
+    for (const ref of s.skills) {
+      const loaded = result.state.loaded.get(ref.package);
+      if (!loaded || loaded.version !== ref.version || packages.some((p) => p.package === ref.package))
+        continue;
+      packages.push({
+        package: loaded.package,
+        description: loaded.description,
+        kind: loaded.kind,
+        verified: loaded.verified,
+        version: loaded.version,
+      });
+    }
+    return {
+      id,
+      title: s.title.replace(/\s+/g, ' '),
+      phase: s.phase,
+      dependsOn: [
+        ...new Set(
+          s.dependsOn.map((d) => ids.get(d)).filter((d): d is string => !!d && Number(d.slice(1)) < i + 1),
+        ),
+      ],
+      keywords: stepKeywords(s.title),
+      packages,
+      factIds: [...new Set(s.factIds.filter((f) => result.state.facts.has(f)))],
+    };
+  });
+  const cited = new Set(steps.flatMap((s) => s.factIds));
+  return {
+    agentId: ENGINEERING_WORKFLOW_AGENT_ID,
+    runId: run.runId,
+    inputType: request.inputType,
+    goal: request.goal,
+    ordering: 'explicit',
+    steps,
+    constraints: request.constraints,
+    context: request.context,
+    factsUsed: [...result.state.facts.values()].filter((f) => cited.has(f.entryId)),
+    refinedBy: 'model',
+    registryReachable: true,
+    planner: 'model',
+    agentRun,
+  };
+}
+
+const LIMIT_WORDS: Record<LimitName, string> = {
+  steps: 'step limit',
+  inputTokens: 'input token limit',
+  outputTokens: 'output token limit',
+  wallTime: 'wall time limit',
+};
 
 export function renderSummary(plan: WorkflowPlan): string {
   const lines = [
@@ -147,7 +346,9 @@ export function renderSummary(plan: WorkflowPlan): string {
     lines.push(`${i + 1}. [${step.phase}] ${step.title}`);
     if (step.dependsOn.length > 0) lines.push(`   after: ${step.dependsOn.join(', ')}`);
     if (step.packages.length > 0)
-      lines.push(`   packages: ${step.packages.map((p) => p.package).join(', ')}`);
+      lines.push(
+        `   packages: ${step.packages.map((p) => (p.version ? `${p.package}@${p.version}` : p.package)).join(', ')}`,
+      );
   }
   if (plan.constraints.length > 0) lines.push('', `Constraints: ${plan.constraints.join('; ')}`);
   if (plan.factsUsed.length > 0) {
@@ -156,6 +357,24 @@ export function renderSummary(plan: WorkflowPlan): string {
   }
   if (!plan.registryReachable)
     lines.push('', 'The registry could not be searched; no packages are recommended.');
+  const run = plan.agentRun;
+  if (run) {
+    const usage = `${run.steps} model calls, ${run.inputTokens} tokens in, ${run.outputTokens} out`;
+    if (run.outcome === 'completed') lines.push('', `Planned by the model (${run.model}): ${usage}.`);
+    else if (run.outcome === 'partial')
+      lines.push(
+        '',
+        `Partial result: the model run stopped at its ${LIMIT_WORDS[run.limit ?? 'steps']} (${usage}); ` +
+          "the steps above are the rule planner's.",
+      );
+    else
+      lines.push(
+        '',
+        `The model could not plan this (${run.fallbackReason ?? 'model_error'}); the steps above are the rule planner's.`,
+      );
+    if (run.skillsLoaded.length > 0 && run.outcome !== 'completed')
+      lines.push(`Skills read: ${run.skillsLoaded.map((s) => `${s.package}@${s.version}`).join(', ')}`);
+  }
   return lines.join('\n');
 }
 

@@ -7,7 +7,12 @@ import { z } from 'zod';
 // the model-free titles.
 
 export interface ModelConfig {
-  /** e.g. http://127.0.0.1:11434/v1 or https://api.openai.com/v1 */
+  /**
+   * The wire protocol (docs/agent.md): OpenAI chat completions (default; hosted or a local server) or
+   * Anthropic's Messages API. The title refinement below speaks chat completions only.
+   */
+  provider?: 'openai' | 'anthropic';
+  /** e.g. http://127.0.0.1:11434/v1 or https://api.openai.com/v1; Anthropic: https://api.anthropic.com */
   baseUrl: string;
   model: string;
   /** Sent as a bearer token; never logged. */

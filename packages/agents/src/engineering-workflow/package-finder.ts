@@ -14,6 +14,8 @@ export interface RecommendedPackage {
   description: string;
   kind: SearchResultItem['kind'];
   verified: boolean;
+  /** The exact version the model read (plans of the model tool loop); absent for the rule planner's. */
+  version?: string;
 }
 
 /** The registry's HTTP search; `baseUrl` is the registry API origin (e.g. http://127.0.0.1:4000). */
