@@ -59,6 +59,22 @@ beforeAll(async () => {
     'bad/SKILL.md': skill('bad', 'A PDF helper that will be removed.'),
   });
   await reindex();
+  // @acme belongs to an organisation (public), whose discovery index is a moving answer too.
+  const now = new Date();
+  await t.db
+    .insertInto('auth_organization')
+    .values({ id: 'org-acme', name: 'Acme', slug: 'acme-org', createdAt: now })
+    .execute();
+  await t.db
+    .insertInto('scope_settings')
+    .values({
+      scope: 'acme',
+      organization_id: 'org-acme',
+      visibility: 'public',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
   const versions = await request(t.app).get('/api/packages/@acme/pdf/versions').expect(200);
   pdfVersion = VersionListResponseSchema.parse(versions.body).data[0]?.version ?? '';
   // The transparency log's answers need a checkpoint; it moves only when the sequencer runs again.
@@ -127,6 +143,12 @@ const routes = () => [
     id: 'agent-skills-index',
     route: 'discovery index',
     path: '/.well-known/agent-skills/index.json',
+    cacheControl: MOVING,
+  },
+  {
+    id: 'organization-agent-skills-index',
+    route: 'organization discovery index',
+    path: '/orgs/acme-org/.well-known/agent-skills/index.json',
     cacheControl: MOVING,
   },
   {

@@ -122,6 +122,7 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
         '/api/tokens/{id}',
         // The Agent Skills discovery indexes (docs/discovery.md): outside /api, at the RFC's well-known path.
         '/.well-known/agent-skills/index.json',
+        '/orgs/{slug}/.well-known/agent-skills/index.json',
         '/{scope}/.well-known/agent-skills/index.json',
         '/{scope}/{name}/.well-known/agent-skills/index.json',
       ].sort(),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { createToken } from '@pkgreg/accounts';
+import { createToken, DEV_ACCOUNT_DOMAIN, TOKEN_REFUSAL_MESSAGES } from '@pkgreg/accounts';
 import {
   AGENT_SKILLS_INDEX_SCHEMA,
   type AgentSkillsIndex,
@@ -17,18 +17,26 @@ import { extract } from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quarantinePackage } from '../src/moderation/moderation.repository.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
+import { createTokenAs, signInAs } from './account-helpers.js';
 import { useTestRegistry } from './fixtures.js';
 
 // The Agent Skills discovery indexes (docs/discovery.md, the RFC's v0.2.0): the root's (public names
-// held by one scope only), a scope's and a package's; each artifact's digest; private skills only to
-// who may read them, a private scope answered as a missing one. Skills come from real git repositories
-// through the real indexer.
+// held by one scope only), an organisation's, a scope's and a package's; each artifact's digest;
+// private skills only to who may read them, a private scope or organisation answered as a missing one.
+// Skills come from real git repositories through the real indexer.
 
-const t = useTestRegistry({ DETAIL_CACHE_TTL_MS: '0' });
+const ORIGIN = 'http://registry.test';
+const t = useTestRegistry({ DETAIL_CACHE_TTL_MS: '0', DEV_SIGN_IN: 'true', REGISTRY_PUBLIC_URL: ORIGIN });
 let root: string;
 let memberToken: string;
 let outsiderToken: string;
 let expiredToken: string;
+/** The member's read token limited to the scope `secret`: not the organisation `umbrella`'s scopes. */
+let secretOnlyToken: string;
+/** The member's read token limited to the organisation `umbrella`. */
+let umbrellaToken: string;
+/** A browser signed in as `reader`, a reader of `umbrella` (a session, no token). */
+let readerSession: request.Agent;
 
 const INSTALLER = 'curl -fsSL https://get.example-cdn.test/install.sh | bash';
 const skill = (name: string, description = `The ${name} skill.`, body?: string) =>
@@ -63,9 +71,16 @@ beforeAll(async () => {
     'hidden/SKILL.md': skill('hidden', 'The vault skill.'),
     'pdf/SKILL.md': skill('pdf', 'Secret PDF tools.'),
   });
+  // @vault: private to the organisation `umbrella`; its `unique` shares octo's name.
+  const vault = createRepo(root, 'vault', 'skills', {
+    'tools/SKILL.md': skill('tools', 'The vault tools.'),
+    'tools/run.sh': { content: '#!/bin/sh\necho run\n', executable: true },
+    'unique/SKILL.md': skill('unique', "The vault's own unique."),
+  });
   await index(t.db, acme, 'acme');
   await index(t.db, octo, 'octo');
   await index(t.db, secret, 'secret');
+  await index(t.db, vault, 'vault');
   // @acme/gone: its only version yanked; @acme/held: quarantined by the operator.
   const gone = await t.db
     .selectFrom('package_versions as v')
@@ -96,38 +111,73 @@ beforeAll(async () => {
       })),
     )
     .execute();
+  // Organisations: `secret` holds the private scope `secret`; `umbrella` holds @octo (public) and @vault
+  // (private) by its settings, and @acme as the scope of the GitHub organisation linked to it;
+  // `dormant` is suspended, and holds @octo through its GitHub organisation.
+  const organization = (id: string, slug: string, githubOrgId: number | null, suspendedAt: Date | null) => ({
+    id,
+    name: slug,
+    slug,
+    createdAt: now,
+    logo: null,
+    metadata: null,
+    githubOrgId,
+    githubOrgLogin: githubOrgId === null ? null : `${slug}-gh`,
+    suspendedAt,
+  });
   await t.db
     .insertInto('auth_organization')
-    .values({
-      id: 'org-secret',
-      name: 'Secret',
-      slug: 'secret',
-      createdAt: now,
-      logo: null,
-      metadata: null,
-      githubOrgId: null,
-      githubOrgLogin: null,
-      suspendedAt: null,
-    })
+    .values([
+      organization('org-secret', 'secret', null, null),
+      organization('org-umbrella', 'umbrella', 4242, null),
+      organization('org-dormant', 'dormant', 4343, now),
+    ])
     .execute();
   await t.db
     .insertInto('auth_member')
-    .values({ id: 'm1', organizationId: 'org-secret', userId: 'member', role: 'reader', createdAt: now })
+    .values([
+      { id: 'm1', organizationId: 'org-secret', userId: 'member', role: 'reader', createdAt: now },
+      { id: 'm2', organizationId: 'org-umbrella', userId: 'member', role: 'reader', createdAt: now },
+    ])
     .execute();
+  const settings = (scope: string, organization_id: string, visibility: 'public' | 'private') => ({
+    scope,
+    organization_id,
+    visibility,
+    created_at: now,
+    updated_at: now,
+  });
   await t.db
     .insertInto('scope_settings')
-    .values({
-      scope: 'secret',
-      organization_id: 'org-secret',
-      visibility: 'private',
-      created_at: now,
-      updated_at: now,
-    })
+    .values([
+      settings('secret', 'org-secret', 'private'),
+      settings('octo', 'org-umbrella', 'public'),
+      settings('vault', 'org-umbrella', 'private'),
+    ])
     .execute();
-  const token = (account: string) =>
-    createToken(t.db, account, { name: 'reads', permission: 'read', expiresInDays: 30 }, { maxDays: 90 });
+  const bound = (scope: string, owner_id: number, owner_login: string) => ({
+    scope,
+    owner_id,
+    owner_login,
+    bound_by: 'index' as const,
+    bound_at: now,
+    updated_at: now,
+  });
+  await t.db
+    .insertInto('scope_owners')
+    .values([bound('acme', 4242, 'umbrella-gh'), bound('octo', 4343, 'dormant-gh')])
+    .execute();
+  const token = (account: string, limits: { scopes?: string[]; organizations?: string[] } = {}) =>
+    createToken(
+      t.db,
+      account,
+      { name: 'reads', permission: 'read', expiresInDays: 30, ...limits },
+      { maxDays: 90 },
+    );
   memberToken = (await token('member')).token;
   outsiderToken = (await token('outsider')).token;
+  secretOnlyToken = (await token('member', { scopes: ['secret'] })).token;
+  umbrellaToken = (await token('member', { organizations: ['org-umbrella'] })).token;
   const expired = await token('member');
   await t.db
     .updateTable('access_tokens')
@@ -135,6 +185,17 @@ beforeAll(async () => {
     .where('id', '=', expired.row.id)
     .execute();
   expiredToken = expired.token;
+  // `reader` signs in (the development sign-in makes the account), then joins `umbrella`.
+  readerSession = await signInAs(t.app, ORIGIN, 'reader');
+  const reader = await t.db
+    .selectFrom('auth_user')
+    .select('id')
+    .where('email', '=', `reader@${DEV_ACCOUNT_DOMAIN}`)
+    .executeTakeFirstOrThrow();
+  await t.db
+    .insertInto('auth_member')
+    .values({ id: 'm3', organizationId: 'org-umbrella', userId: reader.id, role: 'reader', createdAt: now })
+    .execute();
   await refreshDerivedTables(t.db);
 }, 60_000);
 
@@ -309,6 +370,14 @@ describe('a scope’s index and a package’s', () => {
   });
 });
 
+/** Each kind of index: the root's, an organisation's, a scope's and a package's. */
+const EVERY_INDEX = [
+  '/.well-known/agent-skills/index.json',
+  '/orgs/umbrella/.well-known/agent-skills/index.json',
+  '/@secret/.well-known/agent-skills/index.json',
+  '/@acme/pdf/.well-known/agent-skills/index.json',
+];
+
 /** What a client could tell apart: status, body and headers (not the per-request ones). */
 async function answer(path: string, headers: Record<string, string> = {}) {
   const res = await request(t.app).get(path).set(headers);
@@ -356,17 +425,120 @@ describe('private skills', () => {
     expect(names(index)).not.toContain('hidden');
   });
 
-  it('bad and expired tokens are 401 with a Bearer challenge, as on every route', async () => {
-    for (const token of ['pkgreg_not-a-real-token', expiredToken]) {
-      for (const path of [
-        '/.well-known/agent-skills/index.json',
-        '/@secret/.well-known/agent-skills/index.json',
-        '/@acme/pdf/.well-known/agent-skills/index.json',
-      ]) {
+  it('malformed and expired tokens are 401 with their reason and a Bearer challenge, as on every route', async () => {
+    for (const [token, reason] of [
+      ['pkgreg_not-a-real-token', 'malformed'],
+      [expiredToken, 'expired'],
+    ] as const) {
+      for (const path of EVERY_INDEX) {
         const res = await request(t.app).get(path).set(bearer(token));
-        expect({ path, status: res.status }).toEqual({ path, status: 401 });
-        expect(res.headers['www-authenticate']).toMatch(/^Bearer /);
+        expect({ path, status: res.status, body: res.body }).toEqual({
+          path,
+          status: 401,
+          body: { error: TOKEN_REFUSAL_MESSAGES[reason] },
+        });
+        expect(res.headers['www-authenticate']).toMatch(/^Bearer .*error="invalid_token"/);
       }
     }
+  });
+
+  it('a revoked token is 401 with its reason (docs/accounts.md, "Tokens"), on every index', async () => {
+    const created = await createTokenAs(readerSession, ORIGIN, { permission: 'read' });
+    const vault = await request(t.app)
+      .get('/@vault/.well-known/agent-skills/index.json')
+      .set(bearer(created.token))
+      .expect(200);
+    expect(names(AgentSkillsIndexSchema.parse(vault.body))).toEqual(['tools', 'unique']);
+    await readerSession.delete(`/api/tokens/${created.id}`).set('Origin', ORIGIN).expect(200);
+    for (const path of EVERY_INDEX) {
+      const res = await request(t.app).get(path).set(bearer(created.token));
+      expect({ path, status: res.status, body: res.body }).toEqual({
+        path,
+        status: 401,
+        body: { error: TOKEN_REFUSAL_MESSAGES.revoked },
+      });
+      expect(res.headers['www-authenticate']).toBe(
+        `Bearer realm="pkgreg", error="invalid_token", error_description="${TOKEN_REFUSAL_MESSAGES.revoked}"`,
+      );
+      expect(res.headers['cache-control']).toBe('no-store');
+    }
+  });
+});
+
+describe('an organisation’s index', () => {
+  const UMBRELLA = '/orgs/umbrella/.well-known/agent-skills/index.json';
+
+  /** The entry of `name` in the index of its own scope, as `headers` read it. */
+  async function scopeEntry(scope: string, name: string, headers: Record<string, string> = {}) {
+    const index = await getIndex(`/@${scope}/.well-known/agent-skills/index.json`, headers);
+    return index.skills.find((s) => s.name === name);
+  }
+
+  it('lists the public skills of its scopes (by settings and by its GitHub organisation), names unique', async () => {
+    const res = await request(t.app).get(UMBRELLA).expect(200);
+    const index = AgentSkillsIndexSchema.parse(res.body);
+    expect(index.$schema).toBe(AGENT_SKILLS_INDEX_SCHEMA);
+    // @acme (GitHub) and @octo (settings) both hold pdf: in neither's name here, as at the root. The
+    // private @vault is not counted for who cannot read it, so octo's unique stays.
+    expect(names(index)).toEqual(['notes', 'unique']);
+    expect(res.headers['cache-control']).toBe('public, max-age=60, must-revalidate');
+    expect(res.headers.vary).toBe('Authorization, Cookie');
+    // The same entries, digests and all, as each scope's own index.
+    expect(index.skills).toEqual([await scopeEntry('acme', 'notes'), await scopeEntry('octo', 'unique')]);
+    const etag = res.headers.etag as string;
+    await request(t.app).get(UMBRELLA).set('If-None-Match', etag).expect(304);
+  });
+
+  it('a reader’s token, session or token limited to it lists the private skills, never kept by a shared cache', async () => {
+    for (const [who, headers, agent] of [
+      ['member token', bearer(memberToken), request(t.app)],
+      ['token limited to the organisation', bearer(umbrellaToken), request(t.app)],
+      ['session', {}, readerSession],
+    ] as const) {
+      const res = await agent.get(UMBRELLA).set(headers);
+      expect({ who, status: res.status }).toEqual({ who, status: 200 });
+      const index = AgentSkillsIndexSchema.parse(res.body);
+      // @vault's unique now shares octo's name: neither is listed; its tools is.
+      expect({ who, names: names(index) }).toEqual({ who, names: ['notes', 'tools'] });
+      expect(res.headers['cache-control']).toBe('private, no-store');
+      expect(res.headers.vary).toBe('Authorization, Cookie');
+    }
+    const index = await getIndex(UMBRELLA, bearer(memberToken));
+    const tools = index.skills.find((s) => s.name === 'tools');
+    expect(tools?.type).toBe('archive');
+    expect(tools).toEqual(await scopeEntry('vault', 'tools', bearer(memberToken)));
+    const { bytes } = await artifact(UMBRELLA, tools?.url ?? '', bearer(memberToken));
+    expect(digestOf(bytes)).toBe(tools?.digest);
+  });
+
+  it('to an outsider, anonymous or a token limited to another scope, its private skills are not there', async () => {
+    const anonymous = await answer(UMBRELLA);
+    for (const headers of [bearer(outsiderToken), bearer(secretOnlyToken)]) {
+      const res = await answer(UMBRELLA, headers);
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(anonymous.text);
+    }
+    // The limited token still reads what it is limited to.
+    expect(
+      names(await getIndex('/orgs/secret/.well-known/agent-skills/index.json', bearer(secretOnlyToken))),
+    ).toEqual(['hidden', 'pdf']);
+  });
+
+  it('an organisation with nothing the caller may read answers as a missing one; a suspended one as well', async () => {
+    const SECRET = '/orgs/secret/.well-known/agent-skills/index.json';
+    const MISSING = '/orgs/nothing/.well-known/agent-skills/index.json';
+    for (const headers of [{}, bearer(outsiderToken), bearer(umbrellaToken)]) {
+      const hidden = await answer(SECRET, headers);
+      const missing = await answer(MISSING, headers);
+      expect(hidden.status).toBe(404);
+      expect(JSON.parse(hidden.text)).toEqual({ error: 'Organisation not found' });
+      expect(hidden.headers['cache-control']).toBe('no-store');
+      expect(hidden).toEqual(missing);
+    }
+    expect(names(await getIndex(SECRET, bearer(memberToken)))).toEqual(['hidden', 'pdf']);
+    // `dormant` holds the public @octo, but a suspended organisation holds nothing.
+    expect(await answer('/orgs/dormant/.well-known/agent-skills/index.json')).toEqual(await answer(MISSING));
+    const long = await request(t.app).get(`/orgs/${'a'.repeat(101)}/.well-known/agent-skills/index.json`);
+    expect(long.status).toBe(400);
   });
 });

@@ -519,8 +519,18 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
         .select('id')
         .where('slug', '=', slug)
         .executeTakeFirst();
-      const role = org ? await memberRole(db, org.id, viewer.accountId) : undefined;
-      if (!org || (!role && !viewer.siteAdmin)) throw notFound('Organisation not found');
+      // A token's limits narrow what its account reaches (docs/accounts.md, "Tokens"). The log names every
+      // scope and package of the organisation, private ones included, so a token reads it only without
+      // limits or limited to this organisation; one limited to other scopes or packages (even scopes of
+      // this organisation) is answered as a non-member is. The role alone let such a token read private
+      // names it cannot read anywhere else (test/access-matrix.test.ts).
+      const token = viewer.tokenId ? await findAccountToken(db, viewer.accountId, viewer.tokenId) : undefined;
+      const limited =
+        token !== undefined &&
+        (token.organizations.length > 0 || token.scopes.length > 0 || token.packages.length > 0);
+      const reaches = org !== undefined && (!limited || token.organizations.includes(org.id));
+      const role = org && reaches ? await memberRole(db, org.id, viewer.accountId) : undefined;
+      if (!org || !reaches || (!role && !viewer.siteAdmin)) throw notFound('Organisation not found');
       if (role && !atLeast(role, 'admin') && !viewer.siteAdmin)
         throw forbidden('The audit log is for owners and admins');
       const rows = await listOrganizationAudit(db, org.id, { limit: query.limit, beforeId: query.before });

@@ -100,6 +100,15 @@ export type RouteCache = 'no-store' | 'moving' | 'revalidate' | 'moving-unless-m
 const filters = filterDocs();
 const PackageParams = PackagePathParamsSchema;
 const packageNotFound = { 400: error('Invalid package path'), 404: error('Package not found') };
+/** What every Agent Skills discovery index answers when found (docs/discovery.md). */
+const agentSkillsIndexAnswers = {
+  200: {
+    description: 'The index',
+    headers: movingHeaders,
+    json: named('AgentSkillsIndex', AgentSkillsIndexSchema),
+  },
+  ...notModified,
+};
 
 export const ROUTES = [
   {
@@ -340,8 +349,9 @@ export const ROUTES = [
     summary: '`/api/packages/@scope` alone: a package path missing its name (400), not an unknown route',
     responses: { 400: error('Invalid package path') },
   },
-  // The Agent Skills discovery indexes (RFC v0.2.0, docs/discovery.md): the root's, a scope's and a
-  // package's, each below the address a person opens for it, so `skills add <that address>` finds it.
+  // The Agent Skills discovery indexes (RFC v0.2.0, docs/discovery.md): the root's, an organisation's,
+  // a scope's and a package's, each below the address a person opens for it, so `skills add <that
+  // address>` finds it. The organisation's comes before the package's, whose template also matches it.
   {
     id: 'agent-skills-index',
     method: 'get',
@@ -351,13 +361,22 @@ export const ROUTES = [
     summary: "The registry's Agent Skills discovery index: public skills whose name no other scope holds",
     description:
       "Every public, listed package whose latest version (the newest not yanked) is not high-risk and whose name no other public listed package has: in one index a name means one skill, and a name two scopes hold is in neither's entry here (each scope's own index lists it). A folder of a lone SKILL.md is a `skill-md` entry (the exact version's SKILL.md), any other an `archive` (the exact version's `agent-skill.tar.gz`); `digest` is the SHA-256 of that artifact. Public only, whoever asks.",
+    responses: agentSkillsIndexAnswers,
+  },
+  {
+    id: 'organization-agent-skills-index',
+    method: 'get',
+    path: '/orgs/:slug/.well-known/agent-skills/index.json',
+    cache: 'moving',
+    access: 'anonymous',
+    summary: "An organisation's Agent Skills discovery index: what `skills add <registry>/orgs/<slug>` reads",
+    description:
+      "The listed packages the caller may read in every scope the organisation holds (its settings name it, or it is bound to the GitHub organisation linked to it; private ones with a session or token that reaches them), with the root index's rules for versions and artifacts. A name two of those packages share is in neither's entry (each scope's own index lists it); a private package counts only for callers who read it. An organisation with nothing the caller may read is not found, whether it is missing, suspended or private.",
+    params: OrganizationParamsSchema,
     responses: {
-      200: {
-        description: 'The index',
-        headers: movingHeaders,
-        json: named('AgentSkillsIndex', AgentSkillsIndexSchema),
-      },
-      ...notModified,
+      ...agentSkillsIndexAnswers,
+      400: error('The slug is longer than 100 characters'),
+      404: error('Organisation not found (one the credentials cannot see answers the same)'),
     },
   },
   {
@@ -371,12 +390,7 @@ export const ROUTES = [
       "The scope's listed packages the caller may read (private ones with a session or token that reaches them), with the root index's rules for versions and artifacts. A scope with nothing the caller may read is not found, whether it is missing or private.",
     params: ScopePathParamsSchema,
     responses: {
-      200: {
-        description: 'The index',
-        headers: movingHeaders,
-        json: named('AgentSkillsIndex', AgentSkillsIndexSchema),
-      },
-      ...notModified,
+      ...agentSkillsIndexAnswers,
       400: error('Invalid package path: the segment is not `@scope`'),
       404: error('Scope not found (a private scope the credentials cannot see answers the same)'),
     },
@@ -392,12 +406,7 @@ export const ROUTES = [
       "The package alone, by the rules of its scope's index: one entry, or none when its latest version is not installable (every version yanked, or high-risk).",
     params: PackageParams,
     responses: {
-      200: {
-        description: 'The index',
-        headers: movingHeaders,
-        json: named('AgentSkillsIndex', AgentSkillsIndexSchema),
-      },
-      ...notModified,
+      ...agentSkillsIndexAnswers,
       400: error('Invalid package path'),
       404: error('Package not found (a private package the credentials cannot see answers the same)'),
     },

@@ -17,6 +17,8 @@ import { type IndexRow, type IndexSelection, listIndexRows } from './agent-skill
 // bytes, so an index read a minute ago still names bytes that match its digest).
 
 export const SCOPE_NOT_FOUND_MESSAGE = 'Scope not found';
+/** What the organisation routes answer for one missing or not the caller's to see. */
+export const ORGANIZATION_NOT_FOUND_MESSAGE = 'Organisation not found';
 
 /**
  * An entry's description: the package's, cut to the RFC's 1024 characters (UTF-16 units, as clients
@@ -38,10 +40,11 @@ function versionPath(row: IndexRow & { version: string }): string {
 /**
  * Whether the row's latest version goes in an index: there is one (not every version yanked), its
  * risk scan found nothing high (what `pkgreg install` refuses without --allow-risk: an index is read
- * by installers that ask nothing), and its name is one the RFC allows.
+ * by installers that ask nothing), and its name is one the RFC allows and no other entry has.
  */
 function installable(row: IndexRow): row is IndexRow & { version_id: string; version: string } {
   return (
+    !row.shared &&
     row.version_id !== null &&
     row.version !== null &&
     row.risk !== 'high' &&
@@ -51,8 +54,9 @@ function installable(row: IndexRow): row is IndexRow & { version_id: string; ver
 }
 
 /**
- * The index of `selection` as `access` reads it. A scope or package with nothing the reader may read
- * listed is not found, whether it is missing or private (the same 404 for both); the root always answers.
+ * The index of `selection` as `access` reads it. An organisation, scope or package with nothing the
+ * reader may read listed is not found, whether it is missing or private (the same 404 for both); the
+ * root always answers.
  */
 export async function agentSkillsIndex(
   db: Db,
@@ -61,6 +65,7 @@ export async function agentSkillsIndex(
   access: ReadAccess,
 ): Promise<AgentSkillsIndex> {
   const rows = await listIndexRows(db, selection, access);
+  if (selection.kind === 'organization' && rows.length === 0) throw notFound(ORGANIZATION_NOT_FOUND_MESSAGE);
   if (selection.kind === 'scope' && rows.length === 0) throw notFound(SCOPE_NOT_FOUND_MESSAGE);
   if (selection.kind === 'package' && rows.length === 0) throw notFound(PACKAGE_NOT_FOUND_MESSAGE);
   const skills: AgentSkillEntry[] = [];
