@@ -3,6 +3,7 @@ import { basename, join, relative, sep } from 'node:path';
 import { buildArchive, type ManifestFile } from '@pkgreg/registry/archive';
 import semver from 'semver';
 import { CliError, EXIT, usageError } from './errors.js';
+import { frontmatterFields } from './frontmatter.js';
 
 // `pkgreg publish <folder>` (docs/publishing.md, "Uploading"): the skills a folder holds and each one
 // packed as the registry packs its own archives (entries under `<name>/`, sorted, fixed mtime and
@@ -19,40 +20,6 @@ export interface LocalSkill {
   /** The SKILL.md's declared version (`metadata.version`, else `version`), normalised; else null. */
   declaredVersion: string | null;
   files: Array<{ path: string; executable: boolean; bytes: Buffer }>;
-}
-
-function unquote(value: string): string {
-  const text = value.trim();
-  const quoted = /^(["'])(.*)\1$/.exec(text);
-  if (quoted) return quoted[2] ?? '';
-  return text.replace(/\s+#.*$/, '');
-}
-
-/**
- * `name`, `version` and `metadata.version` of a SKILL.md's frontmatter, read line by line (plain
- * `key: value` scalars only; the registry parses the YAML itself).
- */
-export function frontmatterFields(text: string): {
-  name?: string;
-  version?: string;
-  metadataVersion?: string;
-} {
-  const match = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(text);
-  if (!match) return {};
-  const fields: { name?: string; version?: string; metadataVersion?: string } = {};
-  let inMetadata = false;
-  for (const line of (match[1] ?? '').split(/\r?\n/)) {
-    const top = /^([A-Za-z0-9_-]+):[ \t]*(.*)$/.exec(line);
-    if (top) {
-      inMetadata = top[1] === 'metadata' && (top[2] ?? '').trim() === '';
-      if (top[1] === 'name') fields.name = unquote(top[2] ?? '');
-      if (top[1] === 'version') fields.version = unquote(top[2] ?? '');
-      continue;
-    }
-    const nested = /^[ \t]+version:[ \t]*(.*)$/.exec(line);
-    if (inMetadata && nested) fields.metadataVersion = unquote(nested[1] ?? '');
-  }
-  return fields;
 }
 
 /** As the indexer reads a declared version: exact semver, or `1.2`/`v1` widened; anything else null. */

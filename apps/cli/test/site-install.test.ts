@@ -47,7 +47,18 @@ const PLAN: SkillFixture = {
   description: 'Plan the vault work',
 };
 
-const { database, registry } = useSeededRegistry([PDF, NOTES, PLAN], { DEV_SIGN_IN: 'true' });
+/** Registry packages a site's skill depends on. */
+const BASE: SkillFixture = {
+  owner: 'sitedeps',
+  repo: 'lib',
+  path: 'base',
+  name: 'base',
+  description: 'What site skills build on',
+  version: '1.0.0',
+};
+const EXTRA: SkillFixture = { ...BASE, path: 'extra', name: 'extra', description: 'More of it' };
+
+const { database, registry } = useSeededRegistry([PDF, NOTES, PLAN, BASE, EXTRA], { DEV_SIGN_IN: 'true' });
 let home: string;
 
 function cli(args: string[], cwd: string, options: Partial<RunOptions> = {}): Promise<CliResult> {
@@ -68,8 +79,15 @@ interface Served {
   type: string;
 }
 
-const SKILL_MD = (name: string, description: string) =>
-  `---\nname: ${name}\ndescription: ${description}\n---\n\n# ${name}\n\nDo it well.\n`;
+const SKILL_MD = (name: string, description: string, metadata = '') =>
+  `---\nname: ${name}\ndescription: ${description}\n${metadata}---\n\n# ${name}\n\nDo it well.\n`;
+
+/** `needs`: a site skill declaring registry packages, as a YAML list (one entry that is not one). */
+const NEEDS_MD = SKILL_MD(
+  'needs',
+  'Needs registry packages.',
+  'metadata:\n  dependencies:\n    - "@sitedeps/base@^1"\n    - "not a package"\n',
+);
 
 /** A .zip of stored and deflated entries with unix modes (APPNOTE.TXT), made here byte by byte. */
 function zip(entries: { name: string; content: string; mode: number; deflate?: boolean }[]): Buffer {
@@ -121,14 +139,28 @@ const site = {
   files: new Map<string, Served>(),
   /** Every request's path and headers, to see what was sent where. */
   requests: [] as { path: string; headers: IncomingHttpHeaders }[],
+  /** Every answer a 503: the site is down. */
+  down: false,
 };
 
+const HELLO_PATH = '/.well-known/agent-skills/hello/SKILL.md';
+const NEEDS_PATH = '/.well-known/agent-skills/needs/SKILL.md';
+
+/** What a test changes on the site: it moves on, or its bytes are changed on the way. */
+interface SiteChanges {
+  /** New artifacts at these paths, listed by the index with their digests. */
+  files?: Record<string, string>;
+  /** Other bytes at these paths than the index lists (its digests made before they were changed). */
+  tampered?: Record<string, string>;
+}
+
 /** Serves the index of `entries` (each with its artifact), at the root and under /moved (redirected). */
-async function publishSite(): Promise<void> {
+async function publishSite(changes: SiteChanges = {}): Promise<void> {
   const files = site.files;
   files.clear();
   const hello = Buffer.from(SKILL_MD('hello', 'Says hello.'));
-  files.set('/.well-known/agent-skills/hello/SKILL.md', { body: hello, type: 'text/markdown' });
+  files.set(HELLO_PATH, { body: hello, type: 'text/markdown' });
+  files.set(NEEDS_PATH, { body: Buffer.from(NEEDS_MD), type: 'text/markdown' });
   const bundle = await tgz([
     { name: 'SKILL.md', type: 'file', content: Buffer.from(SKILL_MD('bundle', 'A bundle.')) },
     { name: 'scripts/', type: 'directory' },
@@ -148,6 +180,8 @@ async function publishSite(): Promise<void> {
     { name: '../outside.txt', type: 'file', content: Buffer.from('gotcha\n') },
   ]);
   files.set('/.well-known/agent-skills/evil.tar.gz', { body: evil, type: 'application/gzip' });
+  for (const [path, body] of Object.entries(changes.files ?? {}))
+    files.set(path, { body: Buffer.from(body), type: 'text/markdown' });
   const digest = (path: string) => `sha256:${sha256((files.get(path) as Served).body)}`;
   const index = {
     $schema: AGENT_SKILLS_INDEX_SCHEMA,
@@ -158,6 +192,13 @@ async function publishSite(): Promise<void> {
         description: 'Says hello.',
         url: '/.well-known/agent-skills/hello/SKILL.md',
         digest: digest('/.well-known/agent-skills/hello/SKILL.md'),
+      },
+      {
+        name: 'needs',
+        type: 'skill-md',
+        description: 'Needs registry packages.',
+        url: NEEDS_PATH,
+        digest: digest(NEEDS_PATH),
       },
       // A relative URL, resolved against the index's (RFC 3986).
       {
@@ -198,6 +239,8 @@ async function publishSite(): Promise<void> {
     body: Buffer.from(JSON.stringify(index)),
     type: 'application/json',
   });
+  for (const [path, body] of Object.entries(changes.tampered ?? {}))
+    files.set(path, { body: Buffer.from(body), type: 'text/markdown' });
 }
 
 beforeAll(async () => {
@@ -205,6 +248,10 @@ beforeAll(async () => {
   site.server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     site.requests.push({ path, headers: req.headers });
+    if (site.down) {
+      res.writeHead(503, { 'Content-Type': 'text/plain' }).end('down for maintenance');
+      return;
+    }
     if (path.startsWith('/moved/')) {
       res.writeHead(302, { Location: path.slice('/moved'.length) }).end();
       return;
@@ -521,5 +568,216 @@ describe('a private scope', () => {
     expect((await cli(['install'], cwd)).code).toBe(3);
     expect((await cli(['install'], cwd, { env: { PKGREG_TOKEN: token } })).code).toBe(0);
     expect(existsSync(join(cwd, '.agents/skills/plan/SKILL.md'))).toBe(true);
+  });
+});
+
+describe('outdated and update', () => {
+  const row = (name: string, state: string) =>
+    new RegExp(
+      `^${name} \\(${site.url.replace(/[.]/g, '\\.')}\\) +sha256:[0-9a-f]{12} +(sha256:[0-9a-f]{12}|-) +(sha256:[0-9a-f]{12}|-) +${state}$`,
+      'm',
+    );
+
+  it('outdated shows a site skill whose index lists another digest, not an unchanged one; update moves it', async () => {
+    const cwd = await tempDir('site-outdated');
+    expect((await cli(['install', site.url, '--skill', 'hello', '--skill', 'bundle'], cwd)).code).toBe(0);
+    const current = await cli(['outdated'], cwd);
+    expect(current.code, current.stderr).toBe(0);
+    expect(current.stdout).toMatch(row('hello', 'current'));
+    expect(current.stdout).toContain('All packages and site skills are up to date.');
+    const before = await lockOf(cwd);
+    const louder = SKILL_MD('hello', 'Says hello, louder.');
+    await publishSite({ files: { [HELLO_PATH]: louder } });
+    try {
+      const outdated = await cli(['outdated'], cwd);
+      expect(outdated.code, outdated.stderr).toBe(0);
+      expect(outdated.stdout).toMatch(row('hello', 'outdated'));
+      expect(outdated.stdout).toMatch(row('bundle', 'current'));
+      expect(outdated.stdout).toContain('1 site skill can be updated with "pkgreg update".');
+      const newDigest = `sha256:${sha256(louder)}`;
+      const json = JSON.parse((await cli(['outdated', '--json'], cwd)).stdout) as Record<string, unknown>[];
+      expect(json).toEqual([
+        {
+          name: 'bundle',
+          source: { kind: 'well-known', url: site.url, skill: 'bundle' },
+          current: before.sites?.[`${site.url}#bundle`]?.digest,
+          requested: null,
+          wanted: before.sites?.[`${site.url}#bundle`]?.digest,
+          latest: before.sites?.[`${site.url}#bundle`]?.digest,
+          state: 'current',
+          status: null,
+        },
+        {
+          name: 'hello',
+          source: { kind: 'well-known', url: site.url, skill: 'hello' },
+          current: before.sites?.[`${site.url}#hello`]?.digest,
+          requested: null,
+          wanted: newDigest,
+          latest: newDigest,
+          state: 'outdated',
+          status: null,
+        },
+      ]);
+      // `update <name>` takes a site skill by its name; the files and the lockfile entry move together.
+      const updated = await cli(['update', 'hello'], cwd);
+      expect(updated.code, updated.stderr).toBe(0);
+      const from = before.sites?.[`${site.url}#hello`]?.digest.slice(0, 19);
+      expect(updated.stdout).toBe(`updated hello (${site.url}) ${from} -> ${newDigest.slice(0, 19)}\n`);
+      expect(await readFile(join(cwd, '.agents/skills/hello/SKILL.md'), 'utf8')).toBe(louder);
+      const after = await lockOf(cwd);
+      expect(after.sites?.[`${site.url}#hello`]).toEqual({
+        ...before.sites?.[`${site.url}#hello`],
+        digest: newDigest,
+        files: { 'SKILL.md': { mode: '100644', sha256: sha256(louder) } },
+      });
+      expect(after.sites?.[`${site.url}#bundle`]).toEqual(before.sites?.[`${site.url}#bundle`]);
+      expect((await cli(['outdated'], cwd)).stdout).toContain('All packages and site skills are up to date.');
+      const again = await cli(['update'], cwd);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toBe('All packages and site skills are up to date.\n');
+    } finally {
+      await publishSite();
+    }
+  });
+
+  it('a digest mismatch on update is exit 5: the files and the lockfile stay as they were', async () => {
+    const cwd = await tempDir('site-update-tampered');
+    expect((await cli(['install', site.url, '--skill', 'hello'], cwd)).code).toBe(0);
+    const files = await snapshot(join(cwd, '.agents'));
+    const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
+    await publishSite({
+      files: { [HELLO_PATH]: SKILL_MD('hello', 'Says hello, louder.') },
+      tampered: { [HELLO_PATH]: SKILL_MD('hello', 'Says something else entirely.') },
+    });
+    try {
+      const result = await cli(['update'], cwd);
+      expect(result.code).toBe(5);
+      expect(result.stderr).toMatch(
+        /Digest mismatch: hello \(http:\/\/127\.0\.0\.1:\d+\): \S+\/hello\/SKILL\.md is sha256:[0-9a-f]{64}, but the index lists sha256:[0-9a-f]{64}; nothing was written/,
+      );
+      expect(result.stdout).toBe('');
+      expect(await snapshot(join(cwd, '.agents'))).toEqual(files);
+      expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
+      expect((await tree(cwd)).filter((path) => path.includes('.pkgreg-') || path.endsWith('.tmp'))).toEqual(
+        [],
+      );
+    } finally {
+      await publishSite();
+    }
+  });
+
+  it('a site that does not answer is a warning row and exit 4, the packages still compared', async () => {
+    const cwd = await tempDir('site-down');
+    expect((await cli(['install', site.url, '--skill', 'hello'], cwd)).code).toBe(0);
+    expect((await cli(['install', '@acme/notes'], cwd)).code).toBe(0);
+    const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
+    site.down = true;
+    try {
+      const outdated = await cli(['outdated'], cwd);
+      expect(outdated.code).toBe(4);
+      expect(outdated.stdout).toMatch(/^@acme\/notes +\S+ +\S+ +\S+ +current$/m);
+      expect(outdated.stdout).toMatch(row('hello', 'unreachable'));
+      expect(outdated.stderr).toContain(
+        `warning: hello (${site.url}) could not be checked: the discovery index: ${new URL(site.url).host} did not answer (HTTP 503) after 4 attempts`,
+      );
+      expect(outdated.stderr).toContain(`error: 1 site skill could not be checked: hello (${site.url})`);
+      const json = await cli(['outdated', '--json'], cwd);
+      expect(json.code).toBe(4);
+      expect(JSON.parse(json.stdout)).toContainEqual(
+        expect.objectContaining({ name: 'hello', state: 'unreachable', latest: null }),
+      );
+      const update = await cli(['update'], cwd);
+      expect(update.code).toBe(4);
+      expect(update.stdout).toBe('');
+      expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
+    } finally {
+      site.down = false;
+    }
+  });
+});
+
+describe('what a site skill depends on', () => {
+  it('installs the registry packages its SKILL.md declares, locks them, restores and removes them with it', async () => {
+    const cwd = await tempDir('site-deps');
+    const key = `${site.url}#needs`;
+    const result = await cli(['install', site.url, '--skill', 'needs'], cwd);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(
+      `installed needs (${site.url}) -> .agents/skills/needs\ninstalled @sitedeps/base@1.0.0 -> .agents/skills/base (dependency of ${key})\n`,
+    );
+    expect(result.stderr).toContain(
+      `warning: needs (${site.url}): dependency "not a package" is not @scope/name[@range]; it was ignored`,
+    );
+    expect(await readFile(join(cwd, '.agents/skills/base/SKILL.md'), 'utf8')).toMatch(/^---\nname: base\n/);
+    const lock = await lockOf(cwd);
+    expect(lock.sites?.[key]?.dependencies).toEqual({ '@sitedeps/base': '^1' });
+    expect(lock.packages['@sitedeps/base']).toMatchObject({
+      version: '1.0.0',
+      dirs: ['.agents/skills/base'],
+      dependencyOf: [key],
+      direct: false,
+    });
+    // What a site skill needs stays while it is installed.
+    const refused = await cli(['remove', '@sitedeps/base'], cwd);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`@sitedeps/base is needed by ${key}`);
+    // A restore puts both back; a lockfile without what the site skill needs is refused.
+    await rm(join(cwd, '.agents'), { recursive: true });
+    const restored = await cli(['install'], cwd);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(existsSync(join(cwd, '.agents/skills/base/SKILL.md'))).toBe(true);
+    expect(existsSync(join(cwd, '.agents/skills/needs/SKILL.md'))).toBe(true);
+    // The site moves on: its skill needs another package instead, which update installs with it; the one
+    // it no longer needs stays, with a warning.
+    await publishSite({
+      files: {
+        [NEEDS_PATH]: SKILL_MD('needs', 'Needs more.', 'metadata:\n  dependencies: "@sitedeps/extra"\n'),
+      },
+    });
+    try {
+      const updated = await cli(['update', key], cwd);
+      expect(updated.code, updated.stderr).toBe(0);
+      expect(updated.stdout).toMatch(
+        /^updated needs \(.+\) sha256:[0-9a-f]{12} -> sha256:[0-9a-f]{12}\ninstalled @sitedeps\/extra@1\.0\.0 -> \.agents\/skills\/extra \(dependency of .+#needs\)\n$/,
+      );
+      expect(updated.stderr).toBe(
+        'warning: @sitedeps/base was installed as a dependency and nothing needs it now; "pkgreg remove @sitedeps/base" removes it\n',
+      );
+      const after = await lockOf(cwd);
+      expect(after.sites?.[key]?.dependencies).toEqual({ '@sitedeps/extra': null });
+      expect(after.packages['@sitedeps/extra']).toMatchObject({ dependencyOf: [key], direct: false });
+      expect(after.packages['@sitedeps/base']).not.toHaveProperty('dependencyOf');
+    } finally {
+      await publishSite();
+    }
+    const removed = await cli(['remove', 'needs'], cwd);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stdout).toContain(
+      `removed @sitedeps/extra (.agents/skills/extra): a dependency of ${key}`,
+    );
+    expect(Object.keys((await lockOf(cwd)).packages)).toEqual(['@sitedeps/base']);
+    expect((await cli(['remove', '@sitedeps/base'], cwd)).code).toBe(0);
+    expect(await tree(join(cwd, '.agents/skills'))).toEqual([]);
+  });
+
+  it('a dependency the registry does not have is exit 3 and nothing is written', async () => {
+    const cwd = await tempDir('site-deps-missing');
+    await publishSite({
+      files: {
+        [NEEDS_PATH]: SKILL_MD(
+          'needs',
+          'Needs what is not there.',
+          'metadata:\n  dependencies: "@sitedeps/nowhere@^1"\n',
+        ),
+      },
+    });
+    try {
+      const result = await cli(['install', site.url, '--skill', 'needs'], cwd);
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain(`needed by ${site.url}#needs`);
+      expect(await tree(cwd)).toEqual([]);
+    } finally {
+      await publishSite();
+    }
   });
 });

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { ListOptions } from '../commands/list.js';
 import { createContext } from '../context.js';
 import { displayDir, type InstallTarget, installTarget } from '../install/targets.js';
-import { absoluteDir, LOCKFILE_NAME } from '../lockfile/lockfile.js';
+import { absoluteDir, LOCKFILE_NAME, shortDigest } from '../lockfile/lockfile.js';
 import { type InstalledPackage, installedPackages, installedSites, readLockfile } from '../lockfile/read.js';
 import { table, terminalWidth } from '../output.js';
 import { inspectFolder } from '../skill-files.js';
@@ -80,6 +80,7 @@ export async function list(input: ListOptions, command: Command): Promise<void> 
         state: row.state,
         modified: row.modified,
         missing: row.missing,
+        dependencies: site.pkg.dependencies,
       });
     });
     ctx.json(json);
@@ -105,7 +106,7 @@ export async function list(input: ListOptions, command: Command): Promise<void> 
       // A site skill has no version: the start of its artifact's digest says which bytes it is.
       ...sites.map((site, i) => [
         site.pkg.name,
-        site.entry.digest.slice(0, 'sha256:'.length + 12),
+        shortDigest(site.entry.digest),
         site.entry.agents.join(', ') || '-',
         (siteRows[i] as InstalledRow).state,
       ]),

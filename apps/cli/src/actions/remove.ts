@@ -1,4 +1,3 @@
-import { AGENT_SKILL_NAME_PATTERN } from '@pkgreg/contracts';
 import type { Command } from 'commander';
 import type { RemoveOptions } from '../commands/remove.js';
 import { createContext } from '../context.js';
@@ -6,9 +5,10 @@ import { CliError, EXIT, usageError } from '../errors.js';
 import { displayDir, guardDir, installTarget, recheck } from '../install/targets.js';
 import { LOCKFILE_NAME, linkDependants } from '../lockfile/lockfile.js';
 import {
-  type InstalledSite,
+  findSite,
   installedPackages,
   installedSites,
+  namesSite,
   readLockfile,
   writeBack,
 } from '../lockfile/read.js';
@@ -19,24 +19,6 @@ import { inspectInstalled } from './list.js';
 
 // `pkgreg remove`: the folders deleted (checked on disk first) and the lockfile entries dropped; a
 // version 1 lockfile is read and written back as it is, without the registry.
-
-/** A site skill's name (`pdf`) or lockfile key (`https://example.com#pdf`), rather than a package's. */
-function namesSite(name: string): boolean {
-  return /^https?:\/\//i.test(name) || AGENT_SKILL_NAME_PATTERN.test(name);
-}
-
-/** The site skill a name means: its key, or its skill name when one site skill has it. */
-function findSite(sites: readonly InstalledSite[], name: string): InstalledSite {
-  const matching = sites.filter((site) => site.key === name || site.entry.source.skill === name);
-  if (matching.length === 0)
-    throw new CliError(EXIT.notFound, `${name} is not installed (not in ${LOCKFILE_NAME})`);
-  if (matching.length > 1) {
-    throw usageError(
-      `${name} is installed from ${matching.length} sites; name one by its key: ${matching.map((site) => site.key).join(', ')}`,
-    );
-  }
-  return matching[0] as InstalledSite;
-}
 
 export async function remove(input: RemoveOptions, command: Command): Promise<void> {
   const refs = input.names
@@ -50,7 +32,7 @@ export async function remove(input: RemoveOptions, command: Command): Promise<vo
   const read = await readLockfile(target.lockPath, target.global);
   if (!read)
     throw new CliError(EXIT.error, `No ${LOCKFILE_NAME} at ${target.lockPath}; nothing is installed here`);
-  // Skills from sites (docs/discovery.md): nothing depends on them, nor they on anything.
+  // Skills from sites (docs/discovery.md): nothing depends on them; they may need packages.
   const sites = installedSites(read);
   const siteRemovals = new Map(
     input.names.filter(namesSite).map((name) => {
@@ -64,14 +46,19 @@ export async function remove(input: RemoveOptions, command: Command): Promise<vo
     if (!installed.has(name))
       throw new CliError(EXIT.notFound, `${name} is not installed (not in ${LOCKFILE_NAME})`);
   }
-  // A package another one needs stays, unless that one goes too (README: Dependencies).
+  // A package another one (or a site skill, by its key) needs stays, unless that one goes too (README:
+  // Dependencies).
   const neededBy = new Map<string, string[]>();
-  for (const pkg of installed.values()) {
-    for (const dependency of pkg.dependencies) {
-      neededBy.set(dependency, [...(neededBy.get(dependency) ?? []), pkg.name]);
+  const requirers = [
+    ...[...installed.values()].map((pkg) => ({ key: pkg.name, dependencies: pkg.dependencies })),
+    ...sites.map((site) => ({ key: site.key, dependencies: site.pkg.dependencies })),
+  ];
+  for (const { key, dependencies } of requirers) {
+    for (const dependency of dependencies) {
+      neededBy.set(dependency, [...(neededBy.get(dependency) ?? []), key]);
     }
   }
-  const removing = new Set(chosen);
+  const removing = new Set([...chosen, ...[...siteRemovals.values()].map((site) => site.key)]);
   for (const name of chosen) {
     const others = (neededBy.get(name) ?? []).filter((other) => !removing.has(other));
     if (others.length > 0) {

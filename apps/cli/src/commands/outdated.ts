@@ -13,7 +13,7 @@ export function configureOutdatedCommand(program: Command): void {
   program
     .command('outdated')
     .description(
-      `list installed packages with a newer version than ${LOCKFILE_NAME} records (within its range)`,
+      `list installed packages with a newer version than ${LOCKFILE_NAME} records (within its range), and site skills whose index lists another digest`,
     )
     .option('-g, --global', 'check the global installs')
     .option('--json', 'print the comparison as JSON')

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { commandOptions, type OptionsOf } from '../command-options.js';
 import { LOCKFILE_NAME } from '../constants.js';
 
-// `pkgreg update [packages...]`: what it takes. What it does: install/update.ts.
+// `pkgreg update [packages...]`: what it takes. What it does: install/update.ts (site skills:
+// install/site-update.ts).
 
 export const updateOptions = commandOptions((z) =>
   z.object({
@@ -19,9 +20,12 @@ export function configureUpdateCommand(program: Command): void {
   program
     .command('update')
     .description(
-      `update installed packages to the newest version their range allows and record it in ${LOCKFILE_NAME}`,
+      `update installed packages to the newest version their range allows, and site skills to what their site's index lists now, and record it in ${LOCKFILE_NAME}`,
     )
-    .argument('[packages...]', 'package names as @scope/name (default: every locked package)')
+    .argument(
+      '[packages...]',
+      'package names as @scope/name, site skills by name or <site URL>#<name> (default: every locked package and site skill)',
+    )
     .option('-g, --global', 'update the global installs')
     .option('-f, --force', 'overwrite skills that were modified locally')
     .option(

@@ -41,6 +41,17 @@ export interface ApplyOptions {
   lockedDirs: Iterable<string>;
   /** Check the registry's signatures (false: --no-verify, warned about by the caller). */
   verify: boolean;
+  /**
+   * Site skills' folders (docs/discovery.md), downloaded and checked by the caller: staged and swapped
+   * in with the jobs', so a run that installs both writes all or none.
+   */
+  alsoWrite?: readonly FolderItem[];
+}
+
+/** Folders to write and the files that go in each. */
+export interface FolderItem {
+  plans: readonly FolderPlan[];
+  files: SkillFile[] | undefined;
 }
 
 export function labelOf(ref: PackageRef, version: string): string {
@@ -215,6 +226,21 @@ export interface JobResult {
   written: string[];
 }
 
+/** One line per folder a dependency job wrote, with who needs it (`notes`): `update` and site installs. */
+export function dependencyLines(
+  target: InstallTarget,
+  results: readonly JobResult[],
+  notes: ReadonlyMap<InstallJob, string>,
+): string[] {
+  return results.flatMap(({ job, written }) => {
+    const note = notes.get(job);
+    if (!note) return [];
+    return written.map(
+      (dir) => `installed ${labelOf(job.ref, job.version.version)} -> ${displayDir(target, dir)} ${note}`,
+    );
+  });
+}
+
 /**
  * Puts every job in place or none: signatures checked (unless --no-verify), folders checked (modified
  * ones refused unless --force), archives downloaded and checked against their manifests, every folder
@@ -226,6 +252,12 @@ export async function applyJobs(
   jobs: readonly InstallJob[],
   options: ApplyOptions,
 ): Promise<JobResult[]> {
+  const alsoWrite = options.alsoWrite ?? [];
+  // Site skills alone ask nothing of the registry (not even its signing keys).
+  if (jobs.length === 0 && alsoWrite.length > 0) {
+    await writeFolders(target, alsoWrite);
+    return [];
+  }
   // Every folder is checked before anything is downloaded or written (safe-folders.ts): names that
   // one case-insensitive file system would merge, then each folder on disk.
   const clash = foldCollision(new Set([...options.lockedDirs, ...jobs.flatMap((job) => job.entry.dirs)]));
@@ -259,10 +291,10 @@ export async function applyJobs(
     planned.push({ job, plans, stale: staleFolders(target, job) });
   }
   const files = await downloadAll(ctx, planned, options.progress);
-  await writeFolders(
-    target,
-    planned.map(({ job, plans }) => ({ plans, files: files.get(job) })),
-  );
+  await writeFolders(target, [
+    ...planned.map(({ job, plans }) => ({ plans, files: files.get(job) })),
+    ...alsoWrite,
+  ]);
   const results: JobResult[] = [];
   for (const { job, plans, stale } of planned) {
     const written = plans.filter((plan) => plan.write).map((plan) => plan.dir);
@@ -277,10 +309,7 @@ export async function applyJobs(
  * Stages each folder to write beside its place, swaps them all in at once (a failure undoes those
  * done and discards the staged ones), then removes the old copies.
  */
-export async function writeFolders(
-  target: InstallTarget,
-  items: readonly { plans: readonly FolderPlan[]; files: SkillFile[] | undefined }[],
-): Promise<void> {
+export async function writeFolders(target: InstallTarget, items: readonly FolderItem[]): Promise<void> {
   const staged: StagedFolder[] = [];
   let old: string[];
   try {

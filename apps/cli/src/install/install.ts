@@ -2,11 +2,10 @@ import type { Command } from 'commander';
 import { type InstallOptions, isSite } from '../commands/install.js';
 import { type Context, createContext } from '../context.js';
 import {
-  isDirect,
   LOCKFILE_NAME,
-  type Lockfile,
   linkDependants,
   lockedDirs,
+  warnOrphans,
   writeLockfile,
 } from '../lockfile/lockfile.js';
 import { upgradedNote } from '../lockfile/v1.js';
@@ -123,14 +122,4 @@ function namedLines(target: InstallTarget, results: readonly JobResult[], plan: 
       lines.push(`installed ${label} -> ${displayDir(target, dir)}${note}`);
   }
   return lines;
-}
-
-/** Says which dependencies no package needs any more (kept: remove them by name). */
-function warnOrphans(lock: Lockfile, warn: (line: string) => void): void {
-  for (const entry of Object.values(lock.packages)) {
-    if (isDirect(entry) || (entry.dependencyOf?.length ?? 0) > 0) continue;
-    warn(
-      `${entry.name} was installed as a dependency and nothing needs it now; "pkgreg remove ${entry.name}" removes it`,
-    );
-  }
 }

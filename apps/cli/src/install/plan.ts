@@ -1,4 +1,4 @@
-import type { PackageDetail, VersionDetail } from '@pkgreg/contracts';
+import type { PackageDetail, VersionDependency, VersionDetail } from '@pkgreg/contracts';
 import satisfies from 'semver/functions/satisfies.js';
 import type { Agent } from '../agents.js';
 import type { InstallOptions } from '../commands/install.js';
@@ -10,6 +10,7 @@ import {
   LOCKFILE_NAME,
   type LockEntry,
   type LockedFile,
+  type Lockfile,
   lockedDependenciesOf,
   lockedFilesOf,
   unlockedDependency,
@@ -87,6 +88,81 @@ export function jobFor(args: {
     previous: locked?.files ?? (v1 ? v1Previous(v1) : undefined),
     stale: v1?.stale,
   };
+}
+
+/** A site skill being installed or updated whose SKILL.md declares dependencies, and where it goes. */
+export interface SiteNeeds {
+  /** Its `sites` key. */
+  key: string;
+  dependencies: readonly VersionDependency[];
+  dirs: readonly string[];
+  agents: readonly string[];
+}
+
+/**
+ * Jobs for the dependencies that new versions (`update`) or site skills (docs/discovery.md) need and the
+ * lockfile does not hold at a version their ranges allow, in the folders beside theirs: resolved as
+ * install resolves them, the new versions fixed. Each job with the note saying who needs it.
+ */
+export async function dependencyJobs(
+  ctx: Context,
+  target: InstallTarget,
+  lock: Lockfile,
+  requirers: { packages: readonly InstallJob[]; sites: readonly SiteNeeds[] },
+  options: { allowRisk: boolean; frozen: boolean; progress: Progress },
+): Promise<Map<InstallJob, string>> {
+  const jobs = new Map<InstallJob, string>();
+  const { packages, sites } = requirers;
+  const declared = [
+    ...packages.map((job) => job.version.dependencies),
+    ...sites.map((site) => site.dependencies),
+  ];
+  if (!declared.some((dependencies) => dependencies.length > 0)) return jobs;
+  const roots: GraphNode[] = packages.map((job) => ({
+    ref: job.ref,
+    version: job.version,
+    source: { sourceRepo: job.entry.sourceRepo, sourcePath: job.entry.sourcePath },
+    root: true,
+    requiredBy: [],
+  }));
+  const nodes = await resolveDependencies(ctx, roots, {
+    lock,
+    frozen: options.frozen,
+    allowRisk: options.allowRisk,
+    progress: options.progress,
+    sites,
+  });
+  const placed = new Map<string, { dirs: string[]; agents: string[] }>();
+  for (const job of packages) placed.set(job.ref.full, { dirs: job.entry.dirs, agents: job.entry.agents });
+  for (const site of sites) placed.set(site.key, { dirs: [...site.dirs], agents: [...site.agents] });
+  const folders = dependencyFolders(nodes, lock, placed, options.frozen);
+  for (const node of nodes) {
+    if (node.root) continue;
+    const locked = lock.packages[node.ref.full];
+    const place = folders.get(node.ref.full) as { dirs: string[]; agents: string[] };
+    checkDirOwners(lock, node.ref.full, place.dirs, target);
+    const job = jobFor({
+      ref: node.ref,
+      version: node.version,
+      source: node.source,
+      requested: locked?.requested ?? null,
+      agents: place.agents,
+      dirs: place.dirs,
+      locked,
+      v1: undefined,
+      direct: locked ? isDirect(locked) : false,
+    });
+    // Already in place at that version: nothing to write, nothing to say.
+    if (
+      locked &&
+      locked.version === node.version.version &&
+      place.dirs.every((dir) => locked.dirs.includes(dir))
+    )
+      continue;
+    job.quietWhenIntact = true;
+    jobs.set(job, `(dependency of ${node.requiredBy.join(', ')})`);
+  }
+  return jobs;
 }
 
 /** A named install, planned. */
@@ -337,7 +413,7 @@ export async function planRestore(
       : `does not lock ${missing.name}`;
     throw new CliError(
       EXIT.error,
-      `${LOCKFILE_NAME} ${what}, which ${missing.entry.name}@${missing.entry.version} needs${missing.range ? ` (${missing.range})` : ''}; run "pkgreg install ${missing.entry.name}" to install it`,
+      `${LOCKFILE_NAME} ${what}, which ${missing.by.label} needs${missing.range ? ` (${missing.range})` : ''}; run "pkgreg install ${missing.by.install}" to install it`,
     );
   }
   const entries = Object.values(lock.packages).sort((a, b) => (a.name < b.name ? -1 : 1));

@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import type { PackageDetail, VersionDetail, VersionSummary } from '@pkgreg/contracts';
+import type { PackageDetail, VersionDependency, VersionDetail, VersionSummary } from '@pkgreg/contracts';
 import semverSatisfies from 'semver/functions/satisfies.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
@@ -9,6 +9,8 @@ import {
   type LockEntry,
   type Lockfile,
   lockedFilesOf,
+  type Requirer,
+  requirersOf,
   sameFiles,
 } from '../lockfile/lockfile.js';
 import { type PackageRef, parsePackageArg } from '../names.js';
@@ -47,6 +49,11 @@ export interface ResolveOptions {
   progress: Progress;
   /** Packages whose locked version is not preferred (`update` moves them). */
   fresh?: ReadonlySet<string>;
+  /**
+   * Site skills being installed or updated (docs/discovery.md), by their `sites` key, with what their
+   * SKILL.md declares: no packages themselves, they need registry packages as a root does.
+   */
+  sites?: readonly { key: string; dependencies: readonly VersionDependency[] }[];
 }
 
 /** One range a package must satisfy, and who asks for it. */
@@ -147,16 +154,25 @@ function conflictingNeeds(versions: readonly string[], needs: readonly Need[]): 
   return [...needs];
 }
 
-/** The lockfile's asks for `name` from packages not (yet) in this resolution: their ranges, your range. */
-function lockedNeeds(lock: Lockfile, name: string, inGraph: ReadonlyMap<string, GraphNode>): Need[] {
+/**
+ * The lockfile's packages and site skills left as they are by this resolution (not in `resolving`):
+ * what they need must still be met.
+ */
+function lockedRequirers(lock: Lockfile, resolving: (key: string) => boolean): Requirer[] {
+  return requirersOf(lock).filter((requirer) => !resolving(requirer.key));
+}
+
+/**
+ * The lockfile's asks for `name` from packages and site skills not (yet) in this resolution: their
+ * ranges, your range.
+ */
+function lockedNeeds(lock: Lockfile, name: string, resolving: (key: string) => boolean): Need[] {
   const needs: Need[] = [];
-  for (const entry of Object.values(lock.packages)) {
-    if (inGraph.has(entry.name)) continue;
-    const dependencies = entry.dependencies ?? {};
-    if (name in dependencies)
+  for (const requirer of lockedRequirers(lock, resolving)) {
+    if (name in requirer.dependencies)
       needs.push({
-        range: dependencies[name] ?? null,
-        by: `${entry.name}@${entry.version} (${LOCKFILE_NAME})`,
+        range: requirer.dependencies[name] ?? null,
+        by: `${requirer.label} (${LOCKFILE_NAME})`,
       });
   }
   const own = lock.packages[name];
@@ -212,33 +228,40 @@ async function attemptResolve(
   const { lock, frozen } = options;
   const nodes = new Map<string, GraphNode>();
   for (const root of roots) nodes.set(root.ref.full, { ...root, requiredBy: [] });
+  const sites = new Set((options.sites ?? []).map((site) => site.key));
+  const resolving = (key: string) => nodes.has(key) || sites.has(key);
   const queue = [...nodes.values()];
-  for (let node = queue.shift(); node; node = queue.shift()) {
-    for (const dependency of node.version.dependencies) {
-      const need: Need = { range: dependency.range, by: labelOf(node) };
+  /** Each dependency of `from` chosen (or checked against the version already chosen). */
+  const visit = async (from: { key: string; label: string; dependencies: readonly VersionDependency[] }) => {
+    for (const dependency of from.dependencies) {
+      const need: Need = { range: dependency.range, by: from.label };
       const known = nodes.get(dependency.name);
       if (known) {
-        if (!known.requiredBy.includes(node.ref.full)) known.requiredBy.push(node.ref.full);
+        if (!known.requiredBy.includes(from.key)) known.requiredBy.push(from.key);
         if (fits(known.version.version, dependency.range)) continue;
         if (known.root) {
           throw new CliError(
             EXIT.error,
-            `Dependency conflict: ${labelOf(node)} needs ${dependency.name}@${shownRange(dependency.range)}, but you asked for ${labelOf(known)}`,
+            `Dependency conflict: ${from.label} needs ${dependency.name}@${shownRange(dependency.range)}, but you asked for ${labelOf(known)}`,
           );
         }
         if (frozen) throw frozenMismatch(dependency.name, known.version.version, need);
         throw new Learned(dependency.name, need);
       }
       const ref = parsePackageArg(dependency.name);
-      const wanted = [need, ...(learned.get(dependency.name) ?? []), ...lockedNeeds(lock, ref.full, nodes)];
-      options.progress.status(`resolving ${ref.full} (needed by ${node.ref.full})`);
+      const wanted = [
+        need,
+        ...(learned.get(dependency.name) ?? []),
+        ...lockedNeeds(lock, ref.full, resolving),
+      ];
+      options.progress.status(`resolving ${ref.full} (needed by ${from.key})`);
       const chosen = await chooseVersion(ctx, memo, ref, wanted, need, options);
       const next: GraphNode = {
         ref,
         version: chosen.version,
         source: chosen.source,
         root: false,
-        requiredBy: [node.ref.full],
+        requiredBy: [from.key],
       };
       // A version kept from the lockfile is asked about again, as a restore is (issue 26): it may have
       // been yanked or scanned since, or installed with --allow-risk by someone else.
@@ -249,18 +272,21 @@ async function attemptResolve(
       nodes.set(ref.full, next);
       queue.push(next);
     }
-  }
-  // Packages of the lockfile left as they are must still get what they ask for.
-  for (const entry of Object.values(lock.packages)) {
-    if (nodes.has(entry.name)) continue;
-    for (const [name, range] of Object.entries(entry.dependencies ?? {})) {
+  };
+  // Site skills are no packages: what they need is met first, as a root's would be.
+  for (const site of options.sites ?? []) await visit({ ...site, label: site.key });
+  for (let node = queue.shift(); node; node = queue.shift())
+    await visit({ key: node.ref.full, label: labelOf(node), dependencies: node.version.dependencies });
+  // Packages and site skills of the lockfile left as they are must still get what they ask for.
+  for (const requirer of lockedRequirers(lock, resolving)) {
+    for (const [name, range] of Object.entries(requirer.dependencies)) {
       const node = nodes.get(name);
       if (!node || fits(node.version.version, range)) continue;
-      const need: Need = { range, by: `${entry.name}@${entry.version} (${LOCKFILE_NAME})` };
+      const need: Need = { range, by: `${requirer.label} (${LOCKFILE_NAME})` };
       if (node.root) {
         throw new CliError(
           EXIT.error,
-          `Dependency conflict: ${need.by} needs ${name}@${shownRange(range)}, but you asked for ${labelOf(node)}; update or remove ${entry.name} first`,
+          `Dependency conflict: ${need.by} needs ${name}@${shownRange(range)}, but you asked for ${labelOf(node)}; update or remove ${requirer.key} first`,
         );
       }
       if (frozen) throw frozenMismatch(name, node.version.version, need);

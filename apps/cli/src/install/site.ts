@@ -5,11 +5,13 @@ import {
   type AgentSkillEntry,
   AgentSkillEntrySchema,
   AgentSkillsIndexEnvelopeSchema,
+  type VersionDependency,
 } from '@pkgreg/contracts';
 import type { Agent } from '../agents.js';
 import type { InstallOptions } from '../commands/install.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
+import { frontmatterFields } from '../frontmatter.js';
 import { JSON_MAX_BYTES } from '../http-client.js';
 import {
   absoluteDir,
@@ -17,6 +19,7 @@ import {
   LOCKFILE_NAME,
   type LockedFile,
   type Lockfile,
+  linkDependants,
   lockedDirs,
   type SiteEntry,
   type SiteSource,
@@ -25,15 +28,27 @@ import {
   siteEntries,
   siteKey,
   siteLabel,
+  warnOrphans,
   writeLockfile,
 } from '../lockfile/lockfile.js';
 import { readLock } from '../lockfile/read.js';
+import { type PackageSpec, parsePackageSpec } from '../names.js';
 import { type Progress, progressFor } from '../progress.js';
 import { foldCollision } from '../safe-folders.js';
 import { SITE_SKILL_MAX_BYTES, SITE_SKILL_MAX_FILES, unpackSiteArchive } from '../site-archive.js';
 import { insecureSiteUrl, readFromSite } from '../site-client.js';
 import { inspectFolder, type SkillFile } from '../skill-files.js';
-import { checkFolders, type FolderPlan, modifiedError, writeFolders } from './apply.js';
+import {
+  applyJobs,
+  checkFolders,
+  dependencyLines,
+  type FolderItem,
+  type FolderPlan,
+  modifiedError,
+  warnNoVerify,
+  writeFolders,
+} from './apply.js';
+import { dependencyJobs, type SiteNeeds } from './plan.js';
 import {
   agentDir,
   agentsFromOption,
@@ -49,8 +64,10 @@ import {
 // Agent Skills discovery index (RFC v0.2.0), a pkgreg registry or not. The index read, the entry
 // chosen, its artifact downloaded and checked against the digest the index lists, unpacked and checked
 // as a manifest is, then written as a registry package is (staged beside each folder, swapped in) and
-// recorded in the lockfile's `sites`, from where `pkgreg install` restores it. Nothing is written
-// unless every skill asked for passed.
+// recorded in the lockfile's `sites`, from where `pkgreg install` restores it. What its SKILL.md declares
+// in `metadata.dependencies` is installed with it from the configured registry, as a package's
+// dependencies are (plan.ts). Nothing is written unless every skill asked for, and what it needs, passed.
+// `outdated` and `update` compare and move them: site-update.ts.
 
 /** A site as given on the command line: its URL (origin and path) and where its index is. */
 export interface Site {
@@ -80,12 +97,12 @@ export function parseSite(value: string): Site {
 }
 
 /** The index's entries, as read (after redirects: the URL relative artifact URLs resolve against). */
-interface SiteIndex {
+export interface SiteIndex {
   url: URL;
   entries: unknown[];
 }
 
-async function readIndex(ctx: Context, site: Site): Promise<SiteIndex> {
+export async function readIndex(ctx: Context, site: Site): Promise<SiteIndex> {
   const what = 'the discovery index';
   const read = await readFromSite(ctx, site.index, {
     what,
@@ -125,7 +142,7 @@ const nameOf = (entry: unknown): string | undefined => {
  * The entry of `name` (exit 3 when the index has none, 4 when it has two or one the RFC does not
  * allow); with no name, the index's only skill (a usage error naming them when it has several).
  */
-function chooseEntry(index: SiteIndex, name: string | undefined): AgentSkillEntry {
+export function chooseEntry(index: SiteIndex, name: string | undefined): AgentSkillEntry {
   const listed = index.entries.map(nameOf).filter((n): n is string => n !== undefined);
   const shown = (names: string[]) =>
     names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', ');
@@ -206,7 +223,7 @@ export function lockedFilesOfSkill(files: readonly SkillFile[]): Record<string, 
 }
 
 /** One site skill to put in place. */
-interface SiteJob {
+export interface SiteJob {
   key: string;
   entry: SiteEntry;
   /** What the lockfile recorded for it before, if anything. */
@@ -215,6 +232,122 @@ interface SiteJob {
   shown: string[];
   files?: SkillFile[];
   plans?: FolderPlan[];
+  /** What its SKILL.md declares in `metadata.dependencies`. */
+  dependencies?: VersionDependency[];
+}
+
+/** What an index lists for a skill now: its entry, the artifact's URL resolved, the index as read. */
+export interface ListedSkill {
+  entry: AgentSkillEntry;
+  url: URL;
+  index: URL;
+}
+
+/** The lockfile entry of a listed skill in its folders, before its files are known. */
+export function siteEntryOf(
+  source: SiteSource,
+  listed: ListedSkill,
+  place: { agents: readonly string[]; dirs: readonly string[] },
+): SiteEntry {
+  return {
+    source,
+    index: listed.index.href,
+    type: listed.entry.type,
+    url: listed.url.href,
+    digest: listed.entry.digest,
+    agents: [...new Set(place.agents)],
+    dirs: [...place.dirs],
+    files: {},
+  };
+}
+
+/** At most this many dependencies are read, as the registry reads them (docs/versions.md). */
+const MAX_DEPENDENCIES = 64;
+
+const quoted = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+
+/**
+ * What a site skill's SKILL.md declares in `metadata.dependencies`, by the registry's rules
+ * (docs/versions.md, Dependencies): `@scope/name[@range]` entries, comma-separated or a list, no range
+ * or `latest` for the latest version; an entry that cannot be read is left out with a warning, as
+ * agents tolerate it. The names carry no registry: they are the configured registry's packages, as
+ * every package of the lockfile is (docs/discovery.md).
+ */
+export function declaredDependencies(
+  label: string,
+  files: readonly SkillFile[],
+  note: (line: string) => void,
+): VersionDependency[] {
+  const skillMd = files.find((file) => file.path === 'SKILL.md' && file.mode !== FILE_MODES.symlink);
+  const declared = skillMd ? frontmatterFields(skillMd.content.toString('utf8')).dependencies : undefined;
+  if (declared === undefined) return [];
+  const entries = (typeof declared === 'string' ? declared.split(',') : declared)
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  const found = new Map<string, VersionDependency>();
+  for (const entry of entries) {
+    if (found.size === MAX_DEPENDENCIES) {
+      note(`warning: ${label}: more than ${MAX_DEPENDENCIES} dependencies; the rest were ignored`);
+      break;
+    }
+    let spec: PackageSpec;
+    try {
+      spec = parsePackageSpec(entry);
+    } catch (error) {
+      if (!(error instanceof CliError)) throw error;
+      note(`warning: ${label}: dependency ${quoted(entry)} is not @scope/name[@range]; it was ignored`);
+      continue;
+    }
+    if (found.has(spec.ref.full)) {
+      note(`warning: ${label}: dependency ${spec.ref.full} is listed more than once; the first is kept`);
+      continue;
+    }
+    found.set(spec.ref.full, { name: spec.ref.full, range: spec.requested });
+  }
+  return [...found.values()];
+}
+
+/**
+ * Downloads a site skill's artifact and checks it against the entry's digest (exit 5, nothing written,
+ * on a mismatch), reads what it declares, then checks its folders on disk (a modified one: exit 5
+ * unless `force`). Nothing is written.
+ */
+export async function prepareSiteJob(
+  ctx: Context,
+  target: InstallTarget,
+  job: SiteJob,
+  options: { force: boolean; mismatchHint: string; modifiedHint: string; note: (line: string) => void },
+): Promise<void> {
+  const label = siteLabel(job.entry.source);
+  job.files = await fetchSkillFiles(
+    ctx,
+    label,
+    { type: job.entry.type, url: new URL(job.entry.url), digest: job.entry.digest },
+    options.mismatchHint,
+  );
+  job.entry.files = lockedFilesOfSkill(job.files);
+  job.dependencies = declaredDependencies(label, job.files, options.note);
+  job.entry.dependencies = job.dependencies.length
+    ? Object.fromEntries(job.dependencies.map((d) => [d.name, d.range]))
+    : undefined;
+  const modified: string[] = [];
+  job.plans = await checkFolders(target, job.entry.dirs, job.entry.files, job.locked?.files, modified);
+  if (modified.length && !options.force) throw modifiedError(label, modified, options.modifiedHint);
+}
+
+/** What prepared site skills need of the registry, for `dependencyJobs`. */
+export function siteNeeds(jobs: readonly SiteJob[]): SiteNeeds[] {
+  return jobs.map((job) => ({
+    key: job.key,
+    dependencies: job.dependencies ?? [],
+    dirs: job.entry.dirs,
+    agents: job.entry.agents,
+  }));
+}
+
+/** Prepared site skills' folders, to write with the packages' (`alsoWrite`). */
+export function siteFolders(jobs: readonly SiteJob[]): FolderItem[] {
+  return jobs.map((job) => ({ plans: job.plans ?? [], files: job.files }));
 }
 
 /** A folder one case-fold apart from another is one folder there: refused before anything is written. */
@@ -293,16 +426,7 @@ export async function installFromSite(
           );
         }
       }
-      const entry: SiteEntry = {
-        source,
-        index: index.url.href,
-        type: chosen.type,
-        url: url.href,
-        digest: chosen.digest,
-        agents: [...new Set(agents)],
-        dirs,
-        files: {},
-      };
+      const entry = siteEntryOf(source, { entry: chosen, url, index: index.url }, { agents, dirs });
       jobs.push({ key, entry, locked, shown: newDirs.length ? newDirs : dirs });
     }
     refuseFoldClash(
@@ -311,37 +435,54 @@ export async function installFromSite(
       jobs.flatMap((job) => job.entry.dirs),
     );
     // Every artifact downloaded and checked, then every folder, before anything is written.
+    const note = (line: string) => progress.note(line);
     for (const job of jobs) {
-      const label = siteLabel(job.entry.source);
-      progress.step(`installing ${label}`);
-      job.files = await fetchSkillFiles(
-        ctx,
-        label,
-        { type: job.entry.type, url: new URL(job.entry.url), digest: job.entry.digest },
-        'the index lists',
-      );
-      job.entry.files = lockedFilesOfSkill(job.files);
+      progress.step(`installing ${siteLabel(job.entry.source)}`);
+      await prepareSiteJob(ctx, target, job, {
+        force: input.force,
+        mismatchHint: 'the index lists',
+        modifiedHint: 'use --force to overwrite',
+        note,
+      });
       if (input.frozen && job.locked && !sameFiles(job.entry.files, job.locked.files)) {
-        throw new CliError(EXIT.integrity, `--frozen: ${label}: its files differ from ${LOCKFILE_NAME}`);
+        throw new CliError(
+          EXIT.integrity,
+          `--frozen: ${siteLabel(job.entry.source)}: its files differ from ${LOCKFILE_NAME}`,
+        );
       }
-      const modified: string[] = [];
-      job.plans = await checkFolders(target, job.entry.dirs, job.entry.files, job.locked?.files, modified);
-      if (modified.length && !input.force) throw modifiedError(label, modified, 'use --force to overwrite');
     }
-    await writeFolders(
+    // What their SKILL.md declares, from the configured registry, installed with them (all or none).
+    const needed = await dependencyJobs(
+      ctx,
       target,
-      jobs.map((job) => ({ plans: job.plans ?? [], files: job.files })),
+      lock,
+      { packages: [], sites: siteNeeds(jobs) },
+      { allowRisk: input.allowRisk, frozen: input.frozen, progress },
     );
+    if (needed.size > 0 && !input.verify) warnNoVerify(ctx);
     progress.done();
+    const applying = progressFor(needed.size);
+    const results = await applyJobs(ctx, target, [...needed.keys()], {
+      force: input.force,
+      modifiedHint: 'use --force to overwrite',
+      progress: applying,
+      lockedDirs: lockedDirs(lock),
+      verify: input.verify,
+      alsoWrite: siteFolders(jobs),
+    }).finally(() => applying.done());
     // As for a named package: its folders, the new ones when it had some already.
     for (const job of jobs) {
       for (const dir of job.shown)
         ctx.out(`installed ${siteLabel(job.entry.source)} -> ${displayDir(target, dir)}`);
     }
+    for (const line of dependencyLines(target, results, needed)) ctx.out(line);
     if (input.frozen) return;
     lock.sites = { ...lock.sites };
     for (const job of jobs) lock.sites[job.key] = job.entry;
+    for (const job of needed.keys()) lock.packages[job.ref.full] = job.entry;
+    linkDependants(lock);
     await writeLockfile(target.lockPath, lock);
+    warnOrphans(lock, (line) => ctx.warn(line));
   } finally {
     progress.done();
   }

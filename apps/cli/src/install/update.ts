@@ -1,94 +1,48 @@
 import type { Command } from 'commander';
-import { compareWithRegistry, lockedNames, requireLock } from '../actions/outdated.js';
+import {
+  compareWithRegistry,
+  lockedNames,
+  requireLock,
+  uncheckedError,
+  warnUnchecked,
+} from '../actions/outdated.js';
 import type { UpdateOptions } from '../commands/update.js';
-import { type Context, createContext } from '../context.js';
+import { createContext } from '../context.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import {
-  isDirect,
   LOCKFILE_NAME,
-  type Lockfile,
   linkDependants,
   lockedDirs,
+  shortDigest,
+  siteLabel,
+  warnOrphans,
   writeLockfile,
 } from '../lockfile/lockfile.js';
+import { findSite, installedSites, namesSite } from '../lockfile/read.js';
 import { upgradedAgents, upgradedNote, upgradeJob, upgradeJobs } from '../lockfile/v1.js';
 import { parsePackageArg } from '../names.js';
 import { progressFor, silentProgress } from '../progress.js';
 import { checkVersionRisk, refuseQuarantined } from '../risk.js';
-import { applyJobs, labelOf, warnNoVerify } from './apply.js';
-import { type InstallJob, jobFor } from './plan.js';
-import { dependencyFolders, type GraphNode, resolveDependencies } from './resolve.js';
-import { displayDir, installTarget } from './targets.js';
+import { applyJobs, dependencyLines, warnNoVerify } from './apply.js';
+import { dependencyJobs, type InstallJob, jobFor } from './plan.js';
+import { prepareSiteJob, type SiteJob, siteFolders, siteNeeds } from './site.js';
+import { compareSites, siteUpdateJob } from './site-update.js';
+import { installTarget } from './targets.js';
 
 // `pkgreg update`: each locked package moved to the newest version its range (and what needs it)
-// allows, planned like an install (plan.ts, resolve.ts) and applied by apply.ts.
-
-/**
- * Jobs for the dependencies the updated versions need and the lockfile does not hold at a version their
- * ranges allow: resolved as install resolves them, the updated versions fixed.
- */
-async function dependencyJobs(
-  ctx: Context,
-  lock: Lockfile,
-  updated: readonly InstallJob[],
-  allowRisk: boolean,
-): Promise<Map<InstallJob, string>> {
-  const jobs = new Map<InstallJob, string>();
-  if (!updated.some((job) => job.version.dependencies.length > 0)) return jobs;
-  const roots: GraphNode[] = updated.map((job) => ({
-    ref: job.ref,
-    version: job.version,
-    source: { sourceRepo: job.entry.sourceRepo, sourcePath: job.entry.sourcePath },
-    root: true,
-    requiredBy: [],
-  }));
-  const nodes = await resolveDependencies(ctx, roots, {
-    lock,
-    frozen: false,
-    allowRisk,
-    progress: silentProgress(),
-  });
-  const folders = dependencyFolders(
-    nodes,
-    lock,
-    new Map(updated.map((job) => [job.ref.full, { dirs: job.entry.dirs, agents: job.entry.agents }])),
-    false,
-  );
-  for (const node of nodes) {
-    if (node.root) continue;
-    const locked = lock.packages[node.ref.full];
-    const place = folders.get(node.ref.full) as { dirs: string[]; agents: string[] };
-    const job = jobFor({
-      ref: node.ref,
-      version: node.version,
-      source: node.source,
-      requested: locked?.requested ?? null,
-      agents: place.agents,
-      dirs: place.dirs,
-      locked,
-      v1: undefined,
-      direct: locked ? isDirect(locked) : false,
-    });
-    // Already in place at that version: nothing to write, nothing to say.
-    if (
-      locked &&
-      locked.version === node.version.version &&
-      place.dirs.every((dir) => locked.dirs.includes(dir))
-    )
-      continue;
-    job.quietWhenIntact = true;
-    jobs.set(job, `(dependency of ${node.requiredBy.join(', ')})`);
-  }
-  return jobs;
-}
+// allows, planned like an install (plan.ts, resolve.ts) and applied by apply.ts; each site skill to
+// what its site's index lists now (site-update.ts), written with them.
 
 export async function update(input: UpdateOptions, command: Command): Promise<void> {
-  const refs = input.names.map((name) => {
-    if (name.indexOf('@', 1) > 0) {
-      throw usageError(`update takes names only; to change the range, run "pkgreg install ${name}"`);
-    }
-    return parsePackageArg(name);
-  });
+  // A site skill is named by its name or its `sites` key (docs/discovery.md), a package as @scope/name.
+  const refs = input.names
+    .filter((name) => !namesSite(name))
+    .map((name) => {
+      if (name.indexOf('@', 1) > 0) {
+        throw usageError(`update takes names only; to change the range, run "pkgreg install ${name}"`);
+      }
+      return parsePackageArg(name);
+    });
   const ctx = await createContext(command);
   if (!input.verify) warnNoVerify(ctx);
   const target = installTarget(ctx, input.global);
@@ -99,10 +53,18 @@ export async function update(input: UpdateOptions, command: Command): Promise<vo
       throw new CliError(EXIT.notFound, `${ref.full} is not installed (not in ${LOCKFILE_NAME})`);
     }
   }
-  const chosen = refs.length ? [...new Set(refs.map((ref) => ref.full))] : all;
+  const installed = installedSites({ version: 2, lock: loaded.lock });
+  const siteKeys = input.names.filter(namesSite).map((name) => findSite(installed, name).key);
+  const named = input.names.length > 0;
+  const chosen = named ? [...new Set(refs.map((ref) => ref.full))] : all;
   // A v1 lockfile is upgraded whole, so the packages left as they are need their version found.
   const upgrades = upgradeJobs(loaded.v1, (name) => chosen.includes(name));
   const rows = await compareWithRegistry(ctx, loaded, chosen);
+  const sites = await compareSites(
+    ctx,
+    loaded.lock,
+    named ? [...new Set(siteKeys)] : installed.map((site) => site.key),
+  );
   const jobs: InstallJob[] = [];
   const changes = new Map<InstallJob, string>();
   for (const row of rows) {
@@ -141,37 +103,81 @@ export async function update(input: UpdateOptions, command: Command): Promise<vo
     );
   }
   jobs.push(...upgrades);
+  // A site skill whose index lists another digest now: its new artifact, checked against that digest
+  // (exit 5 on a mismatch), and its folders, before anything is written.
+  const siteChanges = new Map<SiteJob, string>();
+  for (const site of sites) {
+    if (site.state !== 'outdated' || !site.latest) continue;
+    const job = siteUpdateJob(site);
+    siteChanges.set(
+      job,
+      `updated ${siteLabel(site.entry.source)} ${shortDigest(site.entry.digest)} -> ${shortDigest(site.latest.entry.digest)}`,
+    );
+  }
+  const siteJobs = [...siteChanges.keys()];
+  for (const job of siteJobs) {
+    await prepareSiteJob(ctx, target, job, {
+      force: input.force,
+      mismatchHint: 'the index lists',
+      modifiedHint: 'use --force to overwrite',
+      note: (line) => silentProgress().note(line),
+    });
+  }
   // A new version may need what is not installed yet, or other versions of it (README: Dependencies).
-  const needed = await dependencyJobs(ctx, loaded.lock, [...changes.keys()], input.allowRisk);
+  const needed = await dependencyJobs(
+    ctx,
+    target,
+    loaded.lock,
+    { packages: [...changes.keys()], sites: siteNeeds(siteJobs) },
+    { allowRisk: input.allowRisk, frozen: false, progress: silentProgress() },
+  );
   jobs.push(...needed.keys());
   const progress = progressFor(jobs.length);
   try {
+    // Packages and site skills are written together: all or none.
     const results = await applyJobs(ctx, target, jobs, {
       force: input.force,
       modifiedHint: 'use --force to overwrite',
       progress,
       lockedDirs: lockedDirs(loaded.lock),
       verify: input.verify,
+      alsoWrite: siteFolders(siteJobs),
     });
     progress.done();
-    for (const { job, written } of results) {
+    for (const { job } of results) {
       const line = changes.get(job);
       if (line) ctx.out(line);
-      const note = needed.get(job);
-      for (const dir of note ? written : [])
-        ctx.out(`installed ${labelOf(job.ref, job.version.version)} -> ${displayDir(target, dir)} ${note}`);
     }
+    for (const line of siteChanges.values()) ctx.out(line);
+    for (const line of dependencyLines(target, results, needed)) ctx.out(line);
   } finally {
     progress.done();
   }
-  if (jobs.length) {
+  if (jobs.length || siteJobs.length) {
     for (const job of jobs) loaded.lock.packages[job.ref.full] = job.entry;
+    if (siteJobs.length)
+      loaded.lock.sites = {
+        ...loaded.lock.sites,
+        ...Object.fromEntries(siteJobs.map((job) => [job.key, job.entry])),
+      };
     linkDependants(loaded.lock);
     await writeLockfile(target.lockPath, loaded.lock);
     if (loaded.v1.size) upgradedNote(ctx);
+    // A site skill's new SKILL.md may no longer need what it did, as a re-install from its site says.
+    if (siteJobs.length) warnOrphans(loaded.lock, (line) => ctx.warn(line));
   }
   for (const row of rows) {
     if (row.state === 'removed') ctx.warn(`${row.name} is no longer in the registry; kept as installed`);
   }
-  if (changes.size === 0) ctx.out('All packages are up to date.');
+  for (const site of sites) {
+    if (site.state === 'removed')
+      ctx.warn(
+        `${siteLabel(site.entry.source)} is no longer listed by ${site.entry.source.url}; kept as installed`,
+      );
+  }
+  warnUnchecked(ctx, sites);
+  const unchecked = uncheckedError(sites);
+  if (changes.size === 0 && siteJobs.length === 0 && !unchecked)
+    ctx.out(sites.length ? 'All packages and site skills are up to date.' : 'All packages are up to date.');
+  if (unchecked) throw unchecked;
 }

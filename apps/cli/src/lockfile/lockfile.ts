@@ -35,6 +35,16 @@ export const LockedFileSchema = z.object({
 });
 export type LockedFile = z.infer<typeof LockedFileSchema>;
 
+/** What a skill declares it needs, as locked: `@scope/name` -> range, null for the latest. */
+const DependenciesSchema = z.record(
+  z.string().regex(SCOPED_NAME, { error: 'must be @scope/name' }),
+  z
+    .string()
+    .refine((value) => validRange(value) !== null, { error: 'must be a semver range' })
+    .nullable(),
+);
+export type LockedDependencies = z.infer<typeof DependenciesSchema>;
+
 export const LockEntrySchema = z.object({
   /** `@scope/name`. */
   name: z.string(),
@@ -76,16 +86,11 @@ export const LockEntrySchema = z.object({
    * What the locked version declares it needs (`@scope/name` -> range, null for the latest); every one
    * is locked too. Absent: none (and in lockfiles written before dependencies existed).
    */
-  dependencies: z
-    .record(
-      z.string().regex(SCOPED_NAME, { error: 'must be @scope/name' }),
-      z
-        .string()
-        .refine((value) => validRange(value) !== null, { error: 'must be a semver range' })
-        .nullable(),
-    )
-    .optional(),
-  /** The locked packages whose `dependencies` name this one (kept by pkgreg from them). Absent: none. */
+  dependencies: DependenciesSchema.optional(),
+  /**
+   * The locked packages (`@scope/name`) and site skills (their `sites` key) whose `dependencies` name
+   * this one (kept by pkgreg from them). Absent: none.
+   */
   dependencyOf: z.array(z.string()).optional(),
   /** False when it was installed only as a dependency (not named by you). Absent: true. */
   direct: z.boolean().optional(),
@@ -122,12 +127,22 @@ export const SiteEntrySchema = z.object({
   dirs: z.array(z.string()).min(1),
   /** Every file of the skill by path. */
   files: z.record(z.string(), LockedFileSchema),
+  /**
+   * What its SKILL.md declares in `metadata.dependencies`: registry packages of the configured registry,
+   * locked in `packages` like any dependency. Absent: none (and in lockfiles written before).
+   */
+  dependencies: DependenciesSchema.optional(),
 });
 export type SiteEntry = z.infer<typeof SiteEntrySchema>;
 
 /** A site skill as messages and `list` name it: `<skill> (<site URL>)`. */
 export function siteLabel(source: Pick<SiteSource, 'url' | 'skill'>): string {
   return `${source.skill} (${source.url})`;
+}
+
+/** A site skill's digest where a package's version would be (tables): `sha256:` and 12 hex digits. */
+export function shortDigest(digest: string): string {
+  return digest.slice(0, 'sha256:'.length + 12);
 }
 
 /** A site skill's key in `sites`: `<site URL>#<skill>`. */
@@ -146,7 +161,7 @@ export interface Lockfile {
 }
 
 /** The site skills of a lockfile, by key. */
-export function siteEntries(lock: Lockfile): [string, SiteEntry][] {
+export function siteEntries(lock: Pick<Lockfile, 'sites'>): [string, SiteEntry][] {
   return Object.entries(lock.sites ?? {}).sort(([a], [b]) => byCodePoint(a, b));
 }
 
@@ -298,6 +313,9 @@ export function serializeLockfile(lock: Lockfile): string {
       agents: [...new Set(entry.agents)].sort(byCodePoint),
       dirs: [...new Set(entry.dirs)].sort(byCodePoint),
       files: sortedFiles(entry.files),
+      ...(entry.dependencies && Object.keys(entry.dependencies).length > 0
+        ? { dependencies: sortedDependencies(entry.dependencies) }
+        : {}),
     };
   }
   // `sites` only when it says something, so lockfiles without site skills stay as they were.
@@ -314,11 +332,15 @@ function sortedFiles(files: Record<string, LockedFile>): Record<string, LockedFi
   return sorted;
 }
 
+function sortedDependencies(dependencies: LockedDependencies): LockedDependencies {
+  const names = Object.keys(dependencies).sort(byCodePoint);
+  return Object.fromEntries(names.map((name) => [name, dependencies[name] ?? null]));
+}
+
 function dependencyFields(entry: LockEntry): Partial<LockEntry> {
   const fields: Partial<LockEntry> = {};
-  const names = Object.keys(entry.dependencies ?? {}).sort(byCodePoint);
-  if (names.length > 0)
-    fields.dependencies = Object.fromEntries(names.map((name) => [name, entry.dependencies?.[name] ?? null]));
+  if (Object.keys(entry.dependencies ?? {}).length > 0)
+    fields.dependencies = sortedDependencies(entry.dependencies ?? {});
   const of = [...new Set(entry.dependencyOf ?? [])].sort(byCodePoint);
   if (of.length > 0) fields.dependencyOf = of;
   if (entry.direct === false) fields.direct = false;
@@ -331,15 +353,48 @@ export function isDirect(entry: { direct?: boolean }): boolean {
 }
 
 /**
- * Sets every entry's `dependencyOf` from the others' `dependencies`: the graph has one source, and
- * these lists (for remove, list and whoever reads the file) are derived from it on every write.
+ * A locked entry that may declare dependencies: a package (`@scope/name`) or a site skill (its `sites`
+ * key), as messages name it and as `pkgreg install` takes it again.
+ */
+export interface Requirer {
+  /** `@scope/name`, or the site skill's key: what `dependencyOf` lists. */
+  key: string;
+  /** `@scope/name@version`, or the site skill's key. */
+  label: string;
+  /** The arguments of `pkgreg install` that install it again. */
+  install: string;
+  dependencies: LockedDependencies;
+}
+
+/** Every package and site skill of the lockfile with what it declares it needs. */
+export function requirersOf(lock: Pick<Lockfile, 'packages' | 'sites'>): Requirer[] {
+  return [
+    ...Object.values(lock.packages).map((entry) => ({
+      key: entry.name,
+      label: `${entry.name}@${entry.version}`,
+      install: entry.name,
+      dependencies: entry.dependencies ?? {},
+    })),
+    ...siteEntries(lock).map(([key, entry]) => ({
+      key,
+      label: key,
+      install: `${entry.source.url} --skill ${entry.source.skill}`,
+      dependencies: entry.dependencies ?? {},
+    })),
+  ];
+}
+
+/**
+ * Sets every package's `dependencyOf` from the others' (and the site skills') `dependencies`: the graph
+ * has one source, and these lists (for remove, list and whoever reads the file) are derived from it on
+ * every write.
  */
 export function linkDependants(lock: Lockfile): void {
   const of = new Map<string, Set<string>>();
-  for (const entry of Object.values(lock.packages)) {
-    for (const name of Object.keys(entry.dependencies ?? {})) {
+  for (const requirer of requirersOf(lock)) {
+    for (const name of Object.keys(requirer.dependencies)) {
       if (!of.has(name)) of.set(name, new Set());
-      of.get(name)?.add(entry.name);
+      of.get(name)?.add(requirer.key);
     }
   }
   for (const entry of Object.values(lock.packages)) {
@@ -349,19 +404,29 @@ export function linkDependants(lock: Lockfile): void {
   }
 }
 
+/** Says which dependencies no package or site skill needs any more (kept: remove them by name). */
+export function warnOrphans(lock: Lockfile, warn: (line: string) => void): void {
+  for (const entry of Object.values(lock.packages)) {
+    if (isDirect(entry) || (entry.dependencyOf?.length ?? 0) > 0) continue;
+    warn(
+      `${entry.name} was installed as a dependency and nothing needs it now; "pkgreg remove ${entry.name}" removes it`,
+    );
+  }
+}
+
 /**
- * The first dependency a locked entry declares that the lockfile does not lock at a version its range
- * allows, or undefined: a restore must never leave a skill without what it needs.
+ * The first dependency a locked package or site skill declares that the lockfile does not lock at a
+ * version its range allows, or undefined: a restore must never leave a skill without what it needs.
  */
 export function unlockedDependency(
   lock: Lockfile,
   satisfies: (version: string, range: string) => boolean,
-): { entry: LockEntry; name: string; range: string | null; locked: string | null } | undefined {
-  for (const entry of Object.values(lock.packages).sort((a, b) => byCodePoint(a.name, b.name))) {
-    for (const [name, range] of Object.entries(entry.dependencies ?? {})) {
+): { by: Requirer; name: string; range: string | null; locked: string | null } | undefined {
+  for (const by of requirersOf(lock).sort((a, b) => byCodePoint(a.key, b.key))) {
+    for (const [name, range] of Object.entries(by.dependencies)) {
       const locked = lock.packages[name];
       if (!locked || (range !== null && !satisfies(locked.version, range)))
-        return { entry, name, range, locked: locked?.version ?? null };
+        return { by, name, range, locked: locked?.version ?? null };
     }
   }
   return undefined;

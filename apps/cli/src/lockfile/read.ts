@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import { AGENT_SKILL_NAME_PATTERN } from '@pkgreg/contracts';
 import type { Context } from '../context.js';
-import { CliError, EXIT } from '../errors.js';
+import { CliError, EXIT, usageError } from '../errors.js';
 import type { InstallTarget } from '../install/targets.js';
 import type { Progress } from '../progress.js';
 import {
@@ -8,6 +9,7 @@ import {
   emptyLockfile,
   invalidLockfile,
   isDirect,
+  LOCKFILE_NAME,
   LOCKFILE_VERSION,
   type LockedFile,
   type Lockfile,
@@ -147,11 +149,29 @@ export function installedSites(read: ReadLockfile): InstalledSite[] {
       agents: entry.agents,
       dirs: entry.dirs,
       files: entry.files,
-      dependencies: [],
+      dependencies: Object.keys(entry.dependencies ?? {}).sort(byCodePoint),
       dependencyOf: [],
       direct: true,
     },
   }));
+}
+
+/** A site skill's name (`pdf`) or lockfile key (`https://example.com#pdf`), rather than a package's. */
+export function namesSite(name: string): boolean {
+  return /^https?:\/\//i.test(name) || AGENT_SKILL_NAME_PATTERN.test(name);
+}
+
+/** The site skill a name means: its key, or its skill name when one site skill has it. */
+export function findSite(sites: readonly InstalledSite[], name: string): InstalledSite {
+  const matching = sites.filter((site) => site.key === name || site.entry.source.skill === name);
+  if (matching.length === 0)
+    throw new CliError(EXIT.notFound, `${name} is not installed (not in ${LOCKFILE_NAME})`);
+  if (matching.length > 1) {
+    throw usageError(
+      `${name} is installed from ${matching.length} sites; name one by its key: ${matching.map((site) => site.key).join(', ')}`,
+    );
+  }
+  return matching[0] as InstalledSite;
 }
 
 /** Writes back a lockfile read with `readLockfile`, in the version it was read in. */
