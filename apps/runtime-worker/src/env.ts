@@ -68,6 +68,20 @@ export const EnvSchema = z.object({
   REGISTRY_URL: z.url().default('http://127.0.0.1:4000'),
   REGISTRY_TIMEOUT_MS: z.coerce.number().int().min(100).default(3000),
   /**
+   * The MCP edge's public base URL, as the edge's own PKGREG_PUBLIC_BASE_URL: `<it>/mcp` is the issuer of
+   * the delegation assertions the worker signs to read the registry as the person an agent.invoke job
+   * names (docs/agent.md, "Privacy"), and of the namespaces such jobs belong to.
+   */
+  PKGREG_PUBLIC_BASE_URL: z
+    .url()
+    .default('http://localhost:4100')
+    .transform((u) => u.replace(/\/+$/, '')),
+  /** The registry's public URL, as its own REGISTRY_PUBLIC_URL: those assertions' audience. REGISTRY_URL when unset. */
+  REGISTRY_PUBLIC_URL: z
+    .url()
+    .optional()
+    .transform((u) => u?.replace(/\/+$/, '')),
+  /**
    * The model endpoint's base: OpenAI chat completions (…/v1: a hosted provider, Ollama, vLLM,
    * llama.cpp) or, with MODEL_PROVIDER=anthropic, the Messages API's origin (https://api.anthropic.com).
    * Unset runs the rule planner without a model (docs/agent.md).
@@ -113,6 +127,14 @@ export function modelConfig(env: Env): ModelConfig | null {
     model: env.MODEL_NAME,
     ...(env.MODEL_API_KEY ? { apiKey: env.MODEL_API_KEY } : {}),
     timeoutMs: env.MODEL_TIMEOUT_MS,
+  };
+}
+
+/** Whom the worker's delegation assertions are from and for: the edge's issuer, the registry. */
+export function delegationSettings(env: Env): { issuer: string; audience: string } {
+  return {
+    issuer: `${env.PKGREG_PUBLIC_BASE_URL}/mcp`,
+    audience: env.REGISTRY_PUBLIC_URL ?? env.REGISTRY_URL.replace(/\/+$/, ''),
   };
 }
 

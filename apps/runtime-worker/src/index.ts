@@ -2,8 +2,9 @@ import { createHttpPackageFinder, createHttpSkillSource } from '@pkgreg/agents';
 import { indexerSettings } from '@pkgreg/indexer';
 import { memorySettings } from '@pkgreg/memory';
 import { startService } from '@pkgreg/server-kit';
-import { agentLimits, loadEnv, modelConfig } from './env.js';
+import { agentLimits, delegationSettings, loadEnv, modelConfig } from './env.js';
 import { startHealthServer } from './health-server.js';
+import { createDelegatedReads } from './jobs/delegated-reads.js';
 import { createWorkerMetrics } from './metrics.js';
 import { createWorker } from './worker.js';
 
@@ -48,8 +49,10 @@ const worker = createWorker({
   },
   finder: createHttpPackageFinder(env.REGISTRY_URL, env.REGISTRY_TIMEOUT_MS),
   model: modelConfig(env),
-  // The model's tool loop reads skills from the same registry API (public skills: docs/agent.md).
+  // The model's tool loop reads skills from the same registry API: as the caller's person when the job
+  // names one, else anonymously (docs/agent.md, "Privacy").
   skills: env.AGENT_TOOL_LOOP ? createHttpSkillSource(env.REGISTRY_URL, env.REGISTRY_TIMEOUT_MS) : null,
+  assertionsFor: createDelegatedReads(db, delegationSettings(env), logger),
   limits: agentLimits(env),
   indexer: indexerSettings(env),
   embedder: memorySettings(env).embedder,

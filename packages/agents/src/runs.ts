@@ -1,4 +1,5 @@
 import {
+  type AgentDelegation,
   type AgentInvokeJob,
   findAgent,
   forbiddenBindingTiers,
@@ -31,6 +32,15 @@ export interface RunDeps {
   skills?: SkillSource | null;
   limits?: AgentLimits;
   pollWindowSeconds: number;
+  /**
+   * Reads the registry as the person a job names (docs/agent.md, "Privacy"): given the job's delegation
+   * and the task as the edge stored it, the run's assertion source, or undefined to read anonymously.
+   * Absent (a local runtime, which holds no edge key): every run reads anonymously.
+   */
+  assertionsFor?: (
+    delegation: AgentDelegation,
+    task: { taskId: string; namespace: string },
+  ) => (() => Promise<string>) | undefined;
 }
 
 /** What a host hears of one agent run besides its result: progress, and the model run for metrics. */
@@ -58,6 +68,14 @@ export async function runAgentInvoke(deps: RunDeps, payload: AgentInvokeJob, hoo
       );
     }
   }
+  // The task row's namespace, not the job's: only the edge writes the row, so a job cannot borrow a person
+  // for a task of another caller's.
+  const assertion = payload.delegation
+    ? deps.assertionsFor?.(payload.delegation, {
+        taskId: payload.taskId,
+        namespace: started.task.subject_namespace,
+      })
+    : undefined;
   const run: WorkflowRun = {
     taskId: payload.taskId,
     runId: payload.runId,
@@ -72,6 +90,7 @@ export async function runAgentInvoke(deps: RunDeps, payload: AgentInvokeJob, hoo
       model: deps.model,
       skills: deps.skills ?? null,
       ...(deps.limits ? { limits: deps.limits } : {}),
+      ...(assertion ? { assertion } : {}),
       ...(hooks.onProgress ? { onProgress: hooks.onProgress } : {}),
       ...(hooks.onAgentRun ? { onAgentRun: hooks.onAgentRun } : {}),
     },

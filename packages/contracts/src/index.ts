@@ -87,6 +87,8 @@ export {
   VersionDependencySchema,
 } from './dependencies.js';
 export {
+  type AgentDelegation,
+  AgentDelegationSchema,
   type AgentInvokeJob,
   AgentInvokeJobSchema,
   JOB_CATALOG,
@@ -211,6 +213,7 @@ export {
   SystemInfoArgsSchema,
   type SystemInfoResult,
   SystemInfoResultSchema,
+  TASK_STATUS_MESSAGE_MAX_LENGTH,
   type TaskAcceptedResult,
   TaskAcceptedResultSchema,
   TaskErrorSchema,

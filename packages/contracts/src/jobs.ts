@@ -24,6 +24,21 @@ function job<S extends z.ZodType>(definition: JobDefinition<S>): JobDefinition<S
   return definition;
 }
 
+/**
+ * The person an app acts for and the app, as the edge admitted them: an identity, never a credential.
+ * The worker signs its own delegation assertion for them to read the registry as that person
+ * (docs/agent.md, "Privacy").
+ */
+export const AgentDelegationSchema = z
+  .object({
+    /** The account id (the delegated token's `sub`). */
+    subject: z.string().min(1).max(255),
+    /** The app (the token's `client_id`; a client id metadata document's URL is one). */
+    clientId: z.string().min(1).max(2048),
+  })
+  .strict();
+export type AgentDelegation = z.infer<typeof AgentDelegationSchema>;
+
 export const AgentInvokeJobSchema = z.object({
   taskId: z.uuid(),
   runId: z.uuid(),
@@ -31,6 +46,11 @@ export const AgentInvokeJobSchema = z.object({
   agentId: z.string(),
   input: AgentInputSchema,
   memory: MemoryBindingSchema.optional(),
+  /**
+   * Set by the edge only for a token its delegation assertions honour (its own issuer's, delegated by a
+   * person, with pkgreg.registry.read); absent, the run reads the registry anonymously.
+   */
+  delegation: AgentDelegationSchema.optional(),
 });
 export type AgentInvokeJob = z.infer<typeof AgentInvokeJobSchema>;
 

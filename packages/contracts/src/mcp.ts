@@ -585,6 +585,9 @@ export type ToolsCallParams = z.infer<typeof ToolsCallParamsSchema>;
 export const TaskIdParamsSchema = z.object({ taskId: z.uuid() }).loose();
 export type TaskIdParams = z.infer<typeof TaskIdParamsSchema>;
 
+/** The longest `statusMessage` a task record carries (characters). */
+export const TASK_STATUS_MESSAGE_MAX_LENGTH = 300;
+
 export const TaskRecordSchema = z.object({
   taskId: z.uuid(),
   toolName: z.string(),
@@ -593,6 +596,12 @@ export const TaskRecordSchema = z.object({
   status: TaskStatusSchema,
   submittedAt: z.iso.datetime({ offset: true }),
   updatedAt: z.iso.datetime({ offset: true }),
+  /**
+   * What a running task is doing now (`step 3/8: reading @acme/go-rest-api SKILL.md`), MCP's Task
+   * `statusMessage`. Absent before the run reports a step and once the task has ended: its result or
+   * error says how it went.
+   */
+  statusMessage: z.string().max(TASK_STATUS_MESSAGE_MAX_LENGTH).optional(),
 });
 export type TaskRecord = z.infer<typeof TaskRecordSchema>;
 

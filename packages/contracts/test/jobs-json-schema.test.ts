@@ -83,6 +83,18 @@ describe('STYLE.md §10: job catalog', () => {
     expect(schema.safeParse(invalidPayloads[name]).success).toBe(false);
   });
 
+  it('agent.invoke carries a person to read as by identity only: nothing more fits in', () => {
+    const schema = JOB_CATALOG['agent.invoke'].schema;
+    const delegation = { subject: 'acct-1', clientId: 'https://agent.example/client.json' };
+    expect(schema.safeParse({ ...(validPayloads['agent.invoke'] as object), delegation }).success).toBe(true);
+    expect(
+      schema.safeParse({
+        ...(validPayloads['agent.invoke'] as object),
+        delegation: { ...delegation, assertion: 'eyJ.e30.sig' },
+      }).success,
+    ).toBe(false);
+  });
+
   it('queues are pkgreg-runtime and pkgreg-indexing', () => {
     expect(QUEUES).toEqual({ runtime: 'pkgreg-runtime', indexing: 'pkgreg-indexing' });
   });
@@ -129,6 +141,7 @@ describe('decisions.md: Names / JSON Schema from native z.toJSONSchema (draft 20
         'status',
         'submittedAt',
         'updatedAt',
+        'statusMessage',
       ].sort(),
     );
   });

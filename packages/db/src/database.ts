@@ -456,6 +456,8 @@ export interface TasksTable {
   started_at: NullableTimestamp;
   finished_at: NullableTimestamp;
   expires_at: NullableTimestamp;
+  /** What the running task is doing now (tasks/get's `statusMessage`); null before a step and once it ended. */
+  status_message: string | null;
 }
 
 export interface IdempotencyRecordsTable {

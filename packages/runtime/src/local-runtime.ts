@@ -183,7 +183,12 @@ function invoke(storage: Storage, caller: Caller, a: AgentsInvokeArgs): Promise<
   const ns = caller.namespace;
   return idempotent(db, caller, TOOL_NAMES.agentsInvoke, a, a.idempotencyKey, async () => {
     if (a.memory?.writeTiers.length) await assertNotQuarantined(db, ns);
-    return submitInvoke(await storage.submitDeps(), { namespace: ns, clientId: caller.clientId, args: a });
+    return submitInvoke(await storage.submitDeps(), {
+      namespace: ns,
+      clientId: caller.clientId,
+      args: a,
+      delegation: caller.delegation,
+    });
   });
 }
 

@@ -1,3 +1,5 @@
+import type { AgentDelegation } from '@pkgreg/contracts';
+
 // Where an admitted call runs. The edge's dispatch hands every tool and task call to its backend's Runtime
 // and never asks which kind it is: the development backend and each hosted tenant have a local runtime on
 // their own storage (local-runtime.ts; the edge's tenant-provisioner.ts), a tunnel session one that
@@ -11,6 +13,12 @@ export interface Caller {
   scopes: ReadonlySet<string>;
   /** The account a person's app acts for (a delegated token); absent for machine clients. */
   person?: string;
+  /**
+   * Set by the edge when it reads the registry as this caller's person (its delegation assertions'
+   * condition): an invoke's job carries it so the runtime worker reads as them too. Never forwarded
+   * through a tunnel (a local machine holds no edge key); an identity, never a credential.
+   */
+  delegation?: AgentDelegation;
 }
 
 export interface Runtime {

@@ -1,3 +1,15 @@
+export {
+  createDelegationAssertions,
+  DELEGATION_ALG,
+  DELEGATION_TYP,
+  type Delegation,
+  type DelegationAssertions,
+  type DelegationAssertionsOptions,
+  type DelegationSigningKey,
+  type KeptAssertion,
+  type KeptAssertions,
+  readActiveSigningKey,
+} from './delegation/delegation-assertions.js';
 export { booleanFlag, commonEnvShape, httpServerEnvShape, parseEnv, port } from './env.js';
 export { checkReadiness, healthRoutes, type ReadinessDeps } from './health.js';
 export {

@@ -38,3 +38,9 @@ export {
   toTaskRecord,
   waitForTask,
 } from './task.service.js';
+export {
+  STATUS_INTERVAL_MS,
+  setTaskStatusMessage,
+  type TaskStatusWriter,
+  taskStatusWriter,
+} from './task-status.js';

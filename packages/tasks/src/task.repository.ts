@@ -120,6 +120,8 @@ export async function markCompleted(
     .set({
       status: 'completed',
       result: JSON.stringify(result),
+      // The result says how the run went: a step's message would only be stale now.
+      status_message: null,
       finished_at: sql<Date>`now()`,
       updated_at: sql<Date>`now()`,
       expires_at: sql<Date>`now() + make_interval(secs => ${pollWindowSeconds})`,
@@ -128,6 +130,20 @@ export async function markCompleted(
     .where('status', '=', 'running')
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * The running task's status message (and `updated_at`: tasks/get's lastUpdatedAt). Only while it runs, so a
+ * late write cannot put a message back on a task that ended: false when nothing was written.
+ */
+export async function updateStatusMessage(db: Executor, taskId: string, message: string): Promise<boolean> {
+  const { numUpdatedRows } = await db
+    .updateTable('tasks')
+    .set({ status_message: message, updated_at: sql<Date>`now()` })
+    .where('task_id', '=', taskId)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return numUpdatedRows > 0n;
 }
 
 /** queued|running → failed. A task that already ended keeps its outcome. */
@@ -142,6 +158,7 @@ export async function markFailed(
     .set({
       status: 'failed',
       error: JSON.stringify(error),
+      status_message: null,
       finished_at: sql<Date>`now()`,
       updated_at: sql<Date>`now()`,
       expires_at: sql<Date>`now() + make_interval(secs => ${pollWindowSeconds})`,
@@ -163,6 +180,7 @@ export async function failUnfinishedTasks(
     .set({
       status: 'failed',
       error: JSON.stringify(error),
+      status_message: null,
       finished_at: sql<Date>`now()`,
       updated_at: sql<Date>`now()`,
       expires_at: sql<Date>`now() + make_interval(secs => ${pollWindowSeconds})`,

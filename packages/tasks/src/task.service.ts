@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type AgentDelegation,
   type AgentsInvokeArgs,
   type AgentsInvokeResult,
   type CompactOutcome,
@@ -67,6 +68,7 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
     status: row.status,
     submittedAt: row.submitted_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+    ...(row.status_message !== null ? { statusMessage: row.status_message } : {}),
   };
 }
 
@@ -204,7 +206,13 @@ function accepted(ids: { taskId: string; runId: string }, status: TaskRow['statu
 /** pkgreg.agents.v1.invoke after admission: every run executes in the runtime worker. */
 export async function submitInvoke(
   deps: SubmitDeps,
-  request: { namespace: string; clientId: string | null; args: AgentsInvokeArgs },
+  request: {
+    namespace: string;
+    clientId: string | null;
+    args: AgentsInvokeArgs;
+    /** The person the run may read the registry as (the edge's decision; jobs.ts, AgentDelegationSchema). */
+    delegation?: AgentDelegation | undefined;
+  },
 ): Promise<AgentsInvokeResult> {
   const { args, namespace } = request;
   const ids = await createAndEnqueue(
@@ -227,6 +235,7 @@ export async function submitInvoke(
         agentId: args.agentId,
         input: args.input,
         ...(args.memory ? { memory: args.memory } : {}),
+        ...(request.delegation ? { delegation: request.delegation } : {}),
       }),
   );
   if (args.executionMode === 'async') return accepted(ids, 'queued');

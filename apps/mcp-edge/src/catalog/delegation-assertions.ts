@@ -1,19 +1,19 @@
 import { SCOPES } from '@pkgreg/contracts';
-import { SignJWT } from 'jose';
+import {
+  type Delegation,
+  type KeptAssertion,
+  createDelegationAssertions as signedWith,
+} from '@pkgreg/server-kit';
 import { LRUCache } from 'lru-cache';
-import { type KeyStore, SIGNING_ALG } from '../oauth/signing-keys.service.js';
+import type { KeyStore } from '../oauth/signing-keys.service.js';
 import type { AuthInfo } from '../oauth/verify-token.js';
 
 // How the edge reads the registry as the person an app acts for (docs/accounts.md, "Reading through
-// the MCP edge"). The app's token is never passed on (MCP forbids token passthrough, docs/decisions.md):
-// the edge signs an assertion of its own with its active key, for the registry's public URL only,
-// naming the account (`sub`) and the app (`client_id`); the registry checks it against the edge's keys
-// and the person's delegation. One is kept per (person, app) and signed again when under 30 s are left,
-// so a busy app costs one signature every 90 s.
+// the MCP edge"): the assertion itself is signed by @pkgreg/server-kit (the runtime worker signs the same
+// way for an agent run); here is who gets one, and the edge's keys and cache. One is kept per (person,
+// app) and signed again when under 30 s are left, so a busy app costs one signature every 90 s.
 
-export const DELEGATION_TYP = 'pkgreg-delegation+jwt';
-const LIFETIME_SECONDS = 120;
-const RENEW_BELOW_SECONDS = 30;
+export { DELEGATION_TYP } from '@pkgreg/server-kit';
 
 export interface DelegationAssertions {
   /**
@@ -22,6 +22,11 @@ export interface DelegationAssertions {
    * anyone else (a client acting for itself, a trusted issuer's token), who reads anonymously.
    */
   of(auth: AuthInfo): Promise<string> | undefined;
+  /**
+   * The person and app `of` would sign for, or undefined: what an agent.invoke job carries so the runtime
+   * worker reads the registry as that person too (docs/agent.md, "Privacy"). An identity, never a token.
+   */
+  delegationOf(auth: AuthInfo): Delegation | undefined;
 }
 
 export interface DelegationAssertionsOptions {
@@ -36,44 +41,30 @@ export interface DelegationAssertionsOptions {
 
 export function createDelegationAssertions(options: DelegationAssertionsOptions): DelegationAssertions {
   const { keyStore, issuer, audience } = options;
-  const kept = new LRUCache<string, { assertion: string; exp: number }>({ max: options.max ?? 10_000 });
-  const signing = new Map<string, Promise<string>>();
+  const assertions = signedWith({
+    signingKey: () => keyStore.signingKey(),
+    issuer,
+    audience,
+    kept: new LRUCache<string, KeptAssertion>({ max: options.max ?? 10_000 }),
+  });
 
-  async function sign(key: string, subject: string, clientId: string): Promise<string> {
-    const signer = await keyStore.signingKey();
-    const iat = Math.floor(Date.now() / 1000);
-    const exp = iat + LIFETIME_SECONDS;
-    const assertion = await new SignJWT({ client_id: clientId })
-      .setProtectedHeader({ alg: SIGNING_ALG, kid: signer.kid, typ: DELEGATION_TYP })
-      .setIssuer(issuer)
-      .setAudience(audience)
-      .setSubject(subject)
-      .setIssuedAt(iat)
-      .setExpirationTime(exp)
-      .sign(signer.key);
-    kept.set(key, { assertion, exp });
-    return assertion;
+  function delegationOf(auth: AuthInfo): Delegation | undefined {
+    const { subject, clientId } = auth;
+    if (
+      subject === undefined ||
+      subject === clientId ||
+      auth.issuer !== issuer ||
+      !auth.scopes.includes(SCOPES.registryRead)
+    )
+      return undefined;
+    return { subject, clientId };
   }
 
   return {
+    delegationOf,
     of(auth) {
-      const { subject, clientId } = auth;
-      if (
-        subject === undefined ||
-        subject === clientId ||
-        auth.issuer !== issuer ||
-        !auth.scopes.includes(SCOPES.registryRead)
-      )
-        return undefined;
-      const key = `${subject}\n${clientId}`;
-      const hit = kept.get(key);
-      if (hit && hit.exp - Date.now() / 1000 >= RENEW_BELOW_SECONDS) return Promise.resolve(hit.assertion);
-      let pending = signing.get(key);
-      if (!pending) {
-        pending = sign(key, subject, clientId).finally(() => signing.delete(key));
-        signing.set(key, pending);
-      }
-      return pending;
+      const delegation = delegationOf(auth);
+      return delegation && assertions.for(delegation);
     },
   };
 }

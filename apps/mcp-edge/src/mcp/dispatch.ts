@@ -68,7 +68,12 @@ export function createDispatch(
           return toolCallResult(await spec.registry(catalog, args, assertion && (await assertion)));
         }
         if (!spec.runtime) return edgeResult(spec, backend.mode);
-        const result = await backend.runtime().callTool(caller, spec.name, args);
+        // A person's app: an invoke's job names the person, never the token, and the worker reads the
+        // registry as them with an assertion of its own (docs/agent.md, "Privacy").
+        const delegation = assertions.delegationOf(admitted.auth);
+        const result = await backend
+          .runtime()
+          .callTool(delegation ? { ...caller, delegation } : caller, spec.name, args);
         // A 2026-07-28 client with the tasks extension gets the extension's task to poll.
         const handle = modern?.tasks ? taskHandleOf(result) : undefined;
         return handle ? createdTask(handle, pollWindow) : toolCallResult(result);

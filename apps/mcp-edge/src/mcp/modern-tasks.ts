@@ -65,6 +65,8 @@ export async function detailedTask(
     lastUpdatedAt: record.updatedAt,
     ttlMs: pollWindowSeconds * 1000,
     pollIntervalMs: POLL_INTERVAL_MS,
+    // What a running task is doing now; the contract's record carries it only while it runs.
+    ...(record.statusMessage !== undefined ? { statusMessage: record.statusMessage } : {}),
   };
   if (task.status === 'working') return task;
   const ended = (await runtime.getTaskResult(caller, taskId)) as TasksResultResult;

@@ -3,6 +3,7 @@ import {
   type AgentRunSummary,
   type ModelConfig,
   type PackageFinder,
+  type RunDeps,
   runAgentInvoke,
   runMemoryCompact,
   type SkillSource,
@@ -13,7 +14,7 @@ import { type IndexerDeps, reindexAll } from '@pkgreg/indexer';
 import { collectUnreferencedBlobs } from '@pkgreg/registry';
 import { deleteExpiredIdempotencyRecords, type Embedder } from '@pkgreg/memory';
 import type { Logger } from '@pkgreg/server-kit';
-import { failOrphanedTasks, purgeExpiredTasks, type RuntimeQueue } from '@pkgreg/tasks';
+import { failOrphanedTasks, purgeExpiredTasks, type RuntimeQueue, taskStatusWriter } from '@pkgreg/tasks';
 import type { Job } from 'bullmq';
 import { embedAfterWrite, runMemoryEmbed } from './memory-embed.js';
 import { runRegistryIndex } from './registry-index.js';
@@ -31,6 +32,8 @@ export interface HandlerDeps {
   skills?: SkillSource | null;
   /** Limits of one model run (env AGENT_MAX_*). */
   limits?: AgentLimits;
+  /** Reads the registry as the person a job names (delegated-reads.ts); absent, every run reads anonymously. */
+  assertionsFor?: RunDeps['assertionsFor'];
   /** Told of each model run (the worker's token and outcome metrics). */
   onAgentRun?: (run: AgentRunSummary) => void;
   /** Code host settings for indexing; the token stays here, never in job data. */
@@ -48,11 +51,21 @@ export interface JobContext {
 export function createJobHandlers(deps: HandlerDeps): JobHandlers<JobContext> {
   return {
     'agent.invoke': async (payload, { job }) => {
-      const outcome = await runAgentInvoke(deps, payload, {
-        // The run's progress as BullMQ's job progress: what an operator's queue view shows.
-        onProgress: (message) => job.updateProgress({ message }),
-        ...(deps.onAgentRun ? { onAgentRun: deps.onAgentRun } : {}),
-      });
+      const status = taskStatusWriter(deps.db, payload.taskId);
+      let outcome: Awaited<ReturnType<typeof runAgentInvoke>>;
+      try {
+        outcome = await runAgentInvoke(deps, payload, {
+          // The run's progress: the task's status message (tasks/get, for the caller) and BullMQ's job
+          // progress (an operator's queue view).
+          onProgress: async (message) => {
+            await job.updateProgress({ message });
+            await status.update(message);
+          },
+          ...(deps.onAgentRun ? { onAgentRun: deps.onAgentRun } : {}),
+        });
+      } finally {
+        status.close();
+      }
       // With a write binding the run recorded itself in stm.
       const wrote =
         'applied' in outcome && outcome.applied === true && Boolean(payload.memory?.writeTiers.length);

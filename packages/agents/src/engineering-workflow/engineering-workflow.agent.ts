@@ -14,7 +14,7 @@ import { DEFAULT_AGENT_LIMITS } from './model-loop/limits.js';
 import type { AgentLimits, LimitName } from './model-loop/limits.js';
 import { type LoopResult, runModelLoop } from './model-loop/loop.js';
 import { type ChatProvider, createChatProvider } from './model-loop/providers.js';
-import type { SkillReadAs, SkillSource } from './model-loop/skill-source.js';
+import type { SkillSource } from './model-loop/skill-source.js';
 import { type ModelConfig, refineTitles } from './model-refiner.js';
 import {
   findPackagesForStep,
@@ -38,6 +38,11 @@ export interface WorkflowDeps {
    */
   skills?: SkillSource | null;
   limits?: AgentLimits;
+  /**
+   * This run's delegation assertion, asked before each registry read of the tool loop; absent, the loop
+   * reads anonymously (public skills only).
+   */
+  assertion?: (() => Promise<string>) | undefined;
   /** The run's progress, step by step (the worker writes it to the task's status message). */
   onProgress?: (message: string) => void | Promise<void>;
   /** Told once per model run how it went (the worker's token and outcome metrics). */
@@ -242,9 +247,6 @@ async function planWithModel(
   run: WorkflowRun,
   request: PlanRequest,
 ): Promise<WorkflowPlan> {
-  // The job carries no caller identity the registry would honour, so the loop reads as anyone does:
-  // public skills only (docs/agent.md, "Privacy").
-  const as: SkillReadAs = {};
   const result = await runModelLoop(
     {
       provider: providerOf(model),
@@ -253,7 +255,8 @@ async function planWithModel(
       onProgress: deps.onProgress,
       tools: {
         skills,
-        as,
+        // As the caller's person when the worker signs for them, else as anyone (docs/agent.md, "Privacy").
+        assertion: deps.assertion,
         maxSkillBytes: (deps.limits ?? DEFAULT_AGENT_LIMITS).maxSkillBytes,
         readMemory: allowsRead(run.memory, 'ltm')
           ? (query) => readFacts(deps.db, run.namespace, query)

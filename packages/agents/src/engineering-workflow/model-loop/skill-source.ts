@@ -51,6 +51,9 @@ export function createHttpSkillSource(baseUrl: string, timeoutMs = 3000): SkillS
     if (res.statusCode === 200) return res;
     await res.body.dump();
     if (NOT_SERVED.has(res.statusCode)) return null;
+    // A 401 to a person's read: the registry no longer honours them (the delegation was revoked since the
+    // job was queued, the account suspended). This reader gets nothing here, like a package it may not see.
+    if (res.statusCode === 401 && as?.assertion) return null;
     throw new Error(`registry answered ${res.statusCode}`);
   };
   return {

@@ -133,7 +133,11 @@ export function newToolState(): ToolState {
 
 export interface ToolDeps {
   skills: SkillSource;
-  as: SkillReadAs;
+  /**
+   * The run's delegation assertion, asked before each tool's reads (signed again as it nears its end);
+   * absent, the run reads the registry anonymously (docs/agent.md, "Privacy").
+   */
+  assertion?: (() => Promise<string>) | undefined;
   maxSkillBytes: number;
   /** Present only when the binding allows ltm reads. */
   readMemory?: ((query: string) => Promise<FactRead[]>) | undefined;
@@ -173,14 +177,20 @@ function charge(state: ToolState, deps: ToolDeps, bytes: Buffer): { bytes: Buffe
   return { bytes: taken, truncated: taken.length < bytes.length };
 }
 
+/** Whom this tool's reads are for: the run's person when it has one, else anyone. */
+async function readerOf(deps: ToolDeps): Promise<SkillReadAs> {
+  return deps.assertion ? { assertion: await deps.assertion() } : {};
+}
+
 const BUDGET_SPENT =
   'The run has loaded all the skill content it may (its byte limit). Submit the plan with what you have.';
 
 async function search(state: ToolState, deps: ToolDeps, args: z.infer<typeof SearchArgs>) {
-  const results = await deps.skills.search(args.query, deps.as);
+  const as = await readerOf(deps);
+  const results = await deps.skills.search(args.query, as);
   // High-risk skills are never loaded, so they are not offered either; private ones only reach a
   // reader the registry showed them to (the search answers as this run's reader).
-  const offered = results.filter((r) => r.risk !== 'high' && (!r.private || deps.as.assertion)).slice(0, 8);
+  const offered = results.filter((r) => r.risk !== 'high' && (!r.private || as.assertion)).slice(0, 8);
   for (const r of offered) state.searched.set(`@${r.scope}/${r.name}`, r);
   return data({
     results: offered.map((r) => ({
@@ -196,7 +206,8 @@ async function readSkill(state: ToolState, deps: ToolDeps, pkg: string): Promise
   const parsed = parsePackageName(pkg);
   if (!parsed) return { content: `${pkg} is not a package name (@scope/name)`, isError: true, label };
   if (state.skillBytesExhausted) return { content: BUDGET_SPENT, isError: true, label };
-  const detail = await deps.skills.version(parsed.scope, parsed.name, 'latest', deps.as);
+  const as = await readerOf(deps);
+  const detail = await deps.skills.version(parsed.scope, parsed.name, 'latest', as);
   if (!detail) return { content: notAvailable(pkg), isError: true, label };
   // A version scanned high risk (or not scanned yet) is never handed to the model (docs/risk-scan.md).
   if (detail.risk === 'high' || detail.risk === null)
@@ -211,7 +222,7 @@ async function readSkill(state: ToolState, deps: ToolDeps, pkg: string): Promise
     detail.version,
     'SKILL.md',
     deps.maxSkillBytes,
-    deps.as,
+    as,
   );
   const text = file ? asText(file.bytes) : null;
   if (!file || text === null) return { content: notAvailable(pkg), isError: true, label };
@@ -260,7 +271,8 @@ async function readFile(
     return { content: `${args.package} has no file ${args.path}`, isError: true, label };
   if (state.skillBytesExhausted) return { content: BUDGET_SPENT, isError: true, label };
   const left = deps.maxSkillBytes - state.skillBytes;
-  const file = await deps.skills.file(loaded.scope, loaded.name, loaded.version, args.path, left, deps.as);
+  const as = await readerOf(deps);
+  const file = await deps.skills.file(loaded.scope, loaded.name, loaded.version, args.path, left, as);
   if (!file) return { content: `${args.package} has no file ${args.path}`, isError: true, label };
   const text = asText(file.bytes);
   if (text === null) return { content: `${args.path} is binary and is not loaded`, isError: true, label };
