@@ -3,6 +3,12 @@ import { DEV_CSP, PRODUCTION_CSP } from './csp.js';
 import { loadWebEnv } from './env.js';
 
 const env = loadWebEnv();
+// The API, and the discovery indexes below the pages' own addresses (`/orgs/<slug>/.well-known/…`,
+// `/@scope/.well-known/…`), which the registry serves where the web UI is one origin with it.
+const proxy = {
+  '/api': { target: env.WEB_API_PROXY, changeOrigin: false },
+  '^(/[^/]+){0,2}/\\.well-known/agent-skills/': { target: env.WEB_API_PROXY, changeOrigin: false },
+};
 
 export default defineConfig({
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
@@ -11,14 +17,14 @@ export default defineConfig({
     strictPort: true,
     host: '127.0.0.1',
     headers: { 'Content-Security-Policy': DEV_CSP },
-    proxy: { '/api': { target: env.WEB_API_PROXY, changeOrigin: false } },
+    proxy,
   },
   preview: {
     port: 5173,
     strictPort: true,
     host: '127.0.0.1',
     headers: { 'Content-Security-Policy': PRODUCTION_CSP },
-    proxy: { '/api': { target: env.WEB_API_PROXY, changeOrigin: false } },
+    proxy,
   },
   build: {
     outDir: 'dist',

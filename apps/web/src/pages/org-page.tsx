@@ -19,7 +19,8 @@ import { ErrorState, SkeletonList } from '../components/states.js';
 import { useResource } from '../use-resource.js';
 
 // /orgs/:slug: an organisation's members and roles, invitations (a link to hand over: /invitations/:id),
-// its scopes and their visibility, and for owners and admins the audit log. Membership is better-auth's
+// its scopes and their visibility, the address its skills install from, and for owners and admins the
+// audit log. Membership is better-auth's
 // organization plugin; scopes are the registry's scope settings; the log is GET /api/orgs/:slug/audit.
 
 const ROLES: RoleName[] = ['reader', 'publisher', 'admin', 'owner'];
@@ -441,8 +442,41 @@ function Organization(props: { slug: string; me: Me }) {
       <Members org={current} me={props.me} manage={manage} onChange={onChange} />
       {manage ? <Invitations org={current} onChange={onChange} /> : null}
       <Scopes org={current} me={props.me} manage={manage} version={version} onChange={onChange} />
+      <InstallAddress slug={current.slug} />
       {manage || props.me.account.siteAdmin ? <AuditLog org={current} version={version} /> : null}
     </div>
+  );
+}
+
+/**
+ * Where the organisation's skills install from: its Agent Skills discovery index below this page's
+ * address (docs/discovery.md, "An organisation's index"). Other installers send no credentials, so they
+ * see its public skills; `pkgreg install` sends the registry's token and installs private ones too.
+ */
+function InstallAddress(props: { slug: string }) {
+  const address = `${window.location.origin}/orgs/${props.slug}`;
+  const commands = [`npx skills add ${address}`, `pkgreg install ${address} --skill <name>`];
+  return (
+    <section aria-labelledby="install-title" class="org-section">
+      <h2 id="install-title" class="section-title">
+        Install its skills
+      </h2>
+      <p class="muted">
+        Every skill of its scopes, from one address. Any Agent Skills installer gets the public ones;{' '}
+        <code>pkgreg install</code> with your token gets the private ones too.
+      </p>
+      {commands.map((command) => (
+        <div class="install-row" key={command}>
+          <code class="install-command" data-testid="org-install-command">
+            <span class="prompt" aria-hidden="true">
+              ${' '}
+            </span>
+            {command}
+          </code>
+          <CopyButton text={command} label="Copy" ariaLabel={`Copy ${command}`} class="button install-copy" />
+        </div>
+      ))}
+    </section>
   );
 }
 

@@ -322,6 +322,18 @@ describe('accounts in the web UI', () => {
     await bob.click('[data-testid="accept"]');
     await bob.waitForURL(`${base}/orgs/team-alpha`);
     await bob.locator('[data-testid="member"][data-email="bob@dev.pkgreg.invalid"]').waitFor();
+    // The organisation's skills install from one address below its page (docs/discovery.md): the
+    // registry answers there, and to an outsider a private organisation is as missing as any.
+    const address = `${base}/orgs/team-alpha`;
+    await expect(bob.locator('[data-testid="org-install-command"]').allTextContents()).resolves.toEqual([
+      `$ npx skills add ${address}`,
+      `$ pkgreg install ${address} --skill <name>`,
+    ]);
+    const outsider = await fetch(`${address}/.well-known/agent-skills/index.json`);
+    expect({ status: outsider.status, body: await outsider.json() }).toEqual({
+      status: 404,
+      body: { error: 'Organisation not found' },
+    });
     // A publisher sees no invitation form, role selects or audit log.
     expect(await bob.locator('[data-testid="invite"], [data-testid="audit-log"], select').count()).toBe(0);
     await bob.goto(`${base}/@team-alpha/runbook`);
