@@ -395,15 +395,16 @@ Reading the figures (targets missed are stated as missed):
   revision adds a check of the envelope and three headers, and splices \`resultType\`, the cache hint and
   \`_meta\` into the serialized result (the static result of system.info and the catalog's cached read are
   not rebuilt): system.info ${r.ratios.infoModernVsEcho >= 0.6 ? 'met' : 'missed'} (${r.ratios.infoModernVsEcho}), resources/read ${r.ratios.readModernVsBare >= 0.6 ? 'met' : 'missed'} (${r.ratios.readModernVsBare}; ${r.cpuRatios.readModernVsBare} by CPU).
-- Where the rest of the edge's time goes (\`node bench/profile.mjs 8 info\` and \`bench/query-rate.mjs\`):
-  Node's HTTP parsing and writes dominate, as for the baselines, and about 12% of the edge's CPU under
-  this load is the who-may-call version read (docs/decisions.md, "MCP edge: who may call"; issue 26,
-  after the 11-25 run): a busy edge re-reads \`edge_access_version\` whenever its last read started more
-  than 1 ms ago, 868 reads a second at 14,271 req/s on 11-29, each a PostgreSQL round trip (its writes are 40% of
-  the edge's \`writev\` time). That read is what stands between these ratios and the 11-25 figures; taking
-  it off the path needs either a looser freshness than 1 ms or changes pushed to the edge
-  (LISTEN/NOTIFY on the version's trigger), a change to how fast a revocation takes hold, left to its own
-  decision (the session's note).
+- Where the rest of the edge's time goes (\`node bench/profile.mjs 8 info\`, 11-29 18:25): Node's HTTP
+  parsing and the response's \`writev\` dominate (22% of samples), as for the baselines; the edge's own
+  functions are each 1-3% (parsing the message, admission, the audit row, the rate-limit lease, metrics).
+  The who-may-call version read the 11-29 afternoon profile put at 12% is now made at most every
+  \`EDGE_ACCESS_MAX_AGE_MS\` (100 ms; docs/decisions.md, "MCP edge: who may call"): Postgres spends ~3 µs
+  less per request, the edge's own CPU did not move (A/B in "MCP edge: who may call" below). With the echo
+  at 18-22 µs per request on this VM, 0.6 leaves the edge 12-15 µs for admission, the rate limit, the audit
+  row and a 2.4-3.4 KB body, which measure ~4, ~8 and ~6 µs (bench/history.md, 11-25): the ratio is held
+  up by what every request must do, not by one thing added since. A 2026-07-28 read pays ~7 µs more than a
+  2025-11-25 one (the envelope's checks and the splice of its members into the cached result).
 - RSS over the long run: the last quarter's maximum is ${(r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb).toFixed(1)} MB
   (${(((r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb) / r.rss.firstQuarterMaxMb) * 100).toFixed(1)}%) above the first quarter's${r.rss.quarterMaxMb ? ` (maximum per quarter: ${r.rss.quarterMaxMb.join(', ')} MB)` : ''}, and the run
   ends ${(r.rss.peakMb - r.rss.endMb).toFixed(1)} MB below its peak. The token cache, audit buffer and rate-limit state are bounded.
