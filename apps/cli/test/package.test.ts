@@ -95,6 +95,7 @@ describe('npm pack + npm install -g', () => {
       'semver',
       'tar-stream',
       'undici',
+      'yaml',
       'yauzl',
       'zod',
     ]);
