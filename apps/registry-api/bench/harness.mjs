@@ -58,7 +58,9 @@ export function load(base, paths, { connections, method = 'GET', seconds, header
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
-const median = (runs, key) => runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+/** The median of `key` over `runs` (the upper one of an even count). */
+export const median = (runs, key) =>
+  runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
 
 /** Rounds of one measurement: the median of each rate and latency, the sums of the counts. */
 export function medianOfRounds(runs) {
