@@ -96,6 +96,9 @@ beforeAll(async () => {
   const acme = createRepo(root, 'acme', 'skills', {});
   commitFiles(acme, {
     'pg-schema/SKILL.md': '---\nname: pg-schema\ndescription: Design a PostgreSQL schema\n---\n# Schema\n',
+    // Public, and found by the scripted search too: what anyone gets.
+    'vault-notes/SKILL.md':
+      '---\nname: vault-notes\ndescription: Notes on using a vault\n---\n# Vault notes\n',
   });
   const vault = createRepo(root, 'vault', 'skills', {});
   commitFiles(vault, { 'runbook/SKILL.md': RUNBOOK });
@@ -254,6 +257,8 @@ function answers(run: Run) {
 function expectNotAvailable(run: Run): void {
   const { found, readSkill } = answers(run);
   expect(found).not.toContain('@vault/runbook');
+  // What anyone gets, still: the public skill the same search finds.
+  expect(found).toContain('@acme/vault-notes');
   // The same words as for a package that does not exist.
   expect(readSkill).toBe(NOT_AVAILABLE);
   expect(JSON.stringify(run.requests.map((r) => r.body))).not.toContain(RUNBOOK_LINE);

@@ -85,6 +85,8 @@ export async function markRunning(db: Executor, taskId: string): Promise<TaskRow
       started_at: sql<Date>`coalesce(started_at, now())`,
       updated_at: sql<Date>`now()`,
       attempts: sql<number>`attempts + 1`,
+      // A redelivered run starts over: the stalled delivery's last step is not this one's.
+      status_message: null,
     })
     .where('task_id', '=', taskId)
     .where('status', 'in', ['queued', 'running'])

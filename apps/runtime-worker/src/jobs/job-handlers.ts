@@ -50,17 +50,15 @@ export interface JobContext {
 
 export function createJobHandlers(deps: HandlerDeps): JobHandlers<JobContext> {
   return {
-    'agent.invoke': async (payload, { job }) => {
+    'agent.invoke': async (payload) => {
       const status = taskStatusWriter(deps.db, payload.taskId);
       let outcome: Awaited<ReturnType<typeof runAgentInvoke>>;
       try {
         outcome = await runAgentInvoke(deps, payload, {
-          // The run's progress: the task's status message (tasks/get, for the caller) and BullMQ's job
-          // progress (an operator's queue view).
-          onProgress: async (message) => {
-            await job.updateProgress({ message });
-            await status.update(message);
-          },
+          // The run's progress: the task's status message (tasks/get, for the caller only). Not BullMQ's
+          // job progress: its events stream would carry a model's words (a search may quote memory) to
+          // anyone reading the queue, unthrottled.
+          onProgress: (message) => status.update(message),
           ...(deps.onAgentRun ? { onAgentRun: deps.onAgentRun } : {}),
         });
       } finally {

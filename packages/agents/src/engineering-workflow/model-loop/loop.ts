@@ -75,6 +75,11 @@ export type LoopResult =
 
 /** Output tokens one call may use at most (the run's remaining budget caps it further). */
 const MAX_CALL_OUTPUT_TOKENS = 4096;
+/**
+ * Tool calls run per model answer; the rest are answered "not run". One answer could otherwise hold a few
+ * hundred calls, each a registry read, all before the next check of the limits.
+ */
+export const MAX_CALLS_PER_ANSWER = 8;
 
 const cut = (text: string, n = 300) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
 
@@ -194,12 +199,21 @@ export async function runModelLoop(deps: LoopDeps, request: LoopRequest): Promis
     }
     const offered = new Set((last ? submitOnly : tools).map((t) => t.name));
     const results: Extract<Turn, { role: 'tool' }>['results'] = [];
-    for (const call of answer.calls) {
+    for (const [index, call] of answer.calls.entries()) {
+      // The wall time holds between the calls of one answer too (a read is bounded by its own timeout).
+      if (wall.aborted) return done({ outcome: 'partial', limit: 'wallTime', state, report });
       const args = parseArguments(call);
       const entry: TranscriptEntry = { step, kind: 'tool', name: call.name, text: cut(call.rawArguments) };
       report.transcript.push(entry);
       let outcome: { content: string; isError: boolean; malformed: boolean; label: string };
-      if (!offered.has(call.name)) {
+      if (index >= MAX_CALLS_PER_ANSWER) {
+        outcome = {
+          content: `Not run: at most ${MAX_CALLS_PER_ANSWER} tool calls are run per answer`,
+          isError: true,
+          malformed: false,
+          label: 'tool call not run',
+        };
+      } else if (!offered.has(call.name)) {
         // Only the tools of this call count: on the last step that is submit_plan alone.
         outcome = {
           content: `There is no tool ${call.name.slice(0, 64)} now`,

@@ -4,7 +4,7 @@ import {
   type VersionDetail,
   VersionDetailSchema,
 } from '@pkgreg/contracts';
-import { request } from 'undici';
+import { type Dispatcher, request } from 'undici';
 
 // The registry's skills as the loop reads them: its REST API (registry-api.md, docs/versions.md), the
 // same path every other reader takes, so the registry stays the one authority on what is visible. A
@@ -14,6 +14,12 @@ import { request } from 'undici';
 export interface SkillReadAs {
   /** The registry's bearer for a person's read; absent reads anonymously (public packages only). */
   assertion?: string | undefined;
+  /**
+   * Called when the registry refuses the person (401: the delegation was revoked since the job was
+   * queued, the account suspended, the worker's issuer or audience not the edge's): the read is then
+   * made again anonymously, and the caller reads anonymously from then on.
+   */
+  onRefused?: (() => void) | undefined;
 }
 
 export interface SkillSource {
@@ -42,7 +48,11 @@ const NOT_SERVED = new Set([400, 404, 410]);
 /** `baseUrl`: the registry API origin (REGISTRY_URL). */
 export function createHttpSkillSource(baseUrl: string, timeoutMs = 3000): SkillSource {
   const base = baseUrl.replace(/\/+$/, '');
-  const get = async (path: string, as: SkillReadAs | undefined, accept: string) => {
+  const get = async (
+    path: string,
+    as: SkillReadAs | undefined,
+    accept: string,
+  ): Promise<Dispatcher.ResponseData | null> => {
     const res = await request(`${base}${path}`, {
       method: 'GET',
       headers: { accept, ...(as?.assertion ? { authorization: `Bearer ${as.assertion}` } : {}) },
@@ -51,9 +61,12 @@ export function createHttpSkillSource(baseUrl: string, timeoutMs = 3000): SkillS
     if (res.statusCode === 200) return res;
     await res.body.dump();
     if (NOT_SERVED.has(res.statusCode)) return null;
-    // A 401 to a person's read: the registry no longer honours them (the delegation was revoked since the
-    // job was queued, the account suspended). This reader gets nothing here, like a package it may not see.
-    if (res.statusCode === 401 && as?.assertion) return null;
+    // A 401 to a person's read: the registry no longer honours them. The run then reads what anyone
+    // may, as a run without a person does.
+    if (res.statusCode === 401 && as?.assertion) {
+      as.onRefused?.();
+      return get(path, undefined, accept);
+    }
     throw new Error(`registry answered ${res.statusCode}`);
   };
   return {

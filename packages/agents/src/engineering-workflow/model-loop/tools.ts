@@ -118,6 +118,8 @@ export interface ToolState {
   skillBytes: number;
   skillBytesExhausted: boolean;
   facts: Map<string, FactRead>;
+  /** The registry refused the run's person (a revoked delegation): reads are anonymous from then on. */
+  personRefused: boolean;
 }
 
 export function newToolState(): ToolState {
@@ -128,6 +130,7 @@ export function newToolState(): ToolState {
     skillBytes: 0,
     skillBytesExhausted: false,
     facts: new Map(),
+    personRefused: false,
   };
 }
 
@@ -177,20 +180,28 @@ function charge(state: ToolState, deps: ToolDeps, bytes: Buffer): { bytes: Buffe
   return { bytes: taken, truncated: taken.length < bytes.length };
 }
 
-/** Whom this tool's reads are for: the run's person when it has one, else anyone. */
-async function readerOf(deps: ToolDeps): Promise<SkillReadAs> {
-  return deps.assertion ? { assertion: await deps.assertion() } : {};
+/** Whom this tool's reads are for: the run's person while the registry honours them, else anyone. */
+async function readerOf(state: ToolState, deps: ToolDeps): Promise<SkillReadAs> {
+  if (!deps.assertion || state.personRefused) return {};
+  return {
+    assertion: await deps.assertion(),
+    onRefused: () => {
+      state.personRefused = true;
+    },
+  };
 }
 
 const BUDGET_SPENT =
   'The run has loaded all the skill content it may (its byte limit). Submit the plan with what you have.';
 
 async function search(state: ToolState, deps: ToolDeps, args: z.infer<typeof SearchArgs>) {
-  const as = await readerOf(deps);
+  const as = await readerOf(state, deps);
   const results = await deps.skills.search(args.query, as);
   // High-risk skills are never loaded, so they are not offered either; private ones only reach a
   // reader the registry showed them to (the search answers as this run's reader).
-  const offered = results.filter((r) => r.risk !== 'high' && (!r.private || as.assertion)).slice(0, 8);
+  const offered = results
+    .filter((r) => r.risk !== 'high' && (!r.private || (as.assertion && !state.personRefused)))
+    .slice(0, 8);
   for (const r of offered) state.searched.set(`@${r.scope}/${r.name}`, r);
   return data({
     results: offered.map((r) => ({
@@ -206,7 +217,7 @@ async function readSkill(state: ToolState, deps: ToolDeps, pkg: string): Promise
   const parsed = parsePackageName(pkg);
   if (!parsed) return { content: `${pkg} is not a package name (@scope/name)`, isError: true, label };
   if (state.skillBytesExhausted) return { content: BUDGET_SPENT, isError: true, label };
-  const as = await readerOf(deps);
+  const as = await readerOf(state, deps);
   const detail = await deps.skills.version(parsed.scope, parsed.name, 'latest', as);
   if (!detail) return { content: notAvailable(pkg), isError: true, label };
   // A version scanned high risk (or not scanned yet) is never handed to the model (docs/risk-scan.md).
@@ -271,7 +282,7 @@ async function readFile(
     return { content: `${args.package} has no file ${args.path}`, isError: true, label };
   if (state.skillBytesExhausted) return { content: BUDGET_SPENT, isError: true, label };
   const left = deps.maxSkillBytes - state.skillBytes;
-  const as = await readerOf(deps);
+  const as = await readerOf(state, deps);
   const file = await deps.skills.file(loaded.scope, loaded.name, loaded.version, args.path, left, as);
   if (!file) return { content: `${args.package} has no file ${args.path}`, isError: true, label };
   const text = asText(file.bytes);
