@@ -1,5 +1,12 @@
 import { memoryEnvShape } from '@pkgreg/memory';
-import { commonEnvShape, httpServerEnvShape, metricsEnvShape, parseEnv, port } from '@pkgreg/server-kit';
+import {
+  booleanFlag,
+  commonEnvShape,
+  httpServerEnvShape,
+  metricsEnvShape,
+  parseEnv,
+  port,
+} from '@pkgreg/server-kit';
 import { z } from 'zod';
 
 // The only place mcp-edge reads process.env: parsed once at start, so a bad setting fails loudly there.
@@ -157,15 +164,17 @@ export const EnvSchema = z
      */
     MODEL_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
     MODEL_PROVIDER: z.enum(['openai', 'anthropic']).default('openai'),
-    AGENT_TOOL_LOOP: z
-      .enum(['true', 'false', '1', '0', 'yes', 'no'])
-      .optional()
-      .transform((v) => v === undefined || v === 'true' || v === '1' || v === 'yes'),
-    AGENT_MAX_STEPS: positiveInt(8),
-    AGENT_MAX_INPUT_TOKENS: positiveInt(60_000),
-    AGENT_MAX_OUTPUT_TOKENS: positiveInt(8_000),
-    AGENT_MAX_WALL_MS: positiveInt(60_000),
-    AGENT_MAX_SKILL_BYTES: positiveInt(48 * 1024),
+    // The worker's bounds (apps/runtime-worker/src/env.ts): a value one of them refuses, both refuse.
+    AGENT_TOOL_LOOP: booleanFlag(true),
+    AGENT_MAX_STEPS: z.coerce.number().int().min(1).max(50).default(8),
+    AGENT_MAX_INPUT_TOKENS: z.coerce.number().int().min(1000).default(60_000),
+    AGENT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(100).default(8_000),
+    AGENT_MAX_WALL_MS: z.coerce.number().int().min(1000).default(60_000),
+    AGENT_MAX_SKILL_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(48 * 1024),
     /** Public tool mappings switched off by the operator (comma-separated tool names). */
     EDGE_DISABLED_TOOLS: commaList,
     /** BullMQ prefix of the development backend's runtime queues (hosted tenants get their own). */

@@ -528,7 +528,10 @@ export function accountsRoutes(deps: AccountsRoutesDeps): Handlers {
       const limited =
         token !== undefined &&
         (token.organizations.length > 0 || token.scopes.length > 0 || token.packages.length > 0);
-      const reaches = org !== undefined && (!limited || token.organizations.includes(org.id));
+      // A token whose row is gone (revoked as this request ran) reaches nothing: fail closed.
+      const tokenGone = Boolean(viewer.tokenId) && token === undefined;
+      const reaches =
+        org !== undefined && !tokenGone && (!limited || token.organizations.includes(org.id));
       const role = org && reaches ? await memberRole(db, org.id, viewer.accountId) : undefined;
       if (!org || !reaches || (!role && !viewer.siteAdmin)) throw notFound('Organisation not found');
       if (role && !atLeast(role, 'admin') && !viewer.siteAdmin)
