@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { crc32, deflateRawSync } from 'node:zlib';
 import { AGENT_SKILLS_INDEX_SCHEMA, CreatedTokenSchema } from '@pkgreg/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Roots } from '../src/agents.js';
+import type { Context } from '../src/context.js';
+import { CliError } from '../src/errors.js';
+import { applyJobs, type FolderItem } from '../src/install/apply.js';
+import type { InstallJob } from '../src/install/plan.js';
+import type { InstallTarget } from '../src/install/targets.js';
 import { parseLockfile } from '../src/lockfile/read.js';
+import { silentProgress } from '../src/progress.js';
 import { tgz } from './helpers/archive.js';
 import { type CliResult, type RunOptions, runCli, tempDir } from './helpers/cli.js';
 import { snapshot, tree } from './helpers/folders.js';
@@ -152,6 +159,8 @@ interface SiteChanges {
   files?: Record<string, string>;
   /** Other bytes at these paths than the index lists (its digests made before they were changed). */
   tampered?: Record<string, string>;
+  /** More skill-md skills the index lists, by name: their SKILL.md. */
+  skills?: Record<string, string>;
 }
 
 /** Serves the index of `entries` (each with its artifact), at the root and under /moved (redirected). */
@@ -233,6 +242,11 @@ async function publishSite(changes: SiteChanges = {}): Promise<void> {
       },
       // An entry of a type this client does not know: skipped, not fatal.
       { name: 'future', type: 'plugin', description: 'Later.', url: 'x', digest: 'sha256:00' },
+      ...Object.entries(changes.skills ?? {}).map(([name, body]) => {
+        const path = `/.well-known/agent-skills/${name}/SKILL.md`;
+        files.set(path, { body: Buffer.from(body), type: 'text/markdown' });
+        return { name, type: 'skill-md', description: `The ${name} skill.`, url: path, digest: digest(path) };
+      }),
     ],
   };
   files.set('/.well-known/agent-skills/index.json', {
@@ -779,5 +793,84 @@ describe('what a site skill depends on', () => {
     } finally {
       await publishSite();
     }
+  });
+
+  it("a dependency whose folder is a site skill's of the same install is refused: exit 1, nothing written", async () => {
+    const cwd = await tempDir('site-deps-own-folder');
+    // A lockfile already there, to see it left as it was.
+    expect((await cli(['install', site.url, '--skill', 'hello'], cwd)).code).toBe(0);
+    const files = await tree(cwd);
+    const lock = await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8');
+    // `base` declares @sitedeps/base, which would go beside it: into .agents/skills/base, its own folder.
+    await publishSite({
+      skills: {
+        base: SKILL_MD('base', 'Builds on its namesake.', 'metadata:\n  dependencies: "@sitedeps/base"\n'),
+      },
+    });
+    try {
+      const own = await cli(['install', site.url, '--skill', 'base'], cwd);
+      expect(own.code).toBe(1);
+      expect(own.stdout).toBe('');
+      expect(own.stderr).toContain(
+        `@sitedeps/base (dependency of ${site.url}#base): .agents/skills/base is also where ${site.url}#base is installed in this run; two skills cannot share a folder`,
+      );
+      expect(own.stderr).not.toMatch(/ENOENT/);
+      expect(await tree(cwd)).toEqual(files);
+      expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
+      // `needs` declares @sitedeps/base too: its folder is the site skill `base`'s of the same run.
+      await publishSite({ skills: { base: SKILL_MD('base', 'Needs nothing.') } });
+      const other = await cli(['install', site.url, '--skill', 'needs', '--skill', 'base'], cwd);
+      expect(other.code).toBe(1);
+      expect(other.stdout).toBe('');
+      expect(other.stderr).toContain(
+        `@sitedeps/base (dependency of ${site.url}#needs): .agents/skills/base is also where ${site.url}#base is installed in this run; two skills cannot share a folder`,
+      );
+      expect(other.stderr).not.toMatch(/ENOENT/);
+      expect(await tree(cwd)).toEqual(files);
+      expect(await readFile(join(cwd, 'pkgreg-lock.json'), 'utf8')).toBe(lock);
+    } finally {
+      await publishSite();
+    }
+  });
+
+  it('applyJobs refuses two writers of one folder, site skills included, before anything is staged', async () => {
+    const cwd = await tempDir('apply-shared');
+    const target: InstallTarget = {
+      base: cwd,
+      lockPath: join(cwd, 'pkgreg-lock.json'),
+      global: false,
+      roots: {} as Roots,
+    };
+    const dir = '.agents/skills/pdf';
+    const item = (owner: string): FolderItem => ({
+      owner,
+      plans: [{ dir, path: join(cwd, dir), write: true }],
+      files: [{ path: 'SKILL.md', mode: '100644', content: Buffer.from(SKILL_MD('pdf', 'A pdf skill.')) }],
+    });
+    const job = { ref: { full: '@acme/pdf' }, entry: { dirs: [dir] } } as unknown as InstallJob;
+    const apply = (jobs: InstallJob[], alsoWrite: FolderItem[]) =>
+      applyJobs({} as Context, target, jobs, {
+        force: false,
+        modifiedHint: '',
+        progress: silentProgress(),
+        lockedDirs: [],
+        verify: false,
+        alsoWrite,
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    // A package job and a site skill (the site skill alone would ask nothing of the registry).
+    const withJob = await apply([job], [item(`${site.url}#pdf`)]);
+    expect(withJob).toBeInstanceOf(CliError);
+    expect((withJob as CliError).exitCode).toBe(1);
+    expect((withJob as CliError).message).toBe(
+      `@acme/pdf: ${dir} is also where ${site.url}#pdf is installed in this run; two skills cannot share a folder`,
+    );
+    // Two site skills, one folder: not merged away as one.
+    const sites = await apply([], [item(`${site.url}#pdf`), item(`${site.url}/other#pdf`)]);
+    expect((sites as CliError).exitCode).toBe(1);
+    expect((sites as CliError).message).toContain(`is also where ${site.url}/other#pdf is installed`);
+    expect(await tree(cwd)).toEqual([]);
   });
 });

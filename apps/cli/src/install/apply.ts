@@ -24,7 +24,14 @@ import {
 } from '../staging.js';
 import { checkpointReader } from '../transparency-log.js';
 import type { InstallJob } from './plan.js';
-import { displayDir, guardDir, type InstallTarget, recheck } from './targets.js';
+import {
+  displayDir,
+  type FolderOwner,
+  guardDir,
+  type InstallTarget,
+  recheck,
+  refuseSharedFolder,
+} from './targets.js';
 
 // The second half of install (README: How install works): the jobs of plan.ts put in place, all or
 // none. Each version's registry signature checked first (the archive is later checked against the
@@ -50,6 +57,8 @@ export interface ApplyOptions {
 
 /** Folders to write and the files that go in each. */
 export interface FolderItem {
+  /** Whose they are, for messages (a site skill's key). */
+  owner?: string;
   plans: readonly FolderPlan[];
   files: SkillFile[] | undefined;
 }
@@ -253,19 +262,25 @@ export async function applyJobs(
   options: ApplyOptions,
 ): Promise<JobResult[]> {
   const alsoWrite = options.alsoWrite ?? [];
-  // Site skills alone ask nothing of the registry (not even its signing keys).
-  if (jobs.length === 0 && alsoWrite.length > 0) {
-    await writeFolders(target, alsoWrite);
-    return [];
-  }
-  // Every folder is checked before anything is downloaded or written (safe-folders.ts): names that
-  // one case-insensitive file system would merge, then each folder on disk.
-  const clash = foldCollision(new Set([...options.lockedDirs, ...jobs.flatMap((job) => job.entry.dirs)]));
+  // Every folder is checked before anything is downloaded or written (safe-folders.ts): two jobs (or
+  // site skills) writing one folder, or one inside the other's (the second staging would remove the
+  // first's), names that one case-insensitive file system would merge, then each folder on disk.
+  const writers: FolderOwner[] = [
+    ...jobs.map((job) => ({ owner: job.ref.full, dirs: job.entry.dirs })),
+    ...alsoWrite.map((item) => ({ owner: item.owner ?? 'a site skill', dirs: item.plans.map((p) => p.dir) })),
+  ];
+  for (const [i, writer] of writers.entries()) refuseSharedFolder(target, writer, writers.slice(i + 1));
+  const clash = foldCollision(new Set([...options.lockedDirs, ...writers.flatMap((writer) => writer.dirs)]));
   if (clash) {
     throw new CliError(
       EXIT.integrity,
       `${displayDir(target, clash[0])} and ${displayDir(target, clash[1])} are the same folder on a case-insensitive file system; pkgreg does not write where one name could mean the other`,
     );
+  }
+  // Site skills alone ask nothing of the registry (not even its signing keys).
+  if (jobs.length === 0 && alsoWrite.length > 0) {
+    await writeFolders(target, alsoWrite);
+    return [];
   }
   for (const job of jobs) {
     // The leaf the record names, for `verify` to prove; a restored entry keeps the one it had.

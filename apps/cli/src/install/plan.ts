@@ -30,8 +30,10 @@ import {
   customSkillsDir,
   defaultAgents,
   displayDir,
+  type FolderOwner,
   type InstallTarget,
   packageDir,
+  refuseSharedFolder,
 } from './targets.js';
 
 // The first half of install (README: How install works): everything decided before anything is
@@ -100,6 +102,23 @@ export interface SiteNeeds {
 }
 
 /**
+ * Who writes which folders in a run (`folders`, as dependencyFolders places them: packages by name,
+ * site skills by key), the dependencies named with who needs them.
+ */
+function runOwners(
+  nodes: readonly GraphNode[],
+  folders: ReadonlyMap<string, { dirs: string[] }>,
+): Map<string, FolderOwner> {
+  const owners = new Map<string, FolderOwner>();
+  for (const [owner, { dirs }] of folders) owners.set(owner, { owner, dirs });
+  for (const node of nodes) {
+    const owner = owners.get(node.ref.full);
+    if (owner && !node.root) owner.label = `${node.ref.full} (dependency of ${node.requiredBy.join(', ')})`;
+  }
+  return owners;
+}
+
+/**
  * Jobs for the dependencies that new versions (`update`) or site skills (docs/discovery.md) need and the
  * lockfile does not hold at a version their ranges allow, in the folders beside theirs: resolved as
  * install resolves them, the new versions fixed. Each job with the note saying who needs it.
@@ -136,11 +155,15 @@ export async function dependencyJobs(
   for (const job of packages) placed.set(job.ref.full, { dirs: job.entry.dirs, agents: job.entry.agents });
   for (const site of sites) placed.set(site.key, { dirs: [...site.dirs], agents: [...site.agents] });
   const folders = dependencyFolders(nodes, lock, placed, options.frozen);
+  // The lockfile does not record the requirers of this run yet: a dependency is checked against them
+  // (and the other dependencies) too, before anything is written.
+  const owners = runOwners(nodes, folders);
   for (const node of nodes) {
     if (node.root) continue;
     const locked = lock.packages[node.ref.full];
     const place = folders.get(node.ref.full) as { dirs: string[]; agents: string[] };
     checkDirOwners(lock, node.ref.full, place.dirs, target);
+    refuseSharedFolder(target, owners.get(node.ref.full) as FolderOwner, [...owners.values()]);
     const job = jobFor({
       ref: node.ref,
       version: node.version,
@@ -295,6 +318,11 @@ export async function planNamed(
   );
   const rootFolders = new Map(roots.map((root) => [root.node.ref.full, root]));
   const folders = dependencyFolders(nodes, lock, rootFolders, input.frozen);
+  // Two packages of this run may not share a folder either (a dependency named like what needs it, or
+  // two named packages of one name): the dependencies checked first, to be named first.
+  const owners = runOwners(nodes, folders);
+  for (const node of [...nodes.filter((n) => !n.root), ...nodes.filter((n) => n.root)])
+    refuseSharedFolder(target, owners.get(node.ref.full) as FolderOwner, [...owners.values()]);
   const jobs: InstallJob[] = [];
   const shown = new Map<InstallJob, string[]>();
   const notes = new Map<InstallJob, string>();

@@ -347,7 +347,7 @@ export function siteNeeds(jobs: readonly SiteJob[]): SiteNeeds[] {
 
 /** Prepared site skills' folders, to write with the packages' (`alsoWrite`). */
 export function siteFolders(jobs: readonly SiteJob[]): FolderItem[] {
-  return jobs.map((job) => ({ plans: job.plans ?? [], files: job.files }));
+  return jobs.map((job) => ({ owner: job.key, plans: job.plans ?? [], files: job.files }));
 }
 
 /** A folder one case-fold apart from another is one folder there: refused before anything is written. */

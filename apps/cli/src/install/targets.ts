@@ -152,6 +152,12 @@ export function defaultAgents(target: InstallTarget, note: (line: string) => voi
   return [universal];
 }
 
+/** `a` is `b` or inside it, compared as a case-insensitive file system would (`.Claude` is `.claude`). */
+function inside(a: string, b: string): boolean {
+  const [x, y] = [foldPath(a), foldPath(b)];
+  return x === y || x.startsWith(`${y}/`);
+}
+
 /**
  * Two packages with the same name in different scopes would share a folder, and so would a package and
  * a site skill of that name; nested folders clash too. `owner` is the one installing: a package's
@@ -163,11 +169,6 @@ export function checkDirOwners(
   dirs: readonly string[],
   target: InstallTarget,
 ): void {
-  // Compared as a case-insensitive file system would: `.Claude/skills/x` is `.claude/skills/x` there.
-  const inside = (a: string, b: string) => {
-    const [x, y] = [foldPath(a), foldPath(b)];
-    return x === y || x.startsWith(`${y}/`);
-  };
   const others: [string, { dirs: string[] }][] = [
     ...Object.entries(lock.packages),
     ...Object.entries(lock.sites ?? {}),
@@ -182,6 +183,40 @@ export function checkDirOwners(
           `${owner}: ${displayDir(target, clash)} already belongs to ${key}; remove that skill first`,
         );
       }
+    }
+  }
+}
+
+/** Who writes which folders in one run: a package's `@scope/name` or a site skill's key, and a label. */
+export interface FolderOwner {
+  owner: string;
+  /** How the owner is named in a refusal (default: `owner`), e.g. with who needs it. */
+  label?: string;
+  dirs: readonly string[];
+}
+
+/**
+ * The lockfile's check (checkDirOwners) among the skills of one run, which it does not record yet: a
+ * dependency goes beside what needs it (`<skills folder>/<name>`), so one named like a site skill or a
+ * package of the same run lands in that one's folder. `one` may not write a folder another of `others`
+ * writes, nor one inside it or around it: the second staging would remove the first's. Refused (exit 1)
+ * before anything is written.
+ */
+export function refuseSharedFolder(
+  target: InstallTarget,
+  one: FolderOwner,
+  others: readonly FolderOwner[],
+): void {
+  for (const other of others) {
+    if (other === one) continue;
+    for (const dir of one.dirs) {
+      const clash = other.dirs.find((theirs) => inside(dir, theirs) || inside(theirs, dir));
+      if (clash === undefined) continue;
+      const where =
+        foldPath(clash) === foldPath(dir)
+          ? `${displayDir(target, dir)} is also where ${other.owner} is installed in this run`
+          : `${displayDir(target, dir)} and ${displayDir(target, clash)}, where ${other.owner} is installed in this run, are one inside the other`;
+      throw new CliError(EXIT.error, `${one.label ?? one.owner}: ${where}; two skills cannot share a folder`);
     }
   }
 }
