@@ -150,6 +150,11 @@ export const EnvSchema = z
     /** A sync invoke/compact not done within this is answered as a task (decisions.md: default 10 s). */
     EDGE_SYNC_THRESHOLD_MS: positiveInt(10_000),
     /**
+     * How long more a 2026-07-28 call from a client without the tasks extension is waited for once it
+     * became a task (such a client cannot poll one); past it, it gets the contract's task handle.
+     */
+    EDGE_UNTASKED_WAIT_MS: positiveInt(110_000),
+    /**
      * Longest wait on SIGTERM for open requests before the process exits; unset, the sync threshold plus
      * 5 s, so a sync invoke that arrived just before the signal is still answered.
      */

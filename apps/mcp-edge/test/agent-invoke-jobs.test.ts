@@ -24,7 +24,8 @@ const MODERN = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
 const JWT = /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/;
 
-const h = useHarness();
+// A sync invoke becomes a task after 300 ms here (the tests below hold the model longer).
+const h = useHarness({ EDGE_SYNC_THRESHOLD_MS: '300' });
 let model: ModelStandIn;
 let worker: RuntimeWorker;
 let queue: RuntimeQueue;
@@ -152,5 +153,49 @@ describe('the run’s progress through tasks/get', () => {
     const endedModern = (await modernTaskGet(machine.token, taskId)).body.result;
     expect(endedModern).toMatchObject({ status: 'completed' });
     expect(endedModern.statusMessage).toBeUndefined();
+  });
+});
+
+describe('a 2026-07-28 client without the tasks extension', () => {
+  it('gets the outcome of a sync call that ran past the threshold, not a task it could not poll', async () => {
+    await until(async () => {
+      const counts = await queue.queue(QUEUES.runtime).getJobCounts('active', 'waiting', 'delayed');
+      return Object.values(counts).every((n) => n === 0) || undefined;
+    }, 'the earlier runs to end');
+    model.answer('hold');
+    let settled = false;
+    const call = postMcp(
+      h,
+      machine.token,
+      {
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: {
+          name: 'pkgreg.agents.v1.invoke',
+          arguments: { ...invokeArgs, executionMode: 'sync' },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': MODERN,
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      },
+      { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'pkgreg.agents.v1.invoke' },
+    ).then((res) => {
+      settled = true;
+      return res;
+    });
+    await until(async () => model.waiting === 1, 'the run to call the model');
+    // Well past the 300 ms threshold, the call is still open: the edge waits for the run.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(settled).toBe(false);
+    model.release();
+    const res = await call;
+    expect(res.status).toBe(200);
+    expect(res.body.result.resultType).toBe('complete');
+    expect(res.body.result.mode).toBeUndefined();
+    expect(res.body.result.task).toBeUndefined();
+    expect(res.body.result.outputs?.length).toBeGreaterThan(0);
   });
 });

@@ -4,7 +4,13 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { DelegationAssertions } from '../catalog/delegation-assertions.js';
 import type { Env } from '../env.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
-import { createdTask, detailedTask, taskHandleOf, unsupportedTaskChange } from './modern-tasks.js';
+import {
+  createdTask,
+  detailedTask,
+  outcomeWithin,
+  taskHandleOf,
+  unsupportedTaskChange,
+} from './modern-tasks.js';
 import { discoverResult, initializeResult, systemInfo, toolDescriptor } from './server-info.js';
 import { SerializedResult, StaticResult, toolCallResult } from './transport.js';
 
@@ -30,6 +36,7 @@ export function createDispatch(
   );
   const discovered = new StaticResult(new SerializedResult(JSON.stringify(discoverResult(env))));
   const pollWindow = env.EDGE_MAX_TASK_POLL_WINDOW_SECONDS;
+  const untaskedWaitMs = env.EDGE_UNTASKED_WAIT_MS;
   // Edge-local tool results depend only on the backend mode: serialized once at start.
   const edgeResults = new Map<string, Map<BackendMode, StaticResult>>();
   for (const t of tools.filter((x) => !x.runtime && !x.registry)) {
@@ -74,9 +81,15 @@ export function createDispatch(
         const result = await backend
           .runtime()
           .callTool(delegation ? { ...caller, delegation } : caller, spec.name, args);
-        // A 2026-07-28 client with the tasks extension gets the extension's task to poll.
-        const handle = modern?.tasks ? taskHandleOf(result) : undefined;
-        return handle ? createdTask(handle, pollWindow) : toolCallResult(result);
+        const handle = modern ? taskHandleOf(result) : undefined;
+        if (modern && handle) {
+          // A 2026-07-28 client with the tasks extension gets the extension's task to poll; one without
+          // it, the call's outcome, waited for (it could not poll a task).
+          if (modern.tasks) return createdTask(handle, pollWindow);
+          const ended = await outcomeWithin(backend.runtime(), caller, handle.taskId, untaskedWaitMs);
+          if (ended) return ended;
+        }
+        return toolCallResult(result);
       }
       case 'tasks/get':
         if (modern) return detailedTask(backend.runtime(), caller, admitted.taskId, pollWindow);

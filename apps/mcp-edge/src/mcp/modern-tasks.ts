@@ -1,7 +1,7 @@
 import { RejectError, type TaskRecord, type TaskStatus, type TasksResultResult } from '@pkgreg/contracts';
 import type { Caller, Runtime } from '@pkgreg/runtime';
 import { TaskCreated } from './modern.js';
-import { toolCallResult } from './transport.js';
+import { SerializedResult, toolCallResult } from './transport.js';
 
 // The tasks extension (io.modelcontextprotocol/tasks) over the contract's own tasks, for 2026-07-28
 // clients that declare it (docs/decisions.md, "MCP 2026-07-28"): an invoke or compact that became a
@@ -10,6 +10,8 @@ import { toolCallResult } from './transport.js';
 
 /** How often a client should poll (the runtime's tasks end within seconds to minutes). */
 const POLL_INTERVAL_MS = 1000;
+/** How often the edge itself looks at a task it waits on for a client that cannot poll. */
+const UNTASKED_POLL_MS = 200;
 
 const STATUS: Record<TaskStatus, 'working' | 'completed' | 'failed'> = {
   queued: 'working',
@@ -97,4 +99,31 @@ export async function unsupportedTaskChange(
       ? `task ${taskId} cannot be cancelled: pkgreg's runs end by themselves (poll tasks/get)`
       : `task ${taskId} is not waiting for input`,
   );
+}
+
+/**
+ * A 2026-07-28 client without the tasks extension cannot poll a task: a call that became one is waited
+ * for here, up to `waitMs`, and answered as a call that ended in time (a failed run as a tool error).
+ * Undefined when it is still running then.
+ */
+export async function outcomeWithin(
+  runtime: Runtime,
+  caller: Caller,
+  taskId: string,
+  waitMs: number,
+): Promise<SerializedResult | undefined> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const record = (await runtime.getTask(caller, taskId)) as TaskRecord;
+    if (STATUS[record.status] !== 'working') {
+      const ended = (await runtime.getTaskResult(caller, taskId)) as TasksResultResult;
+      if (ended.status === 'completed') return toolCallResult(ended.result);
+      return new SerializedResult(
+        JSON.stringify({ content: [{ type: 'text', text: ended.error.message }], isError: true }),
+      );
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(UNTASKED_POLL_MS, left)));
+  }
 }
