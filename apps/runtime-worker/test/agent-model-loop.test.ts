@@ -501,6 +501,61 @@ describe('limits and failures', () => {
   });
 });
 
+describe('a registry that does not answer', () => {
+  it('the model hears so, and the plan says no skill could be recommended', async () => {
+    const prefix = testKeyPrefix('agent-loop-no-registry');
+    const worker = createTestWorker(tdb.db, prefix, {
+      finder: createHttpPackageFinder('http://127.0.0.1:9', 500),
+      skills: createHttpSkillSource('http://127.0.0.1:9', 500),
+      model: {
+        provider: 'openai',
+        baseUrl: model.openaiUrl,
+        model: 'stand-in-1',
+        apiKey: KEY,
+        timeoutMs: 2_000,
+      },
+    });
+    const queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix });
+    const events = await createTaskEvents({ connection: TEST_REDIS_URL, prefix });
+    try {
+      const before = model.requests.length;
+      model.script((_r, index) =>
+        index === 0
+          ? { calls: [{ name: 'search_skills', arguments: { query: 'rest' } }] }
+          : {
+              calls: [
+                {
+                  name: 'submit_plan',
+                  arguments: { steps: [{ id: 'api', title: 'Implement the REST API', phase: 'implement' }] },
+                },
+              ],
+            },
+      );
+      const result = await submitInvoke(
+        { db: tdb.db, queue, events, syncThresholdMs: 20_000 },
+        {
+          namespace: NS,
+          clientId: 'client-1',
+          args: { agentId: 'engineering.workflow', input: REQUEST, executionMode: 'sync' },
+        },
+      );
+      if (result.mode !== 'completed') throw new Error(`expected completion, got ${JSON.stringify(result)}`);
+      const [summary, json] = result.outputs;
+      const plan = JSON.parse(json?.text ?? '{}') as WorkflowPlan;
+      expect(model.requests[before + 1]?.toolResults[0]?.content).toBe(
+        'The registry could not be read just now',
+      );
+      expect(plan.planner).toBe('model');
+      expect(plan.registryReachable).toBe(false);
+      expect(summary?.text).toContain('The registry could not be searched; no packages are recommended.');
+    } finally {
+      await worker.close(5000);
+      await events.close();
+      await queue.close();
+    }
+  });
+});
+
 describe('the key', () => {
   it('appears in no log line and in nothing the worker keeps in Redis (job data included)', async () => {
     expect(model.requests.some((r) => r.key?.includes(KEY))).toBe(true);

@@ -326,7 +326,9 @@ async function planWithModel(
     context: request.context,
     factsUsed: [...result.state.facts.values()].filter((f) => cited.has(f.entryId)),
     refinedBy: 'model',
-    registryReachable: true,
+    // As the rule planner says it: reads failed and none answered, so no skill could be recommended.
+    registryReachable:
+      !result.state.readFailed || result.state.searched.size > 0 || result.state.loaded.size > 0,
     planner: 'model',
     agentRun,
   };

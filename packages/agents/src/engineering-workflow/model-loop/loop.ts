@@ -249,6 +249,7 @@ export async function runModelLoop(deps: LoopDeps, request: LoopRequest): Promis
           outcome = await runTool(state, deps.tools, call.name, args.value);
         } catch {
           // The registry or memory could not answer: the model hears so and may go on without it.
+          state.readFailed = true;
           outcome = {
             content: 'The registry could not be read just now',
             isError: true,

@@ -120,6 +120,8 @@ export interface ToolState {
   facts: Map<string, FactRead>;
   /** The registry refused the run's person (a revoked delegation): reads are anonymous from then on. */
   personRefused: boolean;
+  /** A tool's read failed (the registry or memory did not answer). */
+  readFailed: boolean;
 }
 
 export function newToolState(): ToolState {
@@ -131,6 +133,7 @@ export function newToolState(): ToolState {
     skillBytesExhausted: false,
     facts: new Map(),
     personRefused: false,
+    readFailed: false,
   };
 }
 
