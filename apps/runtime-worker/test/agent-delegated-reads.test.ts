@@ -23,12 +23,11 @@ import {
   waitForTask,
 } from '@pkgreg/tasks';
 import { captureLogs, type RegistryProcess, startRegistry } from '@pkgreg/testing';
-import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDelegatedReads } from '../src/jobs/delegated-reads.js';
 import type { RuntimeWorker } from '../src/worker.js';
-import { createTestWorker, REGISTRY_ENTRY, until } from './helpers.js';
+import { createTestWorker, REGISTRY_ENTRY, redisValues, until } from './helpers.js';
 import {
   type ModelProtocolServer,
   resultJson,
@@ -327,31 +326,9 @@ describe('job data', () => {
         'clientId',
         'subject',
       ]);
-    const redis = new Redis(TEST_REDIS_URL);
-    try {
-      const keys = await redis.keys(`${prefix}:*`);
-      expect(keys.length).toBeGreaterThan(0);
-      for (const key of keys) {
-        const type = await redis.type(key);
-        const values =
-          type === 'hash'
-            ? Object.values(await redis.hgetall(key))
-            : type === 'string'
-              ? [(await redis.get(key)) ?? '']
-              : type === 'list'
-                ? await redis.lrange(key, 0, -1)
-                : type === 'zset'
-                  ? await redis.zrange(key, '0', '-1')
-                  : type === 'set'
-                    ? await redis.smembers(key)
-                    : type === 'stream'
-                      ? (await redis.xrange(key, '-', '+')).flatMap(([, fields]) => fields)
-                      : [];
-        for (const value of values) expect(value, key).not.toMatch(JWT);
-      }
-    } finally {
-      redis.disconnect();
-    }
+    const values = await redisValues(prefix);
+    expect(values.length).toBeGreaterThan(0);
+    for (const { key, value } of values) expect(value, key).not.toMatch(JWT);
     expect(logs.lines.filter((line) => JWT.test(line))).toEqual([]);
   });
 });

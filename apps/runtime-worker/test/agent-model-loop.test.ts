@@ -14,11 +14,10 @@ import {
   type TaskEvents,
 } from '@pkgreg/tasks';
 import { captureLogs, type RegistryProcess, startRegistry } from '@pkgreg/testing';
-import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RuntimeWorker } from '../src/worker.js';
-import { createTestWorker, REGISTRY_ENTRY, until } from './helpers.js';
+import { createTestWorker, REGISTRY_ENTRY, redisValues, until } from './helpers.js';
 import {
   type ModelProtocolServer,
   type Protocol,
@@ -561,42 +560,19 @@ describe('the key', () => {
     expect(model.requests.some((r) => r.key?.includes(KEY))).toBe(true);
     expect(logs.lines.length).toBeGreaterThan(0);
     expect(logs.leaked([KEY])).toEqual([]);
-    const redis = new Redis(TEST_REDIS_URL);
-    try {
-      for (const { prefix } of Object.values(hosts)) {
-        const keys = await redis.keys(`${prefix}:*`);
-        expect(keys.length).toBeGreaterThan(0);
-        for (const key of keys) {
-          const type = await redis.type(key);
-          const values =
-            type === 'hash'
-              ? Object.values(await redis.hgetall(key))
-              : type === 'string'
-                ? [(await redis.get(key)) ?? '']
-                : type === 'list'
-                  ? await redis.lrange(key, 0, -1)
-                  : type === 'zset'
-                    ? await redis.zrange(key, '0', '-1')
-                    : type === 'set'
-                      ? await redis.smembers(key)
-                      : type === 'stream'
-                        ? // BullMQ's events: failed reasons and progress.
-                          (await redis.xrange(key, '-', '+')).flatMap(([, fields]) => fields)
-                        : [];
-          for (const value of values) expect(value).not.toContain(KEY);
-        }
+    for (const { prefix } of Object.values(hosts)) {
+      const values = await redisValues(prefix);
+      expect(values.length).toBeGreaterThan(0);
+      for (const { key, value } of values) expect(value, key).not.toContain(KEY);
+    }
+    // The job data itself: ids and the request, nothing of the model's configuration.
+    for (const { queue } of Object.values(hosts)) {
+      const jobs = await queue.queue(QUEUES.runtime).getJobs(['completed'], 0, 50);
+      expect(jobs.length).toBeGreaterThan(0);
+      for (const job of jobs) {
+        const keys = Object.keys(job.data as object).filter((k) => k !== 'memory');
+        expect(keys.sort()).toEqual(['agentId', 'input', 'namespace', 'runId', 'taskId']);
       }
-      // The job data itself: ids and the request, nothing of the model's configuration.
-      for (const { queue } of Object.values(hosts)) {
-        const jobs = await queue.queue(QUEUES.runtime).getJobs(['completed'], 0, 50);
-        expect(jobs.length).toBeGreaterThan(0);
-        for (const job of jobs) {
-          const keys = Object.keys(job.data as object).filter((k) => k !== 'memory');
-          expect(keys.sort()).toEqual(['agentId', 'input', 'namespace', 'runId', 'taskId']);
-        }
-      }
-    } finally {
-      redis.disconnect();
     }
   });
 

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '@pkgreg/db';
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
+import { Redis } from 'ioredis';
 import {
   type ModelAnswer,
   type RegistryProcess,
@@ -236,4 +237,36 @@ export async function startModelServer(initial: ModelBehaviour = 'ok', slowMs = 
       model.answer(modelReply(current.behaviour, current.slowMs));
     },
   });
+}
+
+/**
+ * Every value Redis holds under `prefix` (job data, BullMQ's event streams, locks…), by key: what a test
+ * searches for a secret that must never be kept.
+ */
+export async function redisValues(prefix: string): Promise<Array<{ key: string; value: string }>> {
+  const redis = new Redis(TEST_REDIS_URL);
+  try {
+    const found: Array<{ key: string; value: string }> = [];
+    for (const key of await redis.keys(`${prefix}:*`)) {
+      const type = await redis.type(key);
+      const values =
+        type === 'hash'
+          ? Object.values(await redis.hgetall(key))
+          : type === 'string'
+            ? [(await redis.get(key)) ?? '']
+            : type === 'list'
+              ? await redis.lrange(key, 0, -1)
+              : type === 'zset'
+                ? await redis.zrange(key, '0', '-1')
+                : type === 'set'
+                  ? await redis.smembers(key)
+                  : type === 'stream'
+                    ? (await redis.xrange(key, '-', '+')).flatMap(([, fields]) => fields)
+                    : [];
+      for (const value of values) found.push({ key, value });
+    }
+    return found;
+  } finally {
+    redis.disconnect();
+  }
 }
