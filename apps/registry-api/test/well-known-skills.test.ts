@@ -538,7 +538,11 @@ describe('an organisation’s index', () => {
     expect(names(await getIndex(SECRET, bearer(memberToken)))).toEqual(['hidden', 'pdf']);
     // `dormant` holds the public @octo, but a suspended organisation holds nothing.
     expect(await answer('/orgs/dormant/.well-known/agent-skills/index.json')).toEqual(await answer(MISSING));
-    const long = await request(t.app).get(`/orgs/${'a'.repeat(101)}/.well-known/agent-skills/index.json`);
-    expect(long.status).toBe(400);
+    // A slug no organisation can have is a 400 of the documented shape, not a 500 from PostgreSQL.
+    for (const slug of ['a'.repeat(101), '%00', 'a%00b', '%ED%A0%80']) {
+      const bad = await request(t.app).get(`/orgs/${slug}/.well-known/agent-skills/index.json`);
+      expect(bad.status, slug).toBe(400);
+      expect(typeof bad.body.error, slug).toBe('string');
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PACKAGE_SEGMENT_PATTERN } from './registry.js';
 import { PackagePathParamsSchema } from './route-params.js';
+import { hasLoneSurrogate, hasNul } from './storable-text.js';
 
 // Accounts, organisations, visibility and tokens (docs/accounts.md). Sign-in, sessions and organisation
 // membership are better-auth's endpoints under /api/auth; these are the registry's own.
@@ -156,7 +157,16 @@ export const AuditQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
-export const OrganizationParamsSchema = z.object({ slug: z.string().min(1).max(100) });
+export const OrganizationParamsSchema = z.object({
+  // PostgreSQL cannot hold U+0000 or a lone surrogate: such a slug names no organisation (400, not 500).
+  slug: z
+    .string()
+    .min(1)
+    .max(100)
+    .refine((s) => !hasNul(s) && !hasLoneSurrogate(s), {
+      error: 'slug must not contain U+0000 or a lone surrogate',
+    }),
+});
 
 /** Body of POST /api/packages/{scope}/{name}/trusted-publishers. */
 export const TrustedPublisherRequestSchema = z.object({

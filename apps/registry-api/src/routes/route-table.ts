@@ -375,7 +375,7 @@ export const ROUTES = [
     params: OrganizationParamsSchema,
     responses: {
       ...agentSkillsIndexAnswers,
-      400: error('The slug is longer than 100 characters'),
+      400: error('The slug is longer than 100 characters, or holds U+0000 or a lone surrogate'),
       404: error('Organisation not found (one the credentials cannot see answers the same)'),
     },
   },
