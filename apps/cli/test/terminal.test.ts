@@ -149,7 +149,8 @@ describe('install progress on a TTY', () => {
         if (/downloading [█░]+ \d+% \| [\d.]+ [kM]?B of 2\.0 MB \| @acme\/big-skill@/.test(screen))
           sawBar = true;
       }
-      expect(sawBar).toBe(true);
+      // The screen in the message: a run that ended before any bar (an error) says why.
+      expect(sawBar, screen).toBe(true);
       const lines = screen.split('\n').map((line) => line.trimEnd());
       const start = lines.findIndex((line) => line.endsWith('sh run.sh'));
       expect(lines.slice(start + 1, start + 3)).toEqual([
