@@ -11,7 +11,7 @@ if (!baseDist) throw new Error('usage: node bench/ab.mjs <other-dist-dir> [round
 const { createTestDatabase } = await import('@pkgreg/db/testing');
 const { createClient } = await import('../dist/oauth/clients.service.js');
 const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
-const { openSession } = await import('./session.mjs');
+const { modern, openSession } = await import('./session.mjs');
 const { cpuMs, measureServicesCpu } = await import('./cpu.mjs');
 const { load, startServer, stopServers } = await import('./procs.mjs');
 
@@ -22,7 +22,8 @@ const currentArgs = (process.env.AB_NODE_ARGS ?? '').split(' ').filter(Boolean);
 // read ask the registry again, through the edge's registry client).
 const withRead = process.env.AB_READ === '1';
 const catalogTtlMs = process.env.AB_CATALOG_TTL_MS ?? '1000';
-// AB_ONLY=read,info: only these scenarios.
+// AB_ONLY=read,info: only these scenarios. AB_MODERN=1: every request as an MCP 2026-07-28 client sends it.
+const asModern = process.env.AB_MODERN === '1';
 const only = process.env.AB_ONLY?.split(',');
 
 const t = await createTestDatabase();
@@ -96,7 +97,8 @@ try {
       const order = Object.entries(servers);
       if (round % 2 === 1) order.reverse();
       for (const [name, server] of order) {
-        const opts = { url: url(server), headers, body: bodies[scenario], connections: 32 };
+        const request = asModern ? modern(bodies[scenario], headers) : { body: bodies[scenario], headers };
+        const opts = { url: url(server), ...request, connections: 32 };
         if (round === 0) await load({ ...opts, duration: 2 });
         const before = cpuMs(server.child.pid);
         const servicesUsed = measureServicesCpu();

@@ -1,6 +1,7 @@
 // Profiles the built edge under load: `node bench/profile.mjs [seconds]` (run under the bench flock).
 // The edge runs with --cpu-prof pinned to CPU 0, autocannon pinned to CPU 1; prints the top functions
-// by self time for system.info and memory.get, and leaves the .cpuprofile files in bench-results/prof/<scenario>.
+// by self time for each scenario (info, get, read: resources/read of a SKILL.md; info26, read26: the same as
+// MCP 2026-07-28 requests), and leaves the .cpuprofile files in bench-results/prof/<scenario>.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -13,7 +14,8 @@ const profRoot = here('../bench-results/prof');
 const { createTestDatabase } = await import('@pkgreg/db/testing');
 const { createClient } = await import('../dist/oauth/clients.service.js');
 const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
-const { openSession } = await import('./session.mjs');
+const { modern, openSession } = await import('./session.mjs');
+const { startBenchRegistry } = await import('./registry.mjs');
 
 function run(cmd, args) {
   return new Promise((resolve, reject) => {
@@ -48,12 +50,21 @@ function topSelf(file, n = 25) {
 }
 
 const t = await createTestDatabase();
+let registry;
 try {
   await ensureActiveKey(t.db);
   const client = await createClient(t.db, {
     name: 'prof',
-    scopes: ['pkgreg.system.read', 'pkgreg.memory.stm.read', 'pkgreg.memory.stm.write'],
+    scopes: [
+      'pkgreg.system.read',
+      'pkgreg.memory.stm.read',
+      'pkgreg.memory.stm.write',
+      'pkgreg.registry.read',
+    ],
   });
+  const reads = SCENARIOS.some((s) => s.startsWith('read'));
+  if (reads)
+    registry = await startBenchRegistry({ db: t.db, databaseUrl: t.url, redisUrl: process.env.REDIS_URL });
   const env = {
     PKGREG_PUBLIC_BASE_URL: 'http://localhost:4100',
     DATABASE_URL: t.url,
@@ -62,6 +73,7 @@ try {
     EDGE_RATE_LIMIT_PER_MINUTE: '1000000000',
     EDGE_TOKEN_TTL_SECONDS: '7200',
     LOG_LEVEL: 'silent',
+    ...(registry ? { REGISTRY_URL: registry.url } : {}),
   };
   for (const scenario of SCENARIOS) {
     const profDir = `${profRoot}/${scenario}`;
@@ -91,8 +103,21 @@ try {
       });
     });
     const url = `http://127.0.0.1:${port}`;
-    const { namespace, headers, call } = await openSession(`${url}/mcp`, client);
+    const session = await openSession(`${url}/mcp`, client);
+    const { namespace, call } = session;
+    let { headers } = session;
     let body = call('pkgreg.system.v1.info', {});
+    if (scenario.startsWith('read')) {
+      body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'resources/read',
+        params: { uri: registry.uri },
+      });
+    }
+    if (scenario.endsWith('26')) ({ body, headers } = modern(body, headers));
+    const check = await fetch(`${url}/mcp`, { method: 'POST', headers, body }).then((r) => r.json());
+    if (!check.result) throw new Error(`${scenario} failed: ${JSON.stringify(check)}`);
     if (scenario === 'get') {
       const put = await fetch(`${url}/mcp`, {
         method: 'POST',
@@ -112,5 +137,6 @@ try {
     if (file) topSelf(`${profDir}/${file}`);
   }
 } finally {
+  registry?.stop();
   await t.destroy();
 }

@@ -20,7 +20,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const { createTestDatabase } = await import('@pkgreg/db/testing');
 const { createClient } = await import('../dist/oauth/clients.service.js');
 const { ensureActiveKey } = await import('../dist/oauth/signing-keys.service.js');
-const { openSession } = await import('./session.mjs');
+const { modern, openSession } = await import('./session.mjs');
 const { cpuMs, measureServicesCpu } = await import('./cpu.mjs');
 const { load, startServer, stopServers } = await import('./procs.mjs');
 const { startBenchRegistry } = await import('./registry.mjs');
@@ -94,26 +94,8 @@ try {
   );
   if (answers[0] !== answers[1]) throw new Error(`resources/read answers differ:\n${answers.join('\n')}`);
   // The same two requests as an MCP 2026-07-28 client sends them: the envelope and routing headers.
-  const MODERN = '2026-07-28';
-  const modernBody = (body) => {
-    const message = JSON.parse(body);
-    message.params._meta = {
-      'io.modelcontextprotocol/protocolVersion': MODERN,
-      'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
-      'io.modelcontextprotocol/clientCapabilities': {},
-    };
-    return JSON.stringify(message);
-  };
-  const modernHeaders = (method, name) => ({
-    ...headers,
-    'mcp-protocol-version': MODERN,
-    'mcp-method': method,
-    'mcp-name': name,
-  });
-  const infoModern = modernBody(infoBody);
-  const readModern = modernBody(readBody);
-  const infoModernHeaders = modernHeaders('tools/call', 'pkgreg.system.v1.info');
-  const readModernHeaders = modernHeaders('resources/read', registry.uri);
+  const { body: infoModern, headers: infoModernHeaders } = modern(infoBody, headers);
+  const { body: readModern, headers: readModernHeaders } = modern(readBody, headers);
   const modernRead = await fetch(`${edgeUrl}/mcp`, {
     method: 'POST',
     headers: readModernHeaders,

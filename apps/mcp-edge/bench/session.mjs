@@ -26,3 +26,26 @@ export async function openSession(mcpUrl, client) {
     JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
   return { namespace, headers, call };
 }
+
+/**
+ * `body` (a JSON-RPC request) and `headers` as an MCP 2026-07-28 client sends them: the `_meta` envelope,
+ * and the routing headers repeating the method and the name it acts on.
+ */
+export function modern(body, headers) {
+  const message = JSON.parse(body);
+  message.params._meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  const name = message.method === 'tools/call' ? message.params.name : message.params.uri;
+  return {
+    body: JSON.stringify(message),
+    headers: {
+      ...headers,
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': message.method,
+      ...(name === undefined ? {} : { 'mcp-name': name }),
+    },
+  };
+}

@@ -146,15 +146,19 @@ export function writeResult(
 ): void {
   if (result instanceof StaticResult) {
     const idJson = Buffer.from(JSON.stringify(id));
-    // tail is `,"result":{…}}`: the members go before the result's closing brace.
-    const tail = extra === undefined ? result.tail : spliceTail(result.tail, extra);
-    const length = RESPONSE_HEAD.length + idJson.length + tail.length;
+    // tail is `,"result":{…}}`: the members go before the result's closing brace, copied once with the rest.
+    const { tail } = result;
+    const parts =
+      extra === undefined
+        ? [RESPONSE_HEAD, idJson, tail]
+        : [RESPONSE_HEAD, idJson, tail.subarray(0, -2), membersOf(tail, extra), tail.subarray(-2)];
+    const length = parts.reduce((sum, part) => sum + part.length, 0);
     res.writeHead(200, {
       'X-Request-Id': requestId,
       'Content-Type': 'application/json',
       'Content-Length': length,
     });
-    res.end(Buffer.concat([RESPONSE_HEAD, idJson, tail], length));
+    res.end(Buffer.concat(parts, length));
     return;
   }
   let body = result instanceof SerializedResult ? result.json : JSON.stringify(result);
@@ -163,14 +167,10 @@ export function writeResult(
   res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`);
 }
 
-function spliceTail(tail: Buffer, extra: string): Buffer {
-  const end = tail.length - 2;
-  const empty = tail[end - 1] === 0x7b; // `{}`: no member before the new ones
-  return Buffer.concat([
-    tail.subarray(0, end),
-    Buffer.from(`${empty ? '' : ','}${extra}`),
-    tail.subarray(end),
-  ]);
+/** `extra` as bytes to insert before the result's closing brace (a comma first unless the result is `{}`). */
+function membersOf(tail: Buffer, extra: string): Buffer {
+  const empty = tail[tail.length - 3] === 0x7b; // `{}`: no member before the new ones
+  return Buffer.from(empty ? extra : `,${extra}`);
 }
 
 /** A notification (or a client's response) is accepted with 202 and no body; returns the status. */
