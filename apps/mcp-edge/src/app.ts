@@ -155,7 +155,8 @@ export function createEdge(deps: AppDeps): Edge {
     audit,
     catalog,
     assertions: createDelegationAssertions({
-      keyStore,
+      // Keys of their own (docs/decisions.md, "Delegation keys"): what signs an assertion never signs a token.
+      keyStore: createKeyStore(db, { purpose: 'delegation' }),
       issuer: urls.issuer,
       audience: env.REGISTRY_PUBLIC_URL,
     }),

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { NamespaceSchema } from '@pkgreg/contracts';
 import { createDb, type Db } from '@pkgreg/db';
 import { listQuarantined, purgeNamespace, quarantineNamespace, releaseNamespace } from '@pkgreg/memory';
+import { DELEGATION_LIFETIME_SECONDS } from '@pkgreg/server-kit';
 import { Command, InvalidArgumentError } from 'commander';
 import { clientNamespace } from './admission/access.js';
 import { removeOwner, setOwner } from './admission/access.repository.js';
@@ -23,7 +24,12 @@ import {
   resetDemoClient,
   UnknownScopeError,
 } from './oauth/clients.service.js';
-import { ensureActiveKey, listAllKeys, rotateSigningKey } from './oauth/signing-keys.service.js';
+import {
+  ensureActiveKey,
+  type KeyPurpose,
+  listAllKeys,
+  rotateSigningKey,
+} from './oauth/signing-keys.service.js';
 
 // Operator commands: `pnpm edge <command>`. They talk to the database directly; the running edge picks
 // up key rotations and client changes on its own.
@@ -369,19 +375,29 @@ grantCommands('tunnels', 'local_tunnel', 'tunnel session', 'sessionId');
 
 program
   .command('keys:rotate')
-  .description('new signing key; old keys stay published until the tokens they signed expire')
+  .description(
+    'new signing keys (access tokens and delegation assertions); old keys stay published until what they signed expires',
+  )
   .action(async () =>
     withDb(async (db) => {
       await ensureActiveKey(db);
+      await ensureActiveKey(db, 'delegation');
       const kid = await rotateSigningKey(db, env.EDGE_TOKEN_TTL_SECONDS);
-      console.log(`active signing key is now ${kid}`);
+      const delegationKid = await rotateSigningKey(db, DELEGATION_LIFETIME_SECONDS, 'delegation');
+      console.log(`active signing key is now ${kid}\nactive delegation key is now ${delegationKid}`);
     }),
   );
 
 program
   .command('keys:list')
-  .description('list signing keys and their state')
-  .action(async () => withDb(async (db) => print(await listAllKeys(db))));
+  .description('list signing keys (access tokens, delegation assertions) and their state')
+  .action(async () =>
+    withDb(async (db) => {
+      const keys = async (purpose: KeyPurpose) =>
+        (await listAllKeys(db, purpose)).map((key) => ({ purpose, ...key }));
+      print([...(await keys('access')), ...(await keys('delegation'))]);
+    }),
+  );
 
 program
   .command('audit')

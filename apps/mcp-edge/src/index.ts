@@ -14,7 +14,9 @@ const db = service.openDb(env.DATABASE_URL, { applicationName: 'pkgreg-mcp-edge'
 // each still, far fewer syscalls).
 const redis = service.openRedis(env.REDIS_URL, { enableAutoPipelining: true });
 
+// The access tokens' key and the delegation assertions' key: the runtime worker only ever reads the latter.
 await ensureActiveKey(db);
+await ensureActiveKey(db, 'delegation');
 const metrics = createEdgeMetrics(service.metrics);
 const edge = createEdge({ db, redis, logger, env, metrics });
 const server = await listen(

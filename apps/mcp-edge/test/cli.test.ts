@@ -122,13 +122,28 @@ describe('pnpm edge (operator CLI)', () => {
     ]);
   });
 
-  it('keys:rotate makes a new active key and keeps the old one retiring', async () => {
-    const before = await h.t.db.selectFrom('oauth_signing_keys').select(['kid', 'status']).execute();
+  it('keys:rotate makes new active keys (tokens, delegations) and keeps the old ones retiring', async () => {
+    const keysOf = (table: 'oauth_signing_keys' | 'edge_delegation_keys') =>
+      h.t.db.selectFrom(table).select(['kid', 'status']).execute();
+    const before = await keysOf('oauth_signing_keys');
     const out = await edge('keys:rotate');
-    const kid = /now (\S+)/.exec(out.stdout)?.[1];
-    const after = await h.t.db.selectFrom('oauth_signing_keys').select(['kid', 'status']).execute();
+    const kid = /signing key is now (\S+)/.exec(out.stdout)?.[1];
+    const delegationKid = /delegation key is now (\S+)/.exec(out.stdout)?.[1];
+    const after = await keysOf('oauth_signing_keys');
     expect(after.find((k) => k.kid === kid)?.status).toBe('active');
     for (const old of before) expect(after.find((k) => k.kid === old.kid)?.status).toBe('retiring');
+    // The delegation key rotates apart: a key of one kind never becomes the other.
+    const delegationKeys = await keysOf('edge_delegation_keys');
+    expect(delegationKeys.find((k) => k.kid === delegationKid)?.status).toBe('active');
+    expect(delegationKeys.map((k) => k.kid)).not.toContain(kid);
+    expect(after.map((k) => k.kid)).not.toContain(delegationKid);
+    const listed = JSON.parse((await edge('keys:list')).stdout) as { purpose: string; kid: string }[];
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ purpose: 'access', kid }),
+        expect.objectContaining({ purpose: 'delegation', kid: delegationKid }),
+      ]),
+    );
   });
 
   it('quarantine, release and purge a namespace; audit lists its requests', async () => {

@@ -6,7 +6,7 @@ import { skillMd } from '@pkgreg/indexer/testing';
 import { createLogger } from '@pkgreg/server-kit';
 import { until } from '@pkgreg/testing';
 import { Redis } from 'ioredis';
-import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { type CryptoKey, decodeJwt, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEdge, type Edge } from '../src/app.js';
@@ -174,6 +174,7 @@ beforeAll(async () => {
     EDGE_RATE_LIMIT_PER_MINUTE: '10000',
   });
   await ensureActiveKey(t.db);
+  await ensureActiveKey(t.db, 'delegation');
   edge = createEdge({ db: t.db, redis, logger: createLogger('t', 'silent'), env });
   server.on('request', edge.handler);
   member = await delegated('member');
@@ -329,7 +330,7 @@ describe('the assertion the edge signs', () => {
   });
 
   it("for a person's token only; typed, for the registry, two minutes; kept per person and app", async () => {
-    const keyStore = createKeyStore(t.db);
+    const keyStore = createKeyStore(t.db, { purpose: 'delegation' });
     const assertions = createDelegationAssertions({
       keyStore,
       issuer: `${base}/mcp`,
@@ -366,5 +367,45 @@ describe('the assertion the edge signs', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('delegation keys are not access-token keys (docs/decisions.md, "Delegation keys")', () => {
+  /** The edge's active delegation key, as the runtime worker reads it. */
+  async function delegationKey(): Promise<{ kid: string; key: CryptoKey }> {
+    const row = await t.db
+      .selectFrom('edge_delegation_keys')
+      .selectAll()
+      .where('status', '=', 'active')
+      .executeTakeFirstOrThrow();
+    return { kid: row.kid, key: (await importJWK(row.private_jwk as JWK, 'ES256')) as CryptoKey };
+  }
+
+  it("the edge's assertions are signed by a delegation key, which is in no JWKS", async () => {
+    const signed = (await read(member, PRIVATE_URI)).body;
+    expect(signed.result.contents[0].text).toContain('# Runbook');
+    const { kid } = await delegationKey();
+    const accessKids = (await t.db.selectFrom('oauth_signing_keys').select('kid').execute()).map(
+      (k) => k.kid,
+    );
+    expect(accessKids).not.toContain(kid);
+    const jwks = (await (await fetch(`${base}/mcp/jwks.json`)).json()) as { keys: { kid: string }[] };
+    expect(jwks.keys.map((k) => k.kid)).not.toContain(kid);
+  });
+
+  it('an access token signed with the delegation key (a worker compromised) is refused: 401', async () => {
+    const forged = await forgeToken({ t } as Harness, {
+      iss: `${base}/mcp`,
+      aud: `${base}/mcp`,
+      clientId: APP,
+      subject: 'member',
+      scope: SCOPES.registryRead,
+      key: await delegationKey(),
+    });
+    const res = await read(forged, PRIVATE_URI);
+    expect(res.status).toBe(401);
+    expect(res.body.error.data.reason).toBe('token_invalid');
+    // The same claims under the access key are a token: only the key made the difference.
+    expect((await read(await delegated('member'), PRIVATE_URI)).status).toBe(200);
   });
 });

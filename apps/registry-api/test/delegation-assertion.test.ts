@@ -14,8 +14,8 @@ import { insertPackages, packageRow, silentLogger } from './fixtures.js';
 
 // docs/accounts.md, "Reading through the MCP edge": the edge reads as a person for an app the person
 // allowed by sending a delegation assertion it signs (never the app's own token). The edge's half is
-// played here: its signing keys are rows of oauth_signing_keys, as `ensureActiveKey` writes them, and
-// the assertions are signed the way the edge signs them. Every refusal must be the same 401.
+// played here: its delegation keys are rows of edge_delegation_keys, as `ensureActiveKey(db, 'delegation')`
+// writes them, and the assertions are signed the way the edge signs them. Every refusal must be the same 401.
 
 const PUBLIC_URL = 'http://registry.test';
 const EDGE = 'https://edge.test';
@@ -37,13 +37,19 @@ let retiring: Signer;
 let retired: Signer;
 /** Never in the table. */
 let stranger: Signer;
+/** The edge's active key for access tokens (oauth_signing_keys): it signs no assertion that counts. */
+let accessKey: Signer;
 
-async function newSigner(status?: 'active' | 'retiring' | 'retired', retiredAt?: Date): Promise<Signer> {
+async function newSigner(
+  status?: 'active' | 'retiring' | 'retired',
+  retiredAt?: Date,
+  table: 'edge_delegation_keys' | 'oauth_signing_keys' = 'edge_delegation_keys',
+): Promise<Signer> {
   const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
   const kid = randomUUID();
   if (status) {
     await database.db
-      .insertInto('oauth_signing_keys')
+      .insertInto(table)
       .values({
         kid,
         alg: 'ES256',
@@ -144,6 +150,7 @@ beforeAll(async () => {
   retiring = await newSigner('retiring', new Date(Date.now() + 600_000));
   retired = await newSigner('retired', new Date(Date.now() - 1_000));
   stranger = await newSigner();
+  accessKey = await newSigner('active', undefined, 'oauth_signing_keys');
 
   await insertPackages(database.db, [
     packageRow({ scope: 'secret', name: 'hidden', description: 'The hidden vault runbook.' }),
@@ -253,6 +260,8 @@ describe('any assertion that does not count is the same 401', () => {
     ['signed by another key under a known kid', () => assertion({ signer: stranger, kid: active.kid })],
     ['signed by a key the edge never published', () => assertion({ signer: stranger })],
     ['signed by a retired key', () => assertion({ signer: retired })],
+    // What signs the edge's access tokens never signs for a person: docs/decisions.md, "Delegation keys".
+    ["signed by the edge's access-token key", () => assertion({ signer: accessKey })],
     ['another issuer', () => assertion({ iss: 'https://evil.example/mcp' })],
     ['the edge base without /mcp', () => assertion({ iss: EDGE })],
     ['another audience', () => assertion({ aud: 'https://other-registry.example' })],

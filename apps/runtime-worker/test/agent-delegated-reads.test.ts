@@ -73,14 +73,19 @@ async function account(id: string, member: boolean): Promise<void> {
     values (${id}, ${APP}, 'Agent', ${[SCOPES.registryRead]})`.execute(tdb.db);
 }
 
-/** The edge's signing key, as its ensureActiveKey writes one (the worker only reads it). */
-async function edgeSigningKey(): Promise<void> {
+/**
+ * The edge's delegation key, as its ensureActiveKey(db, 'delegation') writes one (the worker only reads it);
+ * or, with `table`, a key of the edge's access tokens.
+ */
+async function edgeDelegationKey(
+  table: 'edge_delegation_keys' | 'oauth_signing_keys' = 'edge_delegation_keys',
+): Promise<void> {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const kid = randomUUID();
   const publicJwk = { ...publicKey.export({ format: 'jwk' }), kid, alg: 'ES256', use: 'sig' };
   const privateJwk = { ...privateKey.export({ format: 'jwk' }), kid, alg: 'ES256' };
   await tdb.db
-    .insertInto('oauth_signing_keys')
+    .insertInto(table)
     .values({
       kid,
       alg: 'ES256',
@@ -117,7 +122,7 @@ beforeAll(async () => {
   await account('member', true);
   await account('revoking', true);
   await account('outsider', false);
-  await edgeSigningKey();
+  await edgeDelegationKey();
   registry = await startRegistry({
     entry: REGISTRY_ENTRY,
     databaseUrl: tdb.url,
@@ -313,6 +318,31 @@ describe('everyone else gets "not available"', () => {
         (r) => r.taskId === run.taskId && String(r.msg).includes('reads the registry anonymously'),
       ),
     ).toBe(true);
+  });
+});
+
+describe('the worker signs with the edge\'s delegation key only (docs/decisions.md, "Delegation keys")', () => {
+  it("no delegation key, only the access tokens' key: the member's run is never read with it", async () => {
+    await edgeDelegationKey('oauth_signing_keys');
+    try {
+      const run = await invoke(personsApp('member'), {
+        beforeRun: async () => {
+          await sql`update edge_delegation_keys set status = 'retired'`.execute(tdb.db);
+        },
+      });
+      // The registry reads fail (nothing to sign with), and nothing private reaches the model or the plan.
+      const { found, readSkill } = answers(run);
+      expect(found).not.toContain('@vault/runbook');
+      expect(readSkill).not.toContain(RUNBOOK_LINE);
+      expect(JSON.stringify(run.requests.map((r) => r.body))).not.toContain(RUNBOOK_LINE);
+      expect(run.plan.agentRun?.skillsLoaded).toEqual([]);
+      const told = logs.records.filter((r) => r.taskId === run.taskId && r.level === 50);
+      expect(told.map((r) => [r.msg, (r.err as { message?: string } | undefined)?.message])).toEqual([
+        ['could not sign a delegation assertion', 'the edge has no active delegation key'],
+      ]);
+    } finally {
+      await sql`update edge_delegation_keys set status = 'active'`.execute(tdb.db);
+    }
   });
 });
 

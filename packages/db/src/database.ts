@@ -866,6 +866,8 @@ export interface Database {
   idempotency_records: IdempotencyRecordsTable;
   oauth_clients: OauthClientsTable;
   oauth_signing_keys: OauthSigningKeysTable;
+  /** The keys of delegation assertions: the same shape, apart from the access tokens' keys. */
+  edge_delegation_keys: OauthSigningKeysTable;
   audit_records: AuditRecordsTable;
   quarantined_sources: QuarantinedSourcesTable;
   tunnel_nonces: TunnelNoncesTable;

@@ -28,6 +28,7 @@ describe('migrations', () => {
       'idempotency_records',
       'oauth_clients',
       'oauth_signing_keys',
+      'edge_delegation_keys',
       'audit_records',
       'quarantined_sources',
     ]) {

@@ -1,6 +1,7 @@
 export {
   createDelegationAssertions,
   DELEGATION_ALG,
+  DELEGATION_LIFETIME_SECONDS,
   DELEGATION_TYP,
   type Delegation,
   type DelegationAssertions,
@@ -8,7 +9,7 @@ export {
   type DelegationSigningKey,
   type KeptAssertion,
   type KeptAssertions,
-  readActiveSigningKey,
+  readActiveDelegationKey,
 } from './delegation/delegation-assertions.js';
 export { booleanFlag, commonEnvShape, httpServerEnvShape, parseEnv, port } from './env.js';
 export { checkReadiness, healthRoutes, type ReadinessDeps } from './health.js';

@@ -10,7 +10,7 @@ import type { AuthInfo } from '../oauth/verify-token.js';
 
 // How the edge reads the registry as the person an app acts for (docs/accounts.md, "Reading through
 // the MCP edge"): the assertion itself is signed by @pkgreg/server-kit (the runtime worker signs the same
-// way for an agent run); here is who gets one, and the edge's keys and cache. One is kept per (person,
+// way for an agent run); here is who gets one, and the edge's delegation keys and cache. One is kept per (person,
 // app) and signed again when under 30 s are left, so a busy app costs one signature every 90 s.
 
 export { DELEGATION_TYP } from '@pkgreg/server-kit';
@@ -30,6 +30,7 @@ export interface DelegationAssertions {
 }
 
 export interface DelegationAssertionsOptions {
+  /** The delegation keys (createKeyStore with purpose `delegation`), never the access tokens' keys. */
   keyStore: KeyStore;
   /** The edge's issuer, `{base}/mcp`: the assertion's `iss`, and the only issuer whose tokens delegate. */
   issuer: string;

@@ -3,51 +3,56 @@ import type { Db } from '@pkgreg/db';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JSONWebKeySet, type JWK } from 'jose';
 import { sql } from 'kysely';
 import {
+  hasActiveKey,
   insertKey,
+  type KeyPurpose,
+  keyTable,
   listAllKeys,
   listPublishedKeys,
   retireActiveKeysExcept,
   retireExpiredKeys,
 } from './signing-keys.repository.js';
 
-export const SIGNING_ALG = 'ES256';
-/** Clock skew allowed on top of a token's lifetime before its key leaves the JWKS. */
-const RETIRE_GRACE_SECONDS = 60;
-const KEYS_LOCK = 'pkgreg:oauth_signing_keys';
+export type { KeyPurpose };
 
-async function newKey(db: Db): Promise<string> {
+export const SIGNING_ALG = 'ES256';
+/** Clock skew allowed on top of a signature's lifetime before its key leaves the published keys. */
+const RETIRE_GRACE_SECONDS = 60;
+const keysLock = (purpose: KeyPurpose) => `pkgreg:${keyTable(purpose)}`;
+
+async function newKey(db: Db, purpose: KeyPurpose): Promise<string> {
   const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
   const kid = randomBytes(12).toString('base64url');
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' };
   const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG };
-  await insertKey(db, { kid, alg: SIGNING_ALG, publicJwk, privateJwk });
+  await insertKey(db, purpose, { kid, alg: SIGNING_ALG, publicJwk, privateJwk });
   return kid;
 }
 
-/** Creates the first signing key when none is active. Safe when several edges start at once. */
-export async function ensureActiveKey(db: Db): Promise<void> {
+/** Creates the first key of `purpose` when none is active. Safe when several edges start at once. */
+export async function ensureActiveKey(db: Db, purpose: KeyPurpose = 'access'): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtext(${KEYS_LOCK}))`.execute(trx);
-    const active = await trx
-      .selectFrom('oauth_signing_keys')
-      .select('kid')
-      .where('status', '=', 'active')
-      .executeTakeFirst();
-    if (!active) await newKey(trx);
+    await sql`select pg_advisory_xact_lock(hashtext(${keysLock(purpose)}))`.execute(trx);
+    if (!(await hasActiveKey(trx, purpose))) await newKey(trx, purpose);
   });
 }
 
 /**
- * Rotation: a new key becomes active; the old ones keep verifying (published as retiring) until every
- * token they signed has expired, so no valid token is dropped. Keys past that point are retired.
+ * Rotation: a new key becomes active; the old ones keep verifying (published as retiring) until everything
+ * they signed has expired (`lifetimeSeconds`: a token's or an assertion's), so nothing valid is dropped.
+ * Keys past that point are retired.
  */
-export async function rotateSigningKey(db: Db, tokenTtlSeconds: number): Promise<string> {
+export async function rotateSigningKey(
+  db: Db,
+  lifetimeSeconds: number,
+  purpose: KeyPurpose = 'access',
+): Promise<string> {
   return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtext(${KEYS_LOCK}))`.execute(trx);
-    await retireExpiredKeys(trx);
-    const kid = await newKey(trx);
-    const retireAt = new Date(Date.now() + (tokenTtlSeconds + RETIRE_GRACE_SECONDS) * 1000);
-    await retireActiveKeysExcept(trx, kid, retireAt);
+    await sql`select pg_advisory_xact_lock(hashtext(${keysLock(purpose)}))`.execute(trx);
+    await retireExpiredKeys(trx, purpose);
+    const kid = await newKey(trx, purpose);
+    const retireAt = new Date(Date.now() + (lifetimeSeconds + RETIRE_GRACE_SECONDS) * 1000);
+    await retireActiveKeysExcept(trx, purpose, kid, retireAt);
     return kid;
   });
 }
@@ -77,10 +82,15 @@ export interface KeyStore {
 }
 
 /**
- * In-memory view of the published keys. Reloaded periodically and when a token names an unknown kid
- * (throttled), so a rotation done by the operator command reaches running edges without a restart.
+ * In-memory view of the published keys of one purpose (access tokens by default). Reloaded periodically
+ * and when a token names an unknown kid (throttled), so a rotation done by the operator command reaches
+ * running edges without a restart.
  */
-export function createKeyStore(db: Db, options: { reloadEveryMs?: number; minReloadGapMs?: number } = {}) {
+export function createKeyStore(
+  db: Db,
+  options: { purpose?: KeyPurpose; reloadEveryMs?: number; minReloadGapMs?: number } = {},
+) {
+  const purpose = options.purpose ?? 'access';
   const reloadEveryMs = options.reloadEveryMs ?? 30_000;
   const minReloadGapMs = options.minReloadGapMs ?? 1_000;
   let keys: LoadedKey[] = [];
@@ -88,7 +98,7 @@ export function createKeyStore(db: Db, options: { reloadEveryMs?: number; minRel
   let loading: Promise<void> | undefined;
 
   async function load(): Promise<void> {
-    const rows = await listPublishedKeys(db);
+    const rows = await listPublishedKeys(db, purpose);
     const next: LoadedKey[] = [];
     for (const row of rows) {
       const publicJwk = row.public_jwk as JWK;
@@ -121,7 +131,7 @@ export function createKeyStore(db: Db, options: { reloadEveryMs?: number; minRel
   async function activeKey(): Promise<LoadedKey & { signKey: CryptoKey; privateJwk: JWK }> {
     let active = (await fresh()).find((k) => k.signKey);
     if (!active) {
-      await ensureActiveKey(db);
+      await ensureActiveKey(db, purpose);
       await reload();
       active = keys.find((k) => k.signKey);
     }

@@ -1,7 +1,7 @@
 import type { Db } from '@pkgreg/db';
 import { type CryptoKey, importJWK, type JWK, type JWTHeaderParameters, jwtVerify } from 'jose';
 import { unauthorized } from '../http/api-error.js';
-import { isDelegationLive, listEdgeSigningKeys } from './delegation.repository.js';
+import { isDelegationLive, listEdgeDelegationKeys } from './delegation.repository.js';
 
 // A person's reads through the MCP edge (docs/accounts.md, "Reading through the MCP edge"): the edge
 // never passes an app's token on (MCP forbids token passthrough, docs/decisions.md); it signs an
@@ -9,7 +9,8 @@ import { isDelegationLive, listEdgeSigningKeys } from './delegation.repository.j
 //   header {alg: ES256, kid, typ: pkgreg-delegation+jwt}
 //   claims {iss: <EDGE_PUBLIC_BASE_URL>/mcp, aud: <REGISTRY_PUBLIC_URL>, sub: <account id>,
 //           client_id: <the app>, iat, exp <= iat + 300}
-// signed with one of the edge's keys (oauth_signing_keys, shared database). It counts only while the
+// signed with one of the edge's delegation keys (edge_delegation_keys, shared database; never the keys of
+// its access tokens: docs/decisions.md, "Delegation keys"). It counts only while the
 // person's delegation to the app is live and the account is not suspended, both read on every request,
 // so a revocation or a suspension stops it at once. Every refusal is the same 401.
 
@@ -88,7 +89,7 @@ export function createDelegationVerifier(db: Db, options: DelegationVerifierOpti
 
   async function load(): Promise<void> {
     const next = new Map<string, CryptoKey>();
-    for (const row of await listEdgeSigningKeys(db)) {
+    for (const row of await listEdgeDelegationKeys(db)) {
       if (row.alg !== ALG) continue;
       // A key that does not import verifies nothing; the others still do.
       const key = await importJWK(row.public_jwk as JWK, ALG).catch(() => undefined);
@@ -101,7 +102,7 @@ export function createDelegationVerifier(db: Db, options: DelegationVerifierOpti
   function reload(): Promise<void> {
     loading ??= load()
       .catch((error: unknown) => {
-        throw new KeysUnreadable('the edge signing keys could not be read', { cause: error });
+        throw new KeysUnreadable('the edge delegation keys could not be read', { cause: error });
       })
       .finally(() => {
         loading = undefined;

@@ -2,12 +2,13 @@ import type { Db } from '@pkgreg/db';
 import { sql } from 'kysely';
 
 // What a delegation assertion of the MCP edge is checked against (delegation-assertion.ts): the edge's
-// published signing keys (the table it rotates them in) and the person's delegation to the app.
+// published delegation keys (the table it rotates them in; never its access tokens' keys, so an access
+// token, or anything else signed with those, is no assertion here) and the person's delegation to the app.
 
-/** The edge's keys that verify: active, and retiring ones until their last token has expired. */
-export function listEdgeSigningKeys(db: Db) {
+/** The edge's delegation keys that verify: active, and retiring ones until their last assertion expired. */
+export function listEdgeDelegationKeys(db: Db) {
   return db
-    .selectFrom('oauth_signing_keys')
+    .selectFrom('edge_delegation_keys')
     .select(['kid', 'alg', 'public_jwk'])
     .where((eb) =>
       eb.or([

@@ -1,13 +1,14 @@
 import type { RunDeps } from '@pkgreg/agents';
 import { deriveDelegatedNamespace } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
-import { createDelegationAssertions, type Logger, readActiveSigningKey } from '@pkgreg/server-kit';
+import { createDelegationAssertions, type Logger, readActiveDelegationKey } from '@pkgreg/server-kit';
 
 // An agent run reads the registry as the person its job names (docs/agent.md, "Privacy"). The edge puts
 // the person and the app in the job only for a token its own delegation assertions honour; the worker
-// signs an assertion of its own for them, with the edge's active key read from the shared database, and the
-// registry's usual check (the edge's key, the person's delegation still live, the account not suspended)
-// decides what the run may read. Job data never holds the assertion: it is signed here, per run.
+// signs an assertion of its own for them, with the edge's active delegation key read from the shared
+// database (never the key of the edge's access tokens), and the registry's usual check (the edge's
+// delegation key, the person's delegation still live, the account not suspended) decides what the run may
+// read. Job data never holds the assertion: it is signed here, per run.
 
 export interface DelegatedReadSettings {
   /** The edge's issuer, `<PKGREG_PUBLIC_BASE_URL>/mcp`. */
@@ -35,11 +36,19 @@ export function createDelegatedReads(
     }
     // One per run: its own Map keeps the one assertion it needs, gone with the run.
     const assertions = createDelegationAssertions({
-      signingKey: () => readActiveSigningKey(db),
+      signingKey: () => readActiveDelegationKey(db),
       issuer: settings.issuer,
       audience: settings.audience,
       kept: new Map(),
     });
-    return () => assertions.for(delegation);
+    let told = false;
+    return () =>
+      assertions.for(delegation).catch((error: unknown) => {
+        // A deployment fault (no delegation key yet, the database away): the run's registry reads fail
+        // and the model hears so; the operator hears why, once per run.
+        if (!told) logger.error({ taskId: task.taskId, err: error }, 'could not sign a delegation assertion');
+        told = true;
+        throw error;
+      });
   };
 }

@@ -3,7 +3,8 @@ import { type CryptoKey, importJWK, type JWK, SignJWT } from 'jose';
 
 // How a pkgreg service reads the registry as the person an app acts for (docs/accounts.md, "Reading
 // through the MCP edge"). The app's token is never passed on (MCP forbids token passthrough,
-// docs/decisions.md): the reader signs an assertion of its own with the edge's active key, for the
+// docs/decisions.md): the reader signs an assertion of its own with the edge's active delegation key (never
+// the key of its access tokens: docs/decisions.md, "Delegation keys"), for the
 // registry's public URL only, naming the account (`sub`) and the app (`client_id`); the registry checks it
 // against the edge's keys and the person's delegation on every request, so a revocation counts at once.
 // The edge signs for the caller of a request; the runtime worker for the person an agent.invoke job names
@@ -11,7 +12,8 @@ import { type CryptoKey, importJWK, type JWK, SignJWT } from 'jose';
 
 export const DELEGATION_TYP = 'pkgreg-delegation+jwt';
 export const DELEGATION_ALG = 'ES256';
-const LIFETIME_SECONDS = 120;
+/** How long an assertion is valid; a rotated delegation key stays published at least this long. */
+export const DELEGATION_LIFETIME_SECONDS = 120;
 const RENEW_BELOW_SECONDS = 30;
 
 /** Whom an assertion reads as: an account, and the app acting for it. An identity, never a credential. */
@@ -22,7 +24,7 @@ export interface Delegation {
   clientId: string;
 }
 
-/** The edge's signing key: its `kid` goes in the header, so the registry finds the public half. */
+/** The edge's delegation key: its `kid` goes in the header, so the registry finds the public half. */
 export interface DelegationSigningKey {
   kid: string;
   key: CryptoKey;
@@ -49,7 +51,7 @@ export interface DelegationAssertions {
 }
 
 export interface DelegationAssertionsOptions {
-  /** The edge's active key, asked when a signature is due. */
+  /** The edge's active delegation key, asked when a signature is due. */
   signingKey: () => Promise<DelegationSigningKey>;
   /** The edge's issuer, `{base}/mcp`: the assertion's `iss`. */
   issuer: string;
@@ -65,7 +67,7 @@ export function createDelegationAssertions(options: DelegationAssertionsOptions)
   async function sign(key: string, { subject, clientId }: Delegation): Promise<string> {
     const signer = await options.signingKey();
     const iat = Math.floor(Date.now() / 1000);
-    const exp = iat + LIFETIME_SECONDS;
+    const exp = iat + DELEGATION_LIFETIME_SECONDS;
     const assertion = await new SignJWT({ client_id: clientId })
       .setProtectedHeader({ alg: DELEGATION_ALG, kid: signer.kid, typ: DELEGATION_TYP })
       .setIssuer(issuer)
@@ -95,25 +97,27 @@ export function createDelegationAssertions(options: DelegationAssertionsOptions)
 }
 
 /**
- * The edge's active signing key (oauth_signing_keys, the shared database), for a process that signs
- * assertions without being the edge (the runtime worker). Read each time a signature is due, so a rotation
- * reaches it at once. It never creates a key: the edge does (ensureActiveKey), before any job can name a
- * person.
+ * The edge's active delegation key (edge_delegation_keys, the shared database), for a process that signs
+ * assertions without being the edge (the runtime worker). It reads that table only: the keys of the edge's
+ * access tokens (oauth_signing_keys) are never needed here, and a deployment can grant the worker's role
+ * no access to them. Read each time a signature is due, so a rotation reaches it at once. It never creates
+ * a key: the edge does (ensureActiveKey), before any job can name a person.
  */
-export async function readActiveSigningKey(db: Db): Promise<DelegationSigningKey> {
+export async function readActiveDelegationKey(db: Db): Promise<DelegationSigningKey> {
   const row = await db
     // The edge's table, in public: a hosted tenant's worker has its tenant schema first on the search_path,
     // whose copy of the table (every table is migrated into a tenant schema) is empty.
     .withSchema('public')
-    .selectFrom('oauth_signing_keys')
+    .selectFrom('edge_delegation_keys')
     .select(['kid', 'alg', 'private_jwk'])
     .where('status', '=', 'active')
     .orderBy('created_at', 'desc')
     .limit(1)
     .executeTakeFirst();
-  if (!row) throw new Error('the edge has no active signing key');
-  if (row.alg !== DELEGATION_ALG) throw new Error(`the edge's active signing key is ${row.alg}, not ES256`);
+  if (!row) throw new Error('the edge has no active delegation key');
+  if (row.alg !== DELEGATION_ALG)
+    throw new Error(`the edge's active delegation key is ${row.alg}, not ES256`);
   const key = await importJWK(row.private_jwk as JWK, DELEGATION_ALG);
-  if (key instanceof Uint8Array) throw new Error("the edge's active signing key is not an asymmetric key");
+  if (key instanceof Uint8Array) throw new Error("the edge's active delegation key is not an asymmetric key");
   return { kid: row.kid, key };
 }
