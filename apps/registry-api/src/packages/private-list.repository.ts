@@ -69,8 +69,9 @@ const readablePrivate = (access: ReadAccess) =>
 
 /**
  * The visible private packages `access` may read that pass `filters`, in the order, the first `limit`
- * when given: a plain query on the partial index packages_private_idx (its scopes, its packages), read
- * live.
+ * when given: read live through the partial indexes on private packages (its scopes, its packages). The
+ * first `limit` are ranked from packages_private_list_idx alone (it holds every order's key, so no row
+ * is read to rank them; filters on other columns read the rows they test), and only their rows are read.
  */
 export async function listPrivateRows(
   db: Db,
@@ -79,11 +80,16 @@ export async function listPrivateRows(
   filters: PackageFilters,
   limit?: number,
 ): Promise<PrivateListRow[]> {
-  const result = await sql<PrivateListRow>`
-    select ${LIST_COLUMNS} from packages p
-    where ${readablePrivate(access)} and ${filterPredicate(filters)}
-    order by ${orderBy(order, 'p')}
-    ${limit === undefined ? sql`` : sql`limit ${limit}`}`.execute(db);
+  const matching = sql`packages p where ${readablePrivate(access)} and ${filterPredicate(filters)}`;
+  const result =
+    limit === undefined
+      ? await sql<PrivateListRow>`
+    select ${LIST_COLUMNS} from ${matching} order by ${orderBy(order, 'p')}`.execute(db)
+      : await sql<PrivateListRow>`
+    with top as materialized (select p.id from ${matching} order by ${orderBy(order, 'p')} limit ${limit})
+    select ${LIST_COLUMNS} from top join packages p on p.id = top.id order by ${orderBy(order, 'p')}`.execute(
+          db,
+        );
   return result.rows;
 }
 

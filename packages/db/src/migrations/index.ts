@@ -44,6 +44,7 @@ import * as versionAttestations from './2026-11-29T0620-version-attestations.js'
 import * as ciUploadSources from './2026-11-29T0630-ci-upload-sources.js';
 import * as taskStatusMessage from './2026-11-29T0700-task-status-message.js';
 import * as edgeDelegationKeys from './2026-11-29T2200-edge-delegation-keys.js';
+import * as privateListIndex from './2026-11-29T2210-private-list-index.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -92,4 +93,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0630-ci-upload-sources': ciUploadSources,
   '2026-11-29T0700-task-status-message': taskStatusMessage,
   '2026-11-29T2200-edge-delegation-keys': edgeDelegationKeys,
+  '2026-11-29T2210-private-list-index': privateListIndex,
 };
