@@ -1,22 +1,21 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SCOPES } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import type { TestDatabase } from '@pkgreg/db/testing';
 import { skillMd } from '@pkgreg/indexer/testing';
-import { createLogger } from '@pkgreg/server-kit';
 import { until } from '@pkgreg/testing';
-import { Redis } from 'ioredis';
 import { type CryptoKey, decodeJwt, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createEdge, type Edge } from '../src/app.js';
 import { createDelegationAssertions, DELEGATION_TYP } from '../src/catalog/delegation-assertions.js';
-import { loadEnv } from '../src/env.js';
 import { createClient } from '../src/oauth/clients.service.js';
-import { createKeyStore, ensureActiveKey } from '../src/oauth/signing-keys.service.js';
+import { createKeyStore } from '../src/oauth/signing-keys.service.js';
 import type { AuthInfo } from '../src/oauth/verify-token.js';
 import { forgeToken, type Harness } from './helpers.js';
-import { type RunningRegistry, SkillRepos, startRegistry } from './registry.js';
+import {
+  type EdgeOverRegistry,
+  type RunningRegistry,
+  type SkillRepos,
+  startEdgeOverRegistry,
+} from './registry.js';
 
 // Issue 29, "pkgreg.registry.read shows that person's private skills": a token a person delegated to an
 // app reads the registry through the edge as that person (docs/accounts.md, "Reading through the MCP
@@ -27,11 +26,9 @@ import { type RunningRegistry, SkillRepos, startRegistry } from './registry.js';
 // caller: every "right after" below would fail.
 
 let t: TestDatabase;
-let redis: Redis;
 let registry: RunningRegistry;
 let repos: SkillRepos;
-let server: Server;
-let edge: Edge;
+let stack: EdgeOverRegistry;
 let base: string;
 
 const APP = 'https://agent.example/oauth/client.json';
@@ -130,13 +127,9 @@ let outsider: string;
 let machine: string;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
   // The edge listens first: the registry must know its public URL to trust its assertions.
-  server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  registry = await startRegistry(t.url, { EDGE_PUBLIC_BASE_URL: base });
-  repos = new SkillRepos(t.db);
+  stack = await startEdgeOverRegistry({ trustEdge: true });
+  ({ t, base, registry, repos } = stack);
   await repos.commit('vault', 'skills', {
     'runbook/SKILL.md': RUNBOOK,
     'runbook/references/STEPS.md': STEPS,
@@ -160,40 +153,18 @@ beforeAll(async () => {
     return ((await res.json()) as Json).total === 1;
   }, 'the registry search to hold the public package only');
 
-  redis = new Redis(TEST_REDIS_URL, { keyPrefix: `${testKeyPrefix('delegated')}:` });
-  const env = loadEnv({
-    PKGREG_PUBLIC_BASE_URL: base,
-    DATABASE_URL: t.url,
-    REDIS_URL: TEST_REDIS_URL,
-    EDGE_QUEUE_PREFIX: testKeyPrefix('delegated-q'),
-    EDGE_AUDIT_FLUSH_MS: '20',
-    LOG_LEVEL: 'silent',
-    REGISTRY_URL: registry.url,
+  await stack.startEdge('delegated', {
     // Trusted for a minute: a person's answer kept for anyone would be served to the next caller.
     EDGE_CATALOG_TTL_MS: '60000',
     EDGE_RATE_LIMIT_PER_MINUTE: '10000',
   });
-  await ensureActiveKey(t.db);
-  await ensureActiveKey(t.db, 'delegation');
-  edge = createEdge({ db: t.db, redis, logger: createLogger('t', 'silent'), env });
-  server.on('request', edge.handler);
   member = await delegated('member');
   outsider = await delegated('outsider');
   machine = await clientToken();
 }, 120_000);
 
 afterAll(async () => {
-  if (server) {
-    await new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    });
-  }
-  await edge?.shutdown();
-  redis?.disconnect();
-  await registry?.stop();
-  repos?.remove();
-  await t?.destroy();
+  await stack?.stop();
 });
 
 describe("a person's delegated token reads that person's private skills", () => {

@@ -1,23 +1,21 @@
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type Skill, SkillsClient, SkillVerificationError } from '@modelcontextprotocol/client/ext/skills';
 import { ALL_SCOPES, SCOPES, SKILLS_META, type VersionFile } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import type { TestDatabase } from '@pkgreg/db/testing';
 import { skillMd } from '@pkgreg/indexer/testing';
-import { createLogger } from '@pkgreg/server-kit';
 import { until } from '@pkgreg/testing';
-import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEdge, type Edge } from '../src/app.js';
 import { entryResources } from '../src/catalog/skill-entries.js';
-import { loadEnv } from '../src/env.js';
 import { createClient } from '../src/oauth/clients.service.js';
-import { ensureActiveKey } from '../src/oauth/signing-keys.service.js';
 import { forgeToken, type Harness } from './helpers.js';
-import { type RunningRegistry, SkillRepos, startRegistry } from './registry.js';
+import {
+  type EdgeOverRegistry,
+  type RunningRegistry,
+  type SkillRepos,
+  startEdgeOverRegistry,
+} from './registry.js';
 
 // The MCP skills extension (SEP-2640, `io.modelcontextprotocol/skills`) as the official v2 client's
 // SkillsClient uses it: skills/list, skills/get, every file read with its size, digest and (for SKILL.md)
@@ -27,11 +25,9 @@ import { type RunningRegistry, SkillRepos, startRegistry } from './registry.js';
 // (`initialize`); refusals are checked on the wire with plain fetch.
 
 let t: TestDatabase;
-let redis: Redis;
 let registry: RunningRegistry;
 let repos: SkillRepos;
-let server: Server;
-let edge: Edge;
+let stack: EdgeOverRegistry;
 let base: string;
 
 // BOM and CRLF, typed values: the entry's frontmatter must be what the client reads from these bytes.
@@ -73,13 +69,9 @@ const digest = (bytes: string | Buffer) => `sha256:${createHash('sha256').update
 type Json = any;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  // The edge listens first: the registry must know its public URL to trust its delegation assertions.
-  server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  registry = await startRegistry(t.url, { EDGE_PUBLIC_BASE_URL: base });
-  repos = new SkillRepos(t.db);
+  // The edge listens first: the registry must know its public URL to trust its assertions.
+  stack = await startEdgeOverRegistry({ trustEdge: true });
+  ({ t, base, registry, repos } = stack);
   await repos.commit('acme', 'skills', {
     'pdf/SKILL.md': PDF,
     'pdf/references/FORMS.md': FORMS,
@@ -116,37 +108,16 @@ beforeAll(async () => {
     return list.total === 5;
   }, 'the registry to list the five public packages');
 
-  redis = new Redis(TEST_REDIS_URL, { keyPrefix: `${testKeyPrefix('skills-ext')}:` });
-  const env = loadEnv({
-    PKGREG_PUBLIC_BASE_URL: base,
-    DATABASE_URL: t.url,
-    REDIS_URL: TEST_REDIS_URL,
-    EDGE_QUEUE_PREFIX: testKeyPrefix('skills-ext-q'),
-    EDGE_AUDIT_FLUSH_MS: '20',
-    LOG_LEVEL: 'silent',
-    REGISTRY_URL: registry.url,
+  await stack.startEdge('skills-ext', {
     // Small pages: the client walks several for skills/list and resources/directory/read.
     EDGE_RESOURCES_PAGE_SIZE: '2',
     EDGE_CATALOG_TTL_MS: '50',
     EDGE_RATE_LIMIT_PER_MINUTE: '10000',
   });
-  await ensureActiveKey(t.db);
-  edge = createEdge({ db: t.db, redis, logger: createLogger('t', 'silent'), env });
-  server.on('request', edge.handler);
 }, 120_000);
 
 afterAll(async () => {
-  if (server) {
-    await new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    });
-  }
-  await edge?.shutdown();
-  redis?.disconnect();
-  await registry?.stop();
-  repos?.remove();
-  await t?.destroy();
+  await stack?.stop();
 });
 
 /** A token from the real token endpoint for a client acting for itself, holding `scopes`. */

@@ -1,23 +1,27 @@
 import { createHash, generateKeyPairSync, verify } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ALL_SCOPES, SCOPES, type SkillManifest } from '@pkgreg/contracts';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
+import { TEST_REDIS_URL, type TestDatabase, testKeyPrefix } from '@pkgreg/db/testing';
 import { skillMd } from '@pkgreg/indexer/testing';
 import { registerSigningKey, signerFromPem, signPendingVersions } from '@pkgreg/registry';
 import { createLogger } from '@pkgreg/server-kit';
 import { until } from '@pkgreg/testing';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEdge, type Edge } from '../src/app.js';
+import { createEdge } from '../src/app.js';
 import { loadEnv } from '../src/env.js';
 import { createClient } from '../src/oauth/clients.service.js';
-import { ensureActiveKey } from '../src/oauth/signing-keys.service.js';
 import { forgeToken, type Harness, unknownKey, unsignedToken } from './helpers.js';
-import { type RunningRegistry, SkillRepos, startRegistry } from './registry.js';
+import {
+  type EdgeOverRegistry,
+  type RunningRegistry,
+  type SkillRepos,
+  startEdgeOverRegistry,
+} from './registry.js';
 
 // Skills over MCP (issue 20): skill:// resources and the registry tools, read through the official MCP SDK
 // client from a real edge whose catalog is a real registry-api (its built server) on this file's own
@@ -27,8 +31,7 @@ let t: TestDatabase;
 let redis: Redis;
 let registry: RunningRegistry;
 let repos: SkillRepos;
-let server: Server;
-let edge: Edge;
+let stack: EdgeOverRegistry;
 let base: string;
 
 const PDF_V1 = skillMd(['name: pdf-tools', 'description: Fill and read PDF forms', 'version: 1.0.0']);
@@ -44,9 +47,8 @@ const skill = (name: string, description: string) =>
   skillMd([`name: ${name}`, `description: ${description}`]);
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  registry = await startRegistry(t.url);
-  repos = new SkillRepos(t.db);
+  stack = await startEdgeOverRegistry({ trustEdge: false });
+  ({ t, base, registry, repos } = stack);
   await repos.commit('acme', 'skills', {
     'pdf-tools/SKILL.md': PDF_V1,
     'code-review/SKILL.md': skill('code-review', 'Review a change like a senior engineer'),
@@ -68,40 +70,17 @@ beforeAll(async () => {
     return list.total === 6;
   }, 'the registry to list the six packages');
 
-  redis = new Redis(TEST_REDIS_URL, { keyPrefix: `${testKeyPrefix('skills')}:` });
-  server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const env = loadEnv({
-    PKGREG_PUBLIC_BASE_URL: base,
-    DATABASE_URL: t.url,
-    REDIS_URL: TEST_REDIS_URL,
-    EDGE_QUEUE_PREFIX: testKeyPrefix('skills-q'),
-    EDGE_AUDIT_FLUSH_MS: '20',
-    LOG_LEVEL: 'silent',
-    REGISTRY_URL: registry.url,
+  await stack.startEdge('skills', {
     // Small pages, so listing the six packages takes several; visibility asked again after 50 ms.
     EDGE_RESOURCES_PAGE_SIZE: '2',
     EDGE_CATALOG_TTL_MS: '50',
     EDGE_RATE_LIMITS_JSON: JSON.stringify({ 'resources/templates/list': 3 }),
   });
-  await ensureActiveKey(t.db);
-  edge = createEdge({ db: t.db, redis, logger: createLogger('t', 'silent'), env });
-  server.on('request', edge.handler);
+  redis = stack.redis;
 }, 120_000);
 
 afterAll(async () => {
-  if (server) {
-    await new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    });
-  }
-  await edge?.shutdown();
-  redis?.disconnect();
-  await registry?.stop();
-  repos?.remove();
-  await t?.destroy();
+  await stack?.stop();
 });
 
 async function sdkClient(scopes: readonly string[] = ALL_SCOPES): Promise<Client> {
