@@ -1,5 +1,5 @@
 import { SCOPES } from '@pkgreg/contracts';
-import type { TestDatabase } from '@pkgreg/db/testing';
+import { insertAccounts, insertDelegation, insertOrganisation, type TestDatabase } from '@pkgreg/db/testing';
 import { skillMd } from '@pkgreg/indexer/testing';
 import { until } from '@pkgreg/testing';
 import { type CryptoKey, decodeJwt, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
@@ -42,16 +42,6 @@ const MISSING_URI = 'skill://vault/no-such-skill/SKILL.md';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
 type Json = any;
-
-async function account(id: string): Promise<void> {
-  await sql`insert into auth_user ("id", "name", "email", "emailVerified", "createdAt", "updatedAt")
-    values (${id}, ${id}, ${`${id}@example.com`}, true, now(), now())`.execute(t.db);
-}
-
-async function delegate(accountId: string): Promise<void> {
-  await sql`insert into edge_delegations (account_id, client_id, client_name, scopes)
-    values (${accountId}, ${APP}, 'Agent', ${[SCOPES.registryRead]})`.execute(t.db);
-}
 
 /** A token `person` delegated to the app, as the edge's authorization server signs it. */
 const delegated = (person: string, scope: string = SCOPES.registryRead) =>
@@ -138,16 +128,17 @@ beforeAll(async () => {
     'helper/SKILL.md': skillMd(['name: helper', 'description: A public vault helper']),
   });
   // `vault` is the private scope of an organisation `member` belongs to; `outsider` belongs to none.
-  for (const id of ['member', 'outsider', 'suspended-later', 'revoking']) await account(id);
-  await sql`insert into auth_organization ("id", "name", "slug", "createdAt")
-    values ('org-vault', 'Vault', 'vault', now())`.execute(t.db);
-  for (const id of ['member', 'suspended-later', 'revoking']) {
-    await sql`insert into auth_member ("id", "organizationId", "userId", "role", "createdAt")
-      values (${`m-${id}`}, 'org-vault', ${id}, 'reader', now())`.execute(t.db);
-  }
-  await sql`insert into scope_settings (scope, organization_id, visibility, created_at, updated_at)
-    values ('vault', 'org-vault', 'private', now(), now())`.execute(t.db);
-  for (const id of ['member', 'outsider', 'suspended-later', 'revoking']) await delegate(id);
+  const people = ['member', 'outsider', 'suspended-later', 'revoking'];
+  await insertAccounts(t.db, people);
+  await insertOrganisation(t.db, {
+    id: 'org-vault',
+    name: 'Vault',
+    slug: 'vault',
+    members: { member: 'reader', 'suspended-later': 'reader', revoking: 'reader' },
+    scopes: { vault: 'private' },
+  });
+  for (const accountId of people)
+    await insertDelegation(t.db, { accountId, clientId: APP, scopes: [SCOPES.registryRead] });
   await until(async () => {
     const res = await fetch(`${registry.url}/api/search?q=vault`);
     return ((await res.json()) as Json).total === 1;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { deriveDelegatedNamespace } from '@pkgreg/contracts';
+import { insertAccounts, insertOrganisation } from '@pkgreg/db/testing';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeOwner, setOwner } from '../src/admission/access.repository.js';
@@ -23,11 +24,6 @@ const grace = randomUUID();
 const linus = randomUUID();
 const org = randomUUID();
 
-async function account(id: string): Promise<void> {
-  await sql`insert into auth_user ("id", "name", "email", "emailVerified", "createdAt", "updatedAt")
-    values (${id}, ${id}, ${`${id}@example.com`}, true, now(), now())`.execute(h.t.db);
-}
-
 async function member(accountId: string): Promise<void> {
   await sql`insert into auth_member ("id", "organizationId", "userId", "role", "createdAt")
     values (${randomUUID()}, ${org}, ${accountId}, 'reader', now())`.execute(h.t.db);
@@ -41,10 +37,8 @@ beforeAll(async () => {
       { host: TUNNEL, sessionId: 'ada-sess', target: receiver.target, secret: SECRET },
     ]),
   });
-  for (const id of [ada, grace, linus]) await account(id);
-  await sql`insert into auth_organization ("id", "name", "slug", "createdAt")
-    values (${org}, 'Team', 'team', now())`.execute(h.t.db);
-  await member(grace);
+  await insertAccounts(h.t.db, [ada, grace, linus]);
+  await insertOrganisation(h.t.db, { id: org, name: 'Team', slug: 'team', members: { [grace]: 'reader' } });
   await receiver.serve(h, {
     sessionId: 'ada-sess',
     secret: SECRET,

@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type Skill, SkillsClient, SkillVerificationError } from '@modelcontextprotocol/client/ext/skills';
 import { ALL_SCOPES, SCOPES, SKILLS_META, type VersionFile } from '@pkgreg/contracts';
-import type { TestDatabase } from '@pkgreg/db/testing';
+import { insertAccounts, insertDelegation, insertOrganisation, type TestDatabase } from '@pkgreg/db/testing';
 import { skillMd } from '@pkgreg/indexer/testing';
 import { until } from '@pkgreg/testing';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entryResources } from '../src/catalog/skill-entries.js';
 import { createClient } from '../src/oauth/clients.service.js';
@@ -93,16 +92,15 @@ beforeAll(async () => {
   });
   await repos.commit('vault', 'skills', { 'runbook/SKILL.md': RUNBOOK });
   // `vault` is the private scope of an organisation `member` belongs to.
-  await sql`insert into auth_user ("id", "name", "email", "emailVerified", "createdAt", "updatedAt")
-    values ('member', 'member', 'member@example.com', true, now(), now())`.execute(t.db);
-  await sql`insert into auth_organization ("id", "name", "slug", "createdAt")
-    values ('org-vault', 'Vault', 'vault', now())`.execute(t.db);
-  await sql`insert into auth_member ("id", "organizationId", "userId", "role", "createdAt")
-    values ('m-member', 'org-vault', 'member', 'reader', now())`.execute(t.db);
-  await sql`insert into scope_settings (scope, organization_id, visibility, created_at, updated_at)
-    values ('vault', 'org-vault', 'private', now(), now())`.execute(t.db);
-  await sql`insert into edge_delegations (account_id, client_id, client_name, scopes)
-    values ('member', ${APP}, 'Agent', ${[SCOPES.registryRead]})`.execute(t.db);
+  await insertAccounts(t.db, ['member']);
+  await insertOrganisation(t.db, {
+    id: 'org-vault',
+    name: 'Vault',
+    slug: 'vault',
+    members: { member: 'reader' },
+    scopes: { vault: 'private' },
+  });
+  await insertDelegation(t.db, { accountId: 'member', clientId: APP, scopes: [SCOPES.registryRead] });
   await until(async () => {
     const list = (await fetch(`${registry.url}/api/packages?pageSize=100`).then((r) => r.json())) as Json;
     return list.total === 5;

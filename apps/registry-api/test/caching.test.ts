@@ -3,6 +3,7 @@ import { realpathSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ListResponseSchema, SearchResponseSchema, VersionListResponseSchema } from '@pkgreg/contracts';
 import { createDb } from '@pkgreg/db';
+import { insertOrganisation } from '@pkgreg/db/testing';
 import { indexSource } from '@pkgreg/indexer';
 import { commitFiles, createRepo, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
 import { checkpoint, logPendingVersions, removePackage } from '@pkgreg/registry';
@@ -60,21 +61,12 @@ beforeAll(async () => {
   });
   await reindex();
   // @acme belongs to an organisation (public), whose discovery index is a moving answer too.
-  const now = new Date();
-  await t.db
-    .insertInto('auth_organization')
-    .values({ id: 'org-acme', name: 'Acme', slug: 'acme-org', createdAt: now })
-    .execute();
-  await t.db
-    .insertInto('scope_settings')
-    .values({
-      scope: 'acme',
-      organization_id: 'org-acme',
-      visibility: 'public',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await insertOrganisation(t.db, {
+    id: 'org-acme',
+    name: 'Acme',
+    slug: 'acme-org',
+    scopes: { acme: 'public' },
+  });
   const versions = await request(t.app).get('/api/packages/@acme/pdf/versions').expect(200);
   pdfVersion = VersionListResponseSchema.parse(versions.body).data[0]?.version ?? '';
   // The transparency log's answers need a checkpoint; it moves only when the sequencer runs again.

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestListener } from 'node:http';
-import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import {
+  insertAccounts,
+  insertDelegation,
+  insertOrganisation,
+  TEST_REDIS_URL,
+  testKeyPrefix,
+} from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { Redis } from 'ioredis';
 import { type CryptoKey, exportJWK, generateKeyPair, SignJWT } from 'jose';
@@ -102,38 +108,10 @@ function unsigned(header: Record<string, string>, signature = ''): string {
   return `${b64(header)}.${b64(claims)}.${signature}`;
 }
 
-async function account(id: string, banned: { banned?: boolean; banExpires?: Date } = {}) {
-  const now = new Date();
-  await database.db
-    .insertInto('auth_user')
-    .values({
-      id,
-      name: id,
-      email: `${id}@example.com`,
-      emailVerified: true,
-      createdAt: now,
-      updatedAt: now,
-      role: null,
-      banned: banned.banned ?? null,
-      banReason: banned.banned ? 'abuse' : null,
-      banExpires: banned.banExpires ?? null,
-      image: null,
-    })
-    .execute();
-}
-
-async function delegate(accountId: string, clientId = APP, revoked = false) {
-  await database.db
-    .insertInto('edge_delegations')
-    .values({
-      account_id: accountId,
-      client_id: clientId,
-      client_name: 'Agent',
-      scopes: ['pkgreg.registry.read'],
-      revoked_at: revoked ? new Date() : null,
-    })
-    .execute();
-}
+const account = (id: string, ban: { banned?: boolean; banExpires?: Date } = {}) =>
+  insertAccounts(database.db, [{ id, ...ban }]);
+const delegate = (accountId: string, clientId = APP, revoked = false) =>
+  insertDelegation(database.db, { accountId, clientId, scopes: ['pkgreg.registry.read'], revoked });
 
 beforeAll(async () => {
   redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, keyPrefix: `${testKeyPrefix('delegation')}:` });
@@ -161,43 +139,13 @@ beforeAll(async () => {
   for (const id of ['member', 'outsider', 'undelegated', 'revoker']) await account(id);
   await account('suspended', { banned: true });
   await account('lapsed', { banned: true, banExpires: new Date(Date.now() - 60_000) });
-  const now = new Date();
-  await database.db
-    .insertInto('auth_organization')
-    .values({
-      id: 'org-secret',
-      name: 'Secret',
-      slug: 'secret',
-      createdAt: now,
-      logo: null,
-      metadata: null,
-      githubOrgId: null,
-      githubOrgLogin: null,
-      suspendedAt: null,
-    })
-    .execute();
-  await database.db
-    .insertInto('auth_member')
-    .values(
-      ['member', 'undelegated', 'revoker', 'suspended', 'lapsed'].map((userId) => ({
-        id: `m-${userId}`,
-        organizationId: 'org-secret',
-        userId,
-        role: 'owner',
-        createdAt: now,
-      })),
-    )
-    .execute();
-  await database.db
-    .insertInto('scope_settings')
-    .values({
-      scope: 'secret',
-      organization_id: 'org-secret',
-      visibility: 'private',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await insertOrganisation(database.db, {
+    id: 'org-secret',
+    name: 'Secret',
+    slug: 'secret',
+    members: { member: 'owner', undelegated: 'owner', revoker: 'owner', suspended: 'owner', lapsed: 'owner' },
+    scopes: { secret: 'private' },
+  });
   for (const id of ['member', 'outsider', 'suspended', 'lapsed']) await delegate(id);
   await delegate('undelegated', 'https://other-agent.example/client.json');
   await delegate('revoker', APP, true);

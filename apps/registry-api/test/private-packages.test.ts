@@ -7,7 +7,7 @@ import {
   PackageDetailSchema,
   VersionDetailSchema,
 } from '@pkgreg/contracts';
-import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import { insertAccounts, insertOrganisation, TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { indexSource } from '@pkgreg/indexer';
 import { skillMd } from '@pkgreg/indexer/testing';
@@ -160,53 +160,14 @@ beforeAll(async () => {
   // The scope turns private (the database derives packages.private from scope_settings), then what the
   // visibility service does after: the dependency counts.
   const ids = await database.db.selectFrom('packages').select('id').where('scope', '=', 'secret').execute();
-  const now = new Date();
-  await database.db
-    .insertInto('auth_user')
-    .values(
-      ['member', 'outsider'].map((id) => ({
-        id,
-        name: id,
-        email: `${id}@example.com`,
-        emailVerified: true,
-        createdAt: now,
-        updatedAt: now,
-        role: null,
-        banned: null,
-        banReason: null,
-        banExpires: null,
-        image: null,
-      })),
-    )
-    .execute();
-  await database.db
-    .insertInto('auth_organization')
-    .values({
-      id: 'org-secret',
-      name: 'Secret',
-      slug: 'secret',
-      createdAt: now,
-      logo: null,
-      metadata: null,
-      githubOrgId: null,
-      githubOrgLogin: null,
-      suspendedAt: null,
-    })
-    .execute();
-  await database.db
-    .insertInto('auth_member')
-    .values({ id: 'm1', organizationId: 'org-secret', userId: 'member', role: 'reader', createdAt: now })
-    .execute();
-  await database.db
-    .insertInto('scope_settings')
-    .values({
-      scope: 'secret',
-      organization_id: 'org-secret',
-      visibility: 'private',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await insertAccounts(database.db, ['member', 'outsider']);
+  await insertOrganisation(database.db, {
+    id: 'org-secret',
+    name: 'Secret',
+    slug: 'secret',
+    members: { member: 'reader' },
+    scopes: { secret: 'private' },
+  });
   const token = (account: string) =>
     createToken(
       database.db,

@@ -8,6 +8,7 @@ import {
   AgentSkillsIndexSchema,
   VersionDetailSchema,
 } from '@pkgreg/contracts';
+import { insertAccounts } from '@pkgreg/db/testing';
 import { indexSource } from '@pkgreg/indexer';
 import { createRepo, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
 import { yankVersion } from '@pkgreg/registry';
@@ -93,24 +94,7 @@ beforeAll(async () => {
   await quarantinePackage(t.db, { scope: 'acme', name: 'held' }, 'under review');
   // The scope `secret` is private to its organisation, whose member reads it.
   const now = new Date();
-  await t.db
-    .insertInto('auth_user')
-    .values(
-      ['member', 'outsider'].map((id) => ({
-        id,
-        name: id,
-        email: `${id}@example.com`,
-        emailVerified: true,
-        createdAt: now,
-        updatedAt: now,
-        role: null,
-        banned: null,
-        banReason: null,
-        banExpires: null,
-        image: null,
-      })),
-    )
-    .execute();
+  await insertAccounts(t.db, ['member', 'outsider']);
   // Organisations: `secret` holds the private scope `secret`; `umbrella` holds @octo (public) and @vault
   // (private) by its settings, and @acme as the scope of the GitHub organisation linked to it;
   // `dormant` is suspended, and holds @octo through its GitHub organisation.

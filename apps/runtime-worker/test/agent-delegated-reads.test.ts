@@ -8,7 +8,13 @@ import {
   QUEUES,
   SCOPES,
 } from '@pkgreg/contracts';
-import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import {
+  insertAccounts,
+  insertDelegation,
+  insertOrganisation,
+  TEST_REDIS_URL,
+  testKeyPrefix,
+} from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { indexSource } from '@pkgreg/indexer';
 import { commitFiles, createRepo, removeDir, tempDir } from '@pkgreg/indexer/testing';
@@ -63,16 +69,6 @@ let worker: RuntimeWorker;
 let queue: RuntimeQueue;
 let events: TaskEvents;
 
-async function account(id: string, member: boolean): Promise<void> {
-  await sql`insert into auth_user ("id", "name", "email", "emailVerified", "createdAt", "updatedAt")
-    values (${id}, ${id}, ${`${id}@example.com`}, true, now(), now())`.execute(tdb.db);
-  if (member)
-    await sql`insert into auth_member ("id", "organizationId", "userId", "role", "createdAt")
-      values (${`m-${id}`}, 'org-vault', ${id}, 'reader', now())`.execute(tdb.db);
-  await sql`insert into edge_delegations (account_id, client_id, client_name, scopes)
-    values (${id}, ${APP}, 'Agent', ${[SCOPES.registryRead]})`.execute(tdb.db);
-}
-
 /**
  * The edge's delegation key, as its ensureActiveKey(db, 'delegation') writes one (the worker only reads it);
  * or, with `table`, a key of the edge's access tokens.
@@ -115,13 +111,17 @@ beforeAll(async () => {
   }
   // `vault` is the private scope of an organisation `member` and `revoking` belong to; `outsider` to none.
   // Each allowed the app (edge_delegations), as the consent page records it.
-  await sql`insert into auth_organization ("id", "name", "slug", "createdAt")
-    values ('org-vault', 'Vault', 'vault', now())`.execute(tdb.db);
-  await sql`insert into scope_settings (scope, organization_id, visibility, created_at, updated_at)
-    values ('vault', 'org-vault', 'private', now(), now())`.execute(tdb.db);
-  await account('member', true);
-  await account('revoking', true);
-  await account('outsider', false);
+  const people = ['member', 'revoking', 'outsider'];
+  await insertAccounts(tdb.db, people);
+  await insertOrganisation(tdb.db, {
+    id: 'org-vault',
+    name: 'Vault',
+    slug: 'vault',
+    members: { member: 'reader', revoking: 'reader' },
+    scopes: { vault: 'private' },
+  });
+  for (const accountId of people)
+    await insertDelegation(tdb.db, { accountId, clientId: APP, scopes: [SCOPES.registryRead] });
   await edgeDelegationKey();
   registry = await startRegistry({
     entry: REGISTRY_ENTRY,

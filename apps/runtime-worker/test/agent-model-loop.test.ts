@@ -1,6 +1,6 @@
 import { createHttpPackageFinder, createHttpSkillSource, type WorkflowPlan } from '@pkgreg/agents';
 import { type AgentInput, type MemoryBinding, QUEUES } from '@pkgreg/contracts';
-import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import { insertOrganisation, TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { indexSource } from '@pkgreg/indexer';
 import { commitFiles, createRepo, removeDir, tempDir } from '@pkgreg/indexer/testing';
@@ -14,7 +14,6 @@ import {
   type TaskEvents,
 } from '@pkgreg/tasks';
 import { captureLogs, type RegistryProcess, startRegistry } from '@pkgreg/testing';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RuntimeWorker } from '../src/worker.js';
 import { createTestWorker, REGISTRY_ENTRY, redisValues, until } from './helpers.js';
@@ -85,10 +84,12 @@ beforeAll(async () => {
     expect(summary.status).toBe('succeeded');
   }
   // `vault` is an organisation's private scope (docs/accounts.md): anonymous readers see nothing of it.
-  await sql`insert into auth_organization ("id", "name", "slug", "createdAt")
-    values ('org-vault', 'Vault', 'vault', now())`.execute(tdb.db);
-  await sql`insert into scope_settings (scope, organization_id, visibility, created_at, updated_at)
-    values ('vault', 'org-vault', 'private', now(), now())`.execute(tdb.db);
+  await insertOrganisation(tdb.db, {
+    id: 'org-vault',
+    name: 'Vault',
+    slug: 'vault',
+    scopes: { vault: 'private' },
+  });
   registry = await startRegistry({
     entry: REGISTRY_ENTRY,
     databaseUrl: tdb.url,

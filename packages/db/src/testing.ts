@@ -152,3 +152,117 @@ export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6
 export function testKeyPrefix(label: string): string {
   return `pkgreg-test:${label}:${randomBytes(4).toString('hex')}`;
 }
+
+// People, organisations and what they own, as the accounts code writes them (better-auth's tables,
+// scope_settings, edge_delegations): for tests that need a member, an outsider and a private scope without
+// signing anyone in.
+
+/** An account to insert: its id (name and `<id>@example.com` follow), and a ban when it has one. */
+export type AccountRow = string | { id: string; banned?: boolean; banExpires?: Date };
+
+/** Accounts (auth_user), verified, created now. */
+export async function insertAccounts(db: Db, accounts: readonly AccountRow[]): Promise<void> {
+  if (accounts.length === 0) return;
+  const now = new Date();
+  await db
+    .insertInto('auth_user')
+    .values(
+      accounts.map((account) => {
+        const { id, banned, banExpires } = typeof account === 'string' ? { id: account } : account;
+        return {
+          id,
+          name: id,
+          email: `${id}@example.com`,
+          emailVerified: true,
+          image: null,
+          createdAt: now,
+          updatedAt: now,
+          role: null,
+          banned: banned ?? null,
+          banReason: banned ? 'abuse' : null,
+          banExpires: banExpires ?? null,
+        };
+      }),
+    )
+    .execute();
+}
+
+export interface OrganisationRows {
+  id: string;
+  slug: string;
+  name?: string;
+  /** Member accounts (inserted already) and their roles; each member row's id is `m-<account>`. */
+  members?: Record<string, 'owner' | 'admin' | 'publisher' | 'reader'>;
+  /** Scopes the organisation owns, and whether each is private. */
+  scopes?: Record<string, 'private' | 'public'>;
+}
+
+/** An organisation (auth_organization), its members (auth_member) and its scopes (scope_settings). */
+export async function insertOrganisation(db: Db, org: OrganisationRows): Promise<void> {
+  const now = new Date();
+  await db
+    .insertInto('auth_organization')
+    .values({
+      id: org.id,
+      name: org.name ?? org.slug,
+      slug: org.slug,
+      createdAt: now,
+      logo: null,
+      metadata: null,
+      githubOrgId: null,
+      githubOrgLogin: null,
+      suspendedAt: null,
+    })
+    .execute();
+  const members = Object.entries(org.members ?? {});
+  if (members.length > 0) {
+    await db
+      .insertInto('auth_member')
+      .values(
+        members.map(([userId, role]) => ({
+          id: `m-${userId}`,
+          organizationId: org.id,
+          userId,
+          role,
+          createdAt: now,
+        })),
+      )
+      .execute();
+  }
+  const scopes = Object.entries(org.scopes ?? {});
+  if (scopes.length > 0) {
+    await db
+      .insertInto('scope_settings')
+      .values(
+        scopes.map(([scope, visibility]) => ({
+          scope,
+          organization_id: org.id,
+          account_id: null,
+          visibility,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .execute();
+  }
+}
+
+/** `accountId` allowed the app `clientId` the `scopes` (edge_delegations), as the consent page records it. */
+export async function insertDelegation(
+  db: Db,
+  delegation: { accountId: string; clientId: string; scopes: readonly string[]; revoked?: boolean },
+): Promise<void> {
+  await db
+    .insertInto('edge_delegations')
+    .values({
+      account_id: delegation.accountId,
+      client_id: delegation.clientId,
+      client_name: 'Agent',
+      scopes: [...delegation.scopes],
+      grant_id: null,
+      revoked_at: delegation.revoked ? new Date() : null,
+      tokens_not_before: null,
+      last_used_at: null,
+    })
+    .execute();
+}
