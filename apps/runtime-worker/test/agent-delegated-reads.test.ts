@@ -16,8 +16,7 @@ import {
   testKeyPrefix,
 } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
-import { indexSource } from '@pkgreg/indexer';
-import { commitFiles, createRepo, removeDir, tempDir } from '@pkgreg/indexer/testing';
+import { removeDir, tempDir } from '@pkgreg/indexer/testing';
 import { createLogger } from '@pkgreg/server-kit';
 import {
   createRuntimeQueue,
@@ -33,7 +32,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDelegatedReads } from '../src/jobs/delegated-reads.js';
 import type { RuntimeWorker } from '../src/worker.js';
-import { createTestWorker, REGISTRY_ENTRY, redisValues, until } from './helpers.js';
+import { createTestWorker, indexRepo, REGISTRY_ENTRY, redisValues, until } from './helpers.js';
 import {
   type ModelProtocolServer,
   resultJson,
@@ -93,22 +92,13 @@ async function edgeDelegationKey(
 }
 
 beforeAll(async () => {
-  const acme = createRepo(root, 'acme', 'skills', {});
-  commitFiles(acme, {
+  await indexRepo(tdb.db, root, 'acme', {
     'pg-schema/SKILL.md': '---\nname: pg-schema\ndescription: Design a PostgreSQL schema\n---\n# Schema\n',
     // Public, and found by the scripted search too: what anyone gets.
     'vault-notes/SKILL.md':
       '---\nname: vault-notes\ndescription: Notes on using a vault\n---\n# Vault notes\n',
   });
-  const vault = createRepo(root, 'vault', 'skills', {});
-  commitFiles(vault, { 'runbook/SKILL.md': RUNBOOK });
-  for (const [dir, owner] of [
-    [acme, 'acme'],
-    [vault, 'vault'],
-  ] as const) {
-    const summary = await indexSource({ db: tdb.db }, { kind: 'git', locator: dir, owner });
-    expect(summary.status).toBe('succeeded');
-  }
+  await indexRepo(tdb.db, root, 'vault', { 'runbook/SKILL.md': RUNBOOK });
   // `vault` is the private scope of an organisation `member` and `revoking` belong to; `outsider` to none.
   // Each allowed the app (edge_delegations), as the consent page records it.
   const people = ['member', 'revoking', 'outsider'];

@@ -2,8 +2,7 @@ import { createHttpPackageFinder, createHttpSkillSource, type WorkflowPlan } fro
 import { type AgentInput, type MemoryBinding, QUEUES } from '@pkgreg/contracts';
 import { insertOrganisation, TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
-import { indexSource } from '@pkgreg/indexer';
-import { commitFiles, createRepo, removeDir, tempDir } from '@pkgreg/indexer/testing';
+import { removeDir, tempDir } from '@pkgreg/indexer/testing';
 import { insertEntries } from '@pkgreg/memory';
 import { createLogger } from '@pkgreg/server-kit';
 import {
@@ -16,7 +15,7 @@ import {
 import { captureLogs, type RegistryProcess, startRegistry } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RuntimeWorker } from '../src/worker.js';
-import { createTestWorker, REGISTRY_ENTRY, redisValues, until } from './helpers.js';
+import { createTestWorker, indexRepo, REGISTRY_ENTRY, redisValues, until } from './helpers.js';
 import {
   type ModelProtocolServer,
   type Protocol,
@@ -62,8 +61,7 @@ const hosts: Record<
 > = {} as never;
 
 beforeAll(async () => {
-  const acme = createRepo(root, 'acme', 'skills', {});
-  commitFiles(acme, {
+  await indexRepo(tdb.db, root, 'acme', {
     'go-rest-api/SKILL.md': GO_API,
     'go-rest-api/references/RATE-LIMITS.md': RATE_LIMITS,
     'pg-schema/SKILL.md': PG_SCHEMA,
@@ -74,15 +72,7 @@ beforeAll(async () => {
       executable: true,
     },
   });
-  const vault = createRepo(root, 'vault', 'skills', {});
-  commitFiles(vault, { 'runbook/SKILL.md': RUNBOOK });
-  for (const [dir, owner] of [
-    [acme, 'acme'],
-    [vault, 'vault'],
-  ] as const) {
-    const summary = await indexSource({ db: tdb.db }, { kind: 'git', locator: dir, owner });
-    expect(summary.status).toBe('succeeded');
-  }
+  await indexRepo(tdb.db, root, 'vault', { 'runbook/SKILL.md': RUNBOOK });
   // `vault` is an organisation's private scope (docs/accounts.md): anonymous readers see nothing of it.
   await insertOrganisation(tdb.db, {
     id: 'org-vault',

@@ -4,7 +4,8 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '@pkgreg/db';
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
-import { Redis } from 'ioredis';
+import { indexSource } from '@pkgreg/indexer';
+import { commitFiles, createRepo, type FileSpec } from '@pkgreg/indexer/testing';
 import {
   type ModelAnswer,
   type RegistryProcess,
@@ -12,6 +13,7 @@ import {
   startModelStandIn,
   startRegistry,
 } from '@pkgreg/testing';
+import { Redis } from 'ioredis';
 
 // Test plumbing: real child processes (registry-api, the built worker) and local HTTP servers for the
 // services we cannot reach (an OpenAI-compatible model endpoint).
@@ -269,4 +271,18 @@ export async function redisValues(prefix: string): Promise<Array<{ key: string; 
   } finally {
     redis.disconnect();
   }
+}
+
+/** Commits `files` to a new repository `<owner>/skills` under `root` and indexes it, as `pnpm registry index` would. */
+export async function indexRepo(
+  db: Db,
+  root: string,
+  owner: string,
+  files: Record<string, FileSpec>,
+): Promise<void> {
+  const dir = createRepo(root, owner, 'skills', {});
+  commitFiles(dir, files);
+  const summary = await indexSource({ db }, { kind: 'git', locator: dir, owner });
+  if (summary.status !== 'succeeded')
+    throw new Error(`indexing ${owner}/skills failed: ${JSON.stringify(summary)}`);
 }
