@@ -22,7 +22,7 @@ import { loadEnv } from '../src/env.js';
 import { refreshDerivedTables } from '../src/packages/derived-tables-refresher.js';
 import { DEFAULT_LIST_OPTIONS, type ListOptions, listPackages } from '../src/packages/list.service.js';
 import { readListChangeCounter } from '../src/packages/packages.repository.js';
-import { searchPrivate } from '../src/search/private-search.repository.js';
+import { searchesPositions, searchPrivate } from '../src/search/private-search.repository.js';
 import { searchPackages } from '../src/search/search.service.js';
 import { rankingOrder, tierOf } from '../src/search/search-ranking.js';
 import { anywhereQuery } from '../src/search/search-sql.js';
@@ -76,6 +76,8 @@ const crawl = (locator: string) =>
 const MEMBER: ReadAccess = { scopes: ['secret'], packages: [] };
 /** A member of an organisation of 40 private packages, and of the `secret` one. */
 const BIG: ReadAccess = { scopes: ['bigorg', 'secret'], packages: [] };
+/** A member of the organisation owning `bigorg` and `labs` (read as one group), and of `secret`'s. */
+const WHOLE_BIG: ReadAccess = { scopes: ['bigorg', 'labs', 'secret'], packages: [] };
 /** A token limited to one private package. */
 const ONE_PACKAGE: ReadAccess = { scopes: [], packages: ['secret/hidden'] };
 
@@ -148,6 +150,13 @@ beforeAll(async () => {
       }),
     ),
   );
+  // A second private scope of bigorg's organisation: the two are searched as one group of positions.
+  await insertPackages(
+    database.db,
+    ['vault-notes', 'big-tool-labs', 'drafts'].map((name, i) =>
+      packageRow({ scope: 'labs', name, description: `The labs ${name}.`, repo_stars: 10 * i }),
+    ),
+  );
   // Private from its first row: the sync feed must never name it.
   await insertPackages(database.db, [
     packageRow({
@@ -167,6 +176,11 @@ beforeAll(async () => {
     slug: 'secret',
     members: { member: 'reader' },
     scopes: { secret: 'private' },
+  });
+  await insertOrganisation(database.db, {
+    id: 'org-big',
+    slug: 'bigorg',
+    scopes: { bigorg: 'public', labs: 'private' },
   });
   const token = (account: string) =>
     createToken(
@@ -540,24 +554,35 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
       'nothing',
       'x'.repeat(120),
     ];
-    // Whole scopes without filters are answered from positions, the others by the live statement.
-    const readers = [MEMBER, BIG, ONE_PACKAGE];
+    // Whole scopes without filters are answered from positions, the others by the live statement;
+    // WHOLE_BIG reads bigorg's organisation as a group, BIG reads bigorg alone (not the whole group).
+    const readers = [MEMBER, BIG, WHOLE_BIG, ONE_PACKAGE];
+    const groups = await database.db.selectFrom('package_private_search_groups').selectAll().execute();
+    expect(groups.sort((a, b) => a.scope.localeCompare(b.scope))).toEqual([
+      { scope: 'bigorg', grp: '~org-big', size: 2 },
+      { scope: 'labs', grp: '~org-big', size: 2 },
+    ]);
     const compare = async (stage: string) => {
       for (const access of readers) {
         for (const q of queries) {
           const lexemes = searchLexemes(q);
           const found = await searchPrivate(database.db, access, lexemes, {}, 100);
           const { rows } = await sql<{ key: string }>`
-            select p.scope || '/' || p.name || ' ' || ${tierOf(sql`p.search_vector`, lexemes)} as key from packages p
+            select p.scope || '/' || p.name || ' ' || ${tierOf(sql`p.search_vector`, lexemes)}
+              || ' ' || p.repo_stars || ' ' || p.description as key from packages p
             where ${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null
               and p.search_vector @@ ${anywhereQuery(lexemes)}
             order by ${tierOf(sql`p.search_vector`, lexemes)}, ${rankingOrder('p')}`.execute(database.db);
           const label = `${stage}: ${q} as ${JSON.stringify(access)}`;
           expect(
-            found.rows.map((r) => `${r.scope}/${r.name} ${r.tier}`),
+            found.rows.map((r) => `${r.scope}/${r.name} ${r.tier} ${r.repo_stars} ${r.description}`),
             label,
           ).toEqual(rows.map((r) => r.key));
           expect(found.total, label).toBe(rows.length);
+          // From positions, the same statement reads the public catalog's count for the public plans.
+          expect(found.docs, label).toBe(
+            searchesPositions(access, {}) ? await countSearchDocs(database.db) : undefined,
+          );
         }
       }
     };
@@ -569,11 +594,12 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
       sql`update packages set description = 'A fresh big tool.', repo_stars = 99 where scope = 'bigorg' and name = 'tool-05'`,
       sql`update packages set visibility = 'public' where scope = 'bigorg' and name = 'tool-17'`,
       sql`update packages set status = 'delisted' where scope = 'bigorg' and name = 'tool-21'`,
+      sql`update packages set description = 'The labs vault drafts.' where scope = 'labs' and name = 'drafts'`,
     ];
     const before = await database.db
       .selectFrom('packages')
       .selectAll()
-      .where('scope', 'in', ['secret', 'bigorg'])
+      .where('scope', 'in', ['secret', 'bigorg', 'labs'])
       .execute();
     const staleNames = async () =>
       (
@@ -604,6 +630,7 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
         'bigorg/tool-05',
         'bigorg/tool-17',
         'bigorg/tool-21',
+        'labs/drafts',
         ...(staleBefore.includes('secret/leak') ? [] : ['secret/leak']),
       ]);
       await compare('changed since');

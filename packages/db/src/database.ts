@@ -268,11 +268,31 @@ export interface PackagePrivateSearchDocsTable {
   ord: number;
   id: string;
   scope: string;
+  /** The result columns as the rebuild read them from packages. */
+  name: string;
+  description: string;
+  kind: string;
+  category: string | null;
+  source_repo: string;
+  token_count: number;
+  verified: boolean;
+  repo_stars: number;
+  risk: string | null;
   /** The rebuild's snapshot, on ord 1 only: rows changed by a transaction it could not see are read live. */
   mark: string | null;
 }
 
 /** Positions per `<scope>/<key>` of private packages: anywhere, in the name (`a`), in name or scope (`ab`). */
+/**
+ * A group of private positions (registry-api search-tables.repository.ts): `scope`'s positions are also
+ * stored, with those of the group's other scopes (`size` in all), under the key prefix `grp`.
+ */
+export interface PackagePrivateSearchGroupsTable {
+  scope: string;
+  grp: string;
+  size: number;
+}
+
 export interface PackagePrivateSearchKeysTable {
   key: string;
   ords: number[];
@@ -844,6 +864,7 @@ export interface Database {
   package_search_name_keys: PackageSearchNameKeysTable;
   package_private_search_docs: PackagePrivateSearchDocsTable;
   package_private_search_keys: PackagePrivateSearchKeysTable;
+  package_private_search_groups: PackagePrivateSearchGroupsTable;
   package_search_initials: PackageSearchInitialsTable;
   package_search_facets: PackageSearchFacetsTable;
   package_search_facet_stats: PackageSearchFacetStatsTable;

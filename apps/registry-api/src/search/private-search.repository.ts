@@ -12,14 +12,31 @@ import { anywhereQuery, RESULT_COLUMNS, type SearchRow } from './search-sql.js';
 // tiers and order, then merged with the public answer by search.service.ts.
 //
 // A reader of whole scopes without filters is answered from positions: package_private_search_keys holds
-// per `<scope>/<key>` the ranking positions (package_private_search_docs) of the private packages holding
-// it, so the top matches and their count come from unions and intersections of int arrays, and only the
-// page's rows are read. Rows changed since those tables were built are searched live. Filters and tokens
+// per `<scope>/<key>` (and per `<group>/<key>` for an organisation's scopes together) the ranking
+// positions (package_private_search_docs) of the private packages holding it, so the top matches and
+// their count come from unions and intersections of int arrays, and only the page's rows are read (the
+// docs hold their result columns). Rows changed since those tables were built are searched live. Filters and tokens
 // limited to single packages take the live statement over packages_private_search_keys_idx instead
 // (migration 2026-11-29T0210), whose cost follows the number of matches.
 
 /** A match with its tier, for merging in ranking order. */
 export type TieredRow = SearchRow & { tier: number };
+
+/** A reader's private matches: the top ones in ranking order, and how many there are in all. */
+export interface PrivateMatches {
+  rows: TieredRow[];
+  total: number;
+  /**
+   * The public catalog's document count (countSearchDocs), read by the same statement when the answer
+   * came from positions, so that a member's search sends no more statements than an anonymous one.
+   */
+  docs?: number;
+}
+
+/** Whether searchPrivate answers from positions (whole scopes, no filters) rather than live. */
+export function searchesPositions(access: ReadAccess, filters: PackageFilters): boolean {
+  return access.packages.length === 0 && !hasFilters(filters);
+}
 
 /** The reader's top `limit` private matches in ranking order, and how many there are in all. */
 export async function searchPrivate(
@@ -28,8 +45,8 @@ export async function searchPrivate(
   lexemes: string[],
   filters: PackageFilters,
   limit: number,
-): Promise<{ rows: TieredRow[]; total: number }> {
-  if (access.packages.length === 0 && !hasFilters(filters))
+): Promise<PrivateMatches> {
+  if (searchesPositions(access, filters))
     return searchPrivatePositions(db, [...access.scopes], lexemes, limit);
   return searchPrivateLive(db, access, lexemes, filters, limit);
 }
@@ -51,7 +68,7 @@ function formsOf(lexemes: string[]): RawBuilder<unknown> {
 }
 
 /**
- * The stored keys a form matches as a prefix, in one scope: itself for 2-4 characters (every lexeme
+ * The stored keys a form matches as a prefix, under one key prefix (a scope or a group): itself for 2-4 characters (every lexeme
  * starting with it), the whole lexemes starting with it when longer, and for one character the
  * lexeme itself and every 2-character key starting with it. Keys are compared under "C".
  */
@@ -68,24 +85,27 @@ function keysOfForm(form: RawBuilder<unknown>, scope: RawBuilder<unknown>): RawB
       where length(${form}) = 1 and ${from} and length(k.key) <= length(${key}) + 1)`;
 }
 
-type PositionRow = Partial<TieredRow> & { total: number };
+type PositionRow = Partial<TieredRow> & { total: number; docs: number | null };
 
 /**
- * The positions' answer. Per term the union of its keys' positions over the reader's scopes (anywhere,
- * and for the typed form in the name and in name or scope), intersected over the terms, less the
- * positions of rows changed since the rebuild: tier 0 is the name set, tier 1 the name-or-scope set
- * without it, tier 2 the rest; each sorted by position, i.e. the ranking order. The changed rows are
- * read live (packages_scope_changes_idx, public ones too: a package turned public leaves the count) and
- * tested as the live statement tests them. The statement runs prepared (runNamed) and its lists reach it
- * through sub-selects: a custom plan then estimates what the generic one does, so Postgres keeps the
- * generic plan instead of planning each search again (planning cost more than running it).
+ * The positions' answer. Per term the union of its keys' positions over the reader's key prefixes (a
+ * group whose every scope it reads, its other scopes one by one; anywhere, and for the typed form in the
+ * name and in name or scope), intersected over the terms, less the positions of rows changed since the
+ * rebuild: tier 0 is the name set, tier 1 the name-or-scope set without it, tier 2 the rest; each sorted
+ * by position, i.e. the ranking order. The changed rows are read live (packages_scope_changes_idx, public
+ * ones too: a package turned public leaves the count) and tested as the live statement tests them; every
+ * other row is as the rebuild stored it (any change of a package moves its updated_xid), so the page's
+ * rows come from the docs. The statement runs prepared (runNamed) and its lists reach it through
+ * sub-selects: a custom plan then estimates what the generic one does, so Postgres keeps the generic plan
+ * instead of planning each search again (planning cost more than running it). It also reads the public
+ * catalog's document count, for the public plans (searchWithPrivate).
  */
 async function searchPrivatePositions(
   db: Db,
   scopes: string[],
   lexemes: string[],
   limit: number,
-): Promise<{ rows: TieredRow[]; total: number }> {
+): Promise<PrivateMatches> {
   const rows = await runNamed(
     db,
     sql<PositionRow>`
@@ -99,13 +119,17 @@ async function searchPrivatePositions(
         and p.updated_xid >= coalesce(pg_snapshot_xmin(m.snapshot), '0')
       left join package_private_search_docs d on d.id = p.id
       where m.snapshot is null or not pg_visible_in_snapshot(p.updated_xid, m.snapshot)),
+    prefixes as materialized (
+      select distinct case when g.size = count(*) over (partition by g.grp) then g.grp else s.scope end as prefix
+      from (select distinct unnest((select ${scopes}::text[])) as scope) s
+      left join package_private_search_groups g on g.scope = s.scope),
     terms as (
       select f.i, pkgreg_int_union(k.ords) as anywhere,
         coalesce(pkgreg_int_union(k.a) filter (where f.typed), '{}') as a,
         coalesce(pkgreg_int_union(k.ab) filter (where f.typed), '{}') as ab
       from (${formsOf(lexemes)}) f
-      cross join unnest((select ${scopes}::text[])) s(scope)
-      cross join lateral ${keysOfForm(sql`f.form`, sql`s.scope`)} k
+      cross join prefixes s
+      cross join lateral ${keysOfForm(sql`f.form`, sql`s.prefix`)} k
       group by f.i),
     sets as materialized (
       select pkgreg_int_intersect(t.anywhere) - x.ords as anywhere, pkgreg_int_intersect(t.a) - x.ords as a,
@@ -119,24 +143,24 @@ async function searchPrivatePositions(
         union all select unnest(subarray(ab - a, 1, ${limit})), 1 from sets
         union all select unnest(subarray(anywhere - ab, 1, ${limit})), 2 from sets) t
       order by t.tier, t.ord limit ${limit})
-    select n.total, r.* from (
+    select n.total, n.docs, r.* from (
       select coalesce((select icount(anywhere) from sets), 0)
-        + (select count(*) from changed where matches)::int as total) n
+        + (select count(*) from changed where matches)::int as total,
+        (select max(ord) from package_search_docs) as docs) n
     left join (
-      select ${RESULT_COLUMNS}, t.tier from top t
-        join package_private_search_docs d on d.ord = t.ord join packages p on p.id = d.id
-        where p.private and ${visible('p')}
+      select ${RESULT_COLUMNS}, t.tier from top t join package_private_search_docs p on p.ord = t.ord
       union all
       select c.id, c.scope, c.name, c.description, c.kind, c.category, c.source_repo, c.token_count,
         c.verified, c.repo_stars, c.risk, c.tier from changed c where c.matches) r on true`,
   );
   const total = Number(rows[0]?.total ?? 0);
-  const found = rows.flatMap(({ total: _, ...row }) =>
+  const docs = Number(rows[0]?.docs ?? 0);
+  const found = rows.flatMap(({ total: _, docs: __, ...row }) =>
     row.id === null || row.id === undefined
       ? []
       : [{ ...(row as TieredRow), private: true, tier: Number(row.tier) }],
   );
-  return { rows: found.sort(byTierAndRank).slice(0, limit), total };
+  return { rows: found.sort(byTierAndRank).slice(0, limit), total, docs };
 }
 
 /**
@@ -164,7 +188,7 @@ async function searchPrivateLive(
   lexemes: string[],
   filters: PackageFilters,
   limit: number,
-): Promise<{ rows: TieredRow[]; total: number }> {
+): Promise<PrivateMatches> {
   const scopes = [...new Set([...access.scopes, ...access.packages.map((key) => key.split('/')[0] ?? '')])];
   // `offset 0` keeps the candidates' subquery apart, so they come from the key index however the
   // planner rates the reader's scopes on packages_private_idx (a materialized CTE would copy every row).

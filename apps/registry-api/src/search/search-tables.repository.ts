@@ -30,6 +30,7 @@ const SEARCH_TABLES = [
   'package_search_facets',
   'package_search_facet_stats',
   'package_private_search_docs',
+  'package_private_search_groups',
   'package_private_search_keys',
 ];
 
@@ -190,14 +191,15 @@ export async function createNextFacets(db: Db, { blockShift }: SearchTablesOptio
 }
 
 /**
- * The visible private packages in ranking order (docs/search.md, "Private packages"), the row of ord 1
- * with `mark`: this statement's snapshot. A row last changed by a transaction it could not see may be
- * missing or stale here, so a reader's search reads those rows live.
+ * The visible private packages in ranking order (docs/search.md, "Private packages") with their result
+ * columns, the row of ord 1 with `mark`: this statement's snapshot. A row last changed by a transaction
+ * it could not see may be missing or stale here, so a reader's search reads those rows live.
  */
 export async function createNextPrivateDocs(db: Db): Promise<void> {
   const select = sql`
-    select d.ord, d.id, d.scope, case when d.ord = 1 then pg_current_snapshot() end as mark
-    from (select (row_number() over (order by ${rankingOrder()}))::int as ord, id, scope
+    select d.*, case when d.ord = 1 then pg_current_snapshot() end as mark
+    from (select (row_number() over (order by ${rankingOrder()}))::int as ord, id, scope, name, description,
+        kind, category, source_repo, token_count, verified, repo_stars, risk
       from packages where private and status <> 'delisted' and quarantined_at is null) d
     order by d.ord`;
   await createNextTable(db, 'package_private_search_docs', select, 'ord');
@@ -206,19 +208,52 @@ export async function createNextPrivateDocs(db: Db): Promise<void> {
 }
 
 /**
+ * The groups of private positions: each organisation's scopes holding visible private packages, when
+ * they are two or more (one scope gains nothing), keyed `~<organisation id>`. A scope is in one group at
+ * most: the organisation its settings name, else the one linked to the code-host organisation owning it.
+ * Any partition of scopes would be correct (a reader uses a group only when it reads all its members);
+ * organisations are the sets their members read whole.
+ */
+export async function createNextPrivateGroups(db: Db): Promise<void> {
+  const select = sql`
+    with owned as (
+      select distinct on (d.scope) d.scope, o.organization_id
+      from (select distinct scope from package_private_search_docs_next) d
+      cross join lateral (
+        select s.organization_id, 0 as rank from scope_settings s
+          where s.scope = d.scope and s.organization_id is not null
+        union all
+        select o."id", 1 from scope_owners so join auth_organization o on o."githubOrgId" = so.owner_id
+          where so.scope = d.scope) o
+      order by d.scope, o.rank, o.organization_id)
+    select scope, '~' || organization_id as grp, size from (
+      select scope, organization_id, (count(*) over (partition by organization_id))::int4 as size from owned) g
+    where size >= 2`;
+  await createNextTable(db, 'package_private_search_groups', select, 'scope');
+}
+
+/**
  * Private positions per `<scope>/<key>`, the keys of keysOf (a lexeme, its first 2 to SEARCH_KEY_LENGTH
- * characters) under the package's scope: anywhere, in the name (`a`) and in the name or scope (`ab`).
- * Built from the rows as the docs saw them: a row changed since is searched live and left out of these.
+ * characters) under the package's scope: anywhere, in the name (`a`) and in the name or scope (`ab`);
+ * and per `<group>/<key>`, their unions over each group's scopes. Built from the rows as the docs saw
+ * them: a row changed since is searched live and left out of these.
  */
 export async function createNextPrivateKeys(db: Db): Promise<void> {
   const select = sql`
-    select (d.scope || '/' || k.key) collate "C" as key,
-      uniq(sort(array_agg(d.ord))) as ords,
-      uniq(sort(coalesce(array_agg(d.ord) filter (where 'A' = any(l.weights)), '{}'))) as a,
-      uniq(sort(coalesce(array_agg(d.ord) filter (where l.weights && '{A,B}'), '{}'))) as ab
-    from package_private_search_docs_next d join packages p on p.id = d.id
-    cross join lateral unnest(p.search_vector) l
-    cross join lateral ${keysOf(sql`l.lexeme`)} k(key)
+    with k as materialized (
+      select (d.scope || '/' || k.key) collate "C" as key, d.scope,
+        uniq(sort(array_agg(d.ord))) as ords,
+        uniq(sort(coalesce(array_agg(d.ord) filter (where 'A' = any(l.weights)), '{}'))) as a,
+        uniq(sort(coalesce(array_agg(d.ord) filter (where l.weights && '{A,B}'), '{}'))) as ab
+      from package_private_search_docs_next d join packages p on p.id = d.id
+      cross join lateral unnest(p.search_vector) l
+      cross join lateral ${keysOf(sql`l.lexeme`)} k(key)
+      group by 1, 2)
+    select key, ords, a, ab from k
+    union all
+    select (g.grp || substr(k.key, length(k.scope) + 1)) collate "C",
+      pkgreg_int_union(k.ords), pkgreg_int_union(k.a), pkgreg_int_union(k.ab)
+    from k join package_private_search_groups_next g on g.scope = k.scope
     group by 1`;
   await createNextTable(db, 'package_private_search_keys', select, 'key');
 }

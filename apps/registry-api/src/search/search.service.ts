@@ -6,7 +6,7 @@ import { isPublicOnly, PUBLIC_ONLY, type ReadAccess } from '@pkgreg/registry';
 import { type FacetOperand, facetOperands } from './facets.repository.js';
 import { filterKeys } from './filters.js';
 import { filterPlan, postingPlan } from './posting-plan.js';
-import { searchPrivate } from './private-search.repository.js';
+import { searchesPositions, searchPrivate } from './private-search.repository.js';
 import { scanPlan } from './scan-plan.js';
 import {
   choosePlan,
@@ -26,6 +26,7 @@ import {
   createNextNameKeys,
   createNextPrefixes,
   createNextPrivateDocs,
+  createNextPrivateGroups,
   createNextPrivateKeys,
   DEFAULT_SEARCH_TABLES,
   dropNextTables,
@@ -70,15 +71,17 @@ export async function searchPackages(
   return { results: answer.rows.map(toResult), total: answer.total };
 }
 
+/** The public answer; `docs` is the catalog's document count when another statement reads it. */
 async function searchPublic(
   db: Db,
   lexemes: string[],
   plan: SearchPlanOptions,
   filters: PackageFilters,
+  docsCount: Promise<number> = countSearchDocs(db),
 ): Promise<SearchPage> {
   const [stats, docs, facets] = await Promise.all([
     prefixStats(db, lexemes, plan.maxExpansions),
-    countSearchDocs(db),
+    docsCount,
     facetOperands(db, filterKeys(filters)),
   ]);
   const choice = choosePlan(lexemes, stats, docs, plan, facets);
@@ -97,10 +100,12 @@ async function searchWithPrivate(
   filters: PackageFilters,
   access: ReadAccess,
 ): Promise<SearchResponse> {
-  const [open, own] = await Promise.all([
-    searchPublic(db, lexemes, plan, filters),
-    searchPrivate(db, access, lexemes, filters, SEARCH_MAX_RESULTS),
-  ]);
+  const matches = searchPrivate(db, access, lexemes, filters, SEARCH_MAX_RESULTS);
+  // From positions, the private statement also reads the document count the public plans need.
+  const docs = searchesPositions(access, filters)
+    ? matches.then((found) => found.docs ?? 0)
+    : countSearchDocs(db);
+  const [open, own] = await Promise.all([searchPublic(db, lexemes, plan, filters, docs), matches]);
   if (own.total === 0) return { results: open.rows.map(toResult), total: open.total };
   // Every plan gives its rows' tiers (rowsOf, the selective statement): the merge reads nothing more.
   const ranked = [...open.rows.map((row) => ({ ...row, tier: tierOfRow(row) })), ...own.rows].sort(
@@ -180,6 +185,7 @@ export async function rebuildSearchTables(
   await createNextNameKeys(db);
   await createNextFacets(db, options);
   await createNextPrivateDocs(db);
+  await createNextPrivateGroups(db);
   await createNextPrivateKeys(db);
   await swapInNextTables(db);
 }
