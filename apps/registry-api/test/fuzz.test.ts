@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Agent, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ErrorBodySchema, QUEUES } from '@pkgreg/contracts';
-import { TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
+import { insertOrganisation, TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { indexSource } from '@pkgreg/indexer';
 import { createRepo, removeDir, skillMd, tempDir } from '@pkgreg/indexer/testing';
 import { checkpoint, logPendingVersions } from '@pkgreg/registry';
@@ -96,7 +96,13 @@ beforeAll(async () => {
     'skills/pdf/assets/page.html': '<script>alert(1)</script>\n',
   });
   await indexSource({ db: t.db }, { kind: 'git', locator: repo, owner: 'acme' });
-  await insertPackages(t.db, [packageRow({ scope: 'acme', name: 'writer' }), packageRow({ scope: 'octo' })]);
+  await insertPackages(t.db, [
+    packageRow({ scope: 'acme', name: 'writer' }),
+    packageRow({ scope: 'octo' }),
+    packageRow({ scope: 'fuzzorg', name: 'notes' }),
+  ]);
+  // An organisation with a public package, so the routes named by a slug can answer more than 404.
+  await insertOrganisation(t.db, { id: 'org-fuzz', slug: 'fuzz-org', scopes: { fuzzorg: 'public' } });
   // The transparency log's checkpoint answers 200 only once something is logged and signed.
   await logPendingVersions(t.db);
   await checkpoint(t.db, newSigner(), 'registry.example/log');
@@ -242,6 +248,13 @@ const pathValues: Record<string, fc.Arbitrary<string>> = {
       .map((parts) => parts.join('/')),
   ),
   runId: fc.oneof(fc.uuid(), vHostile()),
+  // The fixture's organisation most of the time, so that each route named by a slug answers beyond its
+  // 404 in every run (a random slug names no organisation: only an odd hostile one gets a 400).
+  slug: fc.oneof(
+    { weight: 3, arbitrary: fc.constant('fuzz-org') },
+    { weight: 1, arbitrary: fc.stringMatching(/^[a-z0-9-]{1,64}$/) },
+    { weight: 1, arbitrary: vHostile() },
+  ),
   // Tokens, sessions and trusted publishers are named by id: well-formed half the time, or a route that
   // checks the id's shape first would answer nothing but its 404 and never be reached.
   id: fc.oneof(fc.uuid(), vHostile()),

@@ -15,9 +15,9 @@ import { anywhereQuery, RESULT_COLUMNS, type SearchRow } from './search-sql.js';
 // per `<scope>/<key>` (and per `<group>/<key>` for an organisation's scopes together) the ranking
 // positions (package_private_search_docs) of the private packages holding it, so the top matches and
 // their count come from unions and intersections of int arrays, and only the page's rows are read (the
-// docs hold their result columns). Rows changed since those tables were built are searched live. Filters and tokens
-// limited to single packages take the live statement over packages_private_search_keys_idx instead
-// (migration 2026-11-29T0210), whose cost follows the number of matches.
+// docs hold their result columns). Rows changed since those tables were built are searched live. Filters
+// and tokens limited to single packages take the live statement over packages_private_search_keys_idx
+// instead (migration 2026-11-29T0210), whose cost follows the number of matches.
 
 /** A match with its tier, for merging in ranking order. */
 export type TieredRow = SearchRow & { tier: number };
@@ -68,12 +68,12 @@ function formsOf(lexemes: string[]): RawBuilder<unknown> {
 }
 
 /**
- * The stored keys a form matches as a prefix, under one key prefix (a scope or a group): itself for 2-4 characters (every lexeme
- * starting with it), the whole lexemes starting with it when longer, and for one character the
- * lexeme itself and every 2-character key starting with it. Keys are compared under "C".
+ * The stored keys a form matches as a prefix, under one key prefix (a scope or a group): itself for 2-4
+ * characters (every lexeme starting with it), the whole lexemes starting with it when longer, and for one
+ * character the lexeme itself and every 2-character key starting with it. Keys are compared under "C".
  */
-function keysOfForm(form: RawBuilder<unknown>, scope: RawBuilder<unknown>): RawBuilder<unknown> {
-  const key = sql`(${scope} || '/' || ${form}) collate "C"`;
+function keysOfForm(form: RawBuilder<unknown>, prefix: RawBuilder<unknown>): RawBuilder<unknown> {
+  const key = sql`(${prefix} || '/' || ${form}) collate "C"`;
   const from = sql`k.key >= ${key} and k.key < ${key} || chr(1114111)`;
   return sql`(
     select k.ords, k.a, k.ab from package_private_search_keys k
@@ -120,7 +120,8 @@ async function searchPrivatePositions(
       left join package_private_search_docs d on d.id = p.id
       where m.snapshot is null or not pg_visible_in_snapshot(p.updated_xid, m.snapshot)),
     prefixes as materialized (
-      select distinct case when g.size = count(*) over (partition by g.grp) then g.grp else s.scope end as prefix
+      select distinct
+        case when g.size = count(*) over (partition by g.grp) then g.grp else s.scope end as prefix
       from (select distinct unnest((select ${scopes}::text[])) as scope) s
       left join package_private_search_groups g on g.scope = s.scope),
     terms as (
