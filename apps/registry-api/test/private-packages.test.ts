@@ -587,6 +587,24 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
       }
     };
     await compare('as rebuilt');
+    // WHOLE_BIG reads the group's keys, not its scopes': the same answer with the scopes' keys gone.
+    const rollback = new Error('rollback');
+    await database.db
+      .transaction()
+      .execute(async (trx) => {
+        await sql`delete from package_private_search_keys
+          where key like 'bigorg/%' or key like 'labs/%'`.execute(trx);
+        for (const q of ['big tool', 'vault', 'labs']) {
+          const viaGroup = await searchPrivate(trx, WHOLE_BIG, searchLexemes(q), {}, 100);
+          const viaScopes = await searchPrivate(database.db, WHOLE_BIG, searchLexemes(q), {}, 100);
+          expect(viaGroup.total, q).toBeGreaterThan(0);
+          expect(viaGroup, q).toEqual(viaScopes);
+        }
+        throw rollback;
+      })
+      .catch((error: unknown) => {
+        if (error !== rollback) throw error;
+      });
     // Changed since the rebuild: a match lost, one gained, one new, one turned public, one delisted. The
     // rows changed are read live and their stored positions left out, counts included.
     const changes = [
@@ -646,6 +664,24 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
       }
     }
     await compare('restored');
+  });
+});
+
+describe('an older release beside this one', () => {
+  it("a member's search answers the same while the private docs lack their result columns", async () => {
+    // What an older release's rebuild swaps in during a rolling update: docs without the result columns.
+    const queries = ['vault', 'big tool', 'hidden', 'va'];
+    const answers = async () =>
+      Promise.all(queries.map((q) => searchPackages(database.db, q, undefined, undefined, WHOLE_BIG)));
+    const expected = await answers();
+    expect(expected[0]?.total).toBeGreaterThan(0);
+    await sql`alter table package_private_search_docs drop column description`.execute(database.db);
+    try {
+      expect(await answers()).toEqual(expected);
+    } finally {
+      await refreshDerivedTables(database.db);
+    }
+    expect(await answers()).toEqual(expected);
   });
 });
 

@@ -46,10 +46,18 @@ export async function searchPrivate(
   filters: PackageFilters,
   limit: number,
 ): Promise<PrivateMatches> {
-  if (searchesPositions(access, filters))
-    return searchPrivatePositions(db, [...access.scopes], lexemes, limit);
-  return searchPrivateLive(db, access, lexemes, filters, limit);
+  if (!searchesPositions(access, filters)) return searchPrivateLive(db, access, lexemes, filters, limit);
+  return searchPrivatePositions(db, [...access.scopes], lexemes, limit).catch((error: unknown) => {
+    // While a release before migration 2026-11-29T2300 still runs beside this one, its rebuild can swap
+    // in private docs without the result columns (42703, undefined column) until this release's next
+    // rebuild: the live statement answers the same, slower, meanwhile.
+    if ((error as { code?: string }).code === UNDEFINED_COLUMN)
+      return searchPrivateLive(db, access, lexemes, filters, limit);
+    throw error;
+  });
 }
+
+const UNDEFINED_COLUMN = '42703';
 
 const visible = (alias: string) =>
   sql.raw(`${alias}.status <> 'delisted' and ${alias}.quarantined_at is null`);
@@ -94,8 +102,8 @@ type PositionRow = Partial<TieredRow> & { total: number; docs: number | null };
  * rebuild: tier 0 is the name set, tier 1 the name-or-scope set without it, tier 2 the rest; each sorted
  * by position, i.e. the ranking order. The changed rows are read live (packages_scope_changes_idx, public
  * ones too: a package turned public leaves the count) and tested as the live statement tests them; every
- * other row is as the rebuild stored it (any change of a package moves its updated_xid), so the page's
- * rows come from the docs. The statement runs prepared (runNamed) and its lists reach it through
+ * other row is as the rebuild stored it (every update but the download fold's moves updated_xid), so the
+ * page's rows come from the docs. The statement runs prepared (runNamed) and its lists reach it through
  * sub-selects: a custom plan then estimates what the generic one does, so Postgres keeps the generic plan
  * instead of planning each search again (planning cost more than running it). It also reads the public
  * catalog's document count, for the public plans (searchWithPrivate).

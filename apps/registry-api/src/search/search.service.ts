@@ -103,7 +103,7 @@ async function searchWithPrivate(
   const matches = searchPrivate(db, access, lexemes, filters, SEARCH_MAX_RESULTS);
   // From positions, the private statement also reads the document count the public plans need.
   const docs = searchesPositions(access, filters)
-    ? matches.then((found) => found.docs ?? 0)
+    ? matches.then((found) => found.docs ?? countSearchDocs(db))
     : countSearchDocs(db);
   const [open, own] = await Promise.all([searchPublic(db, lexemes, plan, filters, docs), matches]);
   if (own.total === 0) return { results: open.rows.map(toResult), total: open.total };

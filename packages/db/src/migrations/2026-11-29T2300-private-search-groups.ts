@@ -13,6 +13,9 @@ import { type Kysely, sql } from 'kysely';
 // Both private tables start empty in their new shape (every private row is then searched live, as before
 // the first rebuild) and the derived tables are marked stale, so the next refresh fills them.
 export async function up(db: Kysely<any>): Promise<void> {
+  // The registry's refresh lock ("pklr", registry-api derived-tables-refresher.ts), held to the commit:
+  // a rebuild under way finishes first, so it cannot swap an old-shape table in after this one.
+  await sql`select pg_advisory_xact_lock(${sql.lit(0x706b6c72)})`.execute(db);
   await sql`drop table package_private_search_docs`.execute(db);
   await sql`
     create table package_private_search_docs (
