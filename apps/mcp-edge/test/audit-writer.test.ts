@@ -20,7 +20,6 @@ beforeAll(async () => {
   t = await createTestDatabase();
   await sql`create role ${role} login`.execute(t.db);
   await sql`grant select, insert on audit_records to ${role}`.execute(t.db);
-  await sql`grant usage on sequence audit_records_id_seq to ${role}`.execute(t.db);
   const url = new URL(t.url);
   url.username = roleName;
   writerDb = createDb(url.toString(), { max: 2 });
@@ -62,7 +61,7 @@ const row = (requestId: string, outcome = 'ok'): AuditRow => ({
 });
 
 const written = async () =>
-  (await t.db.selectFrom('audit_records').select('request_id').orderBy('id').execute()).map(
+  (await t.db.selectFrom('audit_records').select('request_id').orderBy('at').execute()).map(
     (r) => r.request_id,
   );
 
@@ -144,6 +143,28 @@ describe('audit writer', () => {
     expect(await written()).toEqual(ids);
     const stored = await t.db.selectFrom('audit_records').select(['method', 'tool']).distinct().execute();
     expect(stored).toEqual([{ method: wide, tool: 'é\\ü' }]);
+  });
+
+  it('orders the rows of one millisecond by their microsecond digits, in the order they were recorded', async () => {
+    const writer = createAuditWriter(writerDb, createLogger('audit-test', 'silent'), {
+      flushMs: 60_000,
+      batchSize: 2,
+    });
+    const ms = Date.parse('2026-11-30T03:00:00.123Z');
+    // Three rows in one millisecond (across a batch boundary), one in the next, then the clock set back.
+    const times = [ms, ms, ms, ms + 1, ms - 5];
+    times.forEach((at, i) => writer.record({ ...row(`t${i}`), at: new Date(at) }));
+    await writer.close();
+    const stored = await sql<{ request_id: string; at: string }>`
+      select request_id, to_char(at at time zone 'UTC', 'HH24:MI:SS.US') as at
+      from audit_records order by at`.execute(t.db);
+    expect(stored.rows).toEqual([
+      { request_id: 't4', at: '03:00:00.118000' },
+      { request_id: 't0', at: '03:00:00.123000' },
+      { request_id: 't1', at: '03:00:00.123001' },
+      { request_id: 't2', at: '03:00:00.123002' },
+      { request_id: 't3', at: '03:00:00.124000' },
+    ]);
   });
 
   it('beyond 50,000 rows held while the database is away, drops the oldest batches and says how many', async () => {

@@ -8,7 +8,7 @@ import { callTool, clientWithToken, createHarness, forgeToken, postMcp, rpc, use
 // A long timer and a batch of 4, so the test sees when rows are written.
 const h = useHarness({ EDGE_AUDIT_FLUSH_MS: '60000', EDGE_AUDIT_BATCH_SIZE: '4' });
 
-const rows = () => h.t.db.selectFrom('audit_records').selectAll().orderBy('id').execute();
+const rows = () => h.t.db.selectFrom('audit_records').selectAll().orderBy('at').execute();
 
 describe('audit records', () => {
   it('one row per request, admitted or rejected, written in batches off the request path', async () => {

@@ -613,7 +613,7 @@ export interface OauthSigningKeysTable {
 }
 
 export interface AuditRecordsTable {
-  id: Generated<number>;
+  /** The request's time; its microsecond digits order one edge's requests of a millisecond. */
   at: Timestamp;
   request_id: string;
   namespace: string | null;

@@ -73,14 +73,15 @@ describe('migrations', () => {
     expect(keys).toBe(['cpostgr', 'crun', 'tops', 'tpostgres'].map((k) => `'${prefix}${k}'`).join(' '));
   });
 
-  it('audit time indexes are ascending: rows arrive in time order, so inserts take the rightmost leaf', async () => {
+  it('audit rows have no serial id, and their two time indexes are ascending (rows arrive in time order)', async () => {
     const rows = await sql<{ indexdef: string }>`
-      select indexdef from pg_indexes where tablename = 'audit_records' and indexname <> 'audit_records_pkey'
-      order by indexname`.execute(t.db);
+      select indexdef from pg_indexes where tablename = 'audit_records' order by indexname`.execute(t.db);
     expect(rows.rows.map((r) => r.indexdef.replace(/^.* USING btree /, ''))).toEqual([
       '(at)',
       '(namespace, at)',
     ]);
+    const serial = await sql`select 1 from pg_class where relname = 'audit_records_id_seq'`.execute(t.db);
+    expect(serial.rows).toEqual([]);
   });
 
   it('is idempotent: a second run applies nothing', async () => {

@@ -101,10 +101,17 @@ export function createBackendResolver(env: Env, runtimes: BackendRuntimes): Back
     return tunnels.get(session);
   }
 
+  // Most requests carry the Host header the last one did: its hostname is kept, not cut out again.
+  let lastHeader = '';
+  let lastHost = '';
   return {
     resolve(hostHeader) {
       if (!hostHeader) return undefined;
-      const host = hostnameOf(hostHeader);
+      if (hostHeader !== lastHeader) {
+        lastHost = hostnameOf(hostHeader);
+        lastHeader = hostHeader;
+      }
+      const host = lastHost;
       const binding = bindings.find((b) => b.host === host);
       if (binding) return resolved(hosted.get(binding.tenant), host);
       const session = sessions.find((s) => s.host === host);

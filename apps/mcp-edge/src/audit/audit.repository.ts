@@ -4,7 +4,7 @@ import type { Insertable } from 'kysely';
 import { from as copyFrom } from 'pg-copy-streams';
 
 /** One /mcp request's record as the edge gives it; `at` is set by the edge, not by the database. */
-export type AuditRow = Omit<Insertable<AuditRecordsTable>, 'id' | 'at'> & { at: Date };
+export type AuditRow = Omit<Insertable<AuditRecordsTable>, 'at'> & { at: Date };
 
 // The columns in the order of every line createAuditLineEncoder writes.
 const COPY_SQL =
@@ -27,20 +27,25 @@ function copyText(value: string | null | undefined): string {
 
 /**
  * Encodes rows as lines of COPY text. Rows of one busy millisecond share their timestamp's ISO text, so
- * each encoder remembers the last one (one encoder per writer).
+ * each encoder remembers the last one (one encoder per writer). The table has no serial id: the
+ * microsecond digits of `at` number the rows of one millisecond in the order they were recorded, so
+ * ordering by `at` lists one edge's requests in order (up to 1000 a millisecond; later ones tie).
  */
 export function createAuditLineEncoder(): (row: AuditRow) => string {
   let lastMs = Number.NaN;
-  let lastIso = '';
+  let lastIso = ''; // the ISO text without its `Z`
+  let seq = 0;
   return (row) => {
     const ms = row.at.getTime();
     if (ms !== lastMs) {
       lastMs = ms;
-      lastIso = row.at.toISOString();
-    }
+      lastIso = row.at.toISOString().slice(0, -1);
+      seq = 0;
+    } else if (seq < 999) seq += 1;
+    const micros = seq < 10 ? `00${seq}` : seq < 100 ? `0${seq}` : `${seq}`;
     // Latency to the microsecond: the column is a real (about 7 significant digits) anyway.
     const latency = Math.round(row.latency_ms * 1000) / 1000;
-    return `${lastIso}\t${copyText(row.request_id)}\t${copyText(row.namespace)}\t${copyText(row.client_id)}\t${copyText(row.method)}\t${copyText(row.tool)}\t${copyText(row.outcome)}\t${copyText(row.reason)}\t${row.http_status}\t${latency}\t${copyText(row.backend)}\n`;
+    return `${lastIso}${micros}Z\t${copyText(row.request_id)}\t${copyText(row.namespace)}\t${copyText(row.client_id)}\t${copyText(row.method)}\t${copyText(row.tool)}\t${copyText(row.outcome)}\t${copyText(row.reason)}\t${row.http_status}\t${latency}\t${copyText(row.backend)}\n`;
   };
 }
 
@@ -70,7 +75,7 @@ export async function copyAuditLines(pool: PgPool, lines: Uint8Array): Promise<v
 }
 
 export function listAuditRows(db: Db, filter: { namespace?: string; limit: number }) {
-  let query = db.selectFrom('audit_records').selectAll().orderBy('at', 'desc').orderBy('id', 'desc');
+  let query = db.selectFrom('audit_records').selectAll().orderBy('at', 'desc');
   if (filter.namespace) query = query.where('namespace', '=', filter.namespace);
   return query.limit(filter.limit).execute();
 }

@@ -46,6 +46,7 @@ import * as taskStatusMessage from './2026-11-29T0700-task-status-message.js';
 import * as edgeDelegationKeys from './2026-11-29T2200-edge-delegation-keys.js';
 import * as privateListIndex from './2026-11-29T2210-private-list-index.js';
 import * as privateSearchGroups from './2026-11-29T2300-private-search-groups.js';
+import * as auditRecordsNoSerial from './2026-11-30T0300-audit-records-no-serial.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -96,4 +97,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T2200-edge-delegation-keys': edgeDelegationKeys,
   '2026-11-29T2210-private-list-index': privateListIndex,
   '2026-11-29T2300-private-search-groups': privateSearchGroups,
+  '2026-11-30T0300-audit-records-no-serial': auditRecordsNoSerial,
 };
