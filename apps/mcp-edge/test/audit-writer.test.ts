@@ -153,7 +153,7 @@ describe('audit writer', () => {
     const ms = Date.parse('2026-11-30T03:00:00.123Z');
     // Three rows in one millisecond (across a batch boundary), one in the next, then the clock set back.
     const times = [ms, ms, ms, ms + 1, ms - 5];
-    times.forEach((at, i) => writer.record({ ...row(`t${i}`), at: new Date(at) }));
+    for (const [i, at] of times.entries()) writer.record({ ...row(`t${i}`), at: new Date(at) });
     await writer.close();
     const stored = await sql<{ request_id: string; at: string }>`
       select request_id, to_char(at at time zone 'UTC', 'HH24:MI:SS.US') as at
