@@ -579,6 +579,13 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
             label,
           ).toEqual(rows.map((r) => r.key));
           expect(found.total, label).toBe(rows.length);
+          // A page smaller than the name tier (or the name-or-scope one) is cut from it alone.
+          const top = await searchPrivate(database.db, access, lexemes, {}, 3);
+          expect(
+            top.rows.map((r) => `${r.scope}/${r.name} ${r.tier} ${r.repo_stars} ${r.description}`),
+            `${label}, 3 rows`,
+          ).toEqual(rows.slice(0, 3).map((r) => r.key));
+          expect(top.total, `${label}, 3 rows`).toBe(rows.length);
           // From positions, the same statement reads the public catalog's count for the public plans.
           expect(found.docs, label).toBe(
             searchesPositions(access, {}) ? await countSearchDocs(database.db) : undefined,

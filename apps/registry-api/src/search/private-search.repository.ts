@@ -99,8 +99,9 @@ type PositionRow = Partial<TieredRow> & { total: number; docs: number | null };
  * The positions' answer. Per term the union of its keys' positions over the reader's key prefixes (a
  * group whose every scope it reads, its other scopes one by one; anywhere, and for the typed form in the
  * name and in name or scope), intersected over the terms, less the positions of rows changed since the
- * rebuild: tier 0 is the name set, tier 1 the name-or-scope set without it, tier 2 the rest; each sorted
- * by position, i.e. the ranking order. The changed rows are read live (packages_scope_changes_idx, public
+ * rebuild (when there are any): tier 0 is the name set, tier 1 the name-or-scope set without it, tier 2
+ * the rest; each sorted by position, i.e. the ranking order, and a tier's set is only computed when the
+ * tiers before it hold fewer than a page (for a common term the differences cost more than the rest). The changed rows are read live (packages_scope_changes_idx, public
  * ones too: a package turned public leaves the count) and tested as the live statement tests them; every
  * other row is as the rebuild stored it (every update but the download fold's moves updated_xid), so the
  * page's rows come from the docs. The statement runs prepared (runNamed) and its lists reach it through
@@ -140,17 +141,21 @@ async function searchPrivatePositions(
       cross join prefixes s
       cross join lateral ${keysOfForm(sql`f.form`, sql`s.prefix`)} k
       group by f.i),
-    sets as materialized (
-      select pkgreg_int_intersect(t.anywhere) - x.ords as anywhere, pkgreg_int_intersect(t.a) - x.ords as a,
-        pkgreg_int_intersect(t.ab) - x.ords as ab
-      from terms t, (select coalesce(array_agg(ord) filter (where ord is not null), '{}') as ords from changed) x
-      group by x.ords
+    found as (
+      select pkgreg_int_intersect(t.anywhere) as anywhere, pkgreg_int_intersect(t.a) as a,
+        pkgreg_int_intersect(t.ab) as ab
+      from terms t
       having count(*) = ${lexemes.length}),
+    sets as materialized (
+      select case when x.ords = '{}' then f.anywhere else f.anywhere - x.ords end as anywhere,
+        case when x.ords = '{}' then f.a else f.a - x.ords end as a,
+        case when x.ords = '{}' then f.ab else f.ab - x.ords end as ab
+      from found f, (select coalesce(array_agg(ord) filter (where ord is not null), '{}') as ords from changed) x),
     top as (
       select t.ord, t.tier from (
         select unnest(subarray(a, 1, ${limit})) as ord, 0 as tier from sets
-        union all select unnest(subarray(ab - a, 1, ${limit})), 1 from sets
-        union all select unnest(subarray(anywhere - ab, 1, ${limit})), 2 from sets) t
+        union all select unnest(subarray(ab - a, 1, ${limit})), 1 from sets where icount(a) < ${limit}
+        union all select unnest(subarray(anywhere - ab, 1, ${limit})), 2 from sets where icount(ab) < ${limit}) t
       order by t.tier, t.ord limit ${limit})
     select n.total, n.docs, r.* from (
       select coalesce((select icount(anywhere) from sets), 0)
