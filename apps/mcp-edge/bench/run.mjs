@@ -344,7 +344,7 @@ out of the same two cores as the edge and autocannon, so it lowers the edge's th
 edge's own CPU per request does not change.
 
 Every edge request runs full admission: host and origin, bearer (verified-token LRU), who may call
-(a version read at most 1 ms old: docs/decisions.md, "MCP edge: who may call"), transport
+(a version read at most 100 ms old: docs/decisions.md, "MCP edge: who may call"), transport
 headers, schema, scopes, namespace, the rate limit (the Lua script in Redis, or a unit of the hot key's
 lease: docs/decisions.md, "Rate-limit leases"), and one buffered audit row (${r.auditRows} rows written during the run).
 
@@ -377,16 +377,17 @@ Reading the figures (targets missed are stated as missed):
   revision adds a check of the envelope and three headers, and splices \`resultType\`, the cache hint and
   \`_meta\` into the serialized result (the static result of system.info and the catalog's cached read are
   not rebuilt): system.info ${r.ratios.infoModernVsEcho >= 0.6 ? 'met' : 'missed'} (${r.ratios.infoModernVsEcho}), resources/read ${r.ratios.readModernVsBare >= 0.6 ? 'met' : 'missed'} (${r.ratios.readModernVsBare}; ${r.cpuRatios.readModernVsBare} by CPU).
-- Where the rest of the edge's time goes (\`node bench/profile.mjs 8 info\`, 11-29 18:25): Node's HTTP
-  parsing and the response's \`writev\` dominate (22% of samples), as for the baselines; the edge's own
-  functions are each 1-3% (parsing the message, admission, the audit row, the rate-limit lease, metrics).
-  The who-may-call version read the 11-29 afternoon profile put at 12% is now made at most every
-  \`EDGE_ACCESS_MAX_AGE_MS\` (100 ms; docs/decisions.md, "MCP edge: who may call"): Postgres spends ~3 µs
-  less per request, the edge's own CPU did not move (A/B in "MCP edge: who may call" below). With the echo
-  at 18-22 µs per request on this VM, 0.6 leaves the edge 12-15 µs for admission, the rate limit, the audit
-  row and a 2.4-3.4 KB body, which measure ~4, ~8 and ~6 µs (bench/history.md, 11-25): the ratio is held
-  up by what every request must do, not by one thing added since. A 2026-07-28 read pays ~7 µs more than a
-  2025-11-25 one (the envelope's checks and the splice of its members into the cached result).
+- Where the rest of the edge's time goes (11-30, \`bench-results/exp\` experiments on this VM): per system.info
+  request the edge spends 31-45 µs of user and 6-9 µs of kernel time once warm, a bare server sending the
+  same ~2.4 KB 21-28 µs and 6-8 µs, and the echo 22-29 µs and 5-9 µs; the same build measured 37-88 µs per
+  request in different rounds and runs, so one run's ratio moves by ±0.1 with the VM alone. Against that
+  bare server, a CPU profile puts the edge's extra work in parsing and checking the message (~2 µs),
+  admission (~3.5 µs: host, token cache, who may call, headers, scopes, the lease), the audit row (~2.5 µs:
+  encoding it and its share of the batch's COPY socket write) and the handler's own bookkeeping (~2 µs);
+  Postgres then spends 8-9 µs per audit row (the table lost its serial id on 11-30 for that: 9-12 µs
+  before), on one of the same two cores. Each is what the decisions require of every request (an audit row
+  per request, full admission); no single part added since 11-25 holds the ratio down. A 2026-07-28 read
+  pays ~7 µs more than a 2025-11-25 one (the envelope's checks and the splice of its members).
 - RSS over the long run: the last quarter's maximum is ${(r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb).toFixed(1)} MB
   (${(((r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb) / r.rss.firstQuarterMaxMb) * 100).toFixed(1)}%) above the first quarter's${r.rss.quarterMaxMb ? ` (maximum per quarter: ${r.rss.quarterMaxMb.join(', ')} MB)` : ''}, and the run
   ends ${(r.rss.peakMb - r.rss.endMb).toFixed(1)} MB below its peak. The token cache, audit buffer and rate-limit state are bounded.

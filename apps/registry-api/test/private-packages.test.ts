@@ -7,6 +7,7 @@ import {
   PackageDetailSchema,
   VersionDetailSchema,
 } from '@pkgreg/contracts';
+import type { Db } from '@pkgreg/db';
 import { insertAccounts, insertOrganisation, TEST_REDIS_URL, testKeyPrefix } from '@pkgreg/db/testing';
 import { useTestDatabase } from '@pkgreg/db/vitest';
 import { indexSource } from '@pkgreg/indexer';
@@ -821,5 +822,210 @@ describe('a package that turns private', () => {
       await refreshDerivedTables(database.db);
     }
     expect((await request(local).get('/api/packages?pageSize=100').expect(200)).body.total).toBe(total);
+  });
+});
+
+describe('groups of private positions: how a scope joins one, and readers of several or of a moved scope', () => {
+  // Organisations of their own, so that no earlier test's groups or answers move: A owns `quilla` by its
+  // settings and `quillhub` only through the code-host organisation linked to it; B owns `quillb` and
+  // `quillb-two` by their settings and `quillb-gh` through its code-host organisation (its settings row
+  // names none); C is linked to the code-host owner of `quillb-two`, which B's settings name instead.
+  const ORG_A: ReadAccess = { scopes: ['quilla', 'quillhub'], packages: [] };
+  const ORG_B: ReadAccess = { scopes: ['quillb', 'quillb-two', 'quillb-gh'], packages: [] };
+  /** Both organisations, and beside them a scope of no group and one of bigorg's group alone. */
+  const BOTH: ReadAccess = { scopes: [...ORG_A.scopes, ...ORG_B.scopes, 'secret', 'labs'], packages: [] };
+  // Prefixes of 1, 2-4 and 5+ characters, a stem, two terms, scope terms, and a term of no quill scope.
+  const queries = ['q', 'qu', 'quil', 'quill', 'quills', 'ink', 'quill ink', 'quillb', 'two', 'pen', 'vault'];
+
+  beforeAll(async () => {
+    const now = new Date();
+    await insertOrganisation(database.db, {
+      id: 'org-quill-a',
+      slug: 'quilla',
+      scopes: { quilla: 'private' },
+    });
+    await insertOrganisation(database.db, {
+      id: 'org-quill-b',
+      slug: 'quillb',
+      scopes: { quillb: 'private', 'quillb-two': 'private' },
+    });
+    await insertOrganisation(database.db, { id: 'org-quill-c', slug: 'quillc' });
+    for (const [id, githubOrgId] of [
+      ['org-quill-a', 9_100_001],
+      ['org-quill-b', 9_100_002],
+      ['org-quill-c', 9_100_003],
+    ] as const) {
+      await database.db.updateTable('auth_organization').set({ githubOrgId }).where('id', '=', id).execute();
+    }
+    await database.db
+      .insertInto('scope_settings')
+      .values({ scope: 'quillb-gh', organization_id: null, account_id: null, visibility: 'private' })
+      .execute();
+    await database.db
+      .insertInto('scope_owners')
+      .values(
+        (
+          [
+            ['quillhub', 9_100_001],
+            ['quillb-gh', 9_100_002],
+            ['quillb-two', 9_100_003],
+          ] as const
+        ).map(([scope, owner_id]) => ({
+          scope,
+          owner_id,
+          owner_login: `${scope}-gh`,
+          bound_by: 'index' as const,
+          bound_at: now,
+          updated_at: now,
+        })),
+      )
+      .execute();
+    // `quillhub` has no settings row: its packages are private by their own visibility, one is public.
+    const rows: Array<[scope: string, name: string, description: string, visibility?: 'public']> = [
+      ['quilla', 'ink-well', 'The quill ink well.'],
+      ['quilla', 'quill-pen', 'A pen.'],
+      ['quilla', 'nib', 'Quills and nibs.'],
+      ['quillhub', 'quill-stand', 'Holds a pen.'],
+      ['quillhub', 'paper', 'Paper for the quill.'],
+      ['quillhub', 'open-ink', 'A public quill ink.', 'public'],
+      ['quillb', 'quill-case', 'A case.'],
+      ['quillb', 'ink-pot', 'The ink pot.'],
+      ['quillb-two', 'blotter', 'Blots quill ink.'],
+      ['quillb-two', 'quill-knife', 'Cuts pens.'],
+      ['quillb-gh', 'sand', 'Drying sand for quill ink.'],
+      ['quillb-gh', 'quill-sharpener', 'Two blades.'],
+    ];
+    await insertPackages(
+      database.db,
+      rows.map(([scope, name, description, visibility], i) =>
+        packageRow({
+          scope,
+          name,
+          description,
+          repo_stars: (i * 11) % 17,
+          visibility: visibility ?? 'private',
+        }),
+      ),
+    );
+  });
+
+  /** The rows and total of searchPrivate against the live statement's, for each query; the totals. */
+  const expectLiveAnswers = async (db: Db, access: ReadAccess, stage: string) => {
+    expect(searchesPositions(access, {})).toBe(true);
+    const totals: Record<string, number> = {};
+    for (const q of queries) {
+      const lexemes = searchLexemes(q);
+      const found = await searchPrivate(db, access, lexemes, {}, 100);
+      const { rows } = await sql<{ key: string }>`
+        select p.scope || '/' || p.name || ' ' || ${tierOf(sql`p.search_vector`, lexemes)}
+          || ' ' || p.repo_stars || ' ' || p.description as key from packages p
+        where ${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null
+          and p.search_vector @@ ${anywhereQuery(lexemes)}
+        order by ${tierOf(sql`p.search_vector`, lexemes)}, ${rankingOrder('p')}`.execute(db);
+      const label = `${stage}: ${q} as ${JSON.stringify(access)}`;
+      expect(
+        found.rows.map((r) => `${r.scope}/${r.name} ${r.tier} ${r.repo_stars} ${r.description}`),
+        label,
+      ).toEqual(rows.map((r) => r.key));
+      expect(found.total, label).toBe(rows.length);
+      // A page smaller than the answer is cut from the tiers' positions alone.
+      const top = await searchPrivate(db, access, lexemes, {}, 3);
+      expect(
+        top.rows.map((r) => `${r.scope}/${r.name} ${r.tier} ${r.repo_stars} ${r.description}`),
+        `${label}, 3 rows`,
+      ).toEqual(rows.slice(0, 3).map((r) => r.key));
+      expect(top.total, `${label}, 3 rows`).toBe(rows.length);
+      totals[q] = found.total;
+    }
+    return totals;
+  };
+
+  /** Runs `check` with the keys `where` selects deleted, inside a transaction rolled back after. */
+  const withoutKeys = async (where: string, check: (trx: Db) => Promise<void>) => {
+    const rollback = new Error('rollback');
+    await database.db
+      .transaction()
+      .execute(async (trx) => {
+        const deleted = await sql`delete from package_private_search_keys where ${sql.raw(where)}`.execute(
+          trx,
+        );
+        expect(Number(deleted.numAffectedRows), where).toBeGreaterThan(0);
+        await check(trx);
+        throw rollback;
+      })
+      .catch((error: unknown) => {
+        if (error !== rollback) throw error;
+      });
+  };
+
+  const quillGroups = () =>
+    database.db
+      .selectFrom('package_private_search_groups')
+      .selectAll()
+      .where('scope', 'like', 'quill%')
+      .orderBy('scope')
+      .execute();
+
+  it("a scope owned only through the linked code-host organisation joins that organisation's group", async () => {
+    // Settings name the organisation first: `quillb-two` is B's although C's code-host owner holds it,
+    // so C has no group; `quillb-gh` is B's through its owner, its settings row naming none.
+    expect(await quillGroups()).toEqual([
+      { scope: 'quilla', grp: '~org-quill-a', size: 2 },
+      { scope: 'quillb', grp: '~org-quill-b', size: 3 },
+      { scope: 'quillb-gh', grp: '~org-quill-b', size: 3 },
+      { scope: 'quillb-two', grp: '~org-quill-b', size: 3 },
+      { scope: 'quillhub', grp: '~org-quill-a', size: 2 },
+    ]);
+    const groupKeys = await sql<{ n: number }>`
+      select count(*)::int as n from package_private_search_keys where key like '~org-quill-a/%'`.execute(
+      database.db,
+    );
+    expect(groupKeys.rows[0]?.n).toBeGreaterThan(0);
+    const totals = await expectLiveAnswers(database.db, ORG_A, 'organisation A');
+    // `quill` is a prefix of both scopes' names: every private package of A, the public `open-ink` not.
+    expect(totals.quill).toBe(5);
+  });
+
+  it("a reader of two whole groups gets the live answer, from the groups' keys", async () => {
+    const expected = await expectLiveAnswers(database.db, BOTH, 'both organisations');
+    expect(expected.quill).toBeGreaterThan(9);
+    // With the scopes' own keys gone (inside the transaction only) it still gets the live answer: it
+    // reads `~org-quill-a` and `~org-quill-b`, and `labs` (not its whole group) by its own keys.
+    await withoutKeys(
+      `key like 'quilla/%' or key like 'quillhub/%' or key like 'quillb/%' or key like 'quillb-two/%' or key like 'quillb-gh/%'`,
+      async (trx) => {
+        expect(await expectLiveAnswers(trx, BOTH, 'without scope keys')).toEqual(expected);
+      },
+    );
+  });
+
+  it('a scope moved to another organisation after the rebuild: readers of either organisation get the live answer', async () => {
+    const OLD_REST: ReadAccess = { scopes: ['quillb', 'quillb-gh'], packages: [] };
+    const NEW_A: ReadAccess = { scopes: [...ORG_A.scopes, 'quillb-two'], packages: [] };
+    const move = (organization_id: string) =>
+      database.db
+        .updateTable('scope_settings')
+        .set({ organization_id })
+        .where('scope', '=', 'quillb-two')
+        .execute();
+    await move('org-quill-a');
+    try {
+      // The groups stay as rebuilt: B's remaining scopes read part of it (their own keys), A's now read
+      // A's group and the moved scope by its own keys.
+      expect((await quillGroups()).find((g) => g.scope === 'quillb-two')?.grp).toBe('~org-quill-b');
+      expect((await expectLiveAnswers(database.db, OLD_REST, 'moved, old organisation')).quill).toBe(4);
+      expect((await expectLiveAnswers(database.db, NEW_A, 'moved, new organisation')).quill).toBe(7);
+      // With A's scopes' own keys and B's group keys gone, both still get the live answer: A's readers
+      // read A's group (and the moved scope's own keys), B's remaining scopes read only their own keys.
+      await withoutKeys(
+        `key like 'quilla/%' or key like 'quillhub/%' or key like '~org-quill-b/%'`,
+        async (trx) => {
+          await expectLiveAnswers(trx, OLD_REST, 'moved, old organisation, group keys gone');
+          await expectLiveAnswers(trx, NEW_A, 'moved, new organisation, scope keys gone');
+        },
+      );
+    } finally {
+      await move('org-quill-b');
+    }
   });
 });
