@@ -78,9 +78,20 @@ function parse(uri: string, folder: boolean): SkillRef {
   return { scope, name, version: version ?? null, path };
 }
 
+// Reads ask for the same few URIs again and again: each one's parts are kept (frozen, so no caller can
+// change what the next read gets), up to PARSED_MAX URIs, then the memo starts over.
+const PARSED_MAX = 1000;
+const parsedFiles = new Map<string, Readonly<SkillRef>>();
+
 /** The parts of a skill:// URI of a file; request_schema_invalid (-32602) when it is not one. */
-export function parseSkillUri(uri: string): SkillRef {
-  return parse(uri, false);
+export function parseSkillUri(uri: string): Readonly<SkillRef> {
+  let ref = parsedFiles.get(uri);
+  if (!ref) {
+    ref = Object.freeze(parse(uri, false));
+    if (parsedFiles.size >= PARSED_MAX) parsedFiles.clear();
+    parsedFiles.set(uri, ref);
+  }
+  return ref;
 }
 
 /** The parts of a skill:// URI of a skill's folder (path '') or a folder in it; else as parseSkillUri. */
