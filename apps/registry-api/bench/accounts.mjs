@@ -174,6 +174,8 @@ try {
       anonP95: anon.p95,
       memberP95: member.p95,
       search: sc.key.startsWith('search'),
+      // Issue 28 sets the 0.8x target for detail and search; a member's list is recorded beside them.
+      target: sc.key !== 'list',
     });
   }
 } finally {
@@ -190,7 +192,7 @@ const table = [
 ].join('\n');
 const notes = pairs.map(
   (p) =>
-    `- ${p.label}: member/anonymous rps ${fmt(p.ratio, 2)} (target >= 0.8: ${p.ratio >= 0.8 ? 'met' : 'MISSED'})` +
+    `- ${p.label}: member/anonymous rps ${fmt(p.ratio, 2)} (${p.target ? `target >= 0.8: ${p.ratio >= 0.8 ? 'met' : 'MISSED'}` : 'no target set'})` +
     (p.search
       ? `; p95 anonymous ${fmt(p.anonP95)} ms, member ${fmt(p.memberP95)} ms (target <= 15: ${Math.max(p.anonP95, p.memberP95) <= 15 ? 'met' : 'MISSED'})`
       : ''),
