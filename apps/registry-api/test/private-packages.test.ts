@@ -220,6 +220,29 @@ const PATHS: Array<[method: 'get' | 'post', tail: string]> = [
   ['post', '/reports'],
 ];
 
+/**
+ * searchPrivate's rows and total for `q` as `access` against the live statement's (every private row the
+ * terms match, tiered and ranked), whole and cut to a 3-row page (cut from the tiers' positions alone).
+ */
+async function expectLiveAnswer(db: Db, access: ReadAccess, q: string, label: string) {
+  const lexemes = searchLexemes(q);
+  const found = await searchPrivate(db, access, lexemes, {}, 100);
+  const { rows } = await sql<{ key: string }>`
+    select p.scope || '/' || p.name || ' ' || ${tierOf(sql`p.search_vector`, lexemes)}
+      || ' ' || p.repo_stars || ' ' || p.description as key from packages p
+    where ${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null
+      and p.search_vector @@ ${anywhereQuery(lexemes)}
+    order by ${tierOf(sql`p.search_vector`, lexemes)}, ${rankingOrder('p')}`.execute(db);
+  const keys = rows.map((r) => r.key);
+  const keyOf = (r: { scope: string; name: string; tier: number; repo_stars: number; description: string }) =>
+    `${r.scope}/${r.name} ${r.tier} ${r.repo_stars} ${r.description}`;
+  expect(found.rows.map(keyOf), label).toEqual(keys);
+  expect(found.total, label).toBe(keys.length);
+  const top = await searchPrivate(db, access, lexemes, {}, 3);
+  expect(top.rows.map(keyOf), `${label}, 3 rows`).toEqual(keys.slice(0, 3));
+  expect(top.total, `${label}, 3 rows`).toBe(keys.length);
+  return found;
+}
 describe('to anyone not allowed, a private package answers exactly as a missing one', () => {
   it.each(PATHS)('%s …%s: same status, body and headers', async (method, tail) => {
     // Warm the detail cache with the private package first: it must not answer from it.
@@ -566,27 +589,8 @@ describe('a reader with private access (the services, given its ReadAccess)', ()
     const compare = async (stage: string) => {
       for (const access of readers) {
         for (const q of queries) {
-          const lexemes = searchLexemes(q);
-          const found = await searchPrivate(database.db, access, lexemes, {}, 100);
-          const { rows } = await sql<{ key: string }>`
-            select p.scope || '/' || p.name || ' ' || ${tierOf(sql`p.search_vector`, lexemes)}
-              || ' ' || p.repo_stars || ' ' || p.description as key from packages p
-            where ${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null
-              and p.search_vector @@ ${anywhereQuery(lexemes)}
-            order by ${tierOf(sql`p.search_vector`, lexemes)}, ${rankingOrder('p')}`.execute(database.db);
           const label = `${stage}: ${q} as ${JSON.stringify(access)}`;
-          expect(
-            found.rows.map((r) => `${r.scope}/${r.name} ${r.tier} ${r.repo_stars} ${r.description}`),
-            label,
-          ).toEqual(rows.map((r) => r.key));
-          expect(found.total, label).toBe(rows.length);
-          // A page smaller than the name tier (or the name-or-scope one) is cut from it alone.
-          const top = await searchPrivate(database.db, access, lexemes, {}, 3);
-          expect(
-            top.rows.map((r) => `${r.scope}/${r.name} ${r.tier} ${r.repo_stars} ${r.description}`),
-            `${label}, 3 rows`,
-          ).toEqual(rows.slice(0, 3).map((r) => r.key));
-          expect(top.total, `${label}, 3 rows`).toBe(rows.length);
+          const found = await expectLiveAnswer(database.db, access, q, label);
           // From positions, the same statement reads the public catalog's count for the public plans.
           expect(found.docs, label).toBe(
             searchesPositions(access, {}) ? await countSearchDocs(database.db) : undefined,
@@ -914,27 +918,7 @@ describe('groups of private positions: how a scope joins one, and readers of sev
     expect(searchesPositions(access, {})).toBe(true);
     const totals: Record<string, number> = {};
     for (const q of queries) {
-      const lexemes = searchLexemes(q);
-      const found = await searchPrivate(db, access, lexemes, {}, 100);
-      const { rows } = await sql<{ key: string }>`
-        select p.scope || '/' || p.name || ' ' || ${tierOf(sql`p.search_vector`, lexemes)}
-          || ' ' || p.repo_stars || ' ' || p.description as key from packages p
-        where ${privateReadableSql(access, 'p')} and p.status <> 'delisted' and p.quarantined_at is null
-          and p.search_vector @@ ${anywhereQuery(lexemes)}
-        order by ${tierOf(sql`p.search_vector`, lexemes)}, ${rankingOrder('p')}`.execute(db);
-      const label = `${stage}: ${q} as ${JSON.stringify(access)}`;
-      expect(
-        found.rows.map((r) => `${r.scope}/${r.name} ${r.tier} ${r.repo_stars} ${r.description}`),
-        label,
-      ).toEqual(rows.map((r) => r.key));
-      expect(found.total, label).toBe(rows.length);
-      // A page smaller than the answer is cut from the tiers' positions alone.
-      const top = await searchPrivate(db, access, lexemes, {}, 3);
-      expect(
-        top.rows.map((r) => `${r.scope}/${r.name} ${r.tier} ${r.repo_stars} ${r.description}`),
-        `${label}, 3 rows`,
-      ).toEqual(rows.slice(0, 3).map((r) => r.key));
-      expect(top.total, `${label}, 3 rows`).toBe(rows.length);
+      const found = await expectLiveAnswer(db, access, q, `${stage}: ${q} as ${JSON.stringify(access)}`);
       totals[q] = found.total;
     }
     return totals;
