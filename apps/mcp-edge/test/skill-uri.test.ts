@@ -29,6 +29,10 @@ describe('parseSkillUri', () => {
     for (let i = 0; i < 1500; i++) {
       expect(parseSkillUri(`skill://acme/skill-${i}/SKILL.md`).name).toBe(`skill-${i}`);
     }
+    // A long URI is parsed as any other, and again each time (it is not kept).
+    const long = `skill://acme/code-review/references/${'a'.repeat(2000)}.md`;
+    expect(parseSkillUri(long)).not.toBe(parseSkillUri(long));
+    expect(parseSkillUri(long).path).toBe(`references/${'a'.repeat(2000)}.md`);
     expect(parseSkillUri('skill://acme/skill-7/SKILL.md')).toEqual({
       scope: 'acme',
       name: 'skill-7',

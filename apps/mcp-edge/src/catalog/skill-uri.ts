@@ -79,8 +79,10 @@ function parse(uri: string, folder: boolean): SkillRef {
 }
 
 // Reads ask for the same few URIs again and again: each one's parts are kept (frozen, so no caller can
-// change what the next read gets), up to PARSED_MAX URIs, then the memo starts over.
+// change what the next read gets), up to PARSED_MAX URIs, then the memo starts over. Only URIs up to
+// PARSED_MAX_LENGTH characters are kept, so callers cannot make it hold more than a few megabytes.
 const PARSED_MAX = 1000;
+const PARSED_MAX_LENGTH = 1024;
 const parsedFiles = new Map<string, Readonly<SkillRef>>();
 
 /** The parts of a skill:// URI of a file; request_schema_invalid (-32602) when it is not one. */
@@ -88,8 +90,10 @@ export function parseSkillUri(uri: string): Readonly<SkillRef> {
   let ref = parsedFiles.get(uri);
   if (!ref) {
     ref = Object.freeze(parse(uri, false));
-    if (parsedFiles.size >= PARSED_MAX) parsedFiles.clear();
-    parsedFiles.set(uri, ref);
+    if (uri.length <= PARSED_MAX_LENGTH) {
+      if (parsedFiles.size >= PARSED_MAX) parsedFiles.clear();
+      parsedFiles.set(uri, ref);
+    }
   }
   return ref;
 }

@@ -101,10 +101,11 @@ type PositionRow = Partial<TieredRow> & { total: number; docs: number | null };
  * name and in name or scope), intersected over the terms, less the positions of rows changed since the
  * rebuild (when there are any): tier 0 is the name set, tier 1 the name-or-scope set without it, tier 2
  * the rest; each sorted by position, i.e. the ranking order, and a tier's set is only computed when the
- * tiers before it hold fewer than a page (for a common term the differences cost more than the rest). The changed rows are read live (packages_scope_changes_idx, public
- * ones too: a package turned public leaves the count) and tested as the live statement tests them; every
- * other row is as the rebuild stored it (every update but the download fold's moves updated_xid), so the
- * page's rows come from the docs. The statement runs prepared (runNamed) and its lists reach it through
+ * tiers before it hold fewer than a page (for a common term the differences cost more than the rest).
+ * The changed rows are read live (packages_scope_changes_idx, public ones too: a package turned public
+ * leaves the count) and tested as the live statement tests them; every other row is as the rebuild
+ * stored it (every update but the download fold's moves updated_xid), so the page's rows come from the
+ * docs. The statement runs prepared (runNamed) and its lists reach it through
  * sub-selects: a custom plan then estimates what the generic one does, so Postgres keeps the generic plan
  * instead of planning each search again (planning cost more than running it). It also reads the public
  * catalog's document count, for the public plans (searchWithPrivate).
