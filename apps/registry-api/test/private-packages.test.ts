@@ -1012,4 +1012,74 @@ describe('groups of private positions: how a scope joins one, and readers of sev
       await move('org-quill-b');
     }
   });
+
+  it("a change of a scope's organisation or code-host owner moves the list-change counter: the refresher regroups", async () => {
+    // Each change below is one the groups follow (migration 2026-11-30T0400); the refresher rebuilds the
+    // derived tables when the counter has moved since its last rebuild.
+    const moves = async (change: () => Promise<unknown>) => {
+      const before = await readListChangeCounter(database.db);
+      await change();
+      return (await readListChangeCounter(database.db)) > before;
+    };
+    const setOrganisation = (organization_id: string) => () =>
+      database.db
+        .updateTable('scope_settings')
+        .set({ organization_id })
+        .where('scope', '=', 'quillb-two')
+        .execute();
+    expect(await moves(setOrganisation('org-quill-a'))).toBe(true);
+    try {
+      await refreshDerivedTables(database.db);
+      expect((await quillGroups()).map((g) => `${g.scope} ${g.grp} ${g.size}`)).toEqual([
+        'quilla ~org-quill-a 3',
+        'quillb ~org-quill-b 2',
+        'quillb-gh ~org-quill-b 2',
+        'quillb-two ~org-quill-a 3',
+        'quillhub ~org-quill-a 3',
+      ]);
+      await expectLiveAnswers(
+        database.db,
+        { scopes: [...ORG_A.scopes, 'quillb-two'], packages: [] },
+        'regrouped',
+      );
+    } finally {
+      expect(await moves(setOrganisation('org-quill-b'))).toBe(true);
+      await refreshDerivedTables(database.db);
+    }
+    const linkC = (githubOrgId: number) => () =>
+      database.db
+        .updateTable('auth_organization')
+        .set({ githubOrgId })
+        .where('id', '=', 'org-quill-c')
+        .execute();
+    expect(await moves(linkC(9_100_009))).toBe(true);
+    expect(await moves(linkC(9_100_003))).toBe(true);
+    const now = new Date();
+    expect(
+      await moves(() =>
+        database.db
+          .insertInto('scope_owners')
+          .values({
+            scope: 'quill-unbound',
+            owner_id: 9_100_010,
+            owner_login: 'quill-unbound-gh',
+            bound_by: 'index',
+            bound_at: now,
+            updated_at: now,
+          })
+          .execute(),
+      ),
+    ).toBe(true);
+    // A change the groups do not follow leaves the counter alone: a renamed owner's login.
+    expect(
+      await moves(() =>
+        database.db
+          .updateTable('scope_owners')
+          .set({ owner_login: 'quill-renamed' })
+          .where('scope', '=', 'quill-unbound')
+          .execute(),
+      ),
+    ).toBe(false);
+    expect(await quillGroups()).toHaveLength(5);
+  });
 });

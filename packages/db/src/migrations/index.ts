@@ -47,6 +47,7 @@ import * as edgeDelegationKeys from './2026-11-29T2200-edge-delegation-keys.js';
 import * as privateListIndex from './2026-11-29T2210-private-list-index.js';
 import * as privateSearchGroups from './2026-11-29T2300-private-search-groups.js';
 import * as auditRecordsNoSerial from './2026-11-30T0300-audit-records-no-serial.js';
+import * as privateGroupsFollowOwners from './2026-11-30T0400-private-groups-follow-owners.js';
 
 // Every migration, by its frozen timestamped name. Append new ones; never rename or edit shipped ones.
 export const migrations: Record<string, Migration> = {
@@ -98,4 +99,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T2210-private-list-index': privateListIndex,
   '2026-11-29T2300-private-search-groups': privateSearchGroups,
   '2026-11-30T0300-audit-records-no-serial': auditRecordsNoSerial,
+  '2026-11-30T0400-private-groups-follow-owners': privateGroupsFollowOwners,
 };
