@@ -983,15 +983,17 @@ describe('groups of private positions: how a scope joins one, and readers of sev
     );
   });
 
+  /** Names `organization_id` in quillb-two's settings (B's by the fixture), with no rebuild. */
+  const move = (organization_id: string) =>
+    database.db
+      .updateTable('scope_settings')
+      .set({ organization_id })
+      .where('scope', '=', 'quillb-two')
+      .execute();
+
   it('a scope moved to another organisation after the rebuild: readers of either organisation get the live answer', async () => {
     const OLD_REST: ReadAccess = { scopes: ['quillb', 'quillb-gh'], packages: [] };
     const NEW_A: ReadAccess = { scopes: [...ORG_A.scopes, 'quillb-two'], packages: [] };
-    const move = (organization_id: string) =>
-      database.db
-        .updateTable('scope_settings')
-        .set({ organization_id })
-        .where('scope', '=', 'quillb-two')
-        .execute();
     await move('org-quill-a');
     try {
       // The groups stay as rebuilt: B's remaining scopes read part of it (their own keys), A's now read
@@ -1021,13 +1023,7 @@ describe('groups of private positions: how a scope joins one, and readers of sev
       await change();
       return (await readListChangeCounter(database.db)) > before;
     };
-    const setOrganisation = (organization_id: string) => () =>
-      database.db
-        .updateTable('scope_settings')
-        .set({ organization_id })
-        .where('scope', '=', 'quillb-two')
-        .execute();
-    expect(await moves(setOrganisation('org-quill-a'))).toBe(true);
+    expect(await moves(() => move('org-quill-a'))).toBe(true);
     try {
       await refreshDerivedTables(database.db);
       expect((await quillGroups()).map((g) => `${g.scope} ${g.grp} ${g.size}`)).toEqual([
@@ -1043,7 +1039,7 @@ describe('groups of private positions: how a scope joins one, and readers of sev
         'regrouped',
       );
     } finally {
-      expect(await moves(setOrganisation('org-quill-b'))).toBe(true);
+      expect(await moves(() => move('org-quill-b'))).toBe(true);
       await refreshDerivedTables(database.db);
     }
     const linkC = (githubOrgId: number) => () =>
