@@ -188,7 +188,7 @@ try {
       const servicesUsPerReq = ((services.redis + services.postgres) * 1000) / measured.total;
       rounds[s.key].push({ ...measured, cpuUsPerReq, servicesUsPerReq });
       console.log(
-        `round ${round + 1} ${s.label}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, server CPU ${cpuUsPerReq.toFixed(0)} µs/req, Redis + Postgres CPU ${servicesUsPerReq.toFixed(0)} µs/req, non2xx ${measured.non2xx}, errors ${measured.errors}`,
+        `round ${round + 1} ${s.label}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, server CPU ${cpuUsPerReq.toFixed(0)} µs/req, Redis + Postgres CPU ${servicesUsPerReq.toFixed(0)} µs/req (Redis ${((services.redis * 1000) / measured.total).toFixed(1)}), non2xx ${measured.non2xx}, errors ${measured.errors}`,
       );
     }
   }

@@ -343,6 +343,29 @@ describe('refusals on the wire', () => {
     expect(res.body.error).toMatchObject({ code: -32602, data: { reason: 'request_schema_invalid' } });
   });
 
+
+  // A valid uri skips zod (admission.ts, resourceUriOf); every other shape gets the schema's own issues.
+  it.each([
+    ['no uri', {}],
+    ['an empty uri', { uri: '' }],
+    ['a uri that is not a string', { uri: 7 }],
+    ['a uri over 8192 characters', { uri: `skill://acme/pdf-tools/${'a'.repeat(8192)}` }],
+  ])('params with %s → -32602 request_schema_invalid naming uri', async (_label, params) => {
+    const res = await rpc(token, 'resources/read', params);
+    expect(res.body.error).toMatchObject({
+      code: -32602,
+      message: 'invalid resources/read params',
+      data: { reason: 'request_schema_invalid', issues: [{ path: 'uri' }] },
+    });
+  });
+
+  it('a uri of exactly 8192 characters passes the params check, for the URI parser to judge', async () => {
+    const uri = `skill://acme/pdf-tools/${'a'.repeat(8192 - 'skill://acme/pdf-tools/'.length)}`;
+    const res = await rpc(token, 'resources/read', { uri });
+    expect(res.body.error.data.reason).toBe('request_schema_invalid');
+    expect(res.body.error.message).not.toBe('invalid resources/read params');
+    expect(res.body.error.data.issues).toBeUndefined();
+  });
   it.each([
     ['an unknown package', 'skill://acme/nothing-here/SKILL.md', '@acme/nothing-here'],
     ['an unknown file', 'skill://acme/pdf-tools/references/NOPE.md', 'has no file references/NOPE.md'],

@@ -385,6 +385,7 @@ export {
 } from './route-params.js';
 export {
   includesHighRisk,
+  MAX_RESOURCE_URI_LENGTH,
   type RegistryGetArgs,
   RegistryGetArgsSchema,
   type RegistryGetResult,

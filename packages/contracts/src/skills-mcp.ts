@@ -73,12 +73,15 @@ const encodable = (what: string) =>
     { error: `${what} must not contain a lone surrogate (U+D800 to U+DFFF)` },
   ] as const;
 
+/** The longest resource URI a read accepts. */
+export const MAX_RESOURCE_URI_LENGTH = 8192;
+
 export const ResourcesReadParamsSchema = z
   .object({
     uri: z
       .string()
       .min(1)
-      .max(8192)
+      .max(MAX_RESOURCE_URI_LENGTH)
       .refine(...encodable('uri')),
   })
   .loose();

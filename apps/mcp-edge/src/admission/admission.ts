@@ -3,9 +3,11 @@ import {
   type AgentsInvokeArgs,
   findAgent,
   forbiddenBindingTiers,
+  hasLoneSurrogate,
   InitializeParamsSchema,
   includesHighRisk,
   type JsonRpcId,
+  MAX_RESOURCE_URI_LENGTH,
   RejectError,
   ResourcesDirectoryReadParamsSchema,
   ResourcesListParamsSchema,
@@ -195,7 +197,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       case 'resources/read': {
         const read =
           method === 'resources/read'
-            ? { method, uri: parseParams(ResourcesReadParamsSchema, params, `${method} params`).uri }
+            ? { method, uri: resourceUriOf(params) }
             : { method, cursor: parseParams(ResourcesListParamsSchema, params, `${method} params`).cursor };
         // 6. skill:// resources are the registry's catalog: pkgreg.registry.read, as its tools need.
         requireScopes(caller, [SCOPES.registryRead]);
@@ -262,8 +264,10 @@ export function createAdmission(deps: AdmissionDeps): Admission {
 
 /** Step 6: 403 scope_insufficient naming the scopes of `needed` the caller lacks. */
 function requireScopes(caller: Caller, needed: readonly string[]): void {
-  const missing = needed.filter((s) => !caller.scopes.has(s));
-  if (missing.length) {
+  // A loop, not filter: the list of missing scopes is built only once one is missing.
+  for (const scope of needed) {
+    if (caller.scopes.has(scope)) continue;
+    const missing = needed.filter((s) => !caller.scopes.has(s));
     throw new RejectError('scope_insufficient', `missing scope ${missing.join(' ')}`, {
       requiredScopes: missing,
     });
@@ -307,6 +311,23 @@ function toolsCallParams(params: Record<string, unknown>): {
     if (isObject(args)) return params as { name: string; arguments: Record<string, unknown> };
   }
   return parseParams(ToolsCallParamsSchema, params, 'tools/call params');
+}
+
+/**
+ * resources/read's `uri` as ResourcesReadParamsSchema would return it, without zod for a valid one (the
+ * usual case, on every read); anything else goes through the schema, so refusals keep its exact issues.
+ */
+function resourceUriOf(params: Record<string, unknown>): string {
+  const { uri } = params;
+  if (
+    typeof uri === 'string' &&
+    uri.length > 0 &&
+    uri.length <= MAX_RESOURCE_URI_LENGTH &&
+    !hasLoneSurrogate(uri)
+  ) {
+    return uri;
+  }
+  return parseParams(ResourcesReadParamsSchema, params, 'resources/read params').uri;
 }
 
 /** The params of a skills extension method, as dispatch takes them (the opt-in read from `_meta`). */

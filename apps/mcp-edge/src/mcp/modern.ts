@@ -6,7 +6,7 @@ import {
   MCP_PROTOCOL_VERSION,
   RejectError,
 } from '@pkgreg/contracts';
-import { isObject, SerializedResult } from './transport.js';
+import { isObject, ResultMembers, SerializedResult } from './transport.js';
 
 // MCP 2026-07-28 beside 2025-11-25 on one endpoint (docs/decisions.md, "MCP 2026-07-28"). A request is of
 // the new revision when its `params._meta` names a protocol version, whatever its headers say (the
@@ -192,19 +192,22 @@ export class TaskCreated extends SerializedResult {}
 
 /**
  * The members a 2026-07-28 result gets (`resultType`, the cache hint of its method, the server's
- * identity in `_meta`), as JSON text to splice into the result; built once per kind.
+ * identity in `_meta`), as text and bytes to splice into the result; built once per kind.
  */
 export function modernMembers(serverInfo: { name: string; version: string }) {
   const meta = `"_meta":${JSON.stringify({ [MCP_META.serverInfo]: serverInfo })}`;
-  const built = new Map<string, string>();
-  return (method: string, result: object, person: boolean): string => {
-    if (result instanceof TaskCreated) return meta;
+  const taskMembers = new ResultMembers(meta);
+  const built = new Map<string, ResultMembers>();
+  return (method: string, result: object, person: boolean): ResultMembers => {
+    if (result instanceof TaskCreated) return taskMembers;
     const hint = CACHE_HINTS[method];
     const scope = hint ? (hint.scope ?? (person ? 'private' : 'public')) : undefined;
     const key = hint ? `${hint.ttlMs} ${scope}` : '';
     let members = built.get(key);
     if (members === undefined) {
-      members = `"resultType":"complete",${hint ? `"ttlMs":${hint.ttlMs},"cacheScope":"${scope}",` : ''}${meta}`;
+      members = new ResultMembers(
+        `"resultType":"complete",${hint ? `"ttlMs":${hint.ttlMs},"cacheScope":"${scope}",` : ''}${meta}`,
+      );
       built.set(key, members);
     }
     return members;

@@ -126,9 +126,19 @@ export function toolCallResult(result: object): SerializedResult {
   return new SerializedResult(json === '{}' ? `{${extra}` : `${json.slice(0, -1)},${extra}`);
 }
 
-/** `json` (an object's JSON) with `extra` members (`"key":value,…`) added at its end. */
-function withMembers(json: string, extra: string): string {
-  return `${json.slice(0, -1)}${json === '{}' ? '' : ','}${extra}}`;
+/**
+ * Members to add at the end of a result object (`"key":value,…`), as text and as the bytes spliced into a
+ * StaticResult's, made once: the same few sets are added to every 2026-07-28 result (mcp/modern.ts).
+ */
+export class ResultMembers {
+  /** After another member: a comma first. */
+  readonly afterMember: Buffer;
+  /** In an empty object. */
+  readonly alone: Buffer;
+  constructor(readonly json: string) {
+    this.alone = Buffer.from(json);
+    this.afterMember = Buffer.from(`,${json}`);
+  }
 }
 
 // Headers go to writeHead whole, with X-Request-Id among them, not through setHeader first: Node then
@@ -142,7 +152,7 @@ export function writeResult(
   requestId: string,
   id: JsonRpcId,
   result: object,
-  extra?: string,
+  extra?: ResultMembers,
 ): void {
   if (result instanceof StaticResult) {
     const idJson = Buffer.from(JSON.stringify(id));
@@ -151,7 +161,14 @@ export function writeResult(
     const parts =
       extra === undefined
         ? [RESPONSE_HEAD, idJson, tail]
-        : [RESPONSE_HEAD, idJson, tail.subarray(0, -2), membersOf(tail, extra), tail.subarray(-2)];
+        : [
+            RESPONSE_HEAD,
+            idJson,
+            tail.subarray(0, -2),
+            // `{}`: no member before the new ones.
+            tail[tail.length - 3] === 0x7b ? extra.alone : extra.afterMember,
+            tail.subarray(-2),
+          ];
     const length = parts.reduce((sum, part) => sum + part.length, 0);
     res.writeHead(200, {
       'X-Request-Id': requestId,
@@ -162,15 +179,9 @@ export function writeResult(
     return;
   }
   let body = result instanceof SerializedResult ? result.json : JSON.stringify(result);
-  if (extra !== undefined) body = withMembers(body, extra);
+  if (extra !== undefined) body = `${body.slice(0, -1)}${body === '{}' ? '' : ','}${extra.json}}`;
   res.writeHead(200, { 'X-Request-Id': requestId, 'Content-Type': 'application/json' });
   res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`);
-}
-
-/** `extra` as bytes to insert before the result's closing brace (a comma first unless the result is `{}`). */
-function membersOf(tail: Buffer, extra: string): Buffer {
-  const empty = tail[tail.length - 3] === 0x7b; // `{}`: no member before the new ones
-  return Buffer.from(empty ? extra : `,${extra}`);
 }
 
 /** A notification (or a client's response) is accepted with 202 and no body; returns the status. */
