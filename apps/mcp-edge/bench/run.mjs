@@ -372,7 +372,7 @@ RSS of the edge over ${r.rss.requests} memory.get requests (${r.rss.seconds} s):
 ${r.rss.firstQuarterMaxMb} MB, in the last quarter ${r.rss.lastQuarterMaxMb} MB (non-2xx ${r.rss.non2xx}).
 
 Reading the figures (targets missed are stated as missed):
-- system.info vs the echo (${r.ratios.infoVsEcho >= 0.6 ? 'met' : 'missed'} in this run): the echo parses and answers ~80 bytes with no I/O. The edge answers ~2.4 KB
+- system.info vs the echo (${r.ratios.infoVsEcho >= 0.6 ? 'met' : 'missed'} in this run): the echo parses and answers ~80 bytes with no I/O. The edge answers ~2.9 KB
   (decisions.md puts the tool object in \`result\` three times: top level, \`content\` text,
   \`structuredContent\`), checks the rate limit and queues an audit row:
   ${r.results.edgeInfo.cpuUsPerReq - r.results.echo.cpuUsPerReq} µs more server CPU per request here. The rate-limit checks of all requests read in one
@@ -397,19 +397,21 @@ Reading the figures (targets missed are stated as missed):
   revision adds a check of the envelope and three headers, and splices \`resultType\`, the cache hint and
   \`_meta\` into the serialized result (the static result of system.info and the catalog's cached read are
   not rebuilt): system.info ${r.ratios.infoModernVsEcho >= 0.6 ? 'met' : 'missed'} (${r.ratios.infoModernVsEcho}), resources/read ${r.ratios.readModernVsBare >= 0.6 ? 'met' : 'missed'} (${r.ratios.readModernVsBare}; ${r.cpuRatios.readModernVsBare} by CPU).
-- Where the rest of the edge's time goes (11-30, \`bench-results/exp\` experiments on this VM): per system.info
-  request the edge spends 31-45 µs of user and 6-9 µs of kernel time once warm, a bare server sending the
-  same ~2.4 KB 21-28 µs and 6-8 µs, and the echo 22-29 µs and 5-9 µs; the same build measured 37-88 µs per
-  request in different rounds and runs, so one run's ratio moves by ±0.1 with the VM alone. Against that
-  bare server, a CPU profile puts the edge's extra work in parsing and checking the message (~2 µs),
-  admission (~3.5 µs: host, token cache, who may call, headers, scopes, the lease), the audit row (~2.5 µs:
-  encoding it and its share of the batch's COPY socket write) and the handler's own bookkeeping (~2 µs);
-  Postgres then spends 8-9 µs per audit row (the table lost its serial id on 11-30 for that: 9-12 µs
-  before), on one of the same two cores. Each is what the decisions require of every request (an audit row
-  per request, full admission); no single part added since 11-25 holds the ratio down. A 2026-07-28
-  request costs the edge ~1.7 µs more than a 2025-11-25 one in the same profile (a larger body to parse and
-  three more headers, which its baseline pays too; the envelope's checks and the splice of its members
-  ~0.4 µs): unpaired runs that put the two revisions 0.1 apart were the VM.
+- Where the rest of the edge's time goes (11-30, \`perf record -C 0\` of the edge and its baselines, the
+  edge with \`--perf-basic-prof\`): per system.info request the edge's core spent ~50 µs under perf, the
+  echo's ~30. The response's write is 3.5 µs of that: a 2.9 KB answer, and a load generator that sleeps
+  more often when the server is slower, so more of the edge's writes pay the kernel's wakeup of
+  autocannon's core (the largest single kernel item for both). The other ~14 µs is JavaScript spread thin:
+  parsing and checking the message (~2), admission (~2.3: host, token cache, who may call, headers, scopes,
+  the lease), the audit row (~2.4 with its share of the COPY's socket write), the response's headers and
+  copy beyond the echo's (~2.3) and the handler's bookkeeping (~2.7). Each is what the decisions require of
+  every request. This build against the 11-25 build that measured 0.61-0.64 then (d5ec1f5, \`bench/ab.mjs\`,
+  6 rounds): 53.4 against 55.5 µs per system.info, so nothing added since holds the ratio down; the runs'
+  ratios move with the VM and the echo (24-46 µs per request between runs). Postgres's share does not
+  either: with the audit table's indexes dropped (Postgres 6.4 → 4.6 µs per row) system.info's throughput
+  was unchanged (median 0.96 of paired rounds), as the edge's own core is the bound. A 2026-07-28 request
+  costs the edge ~1.7 µs more than a 2025-11-25 one (a larger body to parse and three more headers, which
+  its baseline pays too; the envelope's checks and the splice of its members ~0.4 µs).
 - RSS over the long run: the last quarter's maximum is ${(r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb).toFixed(1)} MB
   (${(((r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb) / r.rss.firstQuarterMaxMb) * 100).toFixed(1)}%) above the first quarter's${r.rss.quarterMaxMb ? ` (maximum per quarter: ${r.rss.quarterMaxMb.join(', ')} MB)` : ''}, and the run
   ends ${(r.rss.peakMb - r.rss.endMb).toFixed(1)} MB below its peak. The token cache, audit buffer and rate-limit state are bounded.
