@@ -1,3 +1,4 @@
+import { agentLimitsEnvShape } from '@pkgreg/contracts';
 import { memoryEnvShape } from '@pkgreg/memory';
 import {
   booleanFlag,
@@ -169,17 +170,9 @@ export const EnvSchema = z
      */
     MODEL_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
     MODEL_PROVIDER: z.enum(['openai', 'anthropic']).default('openai'),
-    // The worker's bounds (apps/runtime-worker/src/env.ts): a value one of them refuses, both refuse.
+    // The worker's variables and bounds (one env file configures both): a value one refuses, both refuse.
     AGENT_TOOL_LOOP: booleanFlag(true),
-    AGENT_MAX_STEPS: z.coerce.number().int().min(1).max(50).default(8),
-    AGENT_MAX_INPUT_TOKENS: z.coerce.number().int().min(1000).default(60_000),
-    AGENT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(100).default(8_000),
-    AGENT_MAX_WALL_MS: z.coerce.number().int().min(1000).default(60_000),
-    AGENT_MAX_SKILL_BYTES: z.coerce
-      .number()
-      .int()
-      .min(1024)
-      .default(48 * 1024),
+    ...agentLimitsEnvShape,
     /** Public tool mappings switched off by the operator (comma-separated tool names). */
     EDGE_DISABLED_TOOLS: commaList,
     /** BullMQ prefix of the development backend's runtime queues (hosted tenants get their own). */

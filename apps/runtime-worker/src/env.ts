@@ -1,4 +1,5 @@
-import { type AgentLimits, DEFAULT_AGENT_LIMITS, type ModelConfig } from '@pkgreg/agents';
+import type { ModelConfig } from '@pkgreg/agents';
+import { type AgentLimits, agentLimitsEnvShape } from '@pkgreg/contracts';
 import { indexerEnvShape } from '@pkgreg/indexer';
 import { memoryEnvShape } from '@pkgreg/memory';
 import { booleanFlag, commonEnvShape, metricsEnvShape, parseEnv } from '@pkgreg/server-kit';
@@ -100,13 +101,7 @@ export const EnvSchema = z.object({
    */
   AGENT_TOOL_LOOP: booleanFlag(true),
   /** Limits of one model run (docs/agent.md, "Limits"); the system info shows them. */
-  AGENT_MAX_STEPS: z.coerce.number().int().min(1).max(50).default(DEFAULT_AGENT_LIMITS.maxSteps),
-  AGENT_MAX_INPUT_TOKENS: z.coerce.number().int().min(1000).default(DEFAULT_AGENT_LIMITS.maxInputTokens),
-  AGENT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(100).default(DEFAULT_AGENT_LIMITS.maxOutputTokens),
-  AGENT_MAX_WALL_MS: z.coerce.number().int().min(1000).default(DEFAULT_AGENT_LIMITS.maxWallMs),
-  AGENT_MAX_SKILL_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_AGENT_LIMITS.maxSkillBytes),
-  /** Failed model calls and malformed tool calls retried per run before the rule planner takes over. */
-  AGENT_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(DEFAULT_AGENT_LIMITS.maxRetries),
+  ...agentLimitsEnvShape,
   // Code host settings (GitHub Enterprise: your hosts) and limits for the indexer.
   ...indexerEnvShape,
   // Embeddings of memory entries (memory.embed jobs) and memory search's settings.

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { AgentCatalogEntry, MemoryTier } from './mcp.js';
 
 // The public agent catalog (mcp-edge.md, "Current catalog"): the only agents the edge admits.
@@ -34,3 +35,45 @@ export function forbiddenBindingTiers(
     .map((t) => `write:${t}`);
   return agent.memoryBinding.supported ? [...read, ...write] : [...read, ...write, 'unsupported'];
 }
+
+/**
+ * Per-run limits of the agent's model tool loop (docs/agent.md, "Limits"). The operator sets them (the
+ * runtime worker's AGENT_MAX_*), the system info shows them; they are fixed before the loop starts.
+ */
+export interface AgentLimits {
+  /** Model calls per run; the last one may only submit the plan. */
+  maxSteps: number;
+  /** Prompt tokens summed over the run's model calls (as the endpoint reports them, else estimated). */
+  maxInputTokens: number;
+  /** Completion tokens summed over the run's model calls. */
+  maxOutputTokens: number;
+  /** Wall time of the whole loop (ms), model calls and tool reads together. */
+  maxWallMs: number;
+  /** Bytes of skill content (SKILL.md and files) handed to the model per run. */
+  maxSkillBytes: number;
+  /** Failed model calls and malformed tool calls tolerated per run before the rule planner takes over. */
+  maxRetries: number;
+}
+
+export const DEFAULT_AGENT_LIMITS: AgentLimits = {
+  maxSteps: 8,
+  maxInputTokens: 60_000,
+  maxOutputTokens: 8_000,
+  maxWallMs: 60_000,
+  maxSkillBytes: 48 * 1024,
+  maxRetries: 2,
+};
+
+/**
+ * The AGENT_MAX_* variables as both the runtime worker (which runs with them) and the edge (whose system
+ * info shows them) read them from one env file: a value one refuses, both refuse.
+ */
+export const agentLimitsEnvShape = {
+  AGENT_MAX_STEPS: z.coerce.number().int().min(1).max(50).default(DEFAULT_AGENT_LIMITS.maxSteps),
+  AGENT_MAX_INPUT_TOKENS: z.coerce.number().int().min(1000).default(DEFAULT_AGENT_LIMITS.maxInputTokens),
+  AGENT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(100).default(DEFAULT_AGENT_LIMITS.maxOutputTokens),
+  AGENT_MAX_WALL_MS: z.coerce.number().int().min(1000).default(DEFAULT_AGENT_LIMITS.maxWallMs),
+  AGENT_MAX_SKILL_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_AGENT_LIMITS.maxSkillBytes),
+  /** Failed model calls and malformed tool calls retried per run before the rule planner takes over. */
+  AGENT_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(DEFAULT_AGENT_LIMITS.maxRetries),
+};

@@ -76,6 +76,9 @@ export {
 } from './agent-skills-discovery.js';
 export {
   AGENT_CATALOG,
+  type AgentLimits,
+  agentLimitsEnvShape,
+  DEFAULT_AGENT_LIMITS,
   ENGINEERING_WORKFLOW_AGENT_ID,
   findAgent,
   forbiddenBindingTiers,
