@@ -1,4 +1,4 @@
-import { DEFAULT_AGENT_LIMITS } from '@pkgreg/contracts';
+import { agentLimitsFromEnv, DEFAULT_AGENT_LIMITS } from '@pkgreg/contracts';
 import { describe, expect, it } from 'vitest';
 import { loadEnv } from '../src/env.js';
 
@@ -42,15 +42,7 @@ describe('the sign-in settings (docs/mcp-oauth.md)', () => {
 
 describe("AGENT_MAX_* (the runtime worker's limits, shown by system info)", () => {
   it('default to the agent limits the worker runs with, and a value the worker refuses is refused', () => {
-    const env = loadEnv({});
-    expect({
-      maxSteps: env.AGENT_MAX_STEPS,
-      maxInputTokens: env.AGENT_MAX_INPUT_TOKENS,
-      maxOutputTokens: env.AGENT_MAX_OUTPUT_TOKENS,
-      maxWallMs: env.AGENT_MAX_WALL_MS,
-      maxSkillBytes: env.AGENT_MAX_SKILL_BYTES,
-      maxRetries: env.AGENT_MAX_RETRIES,
-    }).toEqual(DEFAULT_AGENT_LIMITS);
+    expect(agentLimitsFromEnv(loadEnv({}))).toEqual(DEFAULT_AGENT_LIMITS);
     expect(loadEnv({ AGENT_MAX_STEPS: '12' }).AGENT_MAX_STEPS).toBe(12);
     expect(() => loadEnv({ AGENT_MAX_STEPS: '51' })).toThrow(/AGENT_MAX_STEPS/);
     expect(() => loadEnv({ AGENT_MAX_SKILL_BYTES: '1000' })).toThrow(/AGENT_MAX_SKILL_BYTES/);

@@ -1,5 +1,5 @@
 import type { ModelConfig } from '@pkgreg/agents';
-import { type AgentLimits, agentLimitsEnvShape } from '@pkgreg/contracts';
+import { agentLimitsEnvShape } from '@pkgreg/contracts';
 import { indexerEnvShape } from '@pkgreg/indexer';
 import { memoryEnvShape } from '@pkgreg/memory';
 import { booleanFlag, commonEnvShape, metricsEnvShape, parseEnv } from '@pkgreg/server-kit';
@@ -130,16 +130,5 @@ export function delegationSettings(env: Env): { issuer: string; audience: string
   return {
     issuer: `${env.PKGREG_PUBLIC_BASE_URL}/mcp`,
     audience: env.REGISTRY_PUBLIC_URL ?? env.REGISTRY_URL.replace(/\/+$/, ''),
-  };
-}
-
-export function agentLimits(env: Env): AgentLimits {
-  return {
-    maxSteps: env.AGENT_MAX_STEPS,
-    maxInputTokens: env.AGENT_MAX_INPUT_TOKENS,
-    maxOutputTokens: env.AGENT_MAX_OUTPUT_TOKENS,
-    maxWallMs: env.AGENT_MAX_WALL_MS,
-    maxSkillBytes: env.AGENT_MAX_SKILL_BYTES,
-    maxRetries: env.AGENT_MAX_RETRIES,
   };
 }

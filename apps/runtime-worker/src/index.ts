@@ -1,8 +1,9 @@
 import { createHttpPackageFinder, createHttpSkillSource } from '@pkgreg/agents';
+import { agentLimitsFromEnv } from '@pkgreg/contracts';
 import { indexerSettings } from '@pkgreg/indexer';
 import { memorySettings } from '@pkgreg/memory';
 import { startService } from '@pkgreg/server-kit';
-import { agentLimits, delegationSettings, loadEnv, modelConfig } from './env.js';
+import { delegationSettings, loadEnv, modelConfig } from './env.js';
 import { startHealthServer } from './health-server.js';
 import { createDelegatedReads } from './jobs/delegated-reads.js';
 import { createWorkerMetrics } from './metrics.js';
@@ -53,7 +54,7 @@ const worker = createWorker({
   // names one, else anonymously (docs/agent.md, "Privacy").
   skills: env.AGENT_TOOL_LOOP ? createHttpSkillSource(env.REGISTRY_URL, env.REGISTRY_TIMEOUT_MS) : null,
   assertionsFor: createDelegatedReads(db, delegationSettings(env), logger),
-  limits: agentLimits(env),
+  limits: agentLimitsFromEnv(env),
   indexer: indexerSettings(env),
   embedder: memorySettings(env).embedder,
 });

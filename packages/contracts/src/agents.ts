@@ -77,3 +77,19 @@ export const agentLimitsEnvShape = {
   /** Failed model calls and malformed tool calls retried per run before the rule planner takes over. */
   AGENT_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(DEFAULT_AGENT_LIMITS.maxRetries),
 };
+
+/** The limits as read from the variables of agentLimitsEnvShape. */
+export function agentLimitsFromEnv(
+  env: {
+    [K in keyof typeof agentLimitsEnvShape]: number;
+  },
+): AgentLimits {
+  return {
+    maxSteps: env.AGENT_MAX_STEPS,
+    maxInputTokens: env.AGENT_MAX_INPUT_TOKENS,
+    maxOutputTokens: env.AGENT_MAX_OUTPUT_TOKENS,
+    maxWallMs: env.AGENT_MAX_WALL_MS,
+    maxSkillBytes: env.AGENT_MAX_SKILL_BYTES,
+    maxRetries: env.AGENT_MAX_RETRIES,
+  };
+}

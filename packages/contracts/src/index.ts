@@ -78,6 +78,7 @@ export {
   AGENT_CATALOG,
   type AgentLimits,
   agentLimitsEnvShape,
+  agentLimitsFromEnv,
   DEFAULT_AGENT_LIMITS,
   ENGINEERING_WORKFLOW_AGENT_ID,
   findAgent,
