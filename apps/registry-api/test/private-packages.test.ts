@@ -1076,6 +1076,12 @@ describe('groups of private positions: how a scope joins one, and readers of sev
           .execute(),
       ),
     ).toBe(false);
+    // Its removal is one they follow, and leaves the file's database as the groups' tests found it.
+    expect(
+      await moves(() =>
+        database.db.deleteFrom('scope_owners').where('scope', '=', 'quill-unbound').execute(),
+      ),
+    ).toBe(true);
     expect(await quillGroups()).toHaveLength(5);
   });
 });
