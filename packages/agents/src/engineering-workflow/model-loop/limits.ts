@@ -1,8 +1,6 @@
-// Per-run limits of the model tool loop (docs/agent.md, "Limits"). The operator sets them (runtime-worker
-// env: AGENT_MAX_*); the system info shows them. They are fixed before the loop starts: nothing the
-// model or a skill says can change them.
-
-// The limits and their defaults are @pkgreg/contracts' (the edge's system info shows them too).
+// Per-run limits of the model tool loop (docs/agent.md, "Limits"): fixed before the loop starts, nothing
+// the model or a skill says can change them. The limits, their defaults and their AGENT_MAX_* variables
+// are @pkgreg/contracts', as the edge's system info shows them too.
 export { type AgentLimits, DEFAULT_AGENT_LIMITS } from '@pkgreg/contracts';
 
 /** The limit that ended a run early; `skillBytes` only stops reads, the run goes on. */
