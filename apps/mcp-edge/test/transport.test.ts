@@ -44,7 +44,7 @@ describe('writeResult', () => {
   });
 
   it.each(Object.keys(results))('%s: without members, the result as it is', async (kind) => {
-    const body = await (await fetch(`${url}/${encodeURIComponent(kind)}`)).json();
+    const body = (await (await fetch(`${url}/${encodeURIComponent(kind)}`)).json()) as { result: unknown };
     expect(body.result).toEqual(kind.includes('empty') ? {} : { a: 1 });
   });
 });
