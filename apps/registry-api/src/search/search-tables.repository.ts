@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import type { Db } from '@pkgreg/db';
 import { type RawBuilder, sql } from 'kysely';
 import { rankingOrder } from './search-ranking.js';
@@ -33,6 +34,10 @@ const SEARCH_TABLES = [
   'package_private_search_groups',
   'package_private_search_keys',
 ];
+
+/** How long the swap waits for a table a search holds before it gives way, and how often it tries. */
+const SWAP_LOCK_TIMEOUT_MS = 200;
+const SWAP_ATTEMPTS = 30;
 
 /** Constraints other than the primary key, whose index is renamed with its table. */
 const OTHER_CONSTRAINTS: Record<string, string[]> = { package_private_search_docs: ['id_key'] };
@@ -260,15 +265,29 @@ export async function createNextPrivateKeys(db: Db): Promise<void> {
 
 /** Swaps every `_next` table in at once: the lock is held only for the drops and renames. */
 export async function swapInNextTables(db: Db): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    for (const table of SEARCH_TABLES) {
-      await sql`drop table ${sql.table(table)}`.execute(trx);
-      await sql`alter table ${sql.table(`${table}_next`)} rename to ${sql.table(table)}`.execute(trx);
-      for (const suffix of ['pkey', ...(OTHER_CONSTRAINTS[table] ?? [])]) {
-        await sql`alter index ${sql.table(`${table}_next_${suffix}`)} rename to ${sql.table(`${table}_${suffix}`)}`.execute(
-          trx,
-        );
-      }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.transaction().execute(async (trx) => {
+        // Searches lock these tables in orders of their own: a swap that held one while waiting for
+        // another a search holds would deadlock with it, and Postgres would cancel one of the two (a
+        // search answering 500). The swap gives way instead, before deadlock detection would run.
+        await sql.raw(`set local lock_timeout = '${SWAP_LOCK_TIMEOUT_MS}ms'`).execute(trx);
+        for (const table of SEARCH_TABLES) {
+          await sql`drop table ${sql.table(table)}`.execute(trx);
+          await sql`alter table ${sql.table(`${table}_next`)} rename to ${sql.table(table)}`.execute(trx);
+          for (const suffix of ['pkey', ...(OTHER_CONSTRAINTS[table] ?? [])]) {
+            await sql`alter index ${sql.table(`${table}_next_${suffix}`)} rename to ${sql.table(`${table}_${suffix}`)}`.execute(
+              trx,
+            );
+          }
+        }
+      });
+      return;
+    } catch (error) {
+      const lockNotAvailable = (error as { code?: unknown } | null)?.code === '55P03';
+      if (!lockNotAvailable || attempt >= SWAP_ATTEMPTS) throw error;
+      // The tables it waited for are free once the searches holding them end.
+      await setTimeout(Math.min(50 * attempt, 1000));
     }
-  });
+  }
 }
