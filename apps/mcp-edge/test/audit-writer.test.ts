@@ -85,6 +85,29 @@ describe('audit writer', () => {
     expect(await written()).toEqual(['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7', 'r8']);
   });
 
+  it('writes full batches under load: rows recorded during a COPY wait for a full batch or flushMs', async () => {
+    const writer = createAuditWriter(writerDb, createLogger('audit-test', 'silent'), {
+      flushMs: 1000,
+      batchSize: 100,
+    });
+    const ids = Array.from({ length: 230 }, (_, i) => `l${String(i).padStart(3, '0')}`);
+    const record = (from: number, to: number) => {
+      for (const id of ids.slice(from, to)) writer.record(row(id));
+    };
+    record(0, 100); // full: its COPY starts
+    record(100, 130); // recorded while that COPY runs
+    await expect.poll(written, { interval: 5 }).toHaveLength(100);
+    // One COPY per batch of whatever arrived during the last one would have written these at once.
+    await new Promise((r) => setTimeout(r, 150));
+    expect(await written()).toHaveLength(100);
+    record(130, 200); // the batch fills: written now, not at the timer
+    await expect.poll(written, { interval: 5, timeout: 300 }).toHaveLength(200);
+    record(200, 230);
+    // Nothing more is recorded: the timer writes the last rows.
+    await expect.poll(written, { interval: 20, timeout: 3000 }).toEqual(ids);
+    await writer.close();
+  });
+
   it('close waits for a batch already being written (shutdown loses no row)', async () => {
     const writer = createAuditWriter(writerDb, createLogger('audit-test', 'silent'), {
       flushMs: 60_000,

@@ -7,7 +7,9 @@ import { type AuditRow, copyAuditLines, createAuditLineEncoder } from './audit.r
 //
 // Rows are held as their COPY bytes, in batch buffers that are used again once written: what waits for
 // Postgres is no JavaScript object for the collector to trace. Batches of 2000 rows by default: a
-// batch's fixed cost to Postgres is large (docs/benchmarks.md, MCP edge).
+// batch's fixed cost to Postgres (and to the edge) is large (docs/benchmarks.md, MCP edge). A batch is
+// written when it is full or when the oldest row in it has waited flushMs: rows recorded while a COPY
+// runs wait for either, so a busy edge writes full batches, not whatever arrived during the last COPY.
 
 export interface AuditWriter {
   record(row: AuditRow): void;
@@ -49,8 +51,12 @@ export function createAuditWriter(
     timer.unref();
   }
 
-  /** Writes batches until none is left (true) or a write fails (false: retried after flushMs). */
+  /**
+   * Writes the batches buffered when it starts, and those that fill while it writes, until none is left
+   * (true) or a write fails (false: retried after flushMs).
+   */
   async function drain(): Promise<boolean> {
+    batches.closeOpen();
     for (;;) {
       const batch = batches.take();
       if (!batch) return true;
@@ -88,18 +94,23 @@ export function createAuditWriter(
     retrying = false;
     draining ??= drain().finally(() => {
       draining = undefined;
+      // Rows recorded during the last write and not a full batch yet: written by flushMs at the latest.
+      if (batches.rows > 0) schedule();
     });
     return draining;
   }
 
   return {
     record(row) {
-      const batch = batches.append(encode(row));
+      const full = batches.append(encode(row));
       if (batches.rows > MAX_BUFFERED) batches.dropOldest();
-      if (batch.rows >= options.batchSize && !draining && !retrying) void drainNow();
+      // A drain running takes the batch on its next turn; after a failed write the timer retries.
+      if (full && !draining && !retrying) void drainNow();
       else schedule();
     },
     async flush() {
+      // A drain that started before some of the rows buffered now does not write them: a second one does.
+      if (draining && !(await draining)) return;
       await drainNow();
     },
     async close() {
@@ -129,12 +140,12 @@ class BatchBuffer {
 
   constructor(private readonly batchSize: number) {}
 
-  /** Adds one encoded row; returns the batch it went into. */
-  append(line: string): Batch {
+  /** Adds one encoded row; returns whether it filled its batch (which is then closed). */
+  append(line: string): boolean {
     // UTF-8 takes at most 3 bytes per UTF-16 unit: a line of n units always fits in 3n bytes.
     const room = line.length * 3;
     let open = this.open;
-    if (open && (open.rows >= this.batchSize || open.used + room > open.bytes.length)) {
+    if (open && open.used + room > open.bytes.length) {
       this.closeOpen();
       open = undefined;
     }
@@ -147,7 +158,9 @@ class BatchBuffer {
     open.used += open.bytes.write(line, open.used);
     open.rows += 1;
     this.rows += 1;
-    return open;
+    if (open.rows < this.batchSize) return false;
+    this.closeOpen();
+    return true;
   }
 
   /** Whole batches, oldest first, down to nine tenths of MAX_BUFFERED: not one drop per request. */
@@ -159,9 +172,8 @@ class BatchBuffer {
     }
   }
 
-  /** The oldest batch, off the buffer while it is written (the open one is closed when none is). */
+  /** The oldest closed batch, off the buffer while it is written. */
   take(): Batch | undefined {
-    if (!this.closed.length) this.closeOpen();
     const batch = this.closed.shift();
     if (batch) this.rows -= batch.rows;
     return batch;
@@ -178,7 +190,8 @@ class BatchBuffer {
     if (this.spare.length < SPARE_BUFFERS) this.spare.push(batch.bytes);
   }
 
-  private closeOpen(): void {
+  /** The open batch joins the closed ones, to be written with them. */
+  closeOpen(): void {
     if (this.open?.rows) this.closed.push(this.open);
     this.open = undefined;
   }
