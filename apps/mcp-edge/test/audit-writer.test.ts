@@ -152,6 +152,46 @@ describe('audit writer', () => {
     expect(stored).toMatchObject({ method: 'a\tb\nc\\d\re', tool: '\\N', reason: 'x\uFFFDy' });
   });
 
+  it('writes each row its own columns when only one of them differs from the row before', async () => {
+    const writer = createAuditWriter(writerDb, createLogger('audit-test', 'silent'), {
+      flushMs: 60_000,
+      batchSize: 100,
+    });
+    const base = row('c0');
+    const changes: Array<Partial<AuditRow>> = [
+      {},
+      { namespace: 'ns-other' },
+      { client_id: 'client-2' },
+      { method: 'resources/read', tool: null },
+      { tool: 'pkgreg.memory.v1.get' },
+      { outcome: 'rejected', reason: 'rate_limited', http_status: 429 },
+      { reason: 'quota_exceeded' },
+      { http_status: 401 },
+      { backend: null },
+      {},
+    ];
+    // Each row is the one before with the change: only the changed columns differ.
+    const rows: AuditRow[] = [];
+    for (const [i, change] of changes.entries()) {
+      rows.push({ ...(rows.at(-1) ?? base), ...change, request_id: `c${i}` });
+    }
+    for (const r of rows) writer.record(r);
+    await writer.close();
+    const columns = ['request_id', 'namespace', 'client_id', 'method', 'tool', 'outcome', 'reason'] as const;
+    const stored = await t.db
+      .selectFrom('audit_records')
+      .select([...columns, 'http_status', 'backend'])
+      .orderBy('at')
+      .execute();
+    expect(stored).toEqual(
+      rows.map((r) => ({
+        ...Object.fromEntries(columns.map((c) => [c, r[c]])),
+        http_status: r.http_status,
+        backend: r.backend,
+      })),
+    );
+  });
+
   it('writes multi-byte text exactly, and rows longer than a batch reserves close it early, in order', async () => {
     const writer = createAuditWriter(writerDb, createLogger('audit-test', 'silent'), {
       flushMs: 60_000,
