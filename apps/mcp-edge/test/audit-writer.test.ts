@@ -192,13 +192,13 @@ describe('audit writer', () => {
     );
   });
 
-  it('writes multi-byte text exactly, and rows longer than a batch reserves close it early, in order', async () => {
+  it('writes multi-byte text exactly, and rows longer than a buffer has per row, whole and in order', async () => {
     const writer = createAuditWriter(writerDb, createLogger('audit-test', 'silent'), {
       flushMs: 60_000,
       batchSize: 100,
     });
-    // 100 three-byte characters plus a four-byte one: more than the 256 bytes a row reserves, so the
-    // 100 rows take several batches; every row must land whole, once, in order.
+    // 100 three-byte characters plus a four-byte one: more than the 256 bytes per row a batch buffer
+    // is made with, so the batch needs a larger one; every row must land whole, once, in order.
     const wide = `${'語'.repeat(100)}😀`;
     const ids = Array.from({ length: 100 }, (_, i) => `wide-${String(i).padStart(3, '0')}`);
     for (const id of ids) writer.record({ ...row(id), method: wide, tool: 'é\\ü' });

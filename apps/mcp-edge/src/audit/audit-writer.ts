@@ -5,13 +5,18 @@ import { type AuditRow, copyAuditLines, createAuditLineEncoder } from './audit.r
 // decisions.md, Audit: one row per /mcp request, admitted or rejected. Rows are buffered and written with
 // one COPY per batch, off the request path; a request never waits on the audit table.
 //
-// Rows are held as their COPY bytes, in batch buffers that are used again once written: what waits for
-// Postgres is no JavaScript object for the collector to trace. Batches of 2000 rows by default: a
+// The open batch keeps the rows as recorded and encodes them as COPY text, into bytes, in one pass when
+// it closes: encoding and writing each row as it came cost the request path ~3 µs (cold code and memory
+// every time; docs/benchmarks.md), the pass a fraction of that per row. Closed batches wait for Postgres
+// as bytes, in buffers used again once written: no JavaScript object for the collector to trace, however
+// long the database is away.
+// Batches of 2000 rows by default: a
 // batch's fixed cost to Postgres (and to the edge) is large (docs/benchmarks.md, MCP edge). A batch is
 // written when it is full or when the oldest row in it has waited flushMs: rows recorded while a COPY
 // runs wait for either, so a busy edge writes full batches, not whatever arrived during the last COPY.
 
 export interface AuditWriter {
+  /** Buffers `row`, which is kept as it is until its batch closes: it must not be changed after. */
   record(row: AuditRow): void;
   /** Writes whatever is buffered now. */
   flush(): Promise<void>;
@@ -21,9 +26,9 @@ export interface AuditWriter {
 
 /** Rows held while the database is unreachable; beyond this the oldest batches are dropped (and logged). */
 const MAX_BUFFERED = 50_000;
-/** Bytes reserved per row of a batch; a batch whose next row does not fit is closed early. */
+/** Bytes a new batch buffer has per row, at least: buffers of that size are used again. */
 const BYTES_PER_ROW = 256;
-/** Buffers of written batches kept for the next ones (a batch of 2000 rows reserves 512 KB). */
+/** Buffers of written batches kept for the next ones (a batch of 2000 rows takes 512 KB). */
 const SPARE_BUFFERS = 2;
 
 /** Rows encoded as COPY text, written (or refused) as one. */
@@ -39,8 +44,7 @@ export function createAuditWriter(
   options: { flushMs: number; batchSize: number },
 ): AuditWriter {
   const pool = requirePool(db, 'the audit writer (COPY)');
-  const encode = createAuditLineEncoder();
-  const batches = new BatchBuffer(options.batchSize);
+  const batches = new BatchBuffer(options.batchSize, createAuditLineEncoder());
   let timer: NodeJS.Timeout | undefined;
   let draining: Promise<boolean> | undefined; // resolves false when a write failed
   let retrying = false; // a write failed: the next attempt waits for the timer, not for the next request
@@ -102,7 +106,7 @@ export function createAuditWriter(
 
   return {
     record(row) {
-      const full = batches.append(encode(row));
+      const full = batches.append(row);
       if (batches.rows > MAX_BUFFERED) batches.dropOldest();
       // A drain running takes the batch on its next turn; after a failed write the timer retries.
       if (full && !draining && !retrying) void drainNow();
@@ -131,34 +135,24 @@ export function createAuditWriter(
  */
 class BatchBuffer {
   private readonly closed: Batch[] = [];
-  private open: Batch | undefined;
+  /** The rows of the open batch. */
+  private open: AuditRow[] = [];
   private readonly spare: Buffer[] = [];
   /** Rows in the closed batches and the open one. */
   rows = 0;
   /** Rows dropped for MAX_BUFFERED since the last log line. */
   dropped = 0;
 
-  constructor(private readonly batchSize: number) {}
+  constructor(
+    private readonly batchSize: number,
+    private readonly encode: (row: AuditRow) => string,
+  ) {}
 
-  /** Adds one encoded row; returns whether it filled its batch (which is then closed). */
-  append(line: string): boolean {
-    // UTF-8 takes at most 3 bytes per UTF-16 unit: a line of n units always fits in 3n bytes.
-    const room = line.length * 3;
-    let open = this.open;
-    if (open && open.used + room > open.bytes.length) {
-      this.closeOpen();
-      open = undefined;
-    }
-    if (!open) {
-      const size = Math.max(this.batchSize * BYTES_PER_ROW, room, 16 * 1024);
-      const reused = this.spare.pop();
-      open = { bytes: reused && reused.length >= size ? reused : Buffer.allocUnsafe(size), used: 0, rows: 0 };
-      this.open = open;
-    }
-    open.used += open.bytes.write(line, open.used);
-    open.rows += 1;
+  /** Adds one row; returns whether it filled its batch (which is then closed). */
+  append(row: AuditRow): boolean {
+    this.open.push(row);
     this.rows += 1;
-    if (open.rows < this.batchSize) return false;
+    if (this.open.length < this.batchSize) return false;
     this.closeOpen();
     return true;
   }
@@ -190,10 +184,19 @@ class BatchBuffer {
     if (this.spare.length < SPARE_BUFFERS) this.spare.push(batch.bytes);
   }
 
-  /** The open batch joins the closed ones, to be written with them. */
+  /** The open batch joins the closed ones as bytes, to be written with them. */
   closeOpen(): void {
-    if (this.open?.rows) this.closed.push(this.open);
-    this.open = undefined;
+    const rows = this.open.length;
+    if (!rows) return;
+    const text = this.open.map(this.encode).join('');
+    this.open = [];
+    const size = Buffer.byteLength(text);
+    const reused = this.spare.pop();
+    const bytes =
+      reused && reused.length >= size
+        ? reused
+        : Buffer.allocUnsafe(Math.max(size, this.batchSize * BYTES_PER_ROW, 16 * 1024));
+    this.closed.push({ bytes, used: bytes.write(text), rows });
   }
 }
 

@@ -85,7 +85,8 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       reason = reject.reason;
       status = writeRpcError(res, { id: ex.id, requestId: ex.requestId, resourceMetadataUrl }, reject);
     }
-    metrics.observeMcp(ex.method, ex.tool, reason, (performance.now() - started) / 1000);
+    const latencyMs = performance.now() - started;
+    metrics.observeMcp(ex.method, ex.tool, reason, latencyMs / 1000);
     if (traced) {
       annotateSpan({
         'mcp.method.name': ex.method ?? undefined,
@@ -104,7 +105,7 @@ export function createMcpHandler(deps: McpHandlerDeps) {
       outcome: reason === null ? 'ok' : reason === 'internal_error' ? 'error' : 'rejected',
       reason,
       http_status: status,
-      latency_ms: performance.now() - started,
+      latency_ms: latencyMs,
       backend: ex.backend?.label ?? null,
     });
   };
