@@ -401,17 +401,23 @@ Reading the figures (targets missed are stated as missed):
   edge with \`--perf-basic-prof\`): per system.info request the edge's core spent ~50 µs under perf, the
   echo's ~30. The response's write is 3.5 µs of that: a 2.9 KB answer, and a load generator that sleeps
   more often when the server is slower, so more of the edge's writes pay the kernel's wakeup of
-  autocannon's core (the largest single kernel item for both). The other ~14 µs is JavaScript spread thin:
-  parsing and checking the message (~2), admission (~2.3: host, token cache, who may call, headers, scopes,
-  the lease), the audit row (~2.4 with its share of the COPY's socket write), the response's headers and
-  copy beyond the echo's (~2.3) and the handler's bookkeeping (~2.7). Each is what the decisions require of
-  every request. This build against the 11-25 build that measured 0.61-0.64 then (d5ec1f5, \`bench/ab.mjs\`,
-  6 rounds): 53.4 against 55.5 µs per system.info, so nothing added since holds the ratio down; the runs'
-  ratios move with the VM and the echo (24-46 µs per request between runs). Postgres's share does not
-  either: with the audit table's indexes dropped (Postgres 6.4 → 4.6 µs per row) system.info's throughput
-  was unchanged (median 0.96 of paired rounds), as the edge's own core is the bound. A 2026-07-28 request
-  costs the edge ~1.7 µs more than a 2025-11-25 one (a larger body to parse and three more headers, which
-  its baseline pays too; the envelope's checks and the splice of its members ~0.4 µs).
+  autocannon's core (the largest single kernel item for both). The rest is JavaScript spread thin:
+  parsing and checking the message, admission (host, token cache, who may call, headers, scopes, the
+  lease), the audit row, the response's headers and copy beyond the echo's, and the handler's
+  bookkeeping, each what the decisions require of every request. Code timed in the running edge costs
+  3-5 times what it costs in a loop (cold code and memory on every request), so removing work pays more
+  than a micro-benchmark says.
+- The audit row (11-30 08:15-10:00, several builds of the edge side by side in paired rounds;
+  bench/history.md): an edge that records no row at all ran 20-40% faster than the same build with it. Three
+  changes took part of that back: a COPY now carries a full batch (the drain had taken whatever arrived
+  during the last COPY: ~140 rows per COPY instead of 2000, and Postgres 20 → 7-11 µs per request), the
+  columns that repeat from row to row are encoded once, and the open batch keeps its rows and encodes
+  them into the buffer in one pass when it closes (in the edge, per-row encode and write had cost ~3 µs).
+  Together +15-25% for system.info and resources/read in paired rounds; identical builds in two
+  processes differ by up to ±10% on this VM, so single changes under ~10% are not resolved. What is left
+  is the row itself and Postgres's share of it on the same two cores. A 2026-07-28 request costs the
+  edge ~1.7 µs more than a 2025-11-25 one (a larger body to parse and three more headers, which its
+  baseline pays too; the envelope's checks and the splice of its members ~0.4 µs).
 - RSS over the long run: the last quarter's maximum is ${(r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb).toFixed(1)} MB
   (${(((r.rss.lastQuarterMaxMb - r.rss.firstQuarterMaxMb) / r.rss.firstQuarterMaxMb) * 100).toFixed(1)}%) above the first quarter's${r.rss.quarterMaxMb ? ` (maximum per quarter: ${r.rss.quarterMaxMb.join(', ')} MB)` : ''}, and the run
   ends ${(r.rss.peakMb - r.rss.endMb).toFixed(1)} MB below its peak. The token cache, audit buffer and rate-limit state are bounded.
