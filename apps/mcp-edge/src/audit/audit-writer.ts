@@ -10,10 +10,11 @@ import { type AuditRow, copyAuditLines, createAuditLineEncoder } from './audit.r
 // every time; docs/benchmarks.md), the pass a fraction of that per row. Closed batches wait for Postgres
 // as bytes, in buffers used again once written: no JavaScript object for the collector to trace, however
 // long the database is away.
-// Batches of 2000 rows by default: a
-// batch's fixed cost to Postgres (and to the edge) is large (docs/benchmarks.md, MCP edge). A batch is
-// written when it is full or when the oldest row in it has waited flushMs: rows recorded while a COPY
-// runs wait for either, so a busy edge writes full batches, not whatever arrived during the last COPY.
+//
+// Batches of 2000 rows by default: a batch's fixed cost to Postgres (and to the edge) is large
+// (docs/benchmarks.md, MCP edge). A batch is written when it is full or when the oldest row in it has
+// waited flushMs: rows recorded while a COPY runs wait for either, so a busy edge writes full batches,
+// not whatever arrived during the last COPY.
 
 export interface AuditWriter {
   /** Buffers `row`, which is kept as it is until its batch closes: it must not be changed after. */
