@@ -1,6 +1,7 @@
 import { createHash, generateKeyPairSync, verify } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -343,7 +344,6 @@ describe('refusals on the wire', () => {
     expect(res.body.error).toMatchObject({ code: -32602, data: { reason: 'request_schema_invalid' } });
   });
 
-
   // A valid uri skips zod (admission.ts, resourceUriOf); every other shape gets the schema's own issues.
   it.each([
     ['no uri', {}],
@@ -664,5 +664,26 @@ describe('the registry out of reach', () => {
       await new Promise<void>((r) => other.close(() => r()));
       await down.shutdown();
     }
+  });
+});
+
+describe('a read the edge answered before', () => {
+  it('follows its package to a new latest version once the visibility TTL has passed', async () => {
+    const { token } = await tokenFor([SCOPES.registryRead]);
+    const textOf = async (uri: string) =>
+      (await rpc(token, 'resources/read', { uri })).body.result.contents[0].text as string;
+    const latest = 'skill://acme/pdf-tools/SKILL.md';
+    // Twice: the second is answered from what the first remembered (catalog.ts, recentReads).
+    expect(await textOf(latest)).toBe(PDF_V2);
+    expect(await textOf(latest)).toBe(PDF_V2);
+    const v3 = skillMd(['name: pdf-tools', 'description: Fill, read and sign PDF forms', 'version: 1.2.0']);
+    await repos.commit('acme', 'skills', { 'pdf-tools/SKILL.md': v3 });
+    // The registry keeps a detail up to a second (DETAIL_CACHE_TTL_MS): asked a few times a second, within
+    // the namespace's 60 reads a minute.
+    await until(
+      async () => (await sleep(150)) ?? (await textOf(latest)) === v3,
+      'the latest SKILL.md to be the new version',
+    );
+    expect(await textOf('skill://acme/1.1.0/pdf-tools/SKILL.md')).toBe(PDF_V2);
   });
 });

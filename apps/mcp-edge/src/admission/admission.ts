@@ -195,22 +195,30 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       case 'resources/list':
       case 'resources/templates/list':
       case 'resources/read': {
-        const read =
+        const admitted: Admitted =
           method === 'resources/read'
-            ? { method, uri: resourceUriOf(params) }
-            : { method, cursor: parseParams(ResourcesListParamsSchema, params, `${method} params`).cursor };
+            ? { id, backend, caller, auth, modern, method, uri: resourceUriOf(params) }
+            : {
+                id,
+                backend,
+                caller,
+                auth,
+                modern,
+                method,
+                cursor: parseParams(ResourcesListParamsSchema, params, `${method} params`).cursor,
+              };
         // 6. skill:// resources are the registry's catalog: pkgreg.registry.read, as its tools need.
-        requireScopes(caller, [SCOPES.registryRead]);
+        requireScopes(caller, REGISTRY_READ);
         // 9. Each method is rated as a tool is (one bucket per method).
         await limiter.check({ namespace: auth.namespace, tool: method });
-        return { id, backend, caller, auth, modern, ...read };
+        return admitted;
       }
       case 'skills/list':
       case 'skills/get':
       case 'resources/directory/read': {
         // The skills extension (SEP-2640) reads the same catalog: checked as resources/* are.
         const read = skillsParams(method, params);
-        requireScopes(caller, [SCOPES.registryRead]);
+        requireScopes(caller, REGISTRY_READ);
         await limiter.check({ namespace: auth.namespace, tool: method });
         return { id, backend, caller, auth, modern, ...read };
       }
@@ -263,6 +271,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
 }
 
 /** Step 6: 403 scope_insufficient naming the scopes of `needed` the caller lacks. */
+const REGISTRY_READ = [SCOPES.registryRead];
+
 function requireScopes(caller: Caller, needed: readonly string[]): void {
   // A loop, not filter: the list of missing scopes is built only once one is missing.
   for (const scope of needed) {

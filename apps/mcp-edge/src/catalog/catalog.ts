@@ -65,7 +65,8 @@ export interface SkillReadOptions {
 export interface Catalog {
   listResources(cursor: string | undefined, assertion?: string): Promise<object>;
   resourceTemplates(cursor: string | undefined): StaticResult;
-  readResource(uri: string, assertion?: string): Promise<StaticResult>;
+  /** A result at once when an anonymous read of `uri` was answered from the caches and still would be. */
+  readResource(uri: string, assertion?: string): StaticResult | Promise<StaticResult>;
   /** skills/list: `{skills, nextCursor?}`, a page of the registry's packages by name. */
   listSkills(cursor: string | undefined, options: SkillReadOptions): Promise<object>;
   /** skills/get: `{skill}` of any SKILL.md URI the caller may read, listed or not (exact versions too). */
@@ -112,6 +113,21 @@ interface Manifest {
 }
 
 type Visibility = { ok: true; state: PackageState } | { ok: false; message: string };
+
+/**
+ * How an anonymous read of one URI was last answered from the caches: by this state of its package (the
+ * detail that named the version), that version's manifest, and the kept result under `resultKey` (a key
+ * made once).
+ */
+interface RecentRead {
+  state: PackageState;
+  manifest: Manifest;
+  resultKey: string;
+}
+
+/** URIs whose last read is remembered, as parseSkillUri's memo (the map starts over when full), and how long. */
+const RECENT_READS_MAX = 1000;
+const RECENT_READ_MAX_URI = 1024;
 
 const notFound = (message: string, data: Record<string, unknown>) =>
   new RejectError('resource_not_found', message, data);
@@ -385,6 +401,59 @@ export function createCatalog(options: CatalogOptions): Catalog {
     };
   }
 
+  // An anonymous read of a file asks for the package's state, the version's manifest and the kept result,
+  // each by a key built for the request, through three async steps. While that state is within its TTL
+  // and the manifest would not be asked again, the answer cannot change (a version's files never do): the
+  // read of a URI remembers what it used, and the next read answers from that at once.
+  const recentReads = new Map<string, RecentRead>();
+  function recentRead(uri: string): StaticResult | undefined {
+    const recent = recentReads.get(uri);
+    if (recent === undefined) return undefined;
+    const now = Date.now();
+    const { signedBy, fetchedAt } = recent.manifest;
+    if (now - recent.state.checkedAt >= ttlMs || (signedBy === '' && now - fetchedAt >= ttlMs))
+      return undefined;
+    const hit = stored.get(recent.resultKey);
+    return hit instanceof StaticResult ? hit : undefined;
+  }
+  /** Remembers an anonymous read answered with the kept result `resultKey`, by the package's cached state. */
+  function rememberRead(uri: string, pkg: string, detail: PackageDetail, m: Manifest, resultKey: string) {
+    const state = states.peek(pkg);
+    if (state?.detail !== detail || !stored.has(resultKey) || uri.length > RECENT_READ_MAX_URI) return;
+    if (recentReads.size >= RECENT_READS_MAX) recentReads.clear();
+    recentReads.set(uri, { state, manifest: m, resultKey });
+  }
+
+  /** resources/read of a file or a version's manifest, through the caches and the registry. */
+  async function read(uri: string, assertion: string | undefined): Promise<StaticResult> {
+    const ref = parseSkillUri(uri);
+    const detail = await visiblePackage(ref.scope, ref.name, { uri }, assertion);
+    const version = ref.version ?? detail.version;
+    if (version === null) throw notFound(`@${ref.scope}/${ref.name} has no version yet`, { uri });
+    const isManifest = ref.path === SKILL_MANIFEST_PATH;
+    const m = await manifest(ref, version, uri, assertion, isManifest);
+    const keep = assertion === undefined;
+    if (isManifest) {
+      return built(
+        `r:${uri}\n${m.digest}\n${m.signedBy}\n${m.risk}`,
+        () => ({
+          contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(m.result, null, 2) }],
+        }),
+        keep,
+      );
+    }
+    const file = fileAt(m, ref.path);
+    if (!file) throw notFound(`@${ref.scope}/${ref.name}@${m.version} has no file ${ref.path}`, { uri });
+    const key = `r:${uri}\n${file.sha256}`;
+    let result = stored.get(key);
+    if (!(result instanceof StaticResult)) {
+      const bytes = await bytesOf(ref, m.version, file, uri, assertion);
+      result = built(key, () => ({ contents: [resourceContents(uri, file.path, bytes)] }), keep);
+    }
+    if (keep) rememberRead(uri, `${ref.scope}/${ref.name}`, detail, m, key);
+    return result;
+  }
+
   const templates = new StaticResult(new SerializedResult(JSON.stringify(RESOURCE_TEMPLATES)));
 
   return {
@@ -404,30 +473,8 @@ export function createCatalog(options: CatalogOptions): Catalog {
       return templates;
     },
 
-    async readResource(uri, assertion) {
-      const ref = parseSkillUri(uri);
-      const detail = await visiblePackage(ref.scope, ref.name, { uri }, assertion);
-      const version = ref.version ?? detail.version;
-      if (version === null) throw notFound(`@${ref.scope}/${ref.name} has no version yet`, { uri });
-      const isManifest = ref.path === SKILL_MANIFEST_PATH;
-      const m = await manifest(ref, version, uri, assertion, isManifest);
-      const keep = assertion === undefined;
-      if (isManifest) {
-        return built(
-          `r:${uri}\n${m.digest}\n${m.signedBy}\n${m.risk}`,
-          () => ({
-            contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(m.result, null, 2) }],
-          }),
-          keep,
-        );
-      }
-      const file = fileAt(m, ref.path);
-      if (!file) throw notFound(`@${ref.scope}/${ref.name}@${m.version} has no file ${ref.path}`, { uri });
-      const key = `r:${uri}\n${file.sha256}`;
-      const hit = stored.get(key);
-      if (hit instanceof StaticResult) return hit;
-      const bytes = await bytesOf(ref, m.version, file, uri, assertion);
-      return built(key, () => ({ contents: [resourceContents(uri, file.path, bytes)] }), keep);
+    readResource(uri, assertion) {
+      return (assertion === undefined && recentRead(uri)) || read(uri, assertion);
     },
 
     async listSkills(cursor, read) {

@@ -34,7 +34,8 @@ const NAME_FIELD: Record<string, string> = {
 
 /** A protocol version header naming 2026-07-28 or a later revision (a date, compared as one). */
 export function namesModernRevision(header: string | undefined): boolean {
-  return header !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(header) && header >= MCP_MODERN_PROTOCOL_VERSION;
+  // The comparison first: a 2025-11-25 client sends its version with every request.
+  return header !== undefined && header >= MCP_MODERN_PROTOCOL_VERSION && /^\d{4}-\d{2}-\d{2}$/.test(header);
 }
 
 function envelopeError(key: string, problem: 'missing' | 'malformed'): RejectError {
