@@ -168,16 +168,10 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         return { id, backend, caller, auth, modern, method };
       case 'tools/list':
         return { id, backend, caller, auth, modern, method };
-      case 'tools/call':
-        return {
-          id,
-          backend,
-          caller,
-          auth,
-          modern,
-          method,
-          ...(await admitToolCall(ex, caller, params, modern)),
-        };
+      case 'tools/call': {
+        const { spec, args } = await admitToolCall(ex, caller, params, modern);
+        return { id, backend, caller, auth, modern, method, spec, args };
+      }
       case 'tasks/get':
       case 'tasks/result':
       case 'tasks/update':
@@ -270,9 +264,9 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   return { admit };
 }
 
-/** Step 6: 403 scope_insufficient naming the scopes of `needed` the caller lacks. */
 const REGISTRY_READ = [SCOPES.registryRead];
 
+/** Step 6: 403 scope_insufficient naming the scopes of `needed` the caller lacks. */
 function requireScopes(caller: Caller, needed: readonly string[]): void {
   // A loop, not filter: the list of missing scopes is built only once one is missing.
   for (const scope of needed) {

@@ -1,12 +1,12 @@
 import { type Db, requirePool } from '@pkgreg/db';
 import { type Logger, outageMonitorOf } from '@pkgreg/server-kit';
-import { type AuditRow, copyAuditLines, createAuditLineEncoder } from './audit.repository.js';
+import { type AuditRow, copyAuditRows, createAuditBatchEncoder } from './audit.repository.js';
 
 // decisions.md, Audit: one row per /mcp request, admitted or rejected. Rows are buffered and written with
 // one COPY per batch, off the request path; a request never waits on the audit table.
 //
-// The open batch keeps the rows as recorded and encodes them as COPY text, into bytes, in one pass when
-// it closes: encoding and writing each row as it came cost the request path ~3 µs (cold code and memory
+// The open batch keeps the rows as recorded and encodes them for COPY, into bytes, in one pass when it
+// closes: encoding and writing each row as it came cost the request path ~3 µs (cold code and memory
 // every time; docs/benchmarks.md), the pass a fraction of that per row. Closed batches wait for Postgres
 // as bytes, in buffers used again once written: no JavaScript object for the collector to trace, however
 // long the database is away.
@@ -32,7 +32,7 @@ const BYTES_PER_ROW = 256;
 /** Buffers of written batches kept for the next ones (a batch of 2000 rows takes 512 KB). */
 const SPARE_BUFFERS = 2;
 
-/** Rows encoded as COPY text, written (or refused) as one. */
+/** Rows encoded as one COPY's data, written (or refused) as one. */
 interface Batch {
   bytes: Buffer;
   used: number;
@@ -45,7 +45,8 @@ export function createAuditWriter(
   options: { flushMs: number; batchSize: number },
 ): AuditWriter {
   const pool = requirePool(db, 'the audit writer (COPY)');
-  const batches = new BatchBuffer(options.batchSize, createAuditLineEncoder());
+  const minBytes = Math.max(options.batchSize * BYTES_PER_ROW, 16 * 1024);
+  const batches = new BatchBuffer(options.batchSize, createAuditBatchEncoder(minBytes));
   let timer: NodeJS.Timeout | undefined;
   let draining: Promise<boolean> | undefined; // resolves false when a write failed
   let retrying = false; // a write failed: the next attempt waits for the timer, not for the next request
@@ -67,7 +68,7 @@ export function createAuditWriter(
       if (!batch) return true;
       try {
         // Once this resolves the rows are committed: no write holds the buffer any more.
-        await copyAuditLines(pool, batch.bytes.subarray(0, batch.used));
+        await copyAuditRows(pool, batch.bytes.subarray(0, batch.used));
         batches.recycle(batch);
       } catch (error) {
         if (isDataError(error)) {
@@ -146,7 +147,7 @@ class BatchBuffer {
 
   constructor(
     private readonly batchSize: number,
-    private readonly encode: (row: AuditRow) => string,
+    private readonly encode: ReturnType<typeof createAuditBatchEncoder>,
   ) {}
 
   /** Adds one row; returns whether it filled its batch (which is then closed). */
@@ -189,15 +190,9 @@ class BatchBuffer {
   closeOpen(): void {
     const rows = this.open.length;
     if (!rows) return;
-    const text = this.open.map(this.encode).join('');
+    const { bytes, used } = this.encode(this.open, this.spare.pop());
     this.open = [];
-    const size = Buffer.byteLength(text);
-    const reused = this.spare.pop();
-    const bytes =
-      reused && reused.length >= size
-        ? reused
-        : Buffer.allocUnsafe(Math.max(size, this.batchSize * BYTES_PER_ROW, 16 * 1024));
-    this.closed.push({ bytes, used: bytes.write(text), rows });
+    this.closed.push({ bytes, used, rows });
   }
 }
 

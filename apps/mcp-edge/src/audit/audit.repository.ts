@@ -6,76 +6,126 @@ import { from as copyFrom } from 'pg-copy-streams';
 /** One /mcp request's record as the edge gives it; `at` is set by the edge, not by the database. */
 export type AuditRow = Omit<Insertable<AuditRecordsTable>, 'at'> & { at: Date };
 
-// The columns in the order of every line createAuditLineEncoder writes.
+// The columns in the order of every row createAuditBatchEncoder writes, in COPY's binary format: Postgres
+// then parses no text, timestamps least of all, and spends less of its CPU on each row (docs/benchmarks.md).
 const COPY_SQL =
-  'copy audit_records (at, request_id, namespace, client_id, method, tool, outcome, reason, http_status, latency_ms, backend) from stdin';
+  'copy audit_records (at, request_id, namespace, client_id, method, tool, outcome, reason, http_status, latency_ms, backend) from stdin with (format binary)';
+const COLUMNS = 11;
 
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-const NEEDS_ESCAPE = /[\\\t\n\r\0]/;
+// The binary format (PostgreSQL docs, COPY, "Binary Format"): a signature, flags and a header extension
+// length, then per row its number of fields and each field as a length (-1: null) and its bytes, then -1.
+const HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
+const TRAILER = Buffer.from([0xff, 0xff]);
+/** A timestamptz is sent as microseconds since 2000-01-01 UTC. */
+const PG_EPOCH_MS = Date.UTC(2000, 0, 1);
+const TWO_TO_32 = 2 ** 32;
+/** Bytes a row takes besides its text: field count, lengths, timestamp, integer and real. */
+const ROW_FIXED_BYTES = 2 + COLUMNS * 4 + 8 + 4 + 4;
 
-/**
- * One text value in COPY's text format: `\N` for null, backslash, tab, newline and carriage return escaped.
- * U+0000, which no Postgres text value can hold (a client can put it in a JSON-RPC method name), becomes
- * U+FFFD: one such row must not fail its whole batch and stall the audit trail behind it.
- */
-function copyText(value: string | null | undefined): string {
-  if (value === null || value === undefined) return '\\N';
-  return NEEDS_ESCAPE.test(value)
-    ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c] as string).replaceAll('\0', '\uFFFD')
-    : value;
+/** Room for a row's texts: UTF-8 takes at most three bytes per UTF-16 unit. */
+function textRoom(row: AuditRow): number {
+  const { request_id, namespace, client_id, method, tool, outcome, reason, backend } = row;
+  const units =
+    request_id.length +
+    (namespace?.length ?? 0) +
+    (client_id?.length ?? 0) +
+    (method?.length ?? 0) +
+    (tool?.length ?? 0) +
+    outcome.length +
+    (reason?.length ?? 0) +
+    (backend?.length ?? 0);
+  return units * 3;
 }
 
 /**
- * Encodes rows as lines of COPY text. Rows of one busy millisecond share their timestamp's ISO text, so
- * each encoder remembers the last one (one encoder per writer). The table has no serial id: the
- * microsecond digits of `at` number the rows of one millisecond in the order they were recorded, so
- * ordering by `at` lists one edge's requests in order (up to 1000 a millisecond; later ones tie).
- * Under load one client calls one tool over and over: the columns from `namespace` to `http_status` and
- * `backend` are encoded again only when a row's differ from the last row's.
+ * One text field at `at`: its length, then its UTF-8 (null: length -1); returns where the next field
+ * starts. U+0000, which no Postgres text value can hold (a client can put it in a JSON-RPC method name),
+ * becomes U+FFFD, as lone surrogates do in UTF-8: one such row must not fail its whole batch and stall the
+ * audit trail behind it.
  */
-export function createAuditLineEncoder(): (row: AuditRow) => string {
+function writeText(bytes: Buffer, at: number, value: string | null | undefined): number {
+  if (value === null || value === undefined) return bytes.writeInt32BE(-1, at);
+  const text = value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
+  const length = bytes.write(text, at + 4);
+  bytes.writeInt32BE(length, at);
+  return at + 4 + length;
+}
+
+/**
+ * Encodes a batch of rows as one COPY's binary data, into `spare` when it has room (else into a new buffer
+ * of at least `minBytes`). The table has no serial id: the microsecond digits of `at` number the rows of
+ * one millisecond in the order they were recorded (each encoder remembers the last millisecond: one
+ * encoder per writer), so ordering by `at` lists one edge's requests in order (up to 1000 a millisecond;
+ * later ones tie). Under load one client calls one tool over and over: the fields from `namespace` to
+ * `http_status` are copied from the row before when they are the same.
+ */
+export function createAuditBatchEncoder(
+  minBytes: number,
+): (rows: readonly AuditRow[], spare: Buffer | undefined) => { bytes: Buffer; used: number } {
   let lastMs = Number.NaN;
-  let lastIso = ''; // the ISO text without its `Z`
   let seq = 0;
-  let last: AuditRow | undefined;
-  let middle = ''; // `namespace` to `http_status`, with the tabs between them
-  let end = ''; // `backend` and the newline
-  return (row) => {
-    const ms = row.at.getTime();
-    if (ms !== lastMs) {
-      lastMs = ms;
-      lastIso = row.at.toISOString().slice(0, -1);
-      seq = 0;
-    } else if (seq < 999) seq += 1;
-    if (
-      last === undefined ||
-      row.namespace !== last.namespace ||
-      row.client_id !== last.client_id ||
-      row.method !== last.method ||
-      row.tool !== last.tool ||
-      row.outcome !== last.outcome ||
-      row.reason !== last.reason ||
-      row.http_status !== last.http_status ||
-      row.backend !== last.backend
-    ) {
-      middle = `${copyText(row.namespace)}\t${copyText(row.client_id)}\t${copyText(row.method)}\t${copyText(row.tool)}\t${copyText(row.outcome)}\t${copyText(row.reason)}\t${row.http_status}`;
-      end = `\t${copyText(row.backend)}\n`;
-      last = row;
+  return (rows, spare) => {
+    let size = HEADER.length + TRAILER.length;
+    for (const row of rows) size += ROW_FIXED_BYTES + textRoom(row);
+    const bytes = spare && spare.length >= size ? spare : Buffer.allocUnsafe(Math.max(size, minBytes));
+    let at = HEADER.copy(bytes, 0);
+    let last: AuditRow | undefined;
+    let middle = 0; // where the last row's `namespace` field starts, and its `latency_ms` field
+    let middleEnd = 0;
+    for (const row of rows) {
+      const ms = row.at.getTime();
+      if (ms !== lastMs) {
+        lastMs = ms;
+        seq = 0;
+      } else if (seq < 999) seq += 1;
+      const micros = (ms - PG_EPOCH_MS) * 1000 + seq;
+      const high = Math.floor(micros / TWO_TO_32);
+      at = bytes.writeInt16BE(COLUMNS, at);
+      at = bytes.writeInt32BE(8, at);
+      at = bytes.writeInt32BE(high, at);
+      at = bytes.writeUInt32BE(micros - high * TWO_TO_32, at);
+      at = writeText(bytes, at, row.request_id);
+      if (
+        last !== undefined &&
+        row.namespace === last.namespace &&
+        row.client_id === last.client_id &&
+        row.method === last.method &&
+        row.tool === last.tool &&
+        row.outcome === last.outcome &&
+        row.reason === last.reason &&
+        row.http_status === last.http_status
+      ) {
+        bytes.copyWithin(at, middle, middleEnd);
+        at += middleEnd - middle;
+      } else {
+        const start = at;
+        at = writeText(bytes, at, row.namespace);
+        at = writeText(bytes, at, row.client_id);
+        at = writeText(bytes, at, row.method);
+        at = writeText(bytes, at, row.tool);
+        at = writeText(bytes, at, row.outcome);
+        at = writeText(bytes, at, row.reason);
+        at = bytes.writeInt32BE(4, at);
+        at = bytes.writeInt32BE(row.http_status, at);
+        last = row;
+        middle = start;
+        middleEnd = at;
+      }
+      at = bytes.writeInt32BE(4, at);
+      at = bytes.writeFloatBE(row.latency_ms, at);
+      at = writeText(bytes, at, row.backend);
     }
-    const micros = seq < 10 ? `00${seq}` : seq < 100 ? `0${seq}` : `${seq}`;
-    // Latency to the microsecond: the column is a real (about 7 significant digits) anyway.
-    const latency = Math.round(row.latency_ms * 1000) / 1000;
-    return `${lastIso}${micros}Z\t${copyText(row.request_id)}\t${middle}\t${latency}${end}`;
+    return { bytes, used: at + TRAILER.copy(bytes, at) };
   };
 }
 
 /**
- * Writes lines of COPY text (createAuditLineEncoder) with one COPY on a connection of the pool: COPY is
+ * Writes a batch of rows in COPY's binary format (createAuditBatchEncoder) with one COPY on a connection
+ * of the pool: COPY is
  * Postgres's cheapest way in for a batch of rows, and its cost is paid on every /mcp request
  * (docs/benchmarks.md, MCP edge).
  */
-export async function copyAuditLines(pool: PgPool, lines: Uint8Array): Promise<void> {
-  if (!lines.length) return;
+export async function copyAuditRows(pool: PgPool, data: Uint8Array): Promise<void> {
   const client = await pool.connect();
   let failure: Error | undefined;
   try {
@@ -83,7 +133,7 @@ export async function copyAuditLines(pool: PgPool, lines: Uint8Array): Promise<v
     // ReadyForQuery: the rows are committed), not stream.pipeline: its AbortController builds a
     // DOMException (with its stack) every time it finishes, once per batch for nothing.
     const copy = client.query(copyFrom(COPY_SQL));
-    copy.end(lines);
+    copy.end(data);
     await finished(copy);
   } catch (error) {
     failure = error as Error;
