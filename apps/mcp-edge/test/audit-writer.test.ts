@@ -130,6 +130,24 @@ describe('audit writer', () => {
     expect(await written()).toEqual(['w1', 'w2']);
   });
 
+  it('flush waits for a batch already being written, then writes the rows recorded since', async () => {
+    const writer = createAuditWriter(writerDb, createLogger('audit-test', 'silent'), {
+      flushMs: 60_000,
+      batchSize: 2,
+    });
+    let flushed: Promise<void> | undefined;
+    await t.db.transaction().execute(async (trx) => {
+      await sql`lock table audit_records in share mode`.execute(trx);
+      writer.record(row('f1'));
+      writer.record(row('f2')); // the batch is full: its write starts and blocks on the lock
+      writer.record(row('f3')); // recorded while that write runs: not in it
+      flushed = writer.flush();
+    }); // commit: the lock goes, the COPY runs
+    await flushed;
+    expect(await written()).toEqual(['f1', 'f2', 'f3']);
+    await writer.close();
+  });
+
   it('drops only a batch Postgres refuses as data, and writes the batches after it', async () => {
     const { logger, lines } = capturingLogger();
     const writer = createAuditWriter(writerDb, logger, { flushMs: 60_000, batchSize: 2 });
