@@ -264,7 +264,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   return { admit };
 }
 
-const REGISTRY_READ = [SCOPES.registryRead];
+const REGISTRY_READ: readonly string[] = [SCOPES.registryRead];
 
 /** Step 6: 403 scope_insufficient naming the scopes of `needed` the caller lacks. */
 function requireScopes(caller: Caller, needed: readonly string[]): void {

@@ -70,7 +70,8 @@ export function createAuditBatchEncoder(
     const bytes = spare && spare.length >= size ? spare : Buffer.allocUnsafe(Math.max(size, minBytes));
     let at = HEADER.copy(bytes, 0);
     let last: AuditRow | undefined;
-    let middle = 0; // where the last row's `namespace` field starts, and its `latency_ms` field
+    // Where the last row's fields from `namespace` to `http_status` start and end in `bytes`.
+    let middle = 0;
     let middleEnd = 0;
     for (const row of rows) {
       const ms = row.at.getTime();

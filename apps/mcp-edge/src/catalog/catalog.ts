@@ -125,8 +125,9 @@ interface RecentRead {
   resultKey: string;
 }
 
-/** URIs whose last read is remembered, as parseSkillUri's memo (the map starts over when full), and how long. */
+/** URIs whose last read is remembered (the map starts over when full, as parseSkillUri's memo). */
 const RECENT_READS_MAX = 1000;
+/** The longest URI remembered, so callers cannot make the map hold more than a few megabytes. */
 const RECENT_READ_MAX_URI = 1024;
 
 const notFound = (message: string, data: Record<string, unknown>) =>
@@ -425,7 +426,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
   }
 
   /** resources/read of a file or a version's manifest, through the caches and the registry. */
-  async function read(uri: string, assertion: string | undefined): Promise<StaticResult> {
+  async function readThrough(uri: string, assertion: string | undefined): Promise<StaticResult> {
     const ref = parseSkillUri(uri);
     const detail = await visiblePackage(ref.scope, ref.name, { uri }, assertion);
     const version = ref.version ?? detail.version;
@@ -474,7 +475,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
     },
 
     readResource(uri, assertion) {
-      return (assertion === undefined && recentRead(uri)) || read(uri, assertion);
+      return (assertion === undefined && recentRead(uri)) || readThrough(uri, assertion);
     },
 
     async listSkills(cursor, read) {
