@@ -70,6 +70,9 @@ const signing = signer
     })
   : undefined;
 logger.info({ url: `http://${env.REGISTRY_HOST}:${env.REGISTRY_PORT}` }, 'registry-api listening');
+// A parent that started this process with an IPC channel (a process manager's wait_ready, the tests'
+// harness) learns that this process, not another one, holds the port.
+process.send?.('ready');
 await service.serveMetrics();
 
 service.onShutdown(async () => {

@@ -32,9 +32,26 @@ export interface RegistryProcess {
 
 const KEPT_OUTPUT = 16_000;
 
-/** Starts the registry on 127.0.0.1 and resolves once its `/readyz` answers 200. */
+/**
+ * Starts the registry on 127.0.0.1 and resolves once it says it holds its port and its `/readyz` answers
+ * 200. A free port can be taken by another process between freePort() and the registry's bind (test
+ * files start servers side by side): another server's `/readyz` would then answer for it, so the
+ * registry's own word is waited for (`process.send('ready')` once listening), and a port lost that way
+ * is given up for another free one.
+ */
 export async function startRegistry(options: RegistryProcessOptions): Promise<RegistryProcess> {
-  const port = options.port ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options, options.port ?? (await freePort()));
+    } catch (error) {
+      if (!(error instanceof PortTaken) || options.port !== undefined || attempt === 3) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOnce(options: RegistryProcessOptions, port: number): Promise<RegistryProcess> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     NODE_ENV: 'test',
@@ -50,7 +67,7 @@ export async function startRegistry(options: RegistryProcessOptions): Promise<Re
   const child = spawn(process.execPath, [options.entry], {
     ...(options.cwd ? { cwd: options.cwd } : {}),
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let output = '';
   const keep = (chunk: Buffer) => {
@@ -60,10 +77,20 @@ export async function startRegistry(options: RegistryProcessOptions): Promise<Re
   child.stderr?.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
+  let listening = false;
+  child.once('message', (message) => {
+    listening = message === 'ready';
+    // The channel is needed for this one message: it must not keep the test process alive.
+    child.disconnect();
+  });
   try {
     await until(
       async () => {
-        if (child.exitCode !== null) throw new Error(`registry-api exited (${child.exitCode}): ${output}`);
+        if (child.exitCode !== null) {
+          const message = `registry-api exited (${child.exitCode}): ${output}`;
+          throw output.includes('EADDRINUSE') ? new PortTaken(message) : new Error(message);
+        }
+        if (!listening) return false;
         return fetch(`${url}/readyz`).then(
           (r) => r.ok,
           () => false,
@@ -74,6 +101,7 @@ export async function startRegistry(options: RegistryProcessOptions): Promise<Re
     );
   } catch (error) {
     child.kill('SIGKILL');
+    if (error instanceof PortTaken) throw error;
     throw new Error(`${(error as Error).message}\n${output}`);
   }
   return {

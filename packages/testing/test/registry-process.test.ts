@@ -1,0 +1,33 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { startRegistry } from '../src/index.js';
+
+// Test files start servers side by side: a port freePort() found can be taken before the registry
+// binds it, and then another server's /readyz must not pass for the registry's.
+
+const STAND_IN = fileURLToPath(new URL('./fixtures/stand-in-registry.mjs', import.meta.url));
+const options = { entry: STAND_IN, databaseUrl: 'postgres://unused', redisUrl: 'redis://unused' };
+
+describe('startRegistry', () => {
+  it('is ready only once its own process holds the port, not when another server answers there', async () => {
+    const other = createServer((_req, res) => res.end('{"status":"ready"}'));
+    other.listen(0, '127.0.0.1');
+    await once(other, 'listening');
+    const { port } = other.address() as AddressInfo;
+    try {
+      await expect(startRegistry({ ...options, port })).rejects.toThrow(/EADDRINUSE/);
+      const started = await startRegistry(options);
+      try {
+        expect(started.port).not.toBe(port);
+        expect((await fetch(`${started.url}/readyz`)).ok).toBe(true);
+      } finally {
+        expect(await started.stop()).toBe(0);
+      }
+    } finally {
+      other.close();
+    }
+  });
+});
