@@ -680,10 +680,10 @@ describe('a read the edge answered before', () => {
     await repos.commit('acme', 'skills', { 'pdf-tools/SKILL.md': v3 });
     // The registry keeps a detail up to a second (DETAIL_CACHE_TTL_MS): asked a few times a second, within
     // the namespace's 60 reads a minute.
-    await until(
-      async () => (await sleep(150)) ?? (await textOf(latest)) === v3,
-      'the latest SKILL.md to be the new version',
-    );
+    await until(async () => {
+      await sleep(150);
+      return (await textOf(latest)) === v3;
+    }, 'the latest SKILL.md to be the new version');
     expect(await textOf('skill://acme/1.1.0/pdf-tools/SKILL.md')).toBe(PDF_V2);
   });
 });

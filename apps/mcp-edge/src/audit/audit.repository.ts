@@ -122,9 +122,8 @@ export function createAuditBatchEncoder(
 
 /**
  * Writes a batch of rows in COPY's binary format (createAuditBatchEncoder) with one COPY on a connection
- * of the pool: COPY is
- * Postgres's cheapest way in for a batch of rows, and its cost is paid on every /mcp request
- * (docs/benchmarks.md, MCP edge).
+ * of the pool: COPY is Postgres's cheapest way in for a batch of rows, and its cost is paid on every /mcp
+ * request (docs/benchmarks.md, MCP edge).
  */
 export async function copyAuditRows(pool: PgPool, data: Uint8Array): Promise<void> {
   const client = await pool.connect();

@@ -230,6 +230,14 @@ export function createCatalog(options: CatalogOptions): Catalog {
     return visibility.state.detail;
   }
 
+  /**
+   * Whether a kept manifest is served without asking the registry. A version's files never change, but the
+   * registry signs it seconds after it is created, and a rescan may move its risk: an unsigned manifest, or
+   * one asked `fresh`, is asked again once per TTL, as a package's visibility is.
+   */
+  const manifestCurrent = (m: Manifest, fresh: boolean, now: number) =>
+    (m.signedBy !== '' && !fresh) || now - m.fetchedAt < ttlMs;
+
   /** A version's manifest from the registry (as `assertion`'s person when given), or why it is not served. */
   async function fetchManifest(
     ref: SkillRef,
@@ -269,11 +277,8 @@ export function createCatalog(options: CatalogOptions): Catalog {
     if (assertion !== undefined) loaded = await fetchManifest(ref, version, assertion);
     else {
       const key = `${ref.scope}/${ref.name}@${version}`;
-      // A version's files never change, but the registry signs it seconds after it is created, and a
-      // rescan may move its risk: an unsigned manifest, or one asked `fresh`, is asked again once per TTL,
-      // as a package's visibility is.
       const hit = manifests.get(key);
-      if (hit && ((hit.signedBy !== '' && !fresh) || Date.now() - hit.fetchedAt < options.ttlMs)) return hit;
+      if (hit && manifestCurrent(hit, fresh, Date.now())) return hit;
       loaded = await loadingManifest(key, async () => {
         const m = await fetchManifest(ref, version, undefined);
         if (typeof m !== 'string') manifests.set(key, m);
@@ -411,8 +416,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
     const recent = recentReads.get(uri);
     if (recent === undefined) return undefined;
     const now = Date.now();
-    const { signedBy, fetchedAt } = recent.manifest;
-    if (now - recent.state.checkedAt >= ttlMs || (signedBy === '' && now - fetchedAt >= ttlMs))
+    if (now - recent.state.checkedAt >= ttlMs || !manifestCurrent(recent.manifest, false, now))
       return undefined;
     const hit = stored.get(recent.resultKey);
     return hit instanceof StaticResult ? hit : undefined;
