@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 import { parseAllDocuments } from 'yaml';
 
 // Validates the Kubernetes manifests offline against the API's OpenAPI schemas, as published on npm by
@@ -31,6 +32,7 @@ export interface ManifestSet {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageRoot = resolve(here, '..');
+const require = createRequire(import.meta.url);
 
 /**
  * Only these keys: kustomize then emits the listed files unchanged but for the namespace, so what CI
@@ -161,22 +163,29 @@ async function checkSchemas(docs: ManifestDoc[]): Promise<string[]> {
   return issues;
 }
 
-/** Unknown fields, by TypeScript's excess property check of each document against its model's type. */
+/**
+ * Unknown fields, by TypeScript's excess property check of each document against its model's type: the
+ * documents as typed constants in a file of their own, checked by the repo's `tsc` (TypeScript 7 has no
+ * compiler API to hand a file in memory, docs/decisions.md), each error mapped back to its document.
+ */
 function checkUnknownFields(docs: ManifestDoc[]): string[] {
   const typed = docs.filter(
     (d) => typeof d.object.apiVersion === 'string' && typeof d.object.kind === 'string',
   );
   const imports = new Map<string, string>();
-  const declarations: { doc: ManifestDoc; start: number }[] = [];
+  const declarations: { doc: ManifestDoc; line: number }[] = [];
   let body = '';
+  let lines = 0;
   typed.forEach((doc, i) => {
     const module = modelModule(doc.object.apiVersion as string);
     if (!module || !/^[A-Za-z]+$/.test(doc.object.kind as string)) return;
     const alias = `T${imports.size}`;
     const key = `${module}#${doc.object.kind}`;
     if (!imports.has(key)) imports.set(key, alias);
-    declarations.push({ doc, start: body.length });
-    body += `export const doc${i}: ${imports.get(key)} = ${JSON.stringify(doc.object, null, 1)};\n`;
+    const declaration = `export const doc${i}: ${imports.get(key)} = ${JSON.stringify(doc.object, null, 1)};\n`;
+    declarations.push({ doc, line: lines });
+    body += declaration;
+    lines += declaration.split('\n').length - 1;
   });
   const header = [...imports]
     .map(([key, alias]) => {
@@ -184,37 +193,54 @@ function checkUnknownFields(docs: ManifestDoc[]): string[] {
       return `import type { I${kind} as ${alias} } from '${module}';\n`;
     })
     .join('');
-  // A file in this package, so the models resolve from its node_modules.
-  const fileName = join(packageRoot, 'src', '__manifests__.ts');
-  const source = header + body;
-  const options: ts.CompilerOptions = {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    types: [],
-  };
-  const host = ts.createCompilerHost(options);
-  const getSourceFile = host.getSourceFile.bind(host);
-  const fileExists = host.fileExists.bind(host);
-  host.getSourceFile = (name, language, ...rest) =>
-    name === fileName ? ts.createSourceFile(name, source, language) : getSourceFile(name, language, ...rest);
-  host.fileExists = (name) => name === fileName || fileExists(name);
-  const program = ts.createProgram([fileName], options, host);
-  const issues: string[] = [];
-  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
-    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ');
-    if (diagnostic.file?.fileName !== fileName || diagnostic.start === undefined) {
-      issues.push(`type check: ${message}`);
-      continue;
-    }
-    const offset = diagnostic.start - header.length;
-    const owner = declarations.filter((d) => d.start <= offset).at(-1);
-    issues.push(`${owner ? describe(owner.doc) : 'manifests'}: ${message}`);
+  // A folder in this package, so the models resolve from its node_modules; its own, so runs never collide.
+  const folder = mkdtempSync(join(packageRoot, '.manifests-'));
+  try {
+    writeFileSync(join(folder, 'manifests.ts'), header + body);
+    writeFileSync(
+      join(folder, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          types: [],
+        },
+        files: ['manifests.ts'],
+      }),
+    );
+    const tsc = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
+    const run = spawnSync(process.execPath, [tsc, '-p', folder, '--pretty', 'false'], { encoding: 'utf8' });
+    if (run.error) return [`type check: ${run.error.message}`];
+    const headerLines = header.split('\n').length - 1;
+    return diagnosticsOf(run.stdout).map(({ file, line, message }) => {
+      if (!file.endsWith('manifests.ts')) return `type check: ${message}`;
+      const owner = declarations.filter((d) => d.line <= line - 1 - headerLines).at(-1);
+      return `${owner ? describe(owner.doc) : 'manifests'}: ${message}`;
+    });
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
   }
-  return issues;
+}
+
+/**
+ * `tsc --pretty false` output: `file(line,col): error TSnnnn: message`, a message's chain continued on
+ * indented lines (joined here with spaces); anything else tsc prints (a config error) as its own issue.
+ */
+function diagnosticsOf(output: string): { file: string; line: number; message: string }[] {
+  const found: { file: string; line: number; message: string }[] = [];
+  for (const text of output.split('\n')) {
+    if (!text.trim()) continue;
+    const head = /^(.+?)\((\d+),\d+\): error TS\d+: (.*)$/.exec(text);
+    const last = found.at(-1);
+    if (head) found.push({ file: head[1] as string, line: Number(head[2]), message: head[3] as string });
+    else if (last && /^\s/.test(text)) last.message += ` ${text.trim()}`;
+    else found.push({ file: '', line: 0, message: text.trim() });
+  }
+  return found;
 }
 
 // The documents passed the schemas above; the reference checks read them as loose JSON.
