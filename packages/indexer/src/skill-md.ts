@@ -1,11 +1,22 @@
+import { createRequire } from 'node:module';
 import { posix } from 'node:path';
 import { hasLoneSurrogate, hasNul, PACKAGE_SEGMENT_PATTERN, PackageKindSchema } from '@pkgreg/contracts';
 import { type DerivedPackage, parseDependencies } from '@pkgreg/registry';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import semver from 'semver';
 import { parse as parseYaml } from 'yaml';
 import { spdxFromDeclared } from './license.js';
 import type { RepoMeta } from './types.js';
+
+// The tokenizer's tables take ~0.6 s and ~55 MB to load: loaded on the first SKILL.md counted, so the
+// processes that import the indexer and never count (the API serving reads, the operator commands) do not
+// pay for it at start (docs/benchmarks.md, "Process start").
+const require = createRequire(import.meta.url);
+let tokenizer: typeof import('gpt-tokenizer/encoding/o200k_base') | undefined;
+function countTokens(text: string): number {
+  tokenizer ??=
+    require('gpt-tokenizer/encoding/o200k_base') as typeof import('gpt-tokenizer/encoding/o200k_base');
+  return tokenizer.countTokens(text);
+}
 
 // SKILL.md -> package fields. The rules agents' own loaders enforce reject (YAML that does not parse, no
 // name or description, an illegal name); the ones they tolerate (agentskills.io's length limits, unknown

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { type DerivedPackage, gitBlobSha } from '@pkgreg/registry';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
@@ -301,6 +302,24 @@ describe('field mapping (decisions.md: Registry / Indexing)', () => {
     const pkg = ok(analyze(raw));
     expect(pkg.tokenCount).toBe(encode(raw).length);
     expect(pkg.tokenCount).toBeGreaterThan(20);
+  });
+
+  it('the tokenizer is loaded by the first count, not by importing the indexer', () => {
+    // A process that imports the indexer and never counts (the API, the operator commands) must not
+    // load its tables (~0.6 s, ~55 MB): a child records every module it resolves.
+    const script = `
+      import { registerHooks } from 'node:module';
+      const seen = [];
+      registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.push(r.url); return r; } });
+      const indexer = await import(${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)});
+      const loaded = () => seen.some((url) => url.includes('gpt-tokenizer'));
+      const before = loaded();
+      const analysis = indexer.analyzeSkill(${JSON.stringify({ raw: skillMd(base), sha: 'a'.repeat(40), dir: 'skills/pdf-tools', dirFiles: ['SKILL.md'], repo, scope: 'acme-labs', sourceRepo: 'Acme-Labs/skills' })});
+      if (!analysis.ok) throw new Error(analysis.reason);
+      console.log(JSON.stringify({ before, after: loaded() }));
+    `;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ before: false, after: true });
   });
 
   it('fileCount is the number of files in the directory', () => {
