@@ -213,10 +213,18 @@ function checkUnknownFields(docs: ManifestDoc[]): string[] {
       }),
     );
     const tsc = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
-    const run = spawnSync(process.execPath, [tsc, '-p', folder, '--pretty', 'false'], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [tsc, '-p', folder, '--pretty', 'false'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     if (run.error) return [`type check: ${run.error.message}`];
+    const found = diagnosticsOf(run.stdout);
+    // A tsc that failed without a diagnostic (killed, crashed) has checked nothing: never a pass.
+    if (run.status !== 0 && found.length === 0) {
+      return [`type check: tsc exited ${run.status ?? run.signal}: ${run.stderr.trim()}`];
+    }
     const headerLines = header.split('\n').length - 1;
-    return diagnosticsOf(run.stdout).map(({ file, line, message }) => {
+    return found.map(({ file, line, message }) => {
       if (!file.endsWith('manifests.ts')) return `type check: ${message}`;
       const owner = declarations.filter((d) => d.line <= line - 1 - headerLines).at(-1);
       return `${owner ? describe(owner.doc) : 'manifests'}: ${message}`;
