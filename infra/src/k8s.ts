@@ -166,7 +166,8 @@ async function checkSchemas(docs: ManifestDoc[]): Promise<string[]> {
 /**
  * Unknown fields, by TypeScript's excess property check of each document against its model's type: the
  * documents as typed constants in a file of their own, checked by the repo's `tsc` (TypeScript 7 has no
- * compiler API to hand a file in memory, docs/decisions.md), each error mapped back to its document.
+ * stable compiler API to hand it a file in memory, docs/decisions.md), each error mapped back to its
+ * document.
  */
 function checkUnknownFields(docs: ManifestDoc[]): string[] {
   const typed = docs.filter(

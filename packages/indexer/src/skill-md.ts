@@ -7,9 +7,9 @@ import { parse as parseYaml } from 'yaml';
 import { spdxFromDeclared } from './license.js';
 import type { RepoMeta } from './types.js';
 
-// The tokenizer's tables take ~0.6 s and ~55 MB to load: loaded on the first SKILL.md counted, so the
-// processes that import the indexer and never count (the API serving reads, the operator commands) do not
-// pay for it at start (docs/benchmarks.md, "Process start").
+// The tokenizer's tables are slow to load and large in memory: loaded on the first SKILL.md counted, so
+// the processes that import the indexer and never count (the API serving reads, the operator commands) do
+// not pay for them at start (docs/benchmarks.md, Indexer, "Process start").
 const require = createRequire(import.meta.url);
 let tokenizer: typeof import('gpt-tokenizer/encoding/o200k_base') | undefined;
 function countTokens(text: string): number {

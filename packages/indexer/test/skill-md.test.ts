@@ -306,7 +306,7 @@ describe('field mapping (decisions.md: Registry / Indexing)', () => {
 
   it('the tokenizer is loaded by the first count, not by importing the indexer', () => {
     // A process that imports the indexer and never counts (the API, the operator commands) must not
-    // load its tables (~0.6 s, ~55 MB): a child records every module it resolves.
+    // load its tables: a child process records every module it resolves.
     const script = `
       import { registerHooks } from 'node:module';
       const seen = [];
