@@ -11,10 +11,10 @@ import type { RepoMeta } from './types.js';
 // the processes that import the indexer and never count (the API serving reads, the operator commands) do
 // not pay for them at start (docs/benchmarks.md, Indexer, "Process start").
 const require = createRequire(import.meta.url);
-let tokenizer: typeof import('gpt-tokenizer/encoding/o200k_base') | undefined;
+type Tokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
+let tokenizer: Tokenizer | undefined;
 function countTokens(text: string): number {
-  tokenizer ??=
-    require('gpt-tokenizer/encoding/o200k_base') as typeof import('gpt-tokenizer/encoding/o200k_base');
+  tokenizer ??= require('gpt-tokenizer/encoding/o200k_base') as Tokenizer;
   return tokenizer.countTokens(text);
 }
 
