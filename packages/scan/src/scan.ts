@@ -54,7 +54,6 @@ export async function scanVersion(files: ScanFile[], options: ScanOptions = {}):
   const entries: Entry[] = [];
   const budget = newBudget();
   let bytes = 0;
-  let binaryFiles = 0;
 
   // Archives are opened first: what they hold is read like the version's own files.
   const expand = async (list: ScanFile[], prefix: string, depth: number) => {
@@ -79,10 +78,10 @@ export async function scanVersion(files: ScanFile[], options: ScanOptions = {}):
   await expand(files, '', 1);
 
   const binaries: Array<{ entry: Entry; decoded: DecodedFile | null }> = [];
-  const read = (entry: Entry, decoded: DecodedFile) => {
+  const read = (entry: Entry, decoded: DecodedFile, run: boolean) => {
     const lines = new Lines(decoded.text);
     texts.push({ path: entry.path, text: decoded.text, lines, encoding: decoded.encoding });
-    raw.push(...stamp(textFindings(entry, decoded, lines), decoded.encoding));
+    raw.push(...stamp(textFindings(entry, decoded, lines, run), decoded.encoding));
     if (decoded.shellView)
       raw.push(...stamp(shellFindings(entry, decoded.shellView), decoded.shellView.encoding));
   };
@@ -90,27 +89,31 @@ export async function scanVersion(files: ScanFile[], options: ScanOptions = {}):
     // Images, fonts, archives and programs are not read as text unless their first bytes are text or
     // their name makes them a script (a polyglot named `x.sh`).
     if (entry.format && !isScriptName(entry.path) && looksBinary(entry.bytes, SNIFF_BYTES)) {
-      binaryFiles += 1;
       binaries.push({ entry, decoded: null });
       continue;
     }
     const decoded = decodeFile(entry.bytes);
-    read(entry, decoded);
-    if (decoded.binary) {
-      binaryFiles += 1;
-      binaries.push({ entry, decoded });
+    if (decoded.binary) binaries.push({ entry, decoded });
+    else read(entry, decoded, false);
+  }
+  // A script that is not text: the shell runs what nobody can read, so every line of it is read. Other
+  // binary data is read where it is text. Programs and archives have their own finding; a binary
+  // format's executable bit alone is a checkout's accident, not a script.
+  const reasons = binaries.map(({ entry, decoded }) =>
+    entry.format?.kind === 'executable' || entry.format?.kind === 'archive'
+      ? null
+      : scriptReason(entry, decoded, texts),
+  );
+  binaries.forEach(({ entry, decoded }, i) => {
+    const why = reasons[i];
+    if (!why) {
+      if (decoded) read(entry, decoded, false);
+      return;
     }
-  }
-  // A script that is not text: the shell runs what nobody can read. Programs and archives have their
-  // own finding; a binary format's executable bit alone is a checkout's accident, not a script.
-  for (const { entry, decoded } of binaries) {
-    if (entry.format?.kind === 'executable' || entry.format?.kind === 'archive') continue;
-    const why = scriptReason(entry, decoded, texts);
-    if (!why) continue;
     const text = decoded ?? decodeFile(entry.bytes);
-    if (!decoded) read(entry, text);
+    read(entry, text, true);
     raw.push(...stamp([undecodableFinding(entry, why, text.encoding)], text.encoding));
-  }
+  });
 
   const secrets: SecretHit[] = options.secrets === false ? [] : await findSecrets(texts);
   const masks = new Map<string, Array<[number, number]>>();
@@ -161,7 +164,7 @@ export async function scanVersion(files: ScanFile[], options: ScanOptions = {}):
     stats: {
       files: files.length,
       textFiles: texts.length,
-      binaryFiles,
+      binaryFiles: binaries.length,
       archiveFiles: entries.length - files.filter((f) => f.linkTarget == null).length,
       bytes,
       ms: performance.now() - started,
@@ -183,22 +186,27 @@ const ALNUM = /[A-Za-z0-9]/g;
 /**
  * A line of binary data rather than text: a control character (C0, DEL, C1: Windows-1252 maps five bytes
  * to C1) or a replacement character, mostly non-ASCII (random bytes read as Latin-1 are half high bytes;
- * text in a binary file is mostly ASCII), or too few letters and digits to be words (a short run of
- * random bytes between two newlines).
+ * text in a binary file is mostly ASCII), or too few letters and digits to be words, or no space between
+ * them (a short run of random bytes between two newlines: few hold a space).
  */
 function isGarbageLine(line: string): boolean {
-  if (GARBAGE.test(line)) return true;
+  if (GARBAGE.test(line) || !line.includes(' ')) return true;
   let high = 0;
   for (let i = 0; i < line.length; i += 1) if (line.charCodeAt(i) > 0x7f) high += 1;
   return high * 4 > line.length || (line.match(ALNUM)?.length ?? 0) < 8;
 }
 
-/** Every rule that reads text, over a file's decoded text (the former loop body of scanVersion). */
-function textFindings(entry: Entry, decoded: DecodedFile, lines: Lines): RawFinding[] {
+/**
+ * Every rule that reads text, over a file's decoded text. In binary data only the lines that are text
+ * throughout are read (random bytes make the odd command word, `>`, `|` or zero-width character), unless
+ * the file is `run` as a script: a shell runs every line of it.
+ */
+function textFindings(entry: Entry, decoded: DecodedFile, all: Lines, run: boolean): RawFinding[] {
   const out: RawFinding[] = [];
   const { path } = entry;
-  const { text } = decoded;
-  const kind = fileKind(path, text, entry.executable);
+  const textual = decoded.binary ? textLines(all) : all;
+  const lines = run ? all : textual;
+  const kind = fileKind(path, decoded.text, entry.executable);
   let code: Segment[];
   let prose: Segment[];
   if (kind === 'markdown') {
@@ -214,26 +222,26 @@ function textFindings(entry: Entry, decoded: DecodedFile, lines: Lines): RawFind
   const ctx = {
     file: path,
     script: kind === 'script',
-    shell: kind === 'script' && isShellScript(path, text),
+    shell: kind === 'script' && isShellScript(path, decoded.text),
   };
   if (!DATA_FILE.test(path)) {
     out.push(...commandFindings(code, ctx));
-    out.push(...payloadFindings(code, ctx, text));
+    out.push(...payloadFindings(code, ctx, lines.text));
   }
   out.push(...injectionFindings({ file: path, lines, segments: prose, code: kind !== 'markdown' }));
-  // In binary data, random bytes decode to the odd zero-width or bidi character: only lines that are
-  // text throughout are read for them there.
-  const charText = decoded.binary
-    ? Array.from({ length: lines.count }, (_, i) => {
-        const line = lines.line(i + 1);
-        return isGarbageLine(line) ? '' : line;
-      }).join('\n')
-    : text;
-  out.push(
-    ...characterFindings(path, charText, decoded.binary ? new Lines(charText) : lines, kind === 'script'),
-  );
-  if (path === 'SKILL.md') out.push(...allowedToolsFindings(path, text, lines));
+  // Even in a script, random bytes decode to the odd zero-width or bidi character.
+  out.push(...characterFindings(path, textual.text, textual, kind === 'script'));
+  if (path === 'SKILL.md') out.push(...allowedToolsFindings(path, decoded.text, all));
   return out;
+}
+
+/** The lines of binary data that are text, the others blanked so line numbers hold. */
+function textLines(lines: Lines): Lines {
+  const kept = Array.from({ length: lines.count }, (_, i) => {
+    const line = lines.line(i + 1);
+    return isGarbageLine(line) ? '' : line;
+  });
+  return new Lines(kept.join('\n'));
 }
 
 /** What a shell reads of a UTF-16/32 file (its bytes, NULs dropped): the command rules and injection. */
@@ -250,9 +258,13 @@ function shellFindings(entry: Entry, view: TextView): RawFinding[] {
   ].filter((f) => f.rule !== 'network-access' && f.rule !== 'process-spawn');
 }
 
-/** Shells and interpreters that run a file named after them: `bash x`, `python3 x`, `source x`, `. x`. */
+/** Shells and interpreters running a file named after them: `bash x`, `python3 x`, `source x`, `sh < x`. */
 const RUNNER =
-  /(?:^|[\s;&|(`"'])(?:sudo\s+|exec\s+|nohup\s+|time\s+)*(?:\S*\/)?(?:sh|bash|zsh|ksh|dash|ash|fish|csh|tcsh|source|\.|python[0-9.]*|py|node|nodejs|deno(?:\s+run)?|bun(?:\s+run)?|tsx|ts-node|perl|ruby|php|lua|pwsh|powershell(?:\.exe)?|osascript|cscript|wscript|rscript|cmd(?:\.exe)?\s+\/c)\s+(?:-\S+\s+)*["']?[^\s;&|)"'`]*$/i;
+  /(?:^|[\s;&|(`"'])(?:sudo\s+|exec\s+|nohup\s+|time\s+)*(?:\S*\/)?(?:sh|bash|zsh|ksh|dash|ash|fish|csh|tcsh|source|\.|python[0-9.]*|py|node|nodejs|deno(?:\s+run)?|bun(?:\s+run)?|tsx|ts-node|perl|ruby|php|lua|pwsh|powershell(?:\.exe)?|osascript|cscript|wscript|rscript|cmd(?:\.exe)?\s+\/c)\s+(?:-\S+\s+)*(?:<\s*)?["']?[^\s;&|)"'`]*$/i;
+/** A file read out to a shell or interpreter: `cat x | sh` (the part before the name, then after it). */
+const CAT = /(?:^|[\s;&|(`"'])(?:cat|type|get-content|gc)\s+(?:-\S+\s+)*["']?[^\s;&|)"'`]*$/i;
+const PIPED_TO_RUNNER =
+  /^["']?\s*\|\s*(?:sudo\s+)?(?:\S*\/)?(?:sh|bash|zsh|ksh|dash|ash|fish|python[0-9.]*|node|perl|ruby|php|pwsh|powershell|iex|invoke-expression)\b/i;
 
 /** Why a file is a script: its name, its shebang, its executable bit, or a line of the version running it. */
 function scriptReason(
@@ -272,7 +284,11 @@ function scriptReason(
       if (/[\w.-]/.test(after)) continue;
       const line = t.lines.lineOf(at);
       const start = t.lines.starts[line - 1] ?? 0;
-      if (RUNNER.test(t.text.slice(start, at))) return `run by ${t.path}:${line}`;
+      const before = t.text.slice(start, at);
+      const end = t.text.indexOf('\n', at);
+      const rest = t.text.slice(at + base.length, end < 0 ? undefined : end);
+      if (RUNNER.test(before) || (CAT.test(before) && PIPED_TO_RUNNER.test(rest)))
+        return `run by ${t.path}:${line}`;
     }
   }
   return null;

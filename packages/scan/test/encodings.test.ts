@@ -151,16 +151,19 @@ describe('a file of a binary format whose bytes are text is read as text', () =>
     expect(result.stats.binaryFiles).toBe(3);
   });
 
-  it('random data of no known format raises no character finding (a stray soft hyphen or C1 byte)', async () => {
+  it('random data of no known format raises no finding (a stray soft hyphen, a command word)', async () => {
     // Read as Latin-1, random bytes hold a soft hyphen or a C1 control every 256 bytes or so: short
-    // clean-looking runs between newlines must not count as text (seen on a 2 MiB asset in CI). AES-CTR
-    // output is random enough to show it and the same on every run.
-    const random = (seed: number) =>
-      createCipheriv('aes-256-ctr', Buffer.alloc(32, seed), Buffer.alloc(16)).update(
+    // clean-looking runs between newlines must not count as text (seen on a 2 MiB asset in CI). Across
+    // thousands of lines they also spell the odd `fetch … > x` and, later, `x` run: a high-risk
+    // executable-download on a 2 MB asset in CI, and on the key 222 below. AES-CTR output is random
+    // enough to show it and the same on every run.
+    const random = (key: number, iv = 0) =>
+      createCipheriv('aes-256-ctr', Buffer.alloc(32, key), Buffer.alloc(16, iv)).update(
         Buffer.alloc(512 * 1024),
       );
     const files: Record<string, Content> = { 'SKILL.md': '---\nname: a\ndescription: b\n---\n\nData.\n' };
     for (let seed = 1; seed <= 8; seed += 1) files[`assets/data-${seed}.bin`] = random(seed);
+    files['assets/data-222.bin'] = random(222, 2);
     const result = await scan(files);
     expect(result.findings.filter((f) => f.severity !== 'low').map(at)).toEqual([]);
     // Text inside binary data still counts when it is text: a hidden-character line is found.
@@ -193,6 +196,12 @@ describe('a script that cannot be decoded is a finding', () => {
       'tools/boot.dat',
     ],
     ['sourced from a script', { 'a.sh': 'source ./lib/env.cfg\n', 'lib/env.cfg': blob }, 'lib/env.cfg'],
+    ['redirected into sh', { 'a.sh': 'sh -s < "$DIR/lib/env.cfg"\n', 'lib/env.cfg': blob }, 'lib/env.cfg'],
+    [
+      'piped from cat to bash',
+      { 'SKILL.md': 'Run `cat assets/data.bin | sudo bash`.\n', 'assets/data.bin': blob },
+      'assets/data.bin',
+    ],
     [
       'a PNG run by sh',
       {
@@ -219,6 +228,23 @@ describe('a script that cannot be decoded is a finding', () => {
       'bin/tool': { bytes: elf, executable: true },
     });
     expect(result.findings.map(at)).toEqual(['binary-executable medium bin/tool:null']);
+  });
+
+  it('binary data is read where it is text, and every line of it when a shell runs it', async () => {
+    const controls = new Uint8Array(600).fill(1);
+    // Line 1 is binary with a command at its end: bash runs it (after failing on the bytes before `;`).
+    const hidden = bytes(controls, `;${RCE}`, controls);
+    const result = await scan({
+      'SKILL.md': 'Run:\n\n```\nbash tools/setup\n```\n',
+      'tools/setup': hidden,
+      'assets/data.bin': hidden,
+      'assets/text.bin': bytes(controls, '\n', RCE, controls),
+    });
+    expect(result.findings.filter((f) => f.severity !== 'low').map(at)).toEqual([
+      'remote-code-execution high assets/text.bin:2',
+      'undecodable-script medium tools/setup:null',
+      'remote-code-execution high tools/setup:1',
+    ]);
   });
 });
 
