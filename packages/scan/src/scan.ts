@@ -261,10 +261,15 @@ function shellFindings(entry: Entry, view: TextView): RawFinding[] {
 /** Shells and interpreters running a file named after them: `bash x`, `python3 x`, `source x`, `sh < x`. */
 const RUNNER =
   /(?:^|[\s;&|(`"'])(?:sudo\s+|exec\s+|nohup\s+|time\s+)*(?:\S*\/)?(?:sh|bash|zsh|ksh|dash|ash|fish|csh|tcsh|source|\.|python[0-9.]*|py|node|nodejs|deno(?:\s+run)?|bun(?:\s+run)?|tsx|ts-node|perl|ruby|php|lua|pwsh|powershell(?:\.exe)?|osascript|cscript|wscript|rscript|cmd(?:\.exe)?\s+\/c)\s+(?:-\S+\s+)*(?:<\s*)?["']?[^\s;&|)"'`]*$/i;
-/** A file read out to a shell or interpreter: `cat x | sh` (the part before the name, then after it). */
-const CAT = /(?:^|[\s;&|(`"'])(?:cat|type|get-content|gc)\s+(?:-\S+\s+)*["']?[^\s;&|)"'`]*$/i;
+/** A file read out (`cat x`, `strings x`, `dd if=x`, …): the part of a line before its name. */
+const READ_OUT =
+  /(?:^|[\s;&|(`"'])(?:(?:cat|type|get-content|gc|strings|tail|head)\s+(?:-\S+\s+(?:[+\d]\S*\s+)?)*|dd\s+(?:\S+\s+)*if=)["']?[^\s;&|)"'`]*$/i;
+/** ...piped to a shell, or an interpreter reading its program from stdin: the part after the name. */
 const PIPED_TO_RUNNER =
-  /^["']?\s*\|\s*(?:sudo\s+)?(?:\S*\/)?(?:sh|bash|zsh|ksh|dash|ash|fish|python[0-9.]*|node|perl|ruby|php|pwsh|powershell|iex|invoke-expression)\b/i;
+  /^["']?[^|;&]*\|\s*(?:sudo\s+)?(?:\S*\/)?(?:(?:sh|bash|zsh|ksh|dash|ash|fish|pwsh|powershell|iex|invoke-expression)\b|(?:python[0-9.]*|node|perl|ruby|php)(?=\s*$|\s*[;&|)]|\s+-(?:\s|$)))/i;
+/** A file's text evaluated: `eval "$(cat x)"`, `bash -c "$(< x)"`, `source <(cat x)` (the part before its name). */
+const EVALUATED_TEXT =
+  /(?:\beval|\b(?:sh|bash|zsh|ksh|dash)\s+(?:-\S+\s+)*-c|\bsource|(?:^|[;&|(]\s*)\.)\s+["']?(?:\$\(|<\(|`)\s*(?:(?:cat|strings)\s+(?:-\S+\s+)*|<\s*)["']?[^\s;&|)"'`]*$/i;
 
 /** Why a file is a script: its name, its shebang, its executable bit, or a line of the version running it. */
 function scriptReason(
@@ -287,7 +292,11 @@ function scriptReason(
       const before = t.text.slice(start, at);
       const end = t.text.indexOf('\n', at);
       const rest = t.text.slice(at + base.length, end < 0 ? undefined : end);
-      if (RUNNER.test(before) || (CAT.test(before) && PIPED_TO_RUNNER.test(rest)))
+      if (
+        RUNNER.test(before) ||
+        EVALUATED_TEXT.test(before) ||
+        (READ_OUT.test(before) && PIPED_TO_RUNNER.test(rest))
+      )
         return `run by ${t.path}:${line}`;
     }
   }

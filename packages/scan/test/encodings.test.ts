@@ -203,6 +203,21 @@ describe('a script that cannot be decoded is a finding', () => {
       'assets/data.bin',
     ],
     [
+      'its strings piped to sh',
+      { 'a.sh': 'strings -n 8 lib/env.cfg | sh\n', 'lib/env.cfg': blob },
+      'lib/env.cfg',
+    ],
+    [
+      'evaluated by bash -c',
+      { 'SKILL.md': 'Run `bash -c "$(cat assets/data.bin)"`.\n', 'assets/data.bin': blob },
+      'assets/data.bin',
+    ],
+    [
+      'sourced from a process substitution',
+      { 'a.sh': 'source <(cat "$DIR/lib/env.cfg")\n', 'lib/env.cfg': blob },
+      'lib/env.cfg',
+    ],
+    [
       'a PNG run by sh',
       {
         'SKILL.md': '```sh\nsh assets/logo.png\n```\n',
@@ -223,7 +238,8 @@ describe('a script that cannot be decoded is a finding', () => {
   it('a binary file merely named in prose, or a compiled program, is not an undecodable script', async () => {
     const elf = bytes([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0], noise(500));
     const result = await scan({
-      'SKILL.md': 'The data is in tools/setup.bin, read it with the viewer.\n',
+      'SKILL.md':
+        'The data is in tools/setup.bin, read it with the viewer: `cat tools/setup.bin | python3 view.py`.\n',
       'tools/setup.bin': noise(2000, 19),
       'bin/tool': { bytes: elf, executable: true },
     });
