@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { VersionListResponseSchema } from '@pkgreg/contracts';
+import { pseudoRandomBytes } from '@pkgreg/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI_ENTRY, tempDir } from './helpers/cli.js';
 import { startFaultProxy } from './helpers/fault-proxy.js';
@@ -17,8 +17,8 @@ const run = promisify(execFile);
 const SOCKET = `pkgreg-cli-test-${process.pid}`;
 const ESC = '\u001b';
 const NAMES = ['alpha-skill', 'beta-skill', 'gamma-skill', 'delta-skill'];
-// Random bytes do not compress: a download of about 2 MB, past the bar's 1 MB threshold.
-const BIG_ASSET = randomBytes(2_000_000);
+// Bytes that do not compress: a download of about 2 MB, past the bar's 1 MB threshold.
+const BIG_ASSET = pseudoRandomBytes(2_000_000);
 
 const { registry } = useSeededRegistry([
   ...NAMES.map((name) => ({ owner: 'acme', repo: 'skills', path: name, name, description: `The ${name}` })),

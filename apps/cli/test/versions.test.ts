@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +12,7 @@ import {
 } from '@pkgreg/contracts';
 import { requirePool } from '@pkgreg/db';
 import { gitBlobSha } from '@pkgreg/registry';
+import { pseudoRandomBytes } from '@pkgreg/testing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LockEntry, lockedFilesOf } from '../src/lockfile/lockfile.js';
 import { digestOf } from '../src/skill-files.js';
@@ -604,7 +604,7 @@ describe('an interrupted install', () => {
       repo: 'interrupted',
       path: 'big-kit',
       name: 'big-kit',
-      extraFiles: { ...KIT.extraFiles, 'assets/data.bin': { content: randomBytes(1_500_000) } },
+      extraFiles: { ...KIT.extraFiles, 'assets/data.bin': { content: pseudoRandomBytes(1_500_000) } },
     };
     await seedSkills(database, [skill]);
     const cwd = await project();

@@ -7,7 +7,8 @@
 // (profile, emails, organisation memberships), GitHub's webhook deliveries, an OpenAI-compatible
 // embeddings endpoint, an OpenAI-compatible chat-completions stand-in for a model, an OTLP/HTTP receiver
 // that collects traces, and the real registry-api started as a process. Beside them, the small helpers
-// every suite needs once: a free port, waiting for background work, and capturing what a logger wrote.
+// every suite needs once: a free port, waiting for background work, capturing what a logger wrote, and
+// incompressible bytes that are the same on every run.
 
 export {
   DEFAULT_CONCEPTS,
@@ -100,6 +101,7 @@ export {
   type ReceivedSpan,
   startOtlpReceiver,
 } from './otlp-receiver.js';
+export { pseudoRandomBytes } from './pseudo-random-bytes.js';
 export { type RegistryProcess, type RegistryProcessOptions, startRegistry } from './registry-process.js';
 export { spansOfTrace } from './spans-of-trace.js';
 export { until } from './until.js';
