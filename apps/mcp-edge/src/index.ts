@@ -28,6 +28,9 @@ const server = await listen(
 );
 server.on('upgrade', edge.upgrade);
 logger.info({ url: `http://${env.EDGE_HOST}:${env.EDGE_PORT}` }, 'mcp-edge listening');
+// A parent that started this process with an IPC channel (a process manager's wait_ready, the tests'
+// harness) learns that this process, not another one, holds the port.
+process.send?.('ready');
 metrics.http.observe(server);
 await service.serveMetrics();
 

@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@pkgreg/contracts';
 import { TEST_REDIS_URL } from '@pkgreg/db/testing';
 import { createRuntimeQueue, type RuntimeQueue } from '@pkgreg/tasks';
-import { freePort, until } from '@pkgreg/testing';
+import { type ServerProcess, startServerProcess, until } from '@pkgreg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, callTool, clientWithToken, type Harness, useHarness } from './helpers.js';
 
@@ -16,54 +15,35 @@ import { BASE, callTool, clientWithToken, type Harness, useHarness } from './hel
 const EDGE_ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/index.js');
 const h = useHarness();
 let queue: RuntimeQueue;
-let child: ChildProcess | undefined;
+let edge: ServerProcess | undefined;
 
 beforeAll(async () => {
   queue = createRuntimeQueue({ connection: TEST_REDIS_URL, prefix: h.env.EDGE_QUEUE_PREFIX });
 });
 
 afterAll(async () => {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
+  if (edge && edge.child.exitCode === null) edge.child.kill('SIGKILL');
   await queue?.close();
 });
 
 describe('shutdown', () => {
   it('answers a sync invoke that is waiting at SIGTERM and exits 0', async () => {
     const client = await clientWithToken(h as Harness);
-    const port = await freePort();
-    child = spawn(process.execPath, [EDGE_ENTRY], {
+    edge = await startServerProcess({
+      name: 'mcp-edge',
+      entry: EDGE_ENTRY,
+      hostVariable: 'EDGE_HOST',
+      portVariable: 'EDGE_PORT',
       env: {
-        PATH: process.env.PATH ?? '',
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'warn',
         PKGREG_PUBLIC_BASE_URL: BASE,
         DATABASE_URL: h.t.url,
         REDIS_URL: TEST_REDIS_URL,
         EDGE_QUEUE_PREFIX: h.env.EDGE_QUEUE_PREFIX,
-        EDGE_HOST: '127.0.0.1',
-        EDGE_PORT: String(port),
-        METRICS_PORT: '0',
         EDGE_SYNC_THRESHOLD_MS: '11000',
       },
-      stdio: ['ignore', 'ignore', 'pipe'],
     });
-    let stderr = '';
-    child.stderr?.on('data', (chunk) => {
-      stderr += String(chunk);
-    });
+    const { child, url } = edge;
     const exited = once(child, 'exit');
-    const url = `http://127.0.0.1:${port}`;
-    await until(
-      async () => {
-        if (child?.exitCode !== null) throw new Error(`edge exited (${child?.exitCode}): ${stderr}`);
-        return fetch(`${url}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        );
-      },
-      'the edge to be ready',
-      30_000,
-    );
 
     const answer = callTool(
       { app: url as unknown as Harness['app'] },

@@ -1,6 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { freePort } from './free-port.js';
-import { until } from './until.js';
+import { type ServerProcess, startServerProcess } from './server-process.js';
 
 // The real registry-api as a child process, for the tests of what talks to it over HTTP (the CLI, the
 // edge, the worker, the agents, the web UI). The caller names the built server file: this package
@@ -18,105 +16,18 @@ export interface RegistryProcessOptions {
   cwd?: string;
 }
 
-export interface RegistryProcess {
-  url: string;
-  port: number;
-  child: ChildProcess;
-  /** The environment it runs with (for a command of the registry's on the same database). */
-  env: Record<string, string>;
-  /** What the process wrote to stdout and stderr (the last part of it). */
-  output(): string;
-  /** Sends `signal` (SIGTERM unless given; SIGKILL after 10 s) and resolves with the exit code. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
+/** The registry as a running process (ServerProcess, server-process.ts). */
+export type RegistryProcess = ServerProcess;
 
-const KEPT_OUTPUT = 16_000;
-
-/**
- * Starts the registry on 127.0.0.1 and resolves once it says it holds its port and its `/readyz` answers
- * 200. A free port can be taken by another process between freePort() and the registry's bind (test
- * files start servers side by side): another server's `/readyz` would then answer for it, so the
- * registry's own word is waited for (`process.send('ready')` once listening), and a port lost that way
- * is given up for another free one.
- */
-export async function startRegistry(options: RegistryProcessOptions): Promise<RegistryProcess> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOnce(options, options.port ?? (await freePort()));
-    } catch (error) {
-      if (!(error instanceof PortTaken) || options.port !== undefined || attempt === 3) throw error;
-    }
-  }
-}
-
-class PortTaken extends Error {}
-
-async function startOnce(options: RegistryProcessOptions, port: number): Promise<RegistryProcess> {
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: options.databaseUrl,
-    REDIS_URL: options.redisUrl,
-    REGISTRY_HOST: '127.0.0.1',
-    REGISTRY_PORT: String(port),
-    // Several registries start at once across test files: none may contend for the operator port.
-    METRICS_PORT: '0',
-    ...options.env,
-  };
-  const child = spawn(process.execPath, [options.entry], {
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+/** Starts the registry on 127.0.0.1 and resolves once it holds its port and its `/readyz` answers 200. */
+export function startRegistry(options: RegistryProcessOptions): Promise<RegistryProcess> {
+  return startServerProcess({
+    name: 'registry-api',
+    entry: options.entry,
+    hostVariable: 'REGISTRY_HOST',
+    portVariable: 'REGISTRY_PORT',
+    env: { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, ...options.env },
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
   });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-KEPT_OUTPUT);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  let listening = false;
-  child.once('message', (message) => {
-    listening = message === 'ready';
-    // The channel is needed for this one message: it must not keep the test process alive.
-    child.disconnect();
-  });
-  try {
-    await until(
-      async () => {
-        if (child.exitCode !== null) {
-          const message = `registry-api exited (${child.exitCode}): ${output}`;
-          throw output.includes('EADDRINUSE') ? new PortTaken(message) : new Error(message);
-        }
-        if (!listening) return false;
-        return fetch(`${url}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        );
-      },
-      'the registry-api to be ready',
-      30_000,
-    );
-  } catch (error) {
-    child.kill('SIGKILL');
-    if (error instanceof PortTaken) throw error;
-    throw new Error(`${(error as Error).message}\n${output}`);
-  }
-  return {
-    url,
-    port,
-    child,
-    env,
-    output: () => output,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
-  };
 }
