@@ -229,8 +229,13 @@ function textFindings(entry: Entry, decoded: DecodedFile, all: Lines, run: boole
     out.push(...payloadFindings(code, ctx, lines.text));
   }
   out.push(...injectionFindings({ file: path, lines, segments: prose, code: kind !== 'markdown' }));
-  // Even in a script, random bytes decode to the odd zero-width or bidi character.
-  out.push(...characterFindings(path, textual.text, textual, kind === 'script'));
+  // Even in a script, random bytes decode to the odd zero-width or bidi character; read as Latin-1 they
+  // hold a soft hyphen (byte 0xAD) every 256 bytes, a byte there, not a character anyone typed.
+  const chars =
+    decoded.binary && decoded.encoding === 'latin1'
+      ? new Lines(textual.text.replaceAll('\u00ad', '-'))
+      : textual;
+  out.push(...characterFindings(path, chars.text, chars, kind === 'script'));
   if (path === 'SKILL.md') out.push(...allowedToolsFindings(path, decoded.text, all));
   return out;
 }

@@ -176,6 +176,11 @@ describe('a file of a binary format whose bytes are text is read as text', () =>
       ),
     });
     expect(hidden.findings.map((f) => f.rule)).toContain('invisible-characters');
+    // Read as Latin-1, byte 0xAD is a soft hyphen: in binary data a byte, in a line that is text or not.
+    const softHyphen = await scan({
+      'assets/blob.bin': bytes(controls, [0xff], '\nthe data of ', [0xad], 'this run, 42 rows\n', controls),
+    });
+    expect(softHyphen.findings.map(at)).toEqual([]);
   });
 });
 
