@@ -80,8 +80,9 @@ async function startOnce(options: ServerProcessOptions, port: number): Promise<S
   let listening = false;
   child.once('message', (message) => {
     listening = message === 'ready';
-    // The channel is needed for this one message: it must not keep the test process alive.
-    child.disconnect();
+    // The channel is needed for this one message: it must not keep the test process alive. Unref'd, not
+    // disconnected: a child whose channel the parent closed never emits 'close'.
+    child.channel?.unref();
   });
   try {
     await until(

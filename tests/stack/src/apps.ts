@@ -144,10 +144,27 @@ export async function spawnApp(
   let exited!: Promise<void>;
   /** Index in `lines` of the current run's first line. */
   let runStart = 0;
+  /**
+   * The current run said it holds its port (`process.send('ready')`): until then a `/readyz` that answers
+   * may be another process's, one that took the port between freePort() and this run's bind.
+   */
+  let listening = false;
 
   function start(): void {
     runStart = lines.length;
-    child = spawn(process.execPath, [ENTRIES[app]], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    listening = false;
+    child = spawn(process.execPath, [ENTRIES[app]], {
+      env: fullEnv,
+      // The HTTP apps say when they listen; the worker has no port.
+      stdio: url ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+    });
+    const run = child;
+    run.once('message', (message) => {
+      listening = message === 'ready';
+      // The channel is needed for this one message: it must not keep the test process alive. Unref'd, not
+      // disconnected: a child whose channel the parent closed never emits 'close'.
+      run.channel?.unref();
+    });
     for (const stream of [child.stdout, child.stderr]) {
       let rest = '';
       stream?.setEncoding('utf8');
@@ -197,13 +214,15 @@ export async function spawnApp(
         if (!isRunning())
           throw new Error(`${label} exited (${child.exitCode ?? child.signalCode}):\n${tail()}`);
         if (url) {
-          const ok = await request(`${url}/readyz`, { headersTimeout: 2000, bodyTimeout: 2000 }).then(
-            async (res) => {
-              await res.body.dump();
-              return res.statusCode === 200;
-            },
-            () => false,
-          );
+          const ok =
+            listening &&
+            (await request(`${url}/readyz`, { headersTimeout: 2000, bodyTimeout: 2000 }).then(
+              async (res) => {
+                await res.body.dump();
+                return res.statusCode === 200;
+              },
+              () => false,
+            ));
           if (ok) return;
         } else if (findLog('runtime-worker started', runStart)) {
           return;
