@@ -272,7 +272,7 @@ const READ_OUT =
 /** ...piped to a shell, or an interpreter reading its program from stdin: the part after the name. */
 const PIPED_TO_RUNNER =
   /^["']?[^|;&]*\|\s*(?:sudo\s+)?(?:\S*\/)?(?:(?:sh|bash|zsh|ksh|dash|ash|fish|pwsh|powershell|iex|invoke-expression)\b|(?:python[0-9.]*|node|perl|ruby|php)(?=\s*$|\s*[;&|)]|\s+-(?:\s|$)))/i;
-/** A file's text evaluated: `eval "$(cat x)"`, `bash -c "$(< x)"`, `source <(cat x)` (the part before its name). */
+/** A file's text evaluated (`eval "$(cat x)"`, `bash -c "$(< x)"`, `source <(cat x)`): before its name. */
 const EVALUATED_TEXT =
   /(?:\beval|\b(?:sh|bash|zsh|ksh|dash)\s+(?:-\S+\s+)*-c|\bsource|(?:^|[;&|(]\s*)\.)\s+["']?(?:\$\(|<\(|`)\s*(?:(?:cat|strings)\s+(?:-\S+\s+)*|<\s*)["']?[^\s;&|)"'`]*$/i;
 

@@ -6,9 +6,9 @@
 // user tokens and their permissions, renames) and its OAuth web flow with the user APIs a sign-in reads
 // (profile, emails, organisation memberships), GitHub's webhook deliveries, an OpenAI-compatible
 // embeddings endpoint, an OpenAI-compatible chat-completions stand-in for a model, an OTLP/HTTP receiver
-// that collects traces, and the real registry-api (or another of our servers) started as a process. Beside them, the small helpers
-// every suite needs once: a free port, waiting for background work, capturing what a logger wrote, and
-// incompressible bytes that are the same on every run.
+// that collects traces, and the real registry-api (or another of our servers) started as a process.
+// Beside them, the small helpers every suite needs once: a free port, waiting for background work,
+// capturing what a logger wrote, and incompressible bytes that are the same on every run.
 
 export {
   DEFAULT_CONCEPTS,

@@ -10,10 +10,13 @@ export interface ServerProcessOptions {
   name: string;
   /** The built server (apps/…/dist/index.js). */
   entry: string;
-  /** The server's settings for its address: `REGISTRY_HOST` and `REGISTRY_PORT`, `EDGE_HOST` and `EDGE_PORT`. */
+  /** The server's settings for its address: `REGISTRY_HOST` and `_PORT`, `EDGE_HOST` and `_PORT`. */
   hostVariable: string;
   portVariable: string;
-  /** Added to (or overriding) the environment: PATH, NODE_ENV=test, LOG_LEVEL=warn, the address, METRICS_PORT=0. */
+  /**
+   * Added to (or overriding) its environment: PATH, NODE_ENV=test, LOG_LEVEL=warn, the address and
+   * METRICS_PORT=0.
+   */
   env?: Record<string, string>;
   /** A free one unless given. */
   port?: number;
