@@ -20,7 +20,14 @@ let server: Server;
 let url: string;
 beforeAll(async () => {
   server = createServer((req, res) => {
-    const [kind, spliced] = decodeURIComponent(req.url?.slice(1) ?? '').split('|');
+    const [kind, spliced, wide] = decodeURIComponent(req.url?.slice(1) ?? '').split('|');
+    if (wide) {
+      // Text of more than one UTF-8 byte a character in the id, the result and the members.
+      const json = '{"t":"é ✓ 𝄞"}';
+      const result = kind === 'static' ? new StaticResult(new SerializedResult(json)) : JSON.parse(json);
+      writeResult(res, 'req-1', 'id-ü', result, spliced ? new ResultMembers('"n":"∑"') : undefined);
+      return;
+    }
     writeResult(res, 'req-1', 7, (results[kind as string] as () => object)(), spliced ? members : undefined);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -39,8 +46,25 @@ describe('writeResult', () => {
       result: { ...has, resultType: 'complete', ttlMs: 60000 },
     });
     expect(res.headers.get('x-request-id')).toBe('req-1');
-    const length = res.headers.get('content-length');
-    if (length !== null) expect(Number(length)).toBe(Buffer.byteLength(text));
+    // One piece with its length, never chunked (transport.ts, writeResult).
+    expect(res.headers.get('transfer-encoding')).toBeNull();
+    expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+  });
+
+  it.each([
+    ['static', ''],
+    ['static', 'spliced'],
+    ['plain', ''],
+    ['plain', 'spliced'],
+  ])('a %s result %s with multi-byte text: its length in bytes, not characters', async (kind, spliced) => {
+    const res = await fetch(`${url}/${encodeURIComponent(`${kind}|${spliced}|wide`)}`);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
+    expect(JSON.parse(bytes.toString('utf8'))).toEqual({
+      jsonrpc: '2.0',
+      id: 'id-ü',
+      result: spliced ? { t: 'é ✓ 𝄞', n: '∑' } : { t: 'é ✓ 𝄞' },
+    });
   });
 
   it.each(Object.keys(results))('%s: without members, the result as it is', async (kind) => {

@@ -164,7 +164,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
   const manifests = new LRUCache<string, Manifest>({ max: 2_000 });
   const stored = new LRUCache<string, Buffer | StaticResult>({
     maxSize: Math.max(1, options.cacheBytes),
-    sizeCalculation: (v) => (v instanceof StaticResult ? v.tail.length : v.length) || 1,
+    sizeCalculation: (v) => (v instanceof StaticResult ? v.tailBytes : v.length) || 1,
   });
   const cacheable = (size: number) => options.cacheBytes > 0 && size <= options.cacheBytes / 8;
   const checking = sharedLoads<Visibility>();
@@ -341,7 +341,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
     const hit = stored.get(key);
     if (hit instanceof StaticResult) return hit;
     const result = new StaticResult(new SerializedResult(JSON.stringify(build())));
-    if (keep && cacheable(result.tail.length)) stored.set(key, result);
+    if (keep && cacheable(result.tailBytes)) stored.set(key, result);
     return result;
   }
 

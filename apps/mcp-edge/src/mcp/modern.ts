@@ -193,7 +193,7 @@ export class TaskCreated extends SerializedResult {}
 
 /**
  * The members a 2026-07-28 result gets (`resultType`, the cache hint of its method, the server's
- * identity in `_meta`), as text and bytes to splice into the result; built once per kind.
+ * identity in `_meta`), as text to splice into the result; built once per kind.
  */
 export function modernMembers(serverInfo: { name: string; version: string }) {
   const meta = `"_meta":${JSON.stringify({ [MCP_META.serverInfo]: serverInfo })}`;

@@ -102,17 +102,20 @@ export class SerializedResult {
   constructor(readonly json: string) {}
 }
 
-const RESPONSE_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
+const RESPONSE_HEAD = '{"jsonrpc":"2.0","id":';
 
 /**
- * A result served unchanged to every caller (edge-local tools: system.info, agents.list). The response
- * tail after the id is UTF-8 encoded once, so a request copies bytes instead of building, flattening and
- * encoding the same string again.
+ * A result served unchanged to every caller (system.info, agents.list, the catalog's kept reads): the
+ * response's tail after the id is built once, with its length in UTF-8 bytes, so a request only joins
+ * the head, its id and the tail.
  */
 export class StaticResult {
-  readonly tail: Buffer;
+  /** `,"result":{…}}` */
+  readonly tail: string;
+  readonly tailBytes: number;
   constructor(serialized: SerializedResult) {
-    this.tail = Buffer.from(`,"result":${serialized.json}}`);
+    this.tail = `,"result":${serialized.json}}`;
+    this.tailBytes = Buffer.byteLength(this.tail);
   }
 }
 
@@ -127,20 +130,20 @@ export function toolCallResult(result: object): SerializedResult {
 }
 
 /**
- * Members to add at the end of a result object (`"key":value,…`), as text and as the bytes spliced into a
- * StaticResult's, made once: the same few sets are added to every 2026-07-28 result (mcp/modern.ts).
+ * Members to add at the end of a result object (`"key":value,…`), with their length in UTF-8 bytes, made
+ * once: the same few sets are added to every 2026-07-28 result (mcp/modern.ts).
  */
 export class ResultMembers {
-  /** After another member: a comma first. */
-  readonly afterMember: Buffer;
-  /** In an empty object. */
-  readonly alone: Buffer;
+  readonly bytes: number;
   constructor(readonly json: string) {
-    this.alone = Buffer.from(json);
-    this.afterMember = Buffer.from(`,${json}`);
+    this.bytes = Buffer.byteLength(json);
   }
 }
 
+// A response is written as ONE string with its Content-Length: Node then sends headers and body in one
+// chunk, encoded straight into the socket write. A Buffer body goes out as a second chunk of a writev
+// (and the Buffer.concat that built it is an allocation per request); a string without a length goes out
+// chunked, in four pieces. Both cost the edge more CPU per request (docs/benchmarks.md, MCP edge).
 // Headers go to writeHead whole, with X-Request-Id among them, not through setHeader first: Node then
 // takes the object as it is instead of merging it into the headers already set.
 /**
@@ -154,34 +157,34 @@ export function writeResult(
   result: object,
   extra?: ResultMembers,
 ): void {
+  const idJson = JSON.stringify(id);
+  let body: string;
+  let length: number;
   if (result instanceof StaticResult) {
-    const idJson = Buffer.from(JSON.stringify(id));
-    // tail is `,"result":{…}}`: the members go before the result's closing brace, copied once with the rest.
     const { tail } = result;
-    const parts =
-      extra === undefined
-        ? [RESPONSE_HEAD, idJson, tail]
-        : [
-            RESPONSE_HEAD,
-            idJson,
-            tail.subarray(0, -2),
-            // `{}`: no member before the new ones.
-            tail[tail.length - 3] === 0x7b ? extra.alone : extra.afterMember,
-            tail.subarray(-2),
-          ];
-    const length = parts.reduce((sum, part) => sum + part.length, 0);
-    res.writeHead(200, {
-      'X-Request-Id': requestId,
-      'Content-Type': 'application/json',
-      'Content-Length': length,
-    });
-    res.end(Buffer.concat(parts, length));
-    return;
+    // `typeof id`: a number's JSON is ASCII; only a string id may need counting.
+    length = RESPONSE_HEAD.length + (typeof id === 'number' ? idJson.length : Buffer.byteLength(idJson));
+    if (extra === undefined) {
+      body = `${RESPONSE_HEAD}${idJson}${tail}`;
+      length += result.tailBytes;
+    } else {
+      // tail is `,"result":{…}}`: the members go before the result's closing brace (no comma in `{}`).
+      const alone = tail.charCodeAt(tail.length - 3) === 0x7b;
+      body = `${RESPONSE_HEAD}${idJson}${tail.slice(0, -2)}${alone ? '' : ','}${extra.json}}}`;
+      length += result.tailBytes + extra.bytes + (alone ? 0 : 1);
+    }
+  } else {
+    let json = result instanceof SerializedResult ? result.json : JSON.stringify(result);
+    if (extra !== undefined) json = `${json.slice(0, -1)}${json === '{}' ? '' : ','}${extra.json}}`;
+    body = `${RESPONSE_HEAD}${idJson},"result":${json}}`;
+    length = Buffer.byteLength(body);
   }
-  let body = result instanceof SerializedResult ? result.json : JSON.stringify(result);
-  if (extra !== undefined) body = `${body.slice(0, -1)}${body === '{}' ? '' : ','}${extra.json}}`;
-  res.writeHead(200, { 'X-Request-Id': requestId, 'Content-Type': 'application/json' });
-  res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`);
+  res.writeHead(200, {
+    'X-Request-Id': requestId,
+    'Content-Type': 'application/json',
+    'Content-Length': length,
+  });
+  res.end(body);
 }
 
 /** A notification (or a client's response) is accepted with 202 and no body; returns the status. */
