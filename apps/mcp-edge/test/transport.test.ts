@@ -1,7 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { RejectError } from '@pkgreg/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResultMembers, SerializedResult, StaticResult, writeResult } from '../src/mcp/transport.js';
+import { writeRpcError } from '../src/mcp/rpc-error.js';
+import {
+  ResultMembers,
+  SerializedResult,
+  StaticResult,
+  writeAccepted,
+  writeResult,
+} from '../src/mcp/transport.js';
 
 // writeResult splices a 2026-07-28 result's members into the result, whether it was encoded once at start
 // (StaticResult), serialized per call or is a plain object, and whether the result has members already.
@@ -21,6 +29,15 @@ let url: string;
 beforeAll(async () => {
   server = createServer((req, res) => {
     const [kind, spliced, wide] = decodeURIComponent(req.url?.slice(1) ?? '').split('|');
+    if (kind === 'error') {
+      const error = new RejectError('rate_limited', 'more than 5 “x” requests', { retryAfterSeconds: 3 });
+      writeRpcError(res, { id: 'id-ü', requestId: 'req-1', resourceMetadataUrl: 'http://x/' }, error);
+      return;
+    }
+    if (kind === 'accepted') {
+      writeAccepted(res, 'req-1');
+      return;
+    }
     if (wide) {
       // Text of more than one UTF-8 byte a character in the id, the result and the members.
       const json = '{"t":"é ✓ 𝄞"}';
@@ -65,6 +82,20 @@ describe('writeResult', () => {
       id: 'id-ü',
       result: spliced ? { t: 'é ✓ 𝄞', n: '∑' } : { t: 'é ✓ 𝄞' },
     });
+  });
+
+  it('errors and accepted notifications too: their length, never chunked', async () => {
+    const error = await fetch(`${url}/error`);
+    const bytes = Buffer.from(await error.arrayBuffer());
+    expect(error.status).toBe(429);
+    expect(error.headers.get('transfer-encoding')).toBeNull();
+    expect(Number(error.headers.get('content-length'))).toBe(bytes.length);
+    expect(JSON.parse(bytes.toString('utf8')).error.message).toBe('more than 5 “x” requests');
+    const accepted = await fetch(`${url}/accepted`);
+    expect(accepted.status).toBe(202);
+    expect(accepted.headers.get('transfer-encoding')).toBeNull();
+    expect(accepted.headers.get('content-length')).toBe('0');
+    expect(await accepted.text()).toBe('');
   });
 
   it.each(Object.keys(results))('%s: without members, the result as it is', async (kind) => {

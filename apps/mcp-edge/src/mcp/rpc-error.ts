@@ -69,6 +69,8 @@ export function writeRpcError(res: ServerResponse, ctx: RpcErrorContext, error: 
     id: ctx.id,
     error: { code: form.code, message: error.message || form.message, data },
   });
+  // With its length, in one piece, as results are (transport.ts, writeResult).
+  headers['Content-Length'] = String(Buffer.byteLength(body));
   res.writeHead(status, headers);
   res.end(body);
   return status;

@@ -189,7 +189,7 @@ export function writeResult(
 
 /** A notification (or a client's response) is accepted with 202 and no body; returns the status. */
 export function writeAccepted(res: ServerResponse, requestId: string): number {
-  res.writeHead(202, { 'X-Request-Id': requestId });
+  res.writeHead(202, { 'X-Request-Id': requestId, 'Content-Length': 0 });
   res.end();
   return 202;
 }
