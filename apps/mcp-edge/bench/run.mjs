@@ -409,6 +409,13 @@ Reading the figures (targets missed are stated as missed):
   bookkeeping, each what the decisions require of every request. Code timed in the running edge costs
   3-5 times what it costs in a loop (cold code and memory on every request), so removing work pays more
   than a micro-benchmark says.
+- The response as one string (11-30 21:00, src/mcp/transport.ts \`writeResult\`): a static result's tail
+  (system.info's, a kept read's) had been a Buffer, so Node sent headers and body as two chunks of a
+  \`writev\` after a \`Buffer.concat\` per request, and other results went out chunked in four pieces. Now
+  every result is one string with its Content-Length, one chunk encoded straight into the socket write.
+  Paired rounds of two or three processes of each build (\`bench/abn.mjs\`): edge CPU per system.info 36.4 → 35.7 µs,
+  over 2026-07-28 42.1 → 39.1, per read 38.7 → 36.3, per 2026-07-28 read 44.6 → 39.6 (+2-11% req/s). The
+  run before it (18:33, the VM as fast as here): system.info/echo 0.55, 2026-07-28 0.56, read 0.66, 0.62.
 - The audit row (11-30 08:15-10:00, several builds of the edge side by side in paired rounds;
   bench/history.md): an edge that records no row at all ran 20-40% faster than the same build with it. Three
   changes took part of that back: a COPY now carries a full batch (the drain had taken whatever arrived
