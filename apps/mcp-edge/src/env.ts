@@ -4,6 +4,7 @@ import {
   booleanFlag,
   commonEnvShape,
   httpServerEnvShape,
+  redisKeysEnvShape,
   metricsEnvShape,
   parseEnv,
   port,
@@ -90,6 +91,7 @@ export const EnvSchema = z
   .object({
     ...commonEnvShape,
     ...httpServerEnvShape,
+    ...redisKeysEnvShape,
     EDGE_HOST: z.string().default('127.0.0.1'),
     EDGE_PORT: port(4100),
     /** Operator listener for Prometheus (`GET /metrics`): a port, `0` for any free one, or `off`. */

@@ -1,4 +1,4 @@
-import { closeServer, listen, serverTimeouts, startService } from '@pkgreg/server-kit';
+import { closeServer, listen, redisKeyOptions, serverTimeouts, startService } from '@pkgreg/server-kit';
 import { createEdge } from './app.js';
 import { loadEnv } from './env.js';
 import { rpcClientErrorBody } from './mcp/transport.js';
@@ -12,7 +12,7 @@ const { logger } = service;
 const db = service.openDb(env.DATABASE_URL, { applicationName: 'pkgreg-mcp-edge' });
 // Auto-pipelining sends the rate-limit scripts of concurrent requests in one write (one round trip
 // each still, far fewer syscalls).
-const redis = service.openRedis(env.REDIS_URL, { enableAutoPipelining: true });
+const redis = service.openRedis(env.REDIS_URL, { enableAutoPipelining: true, ...redisKeyOptions(env) });
 
 // The access tokens' key and the delegation assertions' key: the runtime worker only ever reads the latter.
 await ensureActiveKey(db);

@@ -5,6 +5,7 @@ import {
   booleanFlag,
   commonEnvShape,
   httpServerEnvShape,
+  redisKeysEnvShape,
   metricsEnvShape,
   parseEnv,
   port,
@@ -17,6 +18,7 @@ import { z } from 'zod';
 const EnvFields = z.object({
   ...commonEnvShape,
   ...httpServerEnvShape,
+  ...redisKeysEnvShape,
   // The code host (also the source redirect's base) and indexing limits, as the indexer declares them.
   ...indexerEnvShape,
   REGISTRY_HOST: z.string().default('127.0.0.1'),

@@ -1,6 +1,13 @@
 import { poolOf } from '@pkgreg/db';
 import { logOrigin } from '@pkgreg/registry';
-import { closeServer, listen, serverTimeouts, startService, traceRequests } from '@pkgreg/server-kit';
+import {
+  closeServer,
+  listen,
+  redisKeyOptions,
+  serverTimeouts,
+  startService,
+  traceRequests,
+} from '@pkgreg/server-kit';
 import { createRuntimeQueue } from '@pkgreg/tasks';
 import { createRegistry } from './app.js';
 import { startDownloadFlusher } from './downloads/download-flusher.js';
@@ -28,7 +35,7 @@ const db = service.openDb(env.DATABASE_URL, {
   applicationName: 'pkgreg-registry-api',
   settings: { jit: 'off' },
 });
-const redis = service.openRedis(env.REDIS_URL);
+const redis = service.openRedis(env.REDIS_URL, redisKeyOptions(env));
 
 // Track batches get connections of their own: a batch never waits behind a slow list or search query.
 // The batch statement is prepared once per connection; a generic plan skips re-planning its join on

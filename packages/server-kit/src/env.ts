@@ -48,6 +48,24 @@ export const httpServerEnvShape = {
     .transform((v): number | string[] => (/^\d+$/.test(v) ? Number(v) : v.split(/\s*,\s*/))),
 };
 
+/**
+ * For apps that keep their own keys in Redis (rate-limit counters, one-time codes): a prefix to every
+ * key, so deployments (or test processes) sharing one Redis keep apart. BullMQ queues have theirs
+ * (QUEUE_PREFIX). Empty: the keys as named.
+ */
+export const redisKeysEnvShape = {
+  REDIS_KEY_PREFIX: z
+    .string()
+    .max(100)
+    .regex(/^[\w.:-]*$/, 'letters, digits and . _ : -')
+    .default(''),
+};
+
+/** ioredis options for `REDIS_KEY_PREFIX` (none when it is empty). */
+export function redisKeyOptions(env: { REDIS_KEY_PREFIX: string }): { keyPrefix?: string } {
+  return env.REDIS_KEY_PREFIX ? { keyPrefix: env.REDIS_KEY_PREFIX } : {};
+}
+
 /** Parses `source` with `schema`; on failure throws one message naming every bad variable (values never shown). */
 export function parseEnv<S extends z.ZodType>(
   schema: S,

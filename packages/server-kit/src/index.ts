@@ -11,7 +11,15 @@ export {
   type KeptAssertions,
   readActiveDelegationKey,
 } from './delegation/delegation-assertions.js';
-export { booleanFlag, commonEnvShape, httpServerEnvShape, parseEnv, port } from './env.js';
+export {
+  booleanFlag,
+  commonEnvShape,
+  httpServerEnvShape,
+  parseEnv,
+  port,
+  redisKeyOptions,
+  redisKeysEnvShape,
+} from './env.js';
 export { checkReadiness, healthRoutes, type ReadinessDeps } from './health.js';
 export {
   type ClientErrorBody,

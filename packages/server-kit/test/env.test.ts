@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { booleanFlag, commonEnvShape, httpServerEnvShape, parseEnv, port } from '../src/index.js';
+import {
+  booleanFlag,
+  commonEnvShape,
+  httpServerEnvShape,
+  parseEnv,
+  port,
+  redisKeyOptions,
+  redisKeysEnvShape,
+} from '../src/index.js';
 
 // STYLE.md §5: one env.ts per app, parsed once; boolean flags parsed explicitly
 // (z.coerce.boolean() turns "false" into true).
@@ -122,5 +130,25 @@ describe('TRUST_PROXY', () => {
   it('refuses anything else, naming the variable', () => {
     expect(() => trust('10.0.0.0/8; rm -rf')).toThrow(/TRUST_PROXY/);
     expect(() => trust('')).toThrow(/TRUST_PROXY/);
+  });
+});
+
+describe('REDIS_KEY_PREFIX', () => {
+  const keys = (value?: string) =>
+    parseEnv(z.object(redisKeysEnvShape), value === undefined ? {} : { REDIS_KEY_PREFIX: value });
+
+  it('is empty by default, and then no ioredis prefix at all', () => {
+    expect(keys()).toEqual({ REDIS_KEY_PREFIX: '' });
+    expect(redisKeyOptions(keys())).toEqual({});
+  });
+
+  it("is the keys' prefix when set", () => {
+    expect(redisKeyOptions(keys('eu-1:pkgreg.'))).toEqual({ keyPrefix: 'eu-1:pkgreg.' });
+  });
+
+  it('refuses spaces, glob characters and control characters, naming the variable', () => {
+    for (const bad of ['a b', 'pkgreg*', 'x\ny', 'k'.repeat(101)]) {
+      expect(() => keys(bad)).toThrow(/REDIS_KEY_PREFIX/);
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { type ServerProcess, startServerProcess } from './server-process.js';
 
 // The real registry-api as a child process, for the tests of what talks to it over HTTP (the CLI, the
@@ -19,14 +20,23 @@ export interface RegistryProcessOptions {
 /** The registry as a running process (ServerProcess, server-process.ts). */
 export type RegistryProcess = ServerProcess;
 
-/** Starts the registry on 127.0.0.1 and resolves once it holds its port and its `/readyz` answers 200. */
+/**
+ * Starts the registry on 127.0.0.1 and resolves once it holds its port and its `/readyz` answers 200.
+ * Its Redis keys get a prefix of their own (REDIS_KEY_PREFIX) unless `env` names one: test files sign
+ * in side by side from one address, and must not share the registry's sign-in counters.
+ */
 export function startRegistry(options: RegistryProcessOptions): Promise<RegistryProcess> {
   return startServerProcess({
     name: 'registry-api',
     entry: options.entry,
     hostVariable: 'REGISTRY_HOST',
     portVariable: 'REGISTRY_PORT',
-    env: { DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, ...options.env },
+    env: {
+      DATABASE_URL: options.databaseUrl,
+      REDIS_URL: options.redisUrl,
+      REDIS_KEY_PREFIX: `pkgreg-test:registry:${randomBytes(4).toString('hex')}:`,
+      ...options.env,
+    },
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
   });

@@ -30,4 +30,23 @@ describe('startRegistry', () => {
       other.close();
     }
   });
+
+  it('gives each registry process Redis keys of its own unless the caller names a prefix', async () => {
+    const started = await Promise.all([
+      startRegistry(options),
+      startRegistry(options),
+      startRegistry({ ...options, env: { REDIS_KEY_PREFIX: 'shared:' } }),
+    ]);
+    try {
+      const prefixes = await Promise.all(
+        started.map(async (r) => (await fetch(`${r.url}/redis-key-prefix`)).json()),
+      );
+      expect(prefixes[0]).toMatch(/^pkgreg-test:registry:[0-9a-f]{8}:$/);
+      expect(prefixes[1]).toMatch(/^pkgreg-test:registry:[0-9a-f]{8}:$/);
+      expect(prefixes[1]).not.toBe(prefixes[0]);
+      expect(prefixes[2]).toBe('shared:');
+    } finally {
+      await Promise.all(started.map((r) => r.stop()));
+    }
+  });
 });
