@@ -207,6 +207,7 @@ beforeAll(async () => {
     EDGE_PORT: String(port),
     PKGREG_PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     EDGE_QUEUE_PREFIX: testKeyPrefix('e2e-q'),
+    REDIS_KEY_PREFIX: `${testKeyPrefix('e2e-keys')}:`,
     EDGE_TUNNEL_TIMEOUT_MS: String(TUNNEL_TIMEOUT_MS),
     EDGE_TUNNEL_HEARTBEAT_MS: '1000',
     LOG_LEVEL: 'info',

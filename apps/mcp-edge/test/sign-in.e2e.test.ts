@@ -74,6 +74,7 @@ beforeAll(async () => {
     DATABASE_URL: t.url,
     REDIS_URL: TEST_REDIS_URL,
     EDGE_QUEUE_PREFIX: testKeyPrefix('edge-e2e-q'),
+    REDIS_KEY_PREFIX: `${testKeyPrefix('edge-e2e-keys')}:`,
     REGISTRY_URL: registry.url,
     LOG_LEVEL: 'silent',
   });

@@ -80,6 +80,9 @@ function appEnv(app: AppName, services: Services, port: number): Record<string, 
     LOG_LEVEL: 'info',
     DATABASE_URL: services.databaseUrl,
     REDIS_URL: services.redisUrl,
+    // The stack's own keys (the API's sign-in and download counters, the edge's rate limits): shared by
+    // its processes, as one deployment's are, apart from every other test's.
+    REDIS_KEY_PREFIX: `${services.queuePrefix}:keys:`,
     // Several processes of an app on one machine: each its own free metrics port.
     METRICS_PORT: '0',
   };
