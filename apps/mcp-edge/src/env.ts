@@ -4,10 +4,10 @@ import {
   booleanFlag,
   commonEnvShape,
   httpServerEnvShape,
-  redisKeysEnvShape,
   metricsEnvShape,
   parseEnv,
   port,
+  redisKeysEnvShape,
 } from '@pkgreg/server-kit';
 import { z } from 'zod';
 

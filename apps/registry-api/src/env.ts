@@ -5,10 +5,10 @@ import {
   booleanFlag,
   commonEnvShape,
   httpServerEnvShape,
-  redisKeysEnvShape,
   metricsEnvShape,
   parseEnv,
   port,
+  redisKeysEnvShape,
 } from '@pkgreg/server-kit';
 import { DEFAULT_QUEUE_PREFIX } from '@pkgreg/tasks';
 import { z } from 'zod';
