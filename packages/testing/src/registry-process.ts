@@ -22,10 +22,12 @@ export type RegistryProcess = ServerProcess;
 
 /**
  * Starts the registry on 127.0.0.1 and resolves once it holds its port and its `/readyz` answers 200.
- * Its Redis keys get a prefix of their own (REDIS_KEY_PREFIX) unless `env` names one: test files sign
- * in side by side from one address, and must not share the registry's sign-in counters.
+ * Its Redis keys and its indexing queue get prefixes of their own (REDIS_KEY_PREFIX, QUEUE_PREFIX) unless
+ * `env` names them: test files sign in side by side from one address, and must not share the registry's
+ * sign-in counters, nor hand their jobs to a worker of another test (or of `npm run dev`).
  */
 export function startRegistry(options: RegistryProcessOptions): Promise<RegistryProcess> {
+  const own = randomBytes(4).toString('hex');
   return startServerProcess({
     name: 'registry-api',
     entry: options.entry,
@@ -34,7 +36,8 @@ export function startRegistry(options: RegistryProcessOptions): Promise<Registry
     env: {
       DATABASE_URL: options.databaseUrl,
       REDIS_URL: options.redisUrl,
-      REDIS_KEY_PREFIX: `pkgreg-test:registry:${randomBytes(4).toString('hex')}:`,
+      REDIS_KEY_PREFIX: `pkgreg-test:registry:${own}:`,
+      QUEUE_PREFIX: `pkgreg-test:registry-queue:${own}`,
       ...options.env,
     },
     ...(options.port !== undefined ? { port: options.port } : {}),

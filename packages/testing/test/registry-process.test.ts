@@ -31,20 +31,22 @@ describe('startRegistry', () => {
     }
   });
 
-  it('gives each registry process Redis keys of its own unless the caller names a prefix', async () => {
+  it('gives each registry process Redis keys and a queue of its own unless the caller names them', async () => {
     const started = await Promise.all([
       startRegistry(options),
       startRegistry(options),
-      startRegistry({ ...options, env: { REDIS_KEY_PREFIX: 'shared:' } }),
+      startRegistry({ ...options, env: { REDIS_KEY_PREFIX: 'shared:', QUEUE_PREFIX: 'shared-q' } }),
     ]);
     try {
-      const prefixes = await Promise.all(
-        started.map(async (r) => (await fetch(`${r.url}/redis-key-prefix`)).json()),
-      );
-      expect(prefixes[0]).toMatch(/^pkgreg-test:registry:[0-9a-f]{8}:$/);
-      expect(prefixes[1]).toMatch(/^pkgreg-test:registry:[0-9a-f]{8}:$/);
-      expect(prefixes[1]).not.toBe(prefixes[0]);
-      expect(prefixes[2]).toBe('shared:');
+      type Prefixes = { REDIS_KEY_PREFIX: string; QUEUE_PREFIX: string };
+      const [first, second, named] = (await Promise.all(
+        started.map(async (r) => (await fetch(`${r.url}/prefixes`)).json()),
+      )) as [Prefixes, Prefixes, Prefixes];
+      expect(first.REDIS_KEY_PREFIX).toMatch(/^pkgreg-test:registry:[0-9a-f]{8}:$/);
+      expect(first.QUEUE_PREFIX).toMatch(/^pkgreg-test:registry-queue:[0-9a-f]{8}$/);
+      expect(second.REDIS_KEY_PREFIX).not.toBe(first.REDIS_KEY_PREFIX);
+      expect(second.QUEUE_PREFIX).not.toBe(first.QUEUE_PREFIX);
+      expect(named).toEqual({ REDIS_KEY_PREFIX: 'shared:', QUEUE_PREFIX: 'shared-q' });
     } finally {
       await Promise.all(started.map((r) => r.stop()));
     }
