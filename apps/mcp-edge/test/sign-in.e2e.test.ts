@@ -54,6 +54,8 @@ let profile: string;
 /** The app's loopback redirect: answers 200 to whatever reaches it, so the browser stops there. */
 let callback: Server;
 let redirectUrl: string;
+/** The registry process's Redis keys (its REDIS_KEY_PREFIX). */
+const registryKeys = `${testKeyPrefix('edge-e2e-registry')}:`;
 
 beforeAll(async () => {
   t = await createTestDatabase();
@@ -61,7 +63,11 @@ beforeAll(async () => {
   documents = await serveClientDocuments();
   const port = await freePort();
   edgeUrl = `http://127.0.0.1:${port}`;
-  registry = await startRegistry(t.url, { DEV_SIGN_IN: 'true', EDGE_PUBLIC_BASE_URL: edgeUrl });
+  registry = await startRegistry(t.url, {
+    DEV_SIGN_IN: 'true',
+    EDGE_PUBLIC_BASE_URL: edgeUrl,
+    REDIS_KEY_PREFIX: registryKeys,
+  });
   // A private skill: @vault is the private scope of the organisation `vault` (ada joins it below).
   repos = new SkillRepos(t.db);
   await repos.commit('vault', 'skills', { 'runbook/SKILL.md': RUNBOOK });
@@ -74,7 +80,6 @@ beforeAll(async () => {
     DATABASE_URL: t.url,
     REDIS_URL: TEST_REDIS_URL,
     EDGE_QUEUE_PREFIX: testKeyPrefix('edge-e2e-q'),
-    REDIS_KEY_PREFIX: `${testKeyPrefix('edge-e2e-keys')}:`,
     REGISTRY_URL: registry.url,
     LOG_LEVEL: 'silent',
   });
@@ -243,6 +248,14 @@ describe('the MCP SDK signs a person in to the edge by URL', () => {
     await firstConnect(app);
     const back = await inBrowser(app.authorizationUrl as URL, 'ada', 'Allow');
     expect(back.get('iss')).toBe(`${edgeUrl}/mcp`);
+    // Her sign-in was counted under the registry process's own prefix (REDIS_KEY_PREFIX), not in keys
+    // every registry on this Redis shares.
+    const raw = new Redis(TEST_REDIS_URL);
+    try {
+      expect(await raw.keys(`${registryKeys}pkgreg:registry:auth-rate:*`)).not.toHaveLength(0);
+    } finally {
+      raw.disconnect();
+    }
     await auth(app, { serverUrl: mcpUrl(), authorizationCode: back.get('code') as string });
     expect(app.clientInformation()?.client_id).toBe(metadataUrl);
     const client = await connected(app);
