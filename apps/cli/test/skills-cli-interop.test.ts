@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,13 +11,16 @@ import type { SkillFixture } from './helpers/seed.js';
 import { useSeededRegistry } from './helpers/seeded-registry.js';
 
 // Interop (docs/discovery.md): vercel's `skills` CLI (the real one, from the registry: a devDependency
-// of this package) installs skills from a running pkgreg through its discovery indexes, and what it
-// writes is byte for byte what `pkgreg install` writes for the same skill. It runs offline: telemetry
+// of this package) installs skills from a running pkgreg through its discovery indexes (a scope's, a
+// package's, an organisation's, the root), and what it writes is byte for byte what `pkgreg install`
+// writes for the same skill, paths tar holds only as UTF-8 or split included; a skill with a path tar's
+// ustar header cannot hold at all it refuses, rather than write a wrong file. It runs offline: telemetry
 // off, HOME and the project in throwaway folders, no prompt (-y, --agent), with nothing of this
 // machine's environment but PATH.
 
 const SKILLS_CLI = fileURLToPath(new URL('../node_modules/skills/bin/cli.mjs', import.meta.url));
 
+const LONG_PATH = `reference/${'très-long-'.repeat(8)}/${'détails-'.repeat(8)}.md`;
 const PDF: SkillFixture = {
   owner: 'acme',
   repo: 'skills',
@@ -27,7 +31,19 @@ const PDF: SkillFixture = {
   extraFiles: {
     'scripts/fill.sh': { content: '#!/bin/sh\necho fill "$@"\n', executable: true },
     'reference/forms.md': '# Forms\n\nEvery field, with ünïcödé.\n',
+    // Paths tar's ustar header holds only as UTF-8, or split into its prefix and name (174 bytes).
+    'références/é.md': '# É\n',
+    [LONG_PATH]: '# Détails\n',
   },
+};
+// A path ustar cannot hold at all (a 123-byte file name): vercel's CLI refuses the archive.
+const INTL: SkillFixture = {
+  owner: 'acme',
+  repo: 'skills',
+  path: 'skills/intl',
+  name: 'intl',
+  description: 'Translate',
+  extraFiles: { [`refs/${'x'.repeat(120)}.md`]: '# X\n' },
 };
 const NOTES: SkillFixture = {
   owner: 'acme',
@@ -37,11 +53,37 @@ const NOTES: SkillFixture = {
   description: 'Take notes',
 };
 
-const { registry } = useSeededRegistry([PDF, NOTES]);
+const { database, registry } = useSeededRegistry([PDF, NOTES, INTL]);
 let home: string;
 
 beforeAll(async () => {
   home = await tempDir('interop-home');
+  // The organisation `acme-corp` holds the scope @acme (its settings name it).
+  const now = new Date();
+  await database.db
+    .insertInto('auth_organization')
+    .values({
+      id: 'org-acme',
+      name: 'Acme Corp',
+      slug: 'acme-corp',
+      createdAt: now,
+      logo: null,
+      metadata: null,
+      githubOrgId: null,
+      githubOrgLogin: null,
+      suspendedAt: null,
+    })
+    .execute();
+  await database.db
+    .insertInto('scope_settings')
+    .values({
+      scope: 'acme',
+      organization_id: 'org-acme',
+      account_id: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
 });
 
 /** `skills add <source> …` in `cwd`: telemetry off, non-interactive, project scope, one agent folder. */
@@ -89,6 +131,8 @@ describe("vercel's skills CLI against a running pkgreg", () => {
     expect(theirFiles.map((line) => line.split(' ')[0])).toEqual([
       'SKILL.md',
       'reference/forms.md',
+      LONG_PATH,
+      'références/é.md',
       'scripts/fill.sh',
     ]);
     expect(theirFiles).toEqual(await contents(join(ours, '.agents/skills/pdf-kit')));
@@ -105,7 +149,7 @@ describe("vercel's skills CLI against a running pkgreg", () => {
     });
   });
 
-  it("installs a SKILL.md-only skill from the root index and from the package's own address", async () => {
+  it("installs a SKILL.md-only skill from the root index, the package's own address and an organisation's", async () => {
     const ours = await tempDir('interop-pkgreg-notes');
     expect(
       (
@@ -117,7 +161,7 @@ describe("vercel's skills CLI against a running pkgreg", () => {
       ).code,
     ).toBe(0);
     const expected = await contents(join(ours, '.agents/skills/notes'));
-    for (const source of [registry.url, `${registry.url}/@acme/notes`]) {
+    for (const source of [registry.url, `${registry.url}/@acme/notes`, `${registry.url}/orgs/acme-corp`]) {
       const theirs = await tempDir('interop-skills-notes');
       const added = await skillsAdd(source, 'notes', theirs);
       expect(added.code, `${source}\n${added.stdout}\n${added.stderr}`).toBe(0);
@@ -127,5 +171,14 @@ describe("vercel's skills CLI against a running pkgreg", () => {
         (await snapshot(join(ours, '.agents/skills/notes')))[0]?.content,
       );
     }
+  });
+
+  it('refuses a skill with a path ustar cannot hold, rather than write it under another name', async () => {
+    const theirs = await tempDir('interop-skills-intl');
+    const added = await skillsAdd(`${registry.url}/@acme`, 'intl', theirs);
+    // The entry's ustar name is empty, which it takes for an unsafe path: the skill is left out.
+    expect(added.code).toBe(1);
+    expect(added.stdout + added.stderr).toContain('No matching skills found for: intl');
+    expect(existsSync(join(theirs, '.agents/skills/intl'))).toBe(false);
   });
 });

@@ -236,6 +236,12 @@ const HIDDEN_ROWS: HiddenRow[] = [
   packageRow('version-archive', 'get', '/api/packages/{pkg}/versions/1.0.0/archive.tgz', 200),
   packageRow('version-archive', 'get', '/api/packages/{pkg}/versions/latest/archive.tgz', 200),
   packageRow('version-agent-skill', 'get', '/api/packages/{pkg}/versions/1.0.0/agent-skill.tar.gz', 200),
+  packageRow(
+    'version-agent-skill-v2',
+    'get',
+    '/api/packages/{pkg}/versions/1.0.0/agent-skill.v2.tar.gz',
+    200,
+  ),
   packageRow('dependants', 'get', '/api/packages/{pkg}/dependants', 200),
   packageRow('package-agent-skills-index', 'get', '/{pkg}/.well-known/agent-skills/index.json', 200),
   packageRow('track', 'post', '/api/packages/{pkg}/track', 200),

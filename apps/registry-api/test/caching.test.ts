@@ -132,6 +132,18 @@ const routes = () => [
     cacheControl: IMMUTABLE,
   },
   {
+    id: 'version-agent-skill-v2',
+    route: 'agent-skill v2 archive latest',
+    path: `${pdf}/versions/latest/agent-skill.v2.tar.gz`,
+    cacheControl: MOVING,
+  },
+  {
+    id: 'version-agent-skill-v2',
+    route: 'agent-skill v2 archive exact',
+    path: `${pdf}/versions/${pdfVersion}/agent-skill.v2.tar.gz`,
+    cacheControl: IMMUTABLE,
+  },
+  {
     id: 'agent-skills-index',
     route: 'discovery index',
     path: '/.well-known/agent-skills/index.json',
@@ -279,6 +291,7 @@ describe('after a change the validators move', () => {
       'file exact',
       'archive exact',
       'agent-skill archive exact',
+      'agent-skill v2 archive exact',
       'openapi',
       'registry keys',
       'log checkpoint',

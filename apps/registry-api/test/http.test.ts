@@ -85,6 +85,7 @@ describe('GET /api/openapi.json (issue: OpenAPI 3.1 from the contracts schemas)'
         '/api/packages/{scope}/{name}/versions/{version}',
         '/api/packages/{scope}/{name}/versions/{version}/files/{path}',
         '/api/packages/{scope}/{name}/versions/{version}/archive.tgz',
+        '/api/packages/{scope}/{name}/versions/{version}/agent-skill.v2.tar.gz',
         '/api/packages/{scope}/{name}/versions/{version}/agent-skill.tar.gz',
         '/api/packages/{scope}/{name}/versions/{version}/attestations',
         '/api/packages/{scope}/{name}/versions/{version}/yank',

@@ -67,6 +67,8 @@ beforeAll(async () => {
     'pdf/SKILL.md': skill('pdf', "Octo's PDF tools."),
     'unique/SKILL.md': skill('unique', 'Only octo has it.', '# Unique\n\nSee [more](more.md).\n'),
     'unique/more.md': 'More.\n',
+    // A path ustar holds only as UTF-8: the two forms of agent-skill.tar.gz differ for it.
+    'unique/références/é.md': 'É.\n',
   });
   const secret = createRepo(root, 'secret', 'vault', {
     'hidden/SKILL.md': skill('hidden', 'The vault skill.'),
@@ -286,7 +288,7 @@ describe('artifacts and digests', () => {
     const index = await getIndex('/@acme/.well-known/agent-skills/index.json');
     const pdf = index.skills.find((s) => s.name === 'pdf');
     expect(pdf?.type).toBe('archive');
-    expect(pdf?.url).toMatch(/^\/api\/packages\/@acme\/pdf\/versions\/[^/]+\/agent-skill\.tar\.gz$/);
+    expect(pdf?.url).toMatch(/^\/api\/packages\/@acme\/pdf\/versions\/[^/]+\/agent-skill\.v2\.tar\.gz$/);
     const { bytes, headers } = await artifact('/@acme/.well-known/agent-skills/index.json', pdf?.url ?? '');
     expect(digestOf(bytes)).toBe(pdf?.digest);
     expect(headers['content-type']).toBe('application/gzip');
@@ -319,8 +321,32 @@ describe('artifacts and digests', () => {
     expect(rootIndex.skills.find((s) => s.name === 'unique')).toEqual(unique);
   });
 
+  it('agent-skill.tar.gz keeps its first bytes (lockfiles hold its URL and digest): v2 when every path is ASCII', async () => {
+    const v1Of = (url: string | undefined) =>
+      (url ?? '').replace('agent-skill.v2.tar.gz', 'agent-skill.tar.gz');
+    const acme = '/@acme/.well-known/agent-skills/index.json';
+    const pdf = (await getIndex(acme)).skills.find((s) => s.name === 'pdf');
+    expect(pdf?.type).toBe('archive');
+    expect(digestOf((await artifact(acme, v1Of(pdf?.url))).bytes)).toBe(pdf?.digest);
+    // `unique/références/é.md`: v1's entry header is named `PaxHeader`, v2's names the path too; a PAX
+    // reader reads the same files from both.
+    const path = '/@octo/.well-known/agent-skills/index.json';
+    const unique = (await getIndex(path)).skills.find((s) => s.name === 'unique');
+    const v1 = await artifact(path, v1Of(unique?.url));
+    expect(v1.headers['cache-control']).toMatch(/immutable/);
+    expect(digestOf(v1.bytes)).not.toBe(unique?.digest);
+    const v2 = await artifact(path, unique?.url ?? '');
+    expect(await entriesOf(v1.bytes)).toEqual(await entriesOf(v2.bytes));
+    expect((await entriesOf(v2.bytes)).map((e) => e.name)).toEqual([
+      'SKILL.md',
+      'more.md',
+      'références/é.md',
+    ]);
+  });
+
   it('a quarantined package’s archive is 410, as its archive.tgz', async () => {
     await request(t.app).get('/api/packages/@acme/held/versions/latest/agent-skill.tar.gz').expect(410);
+    await request(t.app).get('/api/packages/@acme/held/versions/latest/agent-skill.v2.tar.gz').expect(410);
   });
 });
 

@@ -209,6 +209,7 @@ export {
   tarBound,
 } from './versions/skill-archive.js';
 export {
+  type AgentSkillArchiveForm,
   buildAgentSkillArchive,
   buildArchive,
   chooseVersion,

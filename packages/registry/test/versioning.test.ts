@@ -161,6 +161,81 @@ describe("the discovery RFC's archive (docs/discovery.md)", () => {
     ]);
   });
 
+  // What a reader that skips PAX records sees (vercel's `skills` CLI 1.7.4, extractTarGz): each entry's
+  // ustar prefix and name as UTF-8, and its typeflag.
+  const ustarEntries = (tgz: Buffer) => {
+    const tar = gunzipSync(tgz);
+    const text = (at: number, length: number) => {
+      const field = tar.subarray(at, at + length);
+      const end = field.indexOf(0);
+      return field.subarray(0, end === -1 ? length : end).toString('utf8');
+    };
+    const entries: string[] = [];
+    for (let at = 0; at + 512 <= tar.length && tar.subarray(at, at + 512).some((b) => b !== 0); ) {
+      const size = Number.parseInt(text(at + 124, 12).trim(), 8);
+      const [name, prefix, type, link] = [
+        text(at, 100),
+        text(at + 345, 155),
+        text(at + 156, 1),
+        text(at + 157, 100),
+      ];
+      if (type !== 'x') entries.push(`${prefix ? `${prefix}/` : ''}${name}${link ? ` -> ${link}` : ''}`);
+      at += 512 + Math.ceil(size / 512) * 512;
+    }
+    return entries;
+  };
+  const bytes = (f: ManifestFile) => Buffer.from(`content of ${f.path}\n`);
+  const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+  const longAscii = `refs/${'a'.repeat(60)}/${'b'.repeat(60)}.md`;
+  const longUtf8 = `références/${'é'.repeat(30)}/${'ü'.repeat(40)}.md`;
+  const unsplittable = `refs/${'x'.repeat(120)}.md`;
+
+  it('an archive whose paths ustar holds (ASCII, split when long) is byte for byte what it was', async () => {
+    const files = [
+      file('SKILL.md'),
+      file('scripts/run.sh', { mode: '100755' }),
+      file('link.md', { mode: '120000', linkTarget: 'z.txt' }),
+      file('z.txt'),
+      file(longAscii),
+    ];
+    // The digests these files had before PAX entries' headers were named: indexes and lockfiles recorded them.
+    const before = '68e6cb4d46e169eee7e2cca3a8a63ece2a8149847b6b18e49d5fb3e17b6aa930';
+    expect(sha256(await buildAgentSkillArchive(files, bytes))).toBe(before);
+    expect(sha256(await buildAgentSkillArchive(files, bytes, 'v1'))).toBe(before);
+    expect(sha256(gunzipSync(await buildArchive('skill', files, bytes)))).toBe(
+      'd5ba7e162d32d98904e8706ccfc00bc00343ef6a87191cd83b1b021ba4eb62be',
+    );
+  });
+
+  it("names a PAX entry's path in its own header where ustar holds its UTF-8 bytes, else leaves it empty", async () => {
+    const files = [
+      file('SKILL.md'),
+      file('références/é.md'),
+      file(longUtf8),
+      file(unsplittable),
+      file('lien-é.md', { mode: '120000', linkTarget: 'références/é.md' }),
+    ];
+    const current = await buildAgentSkillArchive(files, bytes);
+    // A PAX reader (tar-stream, as pkgreg's CLI) reads every path from the records.
+    const paths = ['SKILL.md', 'lien-é.md', unsplittable, 'références/é.md', longUtf8];
+    expect((await entryNames(current)).map((line) => line.split(' ')[0])).toEqual(paths);
+    // A reader of ustar fields alone gets the same paths, but an empty one for the path ustar cannot hold
+    // (vercel's CLI refuses it: "Unsafe archive path"), never a cut one or `PaxHeader`.
+    const ustar = ['SKILL.md', 'lien-é.md -> références/é.md', '', 'références/é.md', longUtf8];
+    expect(ustarEntries(current)).toEqual(ustar);
+    // archive.tgz alike, under `<name>/`.
+    const tgz = await buildArchive('skill', files, bytes);
+    expect(ustarEntries(tgz)).toEqual(ustar.map((path) => path && `skill/${path}`));
+  });
+
+  it('v1 (agent-skill.tar.gz) is the bytes served and locked before', async () => {
+    const files = [file('SKILL.md'), file('références/é.md'), file(unsplittable)];
+    const v1 = await buildAgentSkillArchive(files, bytes, 'v1');
+    expect(sha256(v1)).toBe('772bad7eac50fbc1e7496e7d950017ebdf267b1a31db29517e3bc1f9faac321e');
+    expect(ustarEntries(v1)).toEqual(['SKILL.md', 'PaxHeader', 'PaxHeader']);
+    expect(sha256(await buildAgentSkillArchive(files, bytes))).not.toBe(sha256(v1));
+  });
+
   it('gzip in stored blocks: any gunzip reads it back, across block boundaries and when empty', () => {
     for (const size of [0, 1, 65_535, 65_536, 200_000]) {
       const data = createHash('sha256').update(String(size)).digest();

@@ -13,6 +13,17 @@ export type EdgeRouteCache = 'no-store' | 'metadata' | 'keys' | 'none';
 
 const metadata = (id: string, path: string, summary: string) =>
   ({ id, method: 'get', path, cache: 'metadata', access: 'anonymous', summary, responses: {} }) as const;
+/** Any other method at a discovery document's path: a CORS preflight's 204, else 405 (server-card.ts). */
+const otherMethods = (id: string, path: string) =>
+  ({
+    id,
+    method: 'all',
+    path,
+    cache: 'none',
+    access: 'anonymous',
+    summary: 'CORS preflight (OPTIONS: 204), else 405: the document is read-only',
+    responses: {},
+  }) as const;
 
 export const EDGE_ROUTES = [
   {
@@ -59,7 +70,15 @@ export const EDGE_ROUTES = [
     '/.well-known/mcp/server-card.json',
     'The same Server Card where earlier drafts and many clients look',
   ),
-  metadata('mcp-catalog', '/.well-known/mcp/catalog.json', 'MCP Catalog naming the Server Card'),
+  metadata('ai-catalog', '/.well-known/ai-catalog.json', 'AI Catalog naming the Server Card'),
+  metadata(
+    'mcp-catalog',
+    '/.well-known/mcp/catalog.json',
+    "Earlier drafts' MCP Catalog: 308 to the AI Catalog",
+  ),
+  otherMethods('server-card-other-methods', '/mcp/server-card'),
+  otherMethods('server-card-well-known-other-methods', '/.well-known/mcp/server-card.json'),
+  otherMethods('ai-catalog-other-methods', '/.well-known/ai-catalog.json'),
   {
     id: 'jwks',
     method: 'get',

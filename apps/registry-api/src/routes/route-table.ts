@@ -319,19 +319,39 @@ export const ROUTES = [
     },
   },
   {
-    id: 'version-agent-skill',
+    id: 'version-agent-skill-v2',
     method: 'get',
-    path: '/api/packages/:scope/:name/versions/:version/agent-skill.tar.gz',
+    path: '/api/packages/:scope/:name/versions/:version/agent-skill.v2.tar.gz',
     cache: 'version-bytes',
     access: 'anonymous',
     summary:
       "The version as the Agent Skills discovery RFC's archive: its files at the root of a tar.gz (what the discovery indexes name)",
     description:
-      "The same entries as `archive.tgz` (regular files 0644/0755, links, fixed mtime and owner), but at the archive's root rather than under `<name>/`, in gzip's stored blocks: the bytes are a function of the version's files alone, so every process serves the same bytes and the `sha256:` digest a discovery index names (docs/discovery.md). The same rules as `archive.tgz`: private, removed and quarantined packages alike.",
+      "The same entries as `archive.tgz` (regular files 0644/0755, links, fixed mtime and owner), but at the archive's root rather than under `<name>/`, in gzip's stored blocks: the bytes are a function of the version's files alone, so every process serves the same bytes and the `sha256:` digest a discovery index names (docs/discovery.md). A path tar's ustar fields hold only as UTF-8 or split is in them too (for readers that skip PAX records). The same rules as `archive.tgz`: private, removed and quarantined packages alike.",
     params: VersionPathParamsSchema,
     responses: {
       200: {
         description: 'The archive; its `sha256:` digest is the one the discovery indexes list',
+        headers: contentHeaders,
+        content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+      },
+      304: { description: 'Not modified' },
+      ...contentErrors,
+    },
+  },
+  {
+    id: 'version-agent-skill',
+    method: 'get',
+    path: '/api/packages/:scope/:name/versions/:version/agent-skill.tar.gz',
+    cache: 'version-bytes',
+    access: 'anonymous',
+    summary: 'The first form of `agent-skill.v2.tar.gz`, for the URLs and digests lockfiles recorded',
+    description:
+      "What the discovery indexes named before `agent-skill.v2.tar.gz`, its bytes unchanged: the same as v2's for a version whose paths are ASCII and fit ustar's fields (100 bytes, or a 155-byte prefix and a 100-byte name); for any other path, that entry's ustar header is named `PaxHeader` and its path is in the PAX record only (docs/discovery.md). The same rules as `archive.tgz`.",
+    params: VersionPathParamsSchema,
+    responses: {
+      200: {
+        description: 'The archive, as first served',
         headers: contentHeaders,
         content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
       },
@@ -360,7 +380,7 @@ export const ROUTES = [
     access: 'anonymous',
     summary: "The registry's Agent Skills discovery index: public skills whose name no other scope holds",
     description:
-      "Every public, listed package whose latest version (the newest not yanked) is not high-risk and whose name no other public listed package has: in one index a name means one skill, and a name two scopes hold is in neither's entry here (each scope's own index lists it). A folder of a lone SKILL.md is a `skill-md` entry (the exact version's SKILL.md), any other an `archive` (the exact version's `agent-skill.tar.gz`); `digest` is the SHA-256 of that artifact. Public only, whoever asks.",
+      "Every public, listed package whose latest version (the newest not yanked) is not high-risk and whose name no other public listed package has: in one index a name means one skill, and a name two scopes hold is in neither's entry here (each scope's own index lists it). A folder of a lone SKILL.md is a `skill-md` entry (the exact version's SKILL.md), any other an `archive` (the exact version's `agent-skill.v2.tar.gz`); `digest` is the SHA-256 of that artifact. Public only, whoever asks.",
     responses: agentSkillsIndexAnswers,
   },
   {

@@ -1,5 +1,6 @@
 import { VersionListQuerySchema } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
+import type { AgentSkillArchiveForm } from '@pkgreg/registry';
 import type { Request, Response } from 'express';
 import mime from 'mime-types';
 import type { ReadAccessOf } from '../accounts/read-access-of.js';
@@ -87,7 +88,13 @@ export function versionsRoutes(
   deps: VersionsRoutesDeps,
 ): Pick<
   RegistryHandlers,
-  'versions' | 'version' | 'version-archive' | 'version-agent-skill' | 'version-file' | 'version-attestations'
+  | 'versions'
+  | 'version'
+  | 'version-archive'
+  | 'version-agent-skill'
+  | 'version-agent-skill-v2'
+  | 'version-file'
+  | 'version-attestations'
 > {
   const { db, content, archives, caching, readAccess } = deps;
 
@@ -124,16 +131,18 @@ export function versionsRoutes(
     sendContent(req, res, archive, bytesCacheControl(caching, ref), headers, ref.exact !== null);
   };
 
-  const versionAgentSkill: RegistryHandlers['version-agent-skill'] = async (req, res) => {
-    const key = packageKeyFromParams(req.params);
-    const ref = parseVersionParam(req.params.version);
-    const archive = await getAgentSkillArchive(db, archives, key, ref, await readAccess(req));
-    const headers = {
-      'Content-Type': 'application/gzip',
-      'Content-Disposition': `attachment; filename="${key.name}-${archive.version}.tar.gz"`,
+  const versionAgentSkill =
+    (form: AgentSkillArchiveForm): RegistryHandlers['version-agent-skill' | 'version-agent-skill-v2'] =>
+    async (req, res) => {
+      const key = packageKeyFromParams(req.params);
+      const ref = parseVersionParam(req.params.version);
+      const archive = await getAgentSkillArchive(db, archives, key, ref, await readAccess(req), form);
+      const headers = {
+        'Content-Type': 'application/gzip',
+        'Content-Disposition': `attachment; filename="${key.name}-${archive.version}.tar.gz"`,
+      };
+      sendContent(req, res, archive, bytesCacheControl(caching, ref), headers, ref.exact !== null);
     };
-    sendContent(req, res, archive, bytesCacheControl(caching, ref), headers, ref.exact !== null);
-  };
 
   const versionFile: RegistryHandlers['version-file'] = async (req, res) => {
     const key = packageKeyFromParams({ scope: req.params.scope, name: req.params.name });
@@ -151,7 +160,8 @@ export function versionsRoutes(
     versions,
     version,
     'version-archive': versionArchive,
-    'version-agent-skill': versionAgentSkill,
+    'version-agent-skill': versionAgentSkill('v1'),
+    'version-agent-skill-v2': versionAgentSkill('v2'),
     'version-file': versionFile,
     'version-attestations': versionAttestations,
   };

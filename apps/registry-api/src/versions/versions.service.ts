@@ -14,6 +14,7 @@ import {
 } from '@pkgreg/contracts';
 import type { Db } from '@pkgreg/db';
 import {
+  type AgentSkillArchiveForm,
   attestationsOf,
   canRead,
   countVersions,
@@ -264,8 +265,9 @@ export async function getExactVersionArchive(
 }
 
 /**
- * The version as the discovery RFC's archive (`agent-skill.tar.gz`, docs/discovery.md): the rules of
- * archive.tgz (private, removed, quarantined), its bytes built from the version's files.
+ * The version as the discovery RFC's archive in `form` (`agent-skill.tar.gz` is v1, `agent-skill.v2.tar.gz`
+ * v2, docs/discovery.md): the rules of archive.tgz (private, removed, quarantined), its bytes built from the
+ * version's files.
  */
 export async function getAgentSkillArchive(
   db: Db,
@@ -273,8 +275,9 @@ export async function getAgentSkillArchive(
   key: PackageKey,
   ref: VersionRef,
   access: ReadAccess,
+  form: AgentSkillArchiveForm,
 ): Promise<VersionContent> {
   const row = await requireVersion(db, key, ref, access, true);
-  const bytes = await archives.build(row.id);
+  const bytes = await archives.build(row.id, form);
   return { version: row.version, bytes, etag: `"${sha256Digest(bytes)}"`, createdAt: row.created_at };
 }

@@ -85,7 +85,7 @@ export async function agentSkillsIndex(
       skills.push({
         ...entry,
         type: 'archive',
-        url: `${versionPath(row)}/agent-skill.tar.gz`,
+        url: `${versionPath(row)}/agent-skill.v2.tar.gz`,
         digest: await archives.digestOf(row.version_id),
       });
     }

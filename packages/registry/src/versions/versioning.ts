@@ -3,6 +3,8 @@ import { promisify } from 'node:util';
 import { crc32, gzip } from 'node:zlib';
 import { manifestText } from '@pkgreg/contracts';
 import semver from 'semver';
+import { Header } from 'tar/header';
+import { Pax } from 'tar/pax';
 import { pack as tarPack } from 'tar-stream';
 
 // A version's identity (digest), its string (declared or pseudo) and its archive: docs/versions.md.
@@ -137,6 +139,37 @@ async function tarOf(
 }
 
 /**
+ * `tar` with each PAX entry's own header naming its path, as GNU tar and node-tar write it. tar-stream
+ * gives a path ustar cannot hold as it writes it (not ASCII, or past 100 bytes with no split into a
+ * 155-byte prefix and a 100-byte name) a PAX record and names the entry's header `PaxHeader`, which a
+ * reader that skips PAX records (vercel's `skills` CLI) writes as a file of that name. node-tar's Header
+ * writes the path's UTF-8 bytes in name and prefix; a path they cannot hold whole, which node-tar would
+ * cut, gets an empty name instead: such a reader refuses it rather than write a file under a cut path.
+ * PAX readers take the record's path either way; entries without a record keep their bytes.
+ */
+function nameUstarHeaders(tar: Buffer): Buffer {
+  for (let at = 0; at + 512 <= tar.length; ) {
+    const header = new Header(tar, at);
+    if (header.nullBlock) break;
+    const size = header.size ?? 0;
+    const body = at + 512;
+    at = body + Math.ceil(size / 512) * 512;
+    if (header.type !== 'ExtendedHeader') continue;
+    const { path, linkpath } = Pax.parse(tar.toString('utf8', body, body + size));
+    const entry = new Header(tar, at);
+    entry.path = path;
+    if (linkpath !== undefined) entry.linkpath = linkpath;
+    entry.encode(tar, at);
+    const written = new Header(tar, at);
+    if (written.path !== entry.path || written.linkpath !== entry.linkpath) {
+      entry.path = '';
+      entry.encode(tar, at);
+    }
+  }
+  return tar;
+}
+
+/**
  * The version's `archive.tgz`: entries under `<name>/`, sorted by path, no directory entries, fixed
  * mtime and owner, modes 0644/0755 (links 0777), gzip level 9. Built once and stored: the bytes, not
  * this function, are what `integrity` covers.
@@ -146,10 +179,18 @@ export async function buildArchive(
   files: ManifestFile[],
   bytesOf: (file: ManifestFile) => Buffer,
 ): Promise<Buffer> {
-  const tar = await tarOf(`${name}/`, files, bytesOf);
+  const tar = nameUstarHeaders(await tarOf(`${name}/`, files, bytesOf));
   // On libuv's thread pool: the run's database writes go on meanwhile.
   return gzipAsync(tar, { level: 9 });
 }
+
+/**
+ * The forms of the discovery RFC's archive: `v1` at `agent-skill.tar.gz`, a PAX entry's header named
+ * `PaxHeader` as tar-stream writes it, kept for the URLs and digests lockfiles recorded; `v2` at
+ * `agent-skill.v2.tar.gz`, the one indexes name, with nameUstarHeaders. The same bytes for a version
+ * whose paths ustar holds as tar-stream writes them (ASCII, split when long).
+ */
+export type AgentSkillArchiveForm = 'v1' | 'v2';
 
 /**
  * The version as the Agent Skills discovery RFC's archive (docs/discovery.md): the same tar as
@@ -160,8 +201,10 @@ export async function buildArchive(
 export async function buildAgentSkillArchive(
   files: ManifestFile[],
   bytesOf: (file: ManifestFile) => Buffer,
+  form: AgentSkillArchiveForm = 'v2',
 ): Promise<Buffer> {
-  return gzipStored(await tarOf('', files, bytesOf));
+  const tar = await tarOf('', files, bytesOf);
+  return gzipStored(form === 'v2' ? nameUstarHeaders(tar) : tar);
 }
 
 /** Deflate's largest stored block (RFC 1951 3.2.4: LEN is 16 bits). */
