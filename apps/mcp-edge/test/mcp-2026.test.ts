@@ -5,10 +5,9 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ALL_SCOPES, SCOPES } from '@pkgreg/contracts';
 import { completeTask, failTask, startTask } from '@pkgreg/tasks';
-import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../src/oauth/clients.service.js';
-import { createHarness, expectRpcError, type Harness, postMcp, tokenFor } from './helpers.js';
+import { createHarness, eventually, expectRpcError, type Harness, postMcp, tokenFor } from './helpers.js';
 
 // MCP 2026-07-28 beside 2025-11-25 on one /mcp (docs/decisions.md, "MCP 2026-07-28"): the official 2.x
 // client negotiates the new revision statelessly and the 1.x client initializes, against one running
@@ -32,9 +31,9 @@ beforeAll(async () => {
 });
 
 /** A registered client's token for this listening edge's resource. */
-async function clientWithToken(scopes: readonly string[]): Promise<{ token: string }> {
+async function clientWithToken(scopes: readonly string[]): Promise<{ token: string; clientId: string }> {
   const client = await createClient(h.t.db, { name: `t-${crypto.randomUUID()}`, scopes: [...scopes] });
-  return { token: await tokenFor(h, client, { resource: `${base}/mcp` }) };
+  return { token: await tokenFor(h, client, { resource: `${base}/mcp` }), clientId: client.clientId };
 }
 
 /** POST /mcp to this edge's host. */
@@ -104,7 +103,8 @@ describe('the official 2.x client (@modelcontextprotocol/client, versionNegotiat
       expect(client.getProtocolEra()).toBe('modern');
       expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
       const discovered = await client.discover();
-      expect(discovered.supportedVersions).toEqual([MODERN]);
+      // Both revisions, as -32022 and the server card list them; the client picks its modern one.
+      expect(discovered.supportedVersions).toEqual([MODERN, '2025-11-25']);
       expect(discovered.capabilities.extensions).toMatchObject({ [TASKS]: {} });
       expect(discovered.capabilities).not.toHaveProperty('tasks');
       expect(discovered._meta?.['io.modelcontextprotocol/serverInfo']).toEqual({
@@ -249,6 +249,97 @@ describe('2026-07-28 on the wire', () => {
     expect(bare.body.error.data.envelope).toEqual({ missing: ['_meta'] });
   });
 
+  it('a version the body names and the edge does not speak is -32022 whatever the header (one it lists in discover)', async () => {
+    /** server/discover naming `version` in its envelope, with `header` as MCP-Protocol-Version. */
+    const discover = (version: string, header: string) =>
+      post(
+        c.token,
+        {
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'server/discover',
+          params: { _meta: { ...envelope(), 'io.modelcontextprotocol/protocolVersion': version } },
+        },
+        { 'MCP-Protocol-Version': header, 'Mcp-Method': 'server/discover' },
+      );
+    const listed = (await modern('server/discover')).body.result.supportedVersions;
+    for (const version of ['v999.0.0', '2024-11-05']) {
+      const res = await discover(version, version);
+      expectRpcError(res, 400, 'protocol_version_unsupported');
+      expect(res.body).toMatchObject({
+        id: 3,
+        error: { code: -32022, data: { supported: [MODERN, '2025-11-25'], requested: version } },
+      });
+      // The conformance tool's rule: every version the error names is one discover lists.
+      for (const v of res.body.error.data.supported) expect(listed).toContain(v);
+    }
+    // A 2025-11-25 request (no envelope) with a header the edge does not speak is refused as before.
+    for (const header of ['v999.0.0', '2024-11-05']) {
+      const legacy = await post(
+        c.token,
+        { jsonrpc: '2.0', id: 4, method: 'tools/list' },
+        { 'MCP-Protocol-Version': header },
+      );
+      expectRpcError(legacy, 400, 'transport_invalid');
+      expect(legacy.body.error).toMatchObject({
+        code: -32600,
+        message: `unsupported MCP-Protocol-Version ${header}`,
+      });
+    }
+  });
+
+  it('a header that disagrees with the body is -32020 before the version is judged (the SDK ladder)', async () => {
+    /** tools/list whose envelope names `version`, with the given routing headers. */
+    const list = (version: string, headers: Record<string, string>) =>
+      post(
+        c.token,
+        {
+          jsonrpc: '2.0',
+          id: 5,
+          method: 'tools/list',
+          params: { _meta: { ...envelope(), 'io.modelcontextprotocol/protocolVersion': version } },
+        },
+        headers,
+      );
+    const versionDisagrees = await list('v999.0.0', {
+      'MCP-Protocol-Version': MODERN,
+      'Mcp-Method': 'tools/list',
+    });
+    expectRpcError(versionDisagrees, 400, 'header_mismatch');
+    expect(versionDisagrees.body.error).toMatchObject({
+      code: -32020,
+      data: {
+        mismatch: {
+          header: MODERN,
+          body: `the body envelope names protocol version v999.0.0 but the MCP-Protocol-Version header names ${MODERN}`,
+        },
+      },
+    });
+    // An unknown header beside a body of the revision: the header disagrees, not the version.
+    expectRpcError(
+      await list(MODERN, { 'MCP-Protocol-Version': 'v999.0.0', 'Mcp-Method': 'tools/list' }),
+      400,
+      'header_mismatch',
+    );
+    const methodDisagrees = await list('v999.0.0', {
+      'MCP-Protocol-Version': 'v999.0.0',
+      'Mcp-Method': 'tools/call',
+    });
+    expectRpcError(methodDisagrees, 400, 'header_mismatch');
+    expect(methodDisagrees.body.error.data.mismatch.header).toBe('tools/call');
+    // A header that is missing is judged after the version (the SDK's standard-header rung).
+    expectRpcError(
+      await list('v999.0.0', { 'Mcp-Method': 'tools/list' }).unset('MCP-Protocol-Version'),
+      400,
+      'protocol_version_unsupported',
+    );
+    expectRpcError(
+      await list('v999.0.0', { 'MCP-Protocol-Version': 'v999.0.0' }),
+      400,
+      'protocol_version_unsupported',
+    );
+  });
+
   it("what this revision lacks is -32601 with HTTP 404; 2025-11-25's own methods stay", async () => {
     for (const method of ['ping', 'initialize', 'tasks/result', 'prompts/list']) {
       const params = method === 'tasks/result' ? { taskId: crypto.randomUUID() } : {};
@@ -308,7 +399,11 @@ describe('the tasks extension over the contract tasks', () => {
     });
     const { taskId } = task;
     const poll = () => modern('tasks/get', { taskId }, { tasks: true, name: taskId });
-    expect((await poll()).body.result).toMatchObject({ taskId, status: 'working', resultType: 'complete' });
+    const working = (await poll()).body.result;
+    expect(working).toMatchObject({ taskId, status: 'working', resultType: 'complete' });
+    // The task's times are its record's, the same in the CreateTaskResult and tasks/get.
+    expect(working.createdAt).toBe(task.createdAt);
+    expect(working.lastUpdatedAt).toBe(task.lastUpdatedAt);
     await startTask(h.t.db, taskId);
     await completeTask(h.t.db, taskId, async () => ({
       runId: task['pkgreg.dev/runId'],
@@ -328,25 +423,83 @@ describe('the tasks extension over the contract tasks', () => {
     expectRpcError(await modern('tasks/get', { taskId }, { tasks: true }), 400, 'header_mismatch');
   });
 
-  it('a failed run is the task error; a running one cannot be cancelled; another client sees none', async () => {
+  it('tasks/cancel and tasks/update are acknowledged; the run goes on; another client sees no task', async () => {
     const { taskId } = (
       await modern('tools/call', { ...invoke, arguments: args('async') }, { tasks: true, name: invoke.name })
     ).body.result;
     await startTask(h.t.db, taskId);
-    const cancel = await modern('tasks/cancel', { taskId }, { tasks: true, name: taskId });
-    expectRpcError(cancel, 200, 'request_schema_invalid');
+    const ack = {
+      resultType: 'complete',
+      _meta: { 'io.modelcontextprotocol/serverInfo': expect.any(Object) },
+    };
+    const change = (method: 'tasks/cancel' | 'tasks/update', token = c.token) =>
+      modern(
+        method,
+        method === 'tasks/update' ? { taskId, inputResponses: { never: { action: 'accept' } } } : { taskId },
+        { tasks: true, name: taskId, token },
+      );
+    // A running run: cancel is acknowledged (it cannot be stopped), and so is input it never asked for.
+    for (const method of ['tasks/cancel', 'tasks/update'] as const) {
+      const res = await change(method);
+      expect(res.status, method).toBe(200);
+      expect(res.body.result, method).toEqual(ack);
+    }
+    const poll = () => modern('tasks/get', { taskId }, { tasks: true, name: taskId });
+    expect((await poll()).body.result.status).toBe('working');
+    // Another client's task, or none, is not found for each method alike.
     const other = await clientWithToken(ALL_SCOPES);
-    expectRpcError(
-      await modern('tasks/get', { taskId }, { tasks: true, name: taskId, token: other.token }),
-      200,
-      'task_not_found',
-    );
+    for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update'] as const) {
+      const res =
+        method === 'tasks/get'
+          ? await modern(method, { taskId }, { tasks: true, name: taskId, token: other.token })
+          : await change(method, other.token);
+      expectRpcError(res, 200, 'task_not_found');
+      const unknown = crypto.randomUUID();
+      expectRpcError(
+        await modern(method, { taskId: unknown }, { tasks: true, name: unknown }),
+        200,
+        'task_not_found',
+      );
+    }
+    // The cancelled run completes, and tasks/get says how.
+    await completeTask(h.t.db, taskId, async () => ({ runId: crypto.randomUUID(), outputs: [] }));
+    expect((await poll()).body.result.status).toBe('completed');
+    for (const method of ['tasks/cancel', 'tasks/update'] as const) {
+      expect((await change(method)).body.result, method).toEqual(ack);
+    }
+  });
+
+  it('a failed run is a completed task whose result is the tool error the untasked call returns', async () => {
+    const { taskId } = (
+      await modern('tools/call', { ...invoke, arguments: args('async') }, { tasks: true, name: invoke.name })
+    ).body.result;
+    await startTask(h.t.db, taskId);
     await failTask(h.t.db, taskId, { reason: 'run_failed', message: 'no plan' });
-    const failed = (await modern('tasks/get', { taskId }, { tasks: true, name: taskId })).body.result;
-    expect(failed).toMatchObject({
-      status: 'failed',
-      error: { code: -32603, message: 'no plan', data: { reason: 'run_failed' } },
-    });
+    const tasked = (await modern('tasks/get', { taskId }, { tasks: true, name: taskId })).body.result;
+    expect(tasked).toMatchObject({ taskId, status: 'completed', resultType: 'complete' });
+    expect(tasked).not.toHaveProperty('error');
+    expect(tasked.result).toEqual({ content: [{ type: 'text', text: 'no plan' }], isError: true });
+
+    // The same run without the extension: a sync call the edge waits for, answered with its outcome.
+    const caller = await clientWithToken(ALL_SCOPES);
+    // Sent now (`then`), answered once the run has ended.
+    const call = modern(
+      'tools/call',
+      { ...invoke, arguments: args('sync') },
+      { name: invoke.name, token: caller.token },
+    ).then((res) => res);
+    const row = await eventually(() =>
+      h.t.db
+        .selectFrom('tasks')
+        .select('task_id')
+        .where('client_id', '=', caller.clientId)
+        .executeTakeFirstOrThrow(),
+    );
+    await startTask(h.t.db, row.task_id);
+    await failTask(h.t.db, row.task_id, { reason: 'run_failed', message: 'no plan' });
+    const { resultType, _meta, ...untasked } = (await call).body.result;
+    expect(resultType).toBe('complete');
+    expect(untasked).toEqual(tasked.result);
   });
 
   it('not declared: tasks/* and an async call are -32021 naming the extension', async () => {
@@ -359,44 +512,5 @@ describe('the tasks extension over the contract tasks', () => {
     });
     const call = await modern('tools/call', { ...invoke, arguments: args('async') }, { name: invoke.name });
     expectRpcError(call, 400, 'capability_missing');
-  });
-});
-
-describe('the server card (SEP-2127) and the MCP catalog', () => {
-  it('describes the endpoint and both revisions; the catalog points to it; any origin may read', async () => {
-    const res = await request(h.app)
-      .get('/mcp/server-card')
-      .set('Accept', 'application/mcp-server-card+json');
-    expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toMatch(/^application\/mcp-server-card\+json/);
-    expect(res.headers['access-control-allow-origin']).toBe('*');
-    const card = JSON.parse(res.text);
-    expect(card).toEqual({
-      $schema: 'https://static.modelcontextprotocol.io/schemas/v2/server-card.schema.json',
-      name: `1.0.0.127/pkgreg-mcp-edge`,
-      version: expect.any(String),
-      title: 'pkgreg',
-      description: expect.any(String),
-      remotes: [
-        { type: 'streamable-http', url: `${base}/mcp`, supportedProtocolVersions: [MODERN, '2025-11-25'] },
-      ],
-    });
-    // The extension's schema: a reverse-DNS name with one slash, a description of at most 100 characters.
-    expect(card.name).toMatch(/^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/);
-    expect(card.description.length).toBeLessThanOrEqual(100);
-    const wellKnown = await request(h.app).get('/.well-known/mcp/server-card.json');
-    expect(JSON.parse(wellKnown.text)).toEqual(card);
-    const catalog = await request(h.app).get('/.well-known/mcp/catalog.json');
-    expect(catalog.body).toEqual({
-      specVersion: 'draft',
-      entries: [
-        {
-          identifier: 'urn:air:127.0.0.1:pkgreg-mcp-edge',
-          displayName: 'pkgreg',
-          type: 'application/mcp-server-card+json',
-          url: `${base}/mcp/server-card`,
-        },
-      ],
-    });
   });
 });

@@ -1,15 +1,15 @@
-import { AGENT_CATALOG, type BackendMode, TOOL_NAMES } from '@pkgreg/contracts';
+import { AGENT_CATALOG, type BackendMode, type TaskRecord, TOOL_NAMES } from '@pkgreg/contracts';
 import type { Admitted } from '../admission/admission.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { DelegationAssertions } from '../catalog/delegation-assertions.js';
 import type { Env } from '../env.js';
 import type { ToolSpec } from '../tools/tool-catalog.js';
 import {
+  acknowledgedTaskChange,
   createdTask,
   detailedTask,
   outcomeWithin,
   taskHandleOf,
-  unsupportedTaskChange,
 } from './modern-tasks.js';
 import { discoverResult, initializeResult, systemInfo, toolDescriptor } from './server-info.js';
 import { SerializedResult, StaticResult, toolCallResult } from './transport.js';
@@ -85,7 +85,10 @@ export function createDispatch(
         if (modern && handle) {
           // A 2026-07-28 client with the tasks extension gets the extension's task to poll; one without
           // it, the call's outcome, waited for (it could not poll a task).
-          if (modern.tasks) return createdTask(handle, pollWindow);
+          if (modern.tasks) {
+            const record = (await backend.runtime().getTask(caller, handle.taskId)) as TaskRecord;
+            return createdTask(record, pollWindow);
+          }
           const ended = await outcomeWithin(backend.runtime(), caller, handle.taskId, untaskedWaitMs);
           if (ended) return ended;
         }
@@ -98,7 +101,7 @@ export function createDispatch(
         return backend.runtime().getTaskResult(caller, admitted.taskId);
       case 'tasks/update':
       case 'tasks/cancel':
-        return unsupportedTaskChange(backend.runtime(), caller, admitted.taskId, admitted.method);
+        return acknowledgedTaskChange(backend.runtime(), caller, admitted.taskId);
       case 'resources/list': {
         const assertion = assertions.of(admitted.auth);
         return catalog.listResources(admitted.cursor, assertion && (await assertion));

@@ -1,23 +1,26 @@
-import { RejectError, type TaskRecord, type TaskStatus, type TasksResultResult } from '@pkgreg/contracts';
+import type { TaskRecord, TaskStatus, TasksResultResult } from '@pkgreg/contracts';
 import type { Caller, Runtime } from '@pkgreg/runtime';
 import { TaskCreated } from './modern.js';
 import { SerializedResult, toolCallResult } from './transport.js';
 
 // The tasks extension (io.modelcontextprotocol/tasks) over the contract's own tasks, for 2026-07-28
 // clients that declare it (docs/decisions.md, "MCP 2026-07-28"): an invoke or compact that became a
-// task is answered with a CreateTaskResult, tasks/get returns the task with its result or error inline.
-// The contract's task records stay the one status model; this maps them.
+// task is answered with a CreateTaskResult, tasks/get returns the task with its result inline. The
+// contract's task records stay the one status model; this maps them.
 
 /** How often a client should poll (the runtime's tasks end within seconds to minutes). */
 const POLL_INTERVAL_MS = 1000;
 /** How often the edge itself looks at a task it waits on for a client that cannot poll. */
 const UNTASKED_POLL_MS = 200;
 
-const STATUS: Record<TaskStatus, 'working' | 'completed' | 'failed'> = {
+// A failed run is a tool result with `isError` (what the call returns without the extension), so its
+// task is `completed`: the extension keeps `failed` for a JSON-RPC error, and once a task exists the call
+// has none left to give (a run that could not be scheduled fails the call itself, before any task).
+const STATUS: Record<TaskStatus, 'working' | 'completed'> = {
   queued: 'working',
   running: 'working',
   completed: 'completed',
-  failed: 'failed',
+  failed: 'completed',
 };
 
 /** A tool result that is the contract's task handle (`mode: "task"`). */
@@ -31,28 +34,35 @@ export function taskHandleOf(
   return mode === 'task' && task ? task : undefined;
 }
 
-/** The CreateTaskResult of a task just submitted; it can be polled at once (it is stored first). */
-export function createdTask(
-  handle: { taskId: string; status: TaskStatus; runId: string },
-  pollWindowSeconds: number,
-): TaskCreated {
-  const now = new Date().toISOString();
+/**
+ * The CreateTaskResult of a task just submitted, from its stored record (which tasks/get reads too, so
+ * the two give the same times).
+ */
+export function createdTask(record: TaskRecord, pollWindowSeconds: number): TaskCreated {
   return new TaskCreated(
     JSON.stringify({
       resultType: 'task',
-      taskId: handle.taskId,
-      status: STATUS[handle.status],
-      createdAt: now,
-      lastUpdatedAt: now,
+      taskId: record.taskId,
+      status: STATUS[record.status],
+      createdAt: record.submittedAt,
+      lastUpdatedAt: record.updatedAt,
       ttlMs: pollWindowSeconds * 1000,
       pollIntervalMs: POLL_INTERVAL_MS,
       // The contract's run id, for pkgreg's own records (the trace and audit of the run).
-      'pkgreg.dev/runId': handle.runId,
+      'pkgreg.dev/runId': record.canonicalRunId,
     }),
   );
 }
 
-/** tasks/get: the caller's task as the extension describes it, its result or error once it ended. */
+/** What the tool call returns once its task ended: its result, or a failed run as a tool error. */
+function endedCallResult(ended: TasksResultResult): SerializedResult {
+  if (ended.status === 'completed') return toolCallResult(ended.result);
+  return new SerializedResult(
+    JSON.stringify({ content: [{ type: 'text', text: ended.error.message }], isError: true }),
+  );
+}
+
+/** tasks/get: the caller's task as the extension describes it, with the call's result once it ended. */
 export async function detailedTask(
   runtime: Runtime,
   caller: Caller,
@@ -72,33 +82,22 @@ export async function detailedTask(
   };
   if (task.status === 'working') return task;
   const ended = (await runtime.getTaskResult(caller, taskId)) as TasksResultResult;
-  if (ended.status === 'completed')
-    return { ...task, result: JSON.parse(toolCallResult(ended.result).json) as object };
-  return {
-    ...task,
-    error: { code: -32603, message: ended.error.message, data: { reason: ended.error.reason } },
-  };
+  return { ...task, result: JSON.parse(endedCallResult(ended).json) as object };
 }
 
 /**
- * tasks/cancel and tasks/update: a task of the caller's that has ended is acknowledged (nothing is left
- * to cancel); a running one cannot be stopped, and none ever waits for input.
+ * tasks/cancel and tasks/update of a task of the caller's (another's, or none, is `task_not_found`, as
+ * for tasks/get): acknowledged with an empty result, which is all the extension obliges. A run cannot be
+ * stopped, so a cancelled one still completes and tasks/get tells how; none ever waits for input, so
+ * every input response is one the extension says to ignore.
  */
-export async function unsupportedTaskChange(
+export async function acknowledgedTaskChange(
   runtime: Runtime,
   caller: Caller,
   taskId: string,
-  method: 'tasks/cancel' | 'tasks/update',
 ): Promise<object> {
-  const record = (await runtime.getTask(caller, taskId)) as TaskRecord;
-  const ended = STATUS[record.status] !== 'working';
-  if (method === 'tasks/cancel' && ended) return {};
-  throw new RejectError(
-    'request_schema_invalid',
-    method === 'tasks/cancel'
-      ? `task ${taskId} cannot be cancelled: pkgreg's runs end by themselves (poll tasks/get)`
-      : `task ${taskId} is not waiting for input`,
-  );
+  await runtime.getTask(caller, taskId);
+  return {};
 }
 
 /**
@@ -116,11 +115,7 @@ export async function outcomeWithin(
   for (;;) {
     const record = (await runtime.getTask(caller, taskId)) as TaskRecord;
     if (STATUS[record.status] !== 'working') {
-      const ended = (await runtime.getTaskResult(caller, taskId)) as TasksResultResult;
-      if (ended.status === 'completed') return toolCallResult(ended.result);
-      return new SerializedResult(
-        JSON.stringify({ content: [{ type: 'text', text: ended.error.message }], isError: true }),
-      );
+      return endedCallResult((await runtime.getTaskResult(caller, taskId)) as TasksResultResult);
     }
     const left = deadline - Date.now();
     if (left <= 0) return undefined;

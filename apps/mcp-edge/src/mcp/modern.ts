@@ -21,8 +21,11 @@ export interface ModernRequest {
   tasks: boolean;
 }
 
-/** Every revision one may name, as -32022 lists them (the older one through `initialize`). */
-const SUPPORTED = [MCP_MODERN_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION];
+/**
+ * Every revision one may name, as -32022 and server/discover list them (the older one through
+ * `initialize`); a 2.x client picks the first of its own 2026-era revisions that is listed.
+ */
+export const SUPPORTED_REVISIONS: readonly string[] = [MCP_MODERN_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION];
 /** The body field each routing method's `Mcp-Name` header repeats. */
 const NAME_FIELD: Record<string, string> = {
   'tools/call': 'name',
@@ -36,6 +39,15 @@ const NAME_FIELD: Record<string, string> = {
 export function namesModernRevision(header: string | undefined): boolean {
   // The comparison first: a 2025-11-25 client sends its version with every request.
   return header !== undefined && header >= MCP_MODERN_PROTOCOL_VERSION && /^\d{4}-\d{2}-\d{2}$/.test(header);
+}
+
+/**
+ * A request that names its revision in `params._meta` (the envelope's claim), valid or not: its version is
+ * judged from the body, the MCP-Protocol-Version header only cross-checked against it.
+ */
+export function claimsEnvelope(params: Record<string, unknown>): boolean {
+  const meta = params._meta;
+  return isObject(meta) && MCP_META.protocolVersion in meta;
 }
 
 function envelopeError(key: string, problem: 'missing' | 'malformed'): RejectError {
@@ -69,7 +81,9 @@ function decodeHeaderValue(value: string): string | null {
 /**
  * The request's 2026-07-28 envelope, checked with its headers; undefined for a 2025-11-25 request (no
  * envelope). A request of neither kind (a new version's header without an envelope, a malformed
- * envelope, an unsupported version, headers that disagree with the body) is refused.
+ * envelope, headers that disagree with the body, an unsupported version) is refused, in the order of
+ * the 2.x SDK's inbound validation ladder: the envelope, the headers that are sent and disagree with the
+ * body (-32020), the version (-32022), then the headers that are missing (-32020).
  */
 export function modernRequestOf(
   req: IncomingMessage,
@@ -101,31 +115,40 @@ export function modernRequestOf(
   ) {
     throw envelopeError(MCP_META.clientInfo, 'malformed');
   }
+  // A valid request costs the same comparisons as in the earlier order.
+  const headerMethod = headerOf(req, 'mcp-method');
+  if (headerVersion !== version && headerVersion !== undefined) {
+    throw mismatch(
+      headerVersion,
+      `the body envelope names protocol version ${version.slice(0, 64)} but the MCP-Protocol-Version header names ${headerVersion}`,
+    );
+  }
+  if (headerMethod !== method && headerMethod !== undefined) {
+    throw mismatch(
+      headerMethod,
+      `the body names method ${method} but the Mcp-Method header names ${headerMethod}`,
+    );
+  }
   if (version !== MCP_MODERN_PROTOCOL_VERSION) {
     throw new RejectError(
       'protocol_version_unsupported',
       `Unsupported protocol version: ${version.slice(0, 64)}`,
       {
-        supported: SUPPORTED,
+        supported: SUPPORTED_REVISIONS,
         requested: version.slice(0, 64),
       },
     );
   }
-  if (headerVersion !== version) {
+  if (headerVersion === undefined) {
     throw mismatch(
       headerVersion,
-      headerVersion === undefined
-        ? `the body envelope names protocol version ${version} but the required MCP-Protocol-Version header is absent`
-        : `the body envelope names protocol version ${version} but the MCP-Protocol-Version header names ${headerVersion}`,
+      `the body envelope names protocol version ${version} but the required MCP-Protocol-Version header is absent`,
     );
   }
-  const headerMethod = headerOf(req, 'mcp-method');
-  if (headerMethod !== method) {
+  if (headerMethod === undefined) {
     throw mismatch(
       headerMethod,
-      headerMethod === undefined
-        ? `the body names method ${method} but the required Mcp-Method header is absent`
-        : `the body names method ${method} but the Mcp-Method header names ${headerMethod}`,
+      `the body names method ${method} but the required Mcp-Method header is absent`,
     );
   }
   const field = NAME_FIELD[method];

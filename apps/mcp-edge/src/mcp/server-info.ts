@@ -2,7 +2,6 @@ import {
   type BackendMode,
   MAX_INVOKE_INPUT_BYTES,
   MCP_EXTENSIONS,
-  MCP_MODERN_PROTOCOL_VERSION,
   MCP_PROTOCOL_VERSION,
   MEMORY_LIMITS,
   SERVED_PROTOCOL_REVISIONS,
@@ -15,6 +14,7 @@ import {
 import type { z } from 'zod';
 import type { Env } from '../env.js';
 import { TOOL_SPECS, type ToolSpec } from '../tools/tool-catalog.js';
+import { SUPPORTED_REVISIONS } from './modern.js';
 
 export const SERVER_VERSION = '0.1.0';
 const TOOL_VERSION = '1.0.0';
@@ -69,15 +69,16 @@ export function initializeResult(env: Env, requestedVersion: string) {
 }
 
 /**
- * server/discover (MCP 2026-07-28): the revision served statelessly, and initialize's capabilities as
- * that revision has them: no `tasks` (the contract's 2025-11-25 tasks), the tasks extension instead.
- * The server's identity goes in every result's `_meta` (mcp/modern.ts), not here.
+ * server/discover (MCP 2026-07-28): both revisions, as -32022 and the server card list them (the older
+ * one through `initialize`), and initialize's capabilities as 2026-07-28 has them: no `tasks` (the
+ * contract's 2025-11-25 tasks), the tasks extension instead. The server's identity goes in every
+ * result's `_meta` (mcp/modern.ts), not here.
  */
 export function discoverResult(env: Env) {
   const { tasks: _contractTasks, ...capabilities } = initializeResult(env, MCP_PROTOCOL_VERSION)
     .capabilities as Record<string, unknown> & { extensions?: Record<string, unknown> };
   return {
-    supportedVersions: [MCP_MODERN_PROTOCOL_VERSION],
+    supportedVersions: SUPPORTED_REVISIONS,
     capabilities: {
       ...capabilities,
       extensions: { ...capabilities.extensions, [MCP_EXTENSIONS.tasks]: {} },
