@@ -168,9 +168,11 @@ describe('skill:// resources through the official MCP SDK client', () => {
       expect(uris).toContain(`skill://acme/${name}/_manifest`);
     }
     const first = (await client.listResources()).resources[0];
+    // SEP-2640 ("Resource Metadata"): a SKILL.md's name is its frontmatter's; the title names the package.
     expect(first).toMatchObject({
       uri: 'skill://acme/code-review/SKILL.md',
-      name: '@acme/code-review',
+      name: 'code-review',
+      title: '@acme/code-review',
       description: 'Review a change like a senior engineer',
       mimeType: 'text/markdown',
       annotations: { audience: ['user', 'assistant'], priority: 1 },
@@ -338,10 +340,30 @@ describe('refusals on the wire', () => {
     ['a version that is not semver', 'skill://acme/1.0/pdf-tools/SKILL.md'],
     ['a deprecated URI with a version that is not semver', 'skill://@acme/pdf-tools@latest/SKILL.md'],
     ['a path leaving the folder', 'skill://acme/pdf-tools/../other/SKILL.md'],
+    ['an encoded path leaving the folder', 'skill://acme/pdf-tools/%2e%2e/other/SKILL.md'],
+    ['an empty segment', 'skill://acme/pdf-tools/references//FORMS.md'],
+    ['a malformed escape', 'skill://acme/pdf-tools/references/%zz.md'],
+    ['NUL', 'skill://acme/pdf-tools/references/%00.md'],
+    // A segment that decodes to hold `/` is outside the skill to SEP-2640 clients: not FORMS.md.
+    ['an encoded / joining two segments', 'skill://acme/pdf-tools/references%2FFORMS.md'],
   ])('%s → -32602 request_schema_invalid', async (_label, uri) => {
     const res = await rpc(token, 'resources/read', { uri });
     expect(res.status).toBe(200);
     expect(res.body.error).toMatchObject({ code: -32602, data: { reason: 'request_schema_invalid' } });
+  });
+
+  it.each([
+    ['a query', 'skill://acme/pdf-tools/SKILL.md?x=1'],
+    ['a fragment', 'skill://acme/pdf-tools/SKILL.md#top'],
+  ])('%s → -32602 request_schema_invalid saying so, not a missing file', async (_label, uri) => {
+    for (const method of ['resources/read', 'skills/get', 'resources/directory/read']) {
+      const res = await rpc(token, method, { uri });
+      expect(res.body.error, method).toMatchObject({
+        code: -32602,
+        message: 'uri must not have a query or fragment',
+        data: { reason: 'request_schema_invalid', uri },
+      });
+    }
   });
 
   // A valid uri skips zod (admission.ts, resourceUriOf); every other shape gets the schema's own issues.

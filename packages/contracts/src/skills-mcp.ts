@@ -5,6 +5,7 @@ import {
   SEARCH_MAX_QUERY_LENGTH,
   SearchResultItemSchema,
 } from './registry.js';
+import { RejectError } from './reject-reasons.js';
 import { RiskSchema } from './risk.js';
 import { hasLoneSurrogate } from './storable-text.js';
 import { VersionSignatureSchema } from './versions.js';
@@ -47,11 +48,21 @@ export const SKILLS_META = {
   digest: `${SKILLS_META_PREFIX}digest`,
   /** Request (skills/list, skills/get): `true` also serves skills whose version's risk is `high`. */
   includeHighRisk: `${SKILLS_META_PREFIX}includeHighRisk`,
+  /** skills/list result: how many skills of the page were left out because their version's risk is `high`. */
+  withheldHighRisk: `${SKILLS_META_PREFIX}withheldHighRisk`,
 } as const;
 
 /**
- * The extension's limits of one skill (SEP-2640): an entry with more files or bytes is listed with
- * `resources: "dynamic"` (docs/decisions.md, "Skills over MCP").
+ * The request header that opts in as `_meta` SKILLS_META.includeHighRisk does (`true` or `false`), for
+ * clients that cannot set a request's `_meta` (the v2 SDK's SkillsClient sends only `{cursor}` and `{uri}`;
+ * a transport's headers reach every request).
+ */
+export const SKILLS_HIGH_RISK_HEADER = 'pkgreg-include-high-risk';
+
+/**
+ * The extension's limits of one skill (SEP-2640, "Limits": entries of `resources`, SKILL.md included, and
+ * the sum of their sizes): a skill past either is not served through the extension (docs/decisions.md,
+ * "Skills over MCP").
  */
 export const SKILL_EXTENSION_LIMITS = { files: 512, bytes: 16 * 1024 * 1024 } as const;
 
@@ -108,8 +119,23 @@ export const ResourcesDirectoryReadParamsSchema = ResourcesReadParamsSchema.exte
 });
 export type ResourcesDirectoryReadParams = z.infer<typeof ResourcesDirectoryReadParamsSchema>;
 
-/** Whether a skills/list or skills/get request opted in to high-risk versions. */
-export function includesHighRisk(params: SkillsListParams | SkillsGetParams): boolean {
+/**
+ * Whether a skills/list or skills/get request opted in to high-risk versions: by its `_meta`, or by its
+ * SKILLS_HIGH_RISK_HEADER (`header`, as the request carried it). A header that is not `true` or `false`
+ * is request_schema_invalid, as a `_meta` value that is not a boolean is.
+ */
+export function includesHighRisk(
+  params: SkillsListParams | SkillsGetParams,
+  header?: string | string[],
+): boolean {
+  if (header !== undefined && header !== 'false') {
+    if (header !== 'true')
+      throw new RejectError(
+        'request_schema_invalid',
+        `header ${SKILLS_HIGH_RISK_HEADER} must be true or false`,
+      );
+    return true;
+  }
   return params._meta?.[SKILLS_META.includeHighRisk] === true;
 }
 
@@ -129,9 +155,9 @@ export const SkillEntrySchema = z.object({
   frontmatter: z.record(z.string(), z.unknown()),
   /**
    * Every file of the version once, SKILL.md included (a link as its target's bytes: reading it reads
-   * them); `"dynamic"` past SKILL_EXTENSION_LIMITS.
+   * them); a skill past SKILL_EXTENSION_LIMITS has no entry.
    */
-  resources: z.union([z.array(SkillEntryResourceSchema), z.literal('dynamic')]),
+  resources: z.array(SkillEntryResourceSchema),
   /** pkgreg's facts about the version (SKILLS_META). */
   _meta: z.object({
     [SKILLS_META.version]: z.string(),

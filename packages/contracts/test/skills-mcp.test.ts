@@ -4,11 +4,13 @@ import {
   includesHighRisk,
   RegistryGetArgsSchema,
   RegistrySearchArgsSchema,
+  RejectError,
   ResourcesDirectoryReadParamsSchema,
   ResourcesListParamsSchema,
   ResourcesReadParamsSchema,
   SCOPES,
   SKILL_URI_TEMPLATES,
+  SKILLS_HIGH_RISK_HEADER,
   SKILLS_META,
   SkillEntrySchema,
   SkillManifestSchema,
@@ -52,7 +54,19 @@ describe('Skills over MCP (issue 20): resources params, registry tools, manifest
     );
   });
 
-  it('a skill entry: every file with its sha256: digest, or "dynamic"; pkgreg facts in _meta', () => {
+  it('the opt-in header: true opts in whatever _meta says, false leaves it to _meta, anything else is refused', () => {
+    const plain = SkillsListParamsSchema.parse({});
+    const opted = SkillsListParamsSchema.parse({ _meta: { [SKILLS_META.includeHighRisk]: true } });
+    expect(SKILLS_HIGH_RISK_HEADER).toBe('pkgreg-include-high-risk');
+    expect(includesHighRisk(plain, 'true')).toBe(true);
+    expect(includesHighRisk(plain, 'false')).toBe(false);
+    expect(includesHighRisk(opted, 'false')).toBe(true);
+    for (const value of ['yes', 'TRUE', '1', '', ['true', 'true']]) {
+      expect(() => includesHighRisk(plain, value)).toThrow(RejectError);
+    }
+  });
+
+  it('a skill entry: every file with its sha256: digest (never "dynamic"); pkgreg facts in _meta', () => {
     const entry = {
       uri: 'skill://acme/pdf/SKILL.md',
       frontmatter: { name: 'pdf', description: 'PDFs' },
@@ -66,7 +80,7 @@ describe('Skills over MCP (issue 20): resources params, registry tools, manifest
       },
     };
     expect(SkillEntrySchema.parse(entry)).toEqual(entry);
-    expect(SkillEntrySchema.parse({ ...entry, resources: 'dynamic' }).resources).toBe('dynamic');
+    expect(SkillEntrySchema.safeParse({ ...entry, resources: 'dynamic' }).success).toBe(false);
     const hex = { ...entry, resources: [{ ...entry.resources[0], digest: 'a'.repeat(64) }] };
     expect(SkillEntrySchema.safeParse(hex).success).toBe(false);
   });

@@ -13,6 +13,7 @@ import {
   ResourcesListParamsSchema,
   ResourcesReadParamsSchema,
   SCOPES,
+  SKILLS_HIGH_RISK_HEADER,
   SkillsGetParamsSchema,
   SkillsListParamsSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -24,6 +25,7 @@ import type { Caller } from '@pkgreg/runtime';
 import type { z } from 'zod';
 import type { Exchange } from '../mcp/exchange.js';
 import {
+  claimsEnvelope,
   type ModernRequest,
   modernMethodNotFound,
   modernRequestOf,
@@ -144,7 +146,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     }
     const caller = callerOf(auth);
     // 4. Streamable HTTP headers (415, 406, 400), then the JSON-RPC message itself (400).
-    checkTransportHeaders(req);
+    checkTransportHeaders(req, message);
     if (message.kind === 'invalid') throw new RejectError(message.reason, message.message);
     if (message.kind === 'notification') return undefined;
     // 4b. A 2026-07-28 request: its envelope, version and routing headers (400: -32602, -32022, -32020).
@@ -211,7 +213,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       case 'skills/get':
       case 'resources/directory/read': {
         // The skills extension (SEP-2640) reads the same catalog: checked as resources/* are.
-        const read = skillsParams(method, params);
+        const read = skillsParams(method, params, req.headers[SKILLS_HIGH_RISK_HEADER]);
         requireScopes(caller, REGISTRY_READ);
         await limiter.check({ namespace: auth.namespace, tool: method });
         return { id, backend, caller, auth, modern, ...read };
@@ -279,7 +281,7 @@ function requireScopes(caller: Caller, needed: readonly string[]): void {
 }
 
 /** Streamable HTTP headers (MCP 2025-11-25, transports): content type, accepted types, protocol version. */
-function checkTransportHeaders(req: IncomingMessage): void {
+function checkTransportHeaders(req: IncomingMessage, message: Parsed): void {
   const contentType = req.headers['content-type'];
   if (!contentType || !/^application\/json\s*(;|$)/i.test(contentType)) {
     throw new RejectError('transport_invalid', 'Content-Type must be application/json', { httpStatus: 415 });
@@ -290,11 +292,14 @@ function checkTransportHeaders(req: IncomingMessage): void {
   }
   const version = req.headers['mcp-protocol-version'];
   // Absent: an older client (the transport spec says assume 2025-03-26). Present: must be one we speak;
-  // 2026-07-28 and later are checked against the body's envelope (mcp/modern.ts).
+  // 2026-07-28 and later are checked against the body's envelope (mcp/modern.ts). A request whose
+  // envelope names a version is judged by that revision's rules there, whatever the header says (its
+  // -32022 for a version we do not speak, -32020 for a header that disagrees with the body).
   if (
     version !== undefined &&
     !namesModernRevision(String(version)) &&
-    !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(String(version))
+    !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(String(version)) &&
+    !(message.kind === 'request' && claimsEnvelope(message.params))
   ) {
     throw new RejectError('transport_invalid', `unsupported MCP-Protocol-Version ${String(version)}`);
   }
@@ -334,19 +339,23 @@ function resourceUriOf(params: Record<string, unknown>): string {
   return parseParams(ResourcesReadParamsSchema, params, 'resources/read params').uri;
 }
 
-/** The params of a skills extension method, as dispatch takes them (the opt-in read from `_meta`). */
+/**
+ * The params of a skills extension method, as dispatch takes them (the opt-in read from `_meta` or from
+ * its header, `optIn`).
+ */
 function skillsParams(
   method: 'skills/list' | 'skills/get' | 'resources/directory/read',
   params: Record<string, unknown>,
+  optIn: string | string[] | undefined,
 ) {
   const what = `${method} params`;
   if (method === 'skills/list') {
     const p = parseParams(SkillsListParamsSchema, params, what);
-    return { method, cursor: p.cursor, includeHighRisk: includesHighRisk(p) };
+    return { method, cursor: p.cursor, includeHighRisk: includesHighRisk(p, optIn) };
   }
   if (method === 'skills/get') {
     const p = parseParams(SkillsGetParamsSchema, params, what);
-    return { method, uri: p.uri, includeHighRisk: includesHighRisk(p) };
+    return { method, uri: p.uri, includeHighRisk: includesHighRisk(p, optIn) };
   }
   const p = parseParams(ResourcesDirectoryReadParamsSchema, params, what);
   return { method, uri: p.uri, cursor: p.cursor };

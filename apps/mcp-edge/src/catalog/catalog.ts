@@ -11,6 +11,7 @@ import {
   resolveSkillLink,
   SKILL_MANIFEST_PATH,
   SKILL_MD_PATH,
+  SKILLS_HIGH_RISK_HEADER,
   SKILLS_META,
   type SkillEntry,
   type VersionFile,
@@ -33,10 +34,18 @@ import {
   folderResource,
   frontmatterFromSkillMd,
   frontmatterProblem,
+  limitProblem,
   type ServedFile,
   servedFiles,
 } from './skill-entries.js';
-import { parseSkillFolderUri, parseSkillUri, type SkillRef, skillUri, skillUris } from './skill-uri.js';
+import {
+  parseSkillFolderUri,
+  parseSkillUri,
+  type SkillRef,
+  sameSkillUri,
+  skillUri,
+  skillUris,
+} from './skill-uri.js';
 
 // The registry's catalog as the edge serves it (docs/decisions.md, "Skills over MCP"). The registry stays
 // the one authority on visibility: every read asks it about the package (its detail: a delisted or removed
@@ -54,8 +63,14 @@ import { parseSkillFolderUri, parseSkillUri, type SkillRef, skillUri, skillUris 
 /** How a skills/list or skills/get caller reads: as a person (`assertion`), and whether high risk too. */
 export interface SkillReadOptions {
   assertion?: string;
-  /** The request's `_meta` opted in to skills whose version's risk is `high`. */
+  /** The request opted in (its `_meta` or header) to skills whose version's risk is `high`. */
   includeHighRisk: boolean;
+}
+
+/** Why a skill is not served through the extension; `highRisk`: only its version's risk, which an opt-in lifts. */
+interface Unserved {
+  why: string;
+  highRisk: boolean;
 }
 
 /**
@@ -67,7 +82,10 @@ export interface Catalog {
   resourceTemplates(cursor: string | undefined): StaticResult;
   /** A result at once when an anonymous read of `uri` was answered from the caches and still would be. */
   readResource(uri: string, assertion?: string): StaticResult | Promise<StaticResult>;
-  /** skills/list: `{skills, nextCursor?}`, a page of the registry's packages by name. */
+  /**
+   * skills/list: `{skills, nextCursor?}`, a page of the registry's packages by name; `_meta` counts the
+   * skills left out for their risk when there are any.
+   */
   listSkills(cursor: string | undefined, options: SkillReadOptions): Promise<object>;
   /** skills/get: `{skill}` of any SKILL.md URI the caller may read, listed or not (exact versions too). */
   getSkill(uri: string, options: SkillReadOptions): Promise<object>;
@@ -110,6 +128,14 @@ interface Manifest {
   result: object;
   /** What the skills extension serves of it, worked out on first use. */
   served?: ServedFile[];
+  /** Its SKILL.md's frontmatter as the extension's clients read it, or why they cannot; on first use. */
+  skillMd?: Record<string, unknown> | string;
+}
+
+/** A package's current SKILL.md: its SHA-256, and its frontmatter as the extension's clients read it. */
+interface CurrentSkillMd {
+  sha256: string;
+  reading?: Record<string, unknown> | string;
 }
 
 type Visibility = { ok: true; state: PackageState } | { ok: false; message: string };
@@ -132,6 +158,9 @@ const RECENT_READ_MAX_URI = 1024;
 
 const notFound = (message: string, data: Record<string, unknown>) =>
   new RejectError('resource_not_found', message, data);
+
+/** `_meta` of every file read of a version whose risk is `high` (made once). */
+const HIGH_RISK_META = Object.freeze({ [SKILLS_META.risk]: 'high' });
 
 /** The detail when it is served; else why not (missing, removed, quarantined or delisted). */
 function served(key: string, answer: RegistryAnswer<PackageDetail>): PackageDetail | string {
@@ -352,8 +381,9 @@ export function createCatalog(options: CatalogOptions): Catalog {
 
   // The frontmatter is the registry's reading of the package's current SKILL.md when that SKILL.md is
   // exactly the version's (the SHA-256 of the detail's text, once per detail); another version's is read
-  // from its own SKILL.md bytes, as the indexer reads it (skill-entries.ts).
-  const skillMdSha256 = new WeakMap<PackageDetail, string>();
+  // from its own SKILL.md bytes (skill-entries.ts). Either way the SKILL.md must be one the extension's
+  // clients can read: the edge reads it as they do, once per detail or per version record.
+  const currentSkillMd = new WeakMap<PackageDetail, CurrentSkillMd>();
   async function frontmatterOf(
     detail: PackageDetail,
     ref: SkillRef,
@@ -361,42 +391,56 @@ export function createCatalog(options: CatalogOptions): Catalog {
     uri: string,
     assertion: string | undefined,
   ): Promise<Record<string, unknown> | string> {
-    let sha = skillMdSha256.get(detail);
-    if (sha === undefined) {
-      sha = createHash('sha256').update(detail.skillMdRaw, 'utf8').digest('hex');
-      skillMdSha256.set(detail, sha);
+    let current = currentSkillMd.get(detail);
+    if (current === undefined) {
+      current = { sha256: createHash('sha256').update(detail.skillMdRaw, 'utf8').digest('hex') };
+      currentSkillMd.set(detail, current);
     }
     const file = fileAt(m, SKILL_MD_PATH);
     if (!file) return 'it has no SKILL.md';
-    if (file.sha256 === sha) return detail.frontmatter;
-    return frontmatterFromSkillMd(await bytesOf(ref, m.version, file, uri, assertion));
+    if (file.sha256 === current.sha256) {
+      current.reading ??= frontmatterFromSkillMd(detail.skillMdRaw);
+      return typeof current.reading === 'string' ? current.reading : detail.frontmatter;
+    }
+    m.skillMd ??= frontmatterFromSkillMd(await bytesOf(ref, m.version, file, uri, assertion));
+    return m.skillMd;
   }
 
   /**
    * The extension's entry of the skill whose SKILL.md `ref` names (`uri`), or why it is not served as a
-   * skill; resource_not_found when the caller may not read it at all.
+   * skill; resource_not_found when the caller may not read it at all. A version's risk is judged last, so
+   * `highRisk` says the opt-in alone would serve it.
    */
   async function skillEntry(
     ref: SkillRef,
     uri: string,
     read: SkillReadOptions,
-  ): Promise<SkillEntry | string> {
+  ): Promise<SkillEntry | Unserved> {
     const detail = await visiblePackage(ref.scope, ref.name, { uri }, read.assertion);
     const version = ref.version ?? detail.version;
     if (version === null) throw notFound(`@${ref.scope}/${ref.name} has no version yet`, { uri });
     const m = await manifest(ref, version, uri, read.assertion, true);
-    const unserved = `@${ref.scope}/${ref.name}@${m.version} is not served as a skill`;
-    if (m.risk === 'high' && !read.includeHighRisk)
-      return `${unserved}: risk high (opt in with _meta "${SKILLS_META.includeHighRisk}": true)`;
+    const unserved = (why: string, highRisk = false): Unserved => ({
+      why: `@${ref.scope}/${ref.name}@${m.version} is not served as a skill: ${why}`,
+      highRisk,
+    });
+    const files = servedOf(m);
+    const overLimit = limitProblem(files);
+    if (overLimit) return unserved(overLimit);
     const frontmatter = await frontmatterOf(detail, ref, m, uri, read.assertion);
-    if (typeof frontmatter === 'string') return `${unserved}: ${frontmatter}`;
+    if (typeof frontmatter === 'string') return unserved(frontmatter);
     const problem = frontmatterProblem(frontmatter, ref.name);
-    if (problem) return `${unserved}: ${problem}`;
+    if (problem) return unserved(problem);
+    if (m.risk === 'high' && !read.includeHighRisk)
+      return unserved(
+        `risk high (opt in with _meta "${SKILLS_META.includeHighRisk}": true or header ${SKILLS_HIGH_RISK_HEADER}: true)`,
+        true,
+      );
     const at = { scope: ref.scope, name: ref.name, version: ref.version };
     return {
       uri: skillUri({ ...at, path: SKILL_MD_PATH }),
       frontmatter,
-      resources: entryResources(servedOf(m), (path) => skillUri({ ...at, path })),
+      resources: entryResources(files, (path) => skillUri({ ...at, path })),
       _meta: {
         [SKILLS_META.version]: m.version,
         [SKILLS_META.risk]: m.risk,
@@ -449,11 +493,15 @@ export function createCatalog(options: CatalogOptions): Catalog {
     }
     const file = fileAt(m, ref.path);
     if (!file) throw notFound(`@${ref.scope}/${ref.name}@${m.version} has no file ${ref.path}`, { uri });
-    const key = `r:${uri}\n${file.sha256}`;
+    // A high-risk version's files say so. The latest version's risk is the detail's (asked once per TTL),
+    // another's its record's.
+    const highRisk = (version === detail.version ? detail.risk : m.risk) === 'high';
+    const key = highRisk ? `r:${uri}\n${file.sha256}\nhigh` : `r:${uri}\n${file.sha256}`;
     let result = stored.get(key);
     if (!(result instanceof StaticResult)) {
       const bytes = await bytesOf(ref, m.version, file, uri, assertion);
-      result = built(key, () => ({ contents: [resourceContents(uri, file.path, bytes)] }), keep);
+      const meta = highRisk ? HIGH_RISK_META : undefined;
+      result = built(key, () => ({ contents: [resourceContents(uri, file.path, bytes, meta)] }), keep);
     }
     if (keep) rememberRead(uri, `${ref.scope}/${ref.name}`, detail, m, key);
     return result;
@@ -498,17 +546,36 @@ export function createCatalog(options: CatalogOptions): Catalog {
           }
         }),
       );
+      const skills: SkillEntry[] = [];
+      let withheld = 0;
+      for (const entry of entries) {
+        if (entry === undefined) continue;
+        if ('why' in entry) withheld += entry.highRisk ? 1 : 0;
+        else skills.push(entry);
+      }
       return {
-        skills: entries.filter((e) => e !== undefined && typeof e !== 'string'),
+        skills,
         ...(more ? { nextCursor: encodeCursor({ p: at.p + 1, n: at.n }) } : {}),
+        // Said, so a caller learns that opting in would show more.
+        ...(withheld > 0 ? { _meta: { [SKILLS_META.withheldHighRisk]: withheld } } : {}),
       };
     },
 
     async getSkill(uri, read) {
       const ref = parseSkillUri(uri);
       if (ref.path !== SKILL_MD_PATH) throw notFound(`not the URI of a skill's ${SKILL_MD_PATH}`, { uri });
+      // The entry's URI must be the one asked, as the extension's clients compare them; a form no entry can
+      // carry is named with the one to ask for.
+      const own = skillUri(ref);
+      if (!sameSkillUri(uri, own)) {
+        throw new RejectError(
+          'request_schema_invalid',
+          `${uri.slice(0, 512)} cannot be the URI of a skill entry: skills/get ${own}`,
+          { uri: uri.slice(0, 512) },
+        );
+      }
       const skill = await skillEntry(ref, uri, read);
-      if (typeof skill === 'string') throw notFound(skill, { uri });
+      if ('why' in skill) throw notFound(skill.why, { uri });
       return { skill };
     },
 

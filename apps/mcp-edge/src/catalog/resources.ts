@@ -3,6 +3,7 @@ import {
   RejectError,
   SKILL_MANIFEST_PATH,
   SKILL_URI_TEMPLATES,
+  SKILLS_META,
   type SkillManifest,
   type VersionDetail,
 } from '@pkgreg/contracts';
@@ -16,19 +17,24 @@ import { skillUris } from './skill-uri.js';
 
 const AUDIENCE = ['user', 'assistant'];
 
-/** The two listed resources of one package. */
+/**
+ * The two listed resources of one package. SKILL.md's `name` is its frontmatter's (SEP-2640, "Resource
+ * Metadata": the package's name is it). A latest version whose risk is `high` says so in `_meta`.
+ */
 export function listedResources(p: PackageListItem): object[] {
   const id = `@${p.scope}/${p.name}`;
   const { uri, manifestUri } = skillUris(p.scope, p.name);
   const annotations = (priority: number) => ({ audience: AUDIENCE, priority, lastModified: p.lastIndexedAt });
+  const meta = p.risk === 'high' ? { _meta: { [SKILLS_META.risk]: p.risk } } : {};
   return [
     {
       uri,
-      name: id,
+      name: p.name,
       title: id,
       description: p.description,
       mimeType: 'text/markdown',
       annotations: annotations(1),
+      ...meta,
     },
     {
       uri: manifestUri,
@@ -37,6 +43,7 @@ export function listedResources(p: PackageListItem): object[] {
       description: `Every file of the latest version of ${id}: path, size and sha256.`,
       mimeType: 'application/json',
       annotations: annotations(0.5),
+      ...meta,
     },
   ];
 }
@@ -105,10 +112,11 @@ function isTextType(type: string): boolean {
 /**
  * One item of `contents`: `text` for text files, `blob` (base64) for the rest; either way exactly the
  * file's bytes. The type comes from the path as the registry's files endpoint gives it; a file of no known
- * type is text/plain when its bytes are UTF-8 without NUL, as the web UI decides.
+ * type is text/plain when its bytes are UTF-8 without NUL, as the web UI decides. `meta`: its `_meta`.
  */
-export function resourceContents(uri: string, path: string, bytes: Buffer): object {
+export function resourceContents(uri: string, path: string, bytes: Buffer, meta?: object): object {
   const type = mime.lookup(path) || undefined;
+  const extra = meta ? { _meta: meta } : {};
   if (type === undefined || isTextType(type)) {
     let text: string | undefined;
     try {
@@ -116,9 +124,10 @@ export function resourceContents(uri: string, path: string, bytes: Buffer): obje
     } catch {
       text = undefined;
     }
-    if (text !== undefined && !text.includes('\0')) return { uri, mimeType: type ?? 'text/plain', text };
+    if (text !== undefined && !text.includes('\0'))
+      return { uri, mimeType: type ?? 'text/plain', text, ...extra };
   }
-  return { uri, mimeType: type ?? 'application/octet-stream', blob: bytes.toString('base64') };
+  return { uri, mimeType: type ?? 'application/octet-stream', blob: bytes.toString('base64'), ...extra };
 }
 
 // ---- resources/list cursors: opaque to clients, a page of the registry's name order inside ----

@@ -5,7 +5,19 @@ import {
   type VersionFile,
 } from '@pkgreg/contracts';
 import mime from 'mime-types';
-import { parse as parseYaml } from 'yaml';
+import {
+  CST,
+  type Document,
+  isCollection,
+  isMap,
+  isScalar,
+  isSeq,
+  Lexer,
+  parseDocument,
+  Scalar,
+  visit,
+  type YAMLMap,
+} from 'yaml';
 
 // The shapes of the skills extension (SEP-2640, `io.modelcontextprotocol/skills`) that need no registry:
 // the rules an entry's frontmatter must pass for its clients to take it, an entry's file list, and the
@@ -24,30 +36,187 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 /** Characters as Agent Skills counts them (code points). */
 const characters = (text: string) => [...text].length;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// `ignoreBOM`: the BOM is dropped below, as SEP-2640 clients drop it.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Nesting of collections the v2 client reads (its frontmatter reader refuses deeper). */
+const MAX_DEPTH = 32;
+
+const NOT_SUPPORTED = {
+  props: 'anchors, aliases and tags are not supported',
+  complexKey: 'complex keys ("?") are not supported',
+  indentIndicator: 'block scalar indentation indicators are not supported',
+  quoted: 'a quoted value must close on the same line (multi-line quoted values are not supported)',
+  flow: 'a flow collection must close on the same line',
+  tab: 'tabs cannot be used for indentation',
+  bom: 'a byte order mark inside the frontmatter is not supported',
+  documentMarker: 'document markers ("---", "...") inside the frontmatter are not supported',
+} as const;
 
 /**
- * A SKILL.md's frontmatter as the indexer reads it (packages/indexer skill-md.ts: BOM dropped, the `---`
- * block, YAML 1.2 core schema, what survives JSON), for a version whose SKILL.md is not the package's
- * current one; or why it has none.
+ * What SEP-2640 clients refuse in a frontmatter that YAML 1.2 reads, token by token: the v2 client reads a
+ * subset of YAML (its frontmatter reader: block collections, one-line flow collections and quoted values,
+ * no anchors, aliases or tags) and throws on the rest rather than read it differently.
  */
-export function frontmatterFromSkillMd(bytes: Buffer): Record<string, unknown> | string {
+function tokenProblem(yaml: string): string | undefined {
+  let flowDepth = 0;
+  let scalarNext = false;
+  for (const token of new Lexer().lex(yaml)) {
+    // A scalar's source follows its marker: it is text, whatever it starts with.
+    if (scalarNext) {
+      scalarNext = false;
+      continue;
+    }
+    const type = CST.tokenType(token);
+    if (type === 'scalar') scalarNext = true;
+    else if (type === 'anchor' || type === 'tag' || type === 'alias') return NOT_SUPPORTED.props;
+    else if (type === 'explicit-key-ind') return NOT_SUPPORTED.complexKey;
+    else if (type === 'block-scalar-header' && /\d/.test(token)) return NOT_SUPPORTED.indentIndicator;
+    else if ((type === 'single-quoted-scalar' || type === 'double-quoted-scalar') && token.includes('\n'))
+      return NOT_SUPPORTED.quoted;
+    else if (type === 'flow-map-start' || type === 'flow-seq-start') flowDepth++;
+    else if (type === 'flow-map-end' || type === 'flow-seq-end') flowDepth--;
+    else if (type === 'newline' && flowDepth > 0) return NOT_SUPPORTED.flow;
+    else if (type === 'doc-start' || type === 'doc-end') return NOT_SUPPORTED.documentMarker;
+  }
+  return undefined;
+}
+
+/**
+ * Lines the v2 client refuses: one whose indentation ends in a tab (but in a block scalar's content),
+ * and a byte order mark opening the first. `blockLines` holds the indexes of block scalars' content lines
+ * with their content's indentation.
+ */
+function lineProblem(lines: string[], blockLines: Map<number, number>): string | undefined {
+  let first = true;
+  for (const [index, line] of lines.entries()) {
+    const indent = /^ */.exec(line)?.[0].length ?? 0;
+    const text = line.replace(/^[ \t]+/, '');
+    const contentIndent = blockLines.get(index);
+    if (contentIndent !== undefined) {
+      // In a block scalar: its content may hold tabs, a line indented less than it may not.
+      if (indent < line.length && indent < contentIndent && line[indent] === '\t') return NOT_SUPPORTED.tab;
+      continue;
+    }
+    if (text === '' || text.startsWith('#')) continue;
+    if (line[indent] === '\t') return NOT_SUPPORTED.tab;
+    if (first && text.startsWith('\uFEFF')) return NOT_SUPPORTED.bom;
+    first = false;
+  }
+  return undefined;
+}
+
+/** What the v2 client refuses in a frontmatter YAML parsed: its keys, flow pairs, numbers and depth. */
+function nodeProblem(doc: Document, yaml: string): string | undefined {
+  let problem: string | undefined;
+  const depthOf = new Map<unknown, number>();
+  const refuse = (why: string) => {
+    problem ??= why;
+    return visit.BREAK;
+  };
+  visit(doc, {
+    Collection(_key, node, path) {
+      const parent = path.findLast((p) => isCollection(p));
+      const depth = parent === undefined ? 0 : (depthOf.get(parent) ?? 0) + 1;
+      if (depth > MAX_DEPTH) return refuse(`nesting deeper than ${MAX_DEPTH} levels is not supported`);
+      depthOf.set(node, depth);
+      // `[a: b]`: a pair in a flow sequence.
+      if (
+        isSeq(node) &&
+        node.flow &&
+        node.items.some((item) => isMap(item) && yaml[item.range?.[0] ?? 0] !== '{')
+      )
+        return refuse('mappings inside flow collections are not supported; quote the value');
+      return undefined;
+    },
+    Pair(_key, pair, path) {
+      const map = path.at(-1) as YAMLMap;
+      const key = pair.key;
+      if (!isScalar(key)) return refuse('keys must be plain or quoted strings');
+      if (key.value === '__proto__') return refuse('the key "__proto__" is not supported');
+      const [start = 0, end = 0] = key.range ?? [];
+      const plain = key.type === Scalar.PLAIN;
+      if (plain && (typeof key.value !== 'string' || start === end))
+        return refuse(`key "${yaml.slice(start, end)}" must be a string; quote it`);
+      // The client reads `key: value` on one line: a plain key's colon after spaces at most, a quoted
+      // key's right after it in a block mapping; in a flow mapping, a plain key's colon before a space.
+      const gap = plain || map.flow ? (/^[ \t]*/.exec(yaml.slice(end))?.[0].length ?? 0) : 0;
+      if (yaml[end + gap] !== ':' || yaml.slice(start, end).includes('\n'))
+        return refuse(map.flow ? 'expected "key: value" in a flow mapping' : 'expected "key: value"');
+      if (map.flow && plain && !/[ \t]/.test(yaml[end + gap + 1] ?? ''))
+        return refuse('expected "key: value" in a flow mapping');
+      const value = pair.value;
+      if (map.flow && (value === null || (isScalar(value) && value.range?.[0] === value.range?.[1])))
+        return refuse('empty value in a flow collection');
+      return undefined;
+    },
+    Scalar(_key, node) {
+      if (typeof node.value === 'number' && !Number.isFinite(node.value))
+        return refuse(`"${node.source ?? String(node.value)}" cannot be represented in JSON; quote it`);
+      return undefined;
+    },
+  });
+  return problem;
+}
+
+/**
+ * A SKILL.md's frontmatter as SEP-2640 clients read it, or why they cannot: the v2 client's split (CRLF as
+ * a line break, a BOM dropped, the first line exactly `---`, the block to the next `---` line) and its
+ * subset of YAML 1.2 (core schema), refused where the client refuses (tested case by case against it). The
+ * values are the `yaml` package's reading, which is the client's inside that subset.
+ */
+export function frontmatterFromSkillMd(skillMd: Buffer | string): Record<string, unknown> | string {
   let text: string;
   try {
-    text = utf8.decode(bytes);
+    text = typeof skillMd === 'string' ? skillMd : utf8.decode(skillMd);
   } catch {
     return 'its SKILL.md is not UTF-8';
   }
-  const match = /^---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?---[ \t]*(?:\r?\n|$)/.exec(text);
-  if (!match) return 'its SKILL.md has no frontmatter';
-  let data: unknown;
-  try {
-    data = parseYaml(match[1] ?? '', { maxAliasCount: 50 });
-  } catch {
-    return 'its SKILL.md frontmatter is not valid YAML';
-  }
+  text = text.replaceAll('\r\n', '\n');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (!text.startsWith('---\n')) return 'its SKILL.md must begin with a "---" line';
+  const rest = text.slice(4);
+  const close = /^---[\t ]*$/m.exec(rest);
+  if (!close) return 'its SKILL.md frontmatter has no closing "---" line';
+  const yaml = rest.slice(0, close.index);
+  const refused = (why: string) =>
+    `its SKILL.md frontmatter cannot be read by the extension's clients: ${why}`;
+  const byToken = tokenProblem(yaml);
+  if (byToken) return refused(byToken);
+  const doc = parseDocument(yaml);
+  if (doc.errors.length > 0) return 'its SKILL.md frontmatter is not valid YAML';
+  const lines = yaml.split('\n');
+  const byLine = lineProblem(lines, blockScalarLines(doc, yaml));
+  if (byLine) return refused(byLine);
+  const byNode = nodeProblem(doc, yaml);
+  if (byNode) return refused(byNode);
+  if (doc.contents === null) return {}; // comments only: the client reads an empty mapping
+  const data: unknown = doc.toJS();
   if (!isPlainObject(data)) return 'its SKILL.md frontmatter is not a mapping';
   return JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
+}
+
+/** The content lines of every block scalar (by index in the YAML's lines), with their content's indent. */
+function blockScalarLines(doc: Document, yaml: string): Map<number, number> {
+  const lines = new Map<number, number>();
+  visit(doc, {
+    Scalar(_key, node) {
+      if (node.type !== Scalar.BLOCK_LITERAL && node.type !== Scalar.BLOCK_FOLDED) return;
+      const [start = 0, end = 0] = node.range ?? [];
+      const headerEnd = yaml.indexOf('\n', start);
+      if (headerEnd === -1 || headerEnd >= end) return; // no content lines
+      const first = yaml.slice(0, headerEnd + 1).split('\n').length - 1; // the line after the header's
+      const body = yaml
+        .slice(headerEnd + 1, end)
+        .replace(/\n$/, '')
+        .split('\n');
+      const content = body.find((line) => !/^ *$/.test(line));
+      const indent =
+        content === undefined ? Number.POSITIVE_INFINITY : (/^ */.exec(content)?.[0].length ?? 0);
+      for (let i = 0; i < body.length; i++) lines.set(first + i, indent);
+    },
+  });
+  return lines;
 }
 
 /**
@@ -74,14 +243,26 @@ export function frontmatterProblem(frontmatter: Record<string, unknown>, name: s
   return undefined;
 }
 
-/** The entry's `resources`: every file once, or "dynamic" past the extension's limits of one skill. */
+/**
+ * Why the extension does not serve a skill of these files (SEP-2640's limits of one skill: entries of
+ * `resources`, SKILL.md included, and the sum of their sizes), or undefined.
+ */
+export function limitProblem(files: readonly ServedFile[]): string | undefined {
+  const { files: maxFiles, bytes: maxBytes } = SKILL_EXTENSION_LIMITS;
+  if (files.length > maxFiles)
+    return `it has ${files.length} files, over the skills extension's limit of ${maxFiles} per skill`;
+  let bytes = 0;
+  for (const f of files) bytes += f.bytes.size;
+  if (bytes > maxBytes)
+    return `its files hold ${bytes} bytes, over the skills extension's limit of 16 MiB (${maxBytes} bytes) per skill`;
+  return undefined;
+}
+
+/** The entry's `resources`: every file once, by URI. */
 export function entryResources(
   files: readonly ServedFile[],
   uriOf: (path: string) => string,
-): SkillEntryResource[] | 'dynamic' {
-  let bytes = 0;
-  for (const f of files) bytes += f.bytes.size;
-  if (files.length > SKILL_EXTENSION_LIMITS.files || bytes > SKILL_EXTENSION_LIMITS.bytes) return 'dynamic';
+): SkillEntryResource[] {
   return files
     .map((f) => ({ uri: uriOf(f.path), digest: `sha256:${f.bytes.sha256}`, size: f.bytes.size }))
     .sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));

@@ -174,8 +174,15 @@ export function writeResult(
       length += result.tailBytes + extra.bytes + (alone ? 0 : 1);
     }
   } else {
-    let json = result instanceof SerializedResult ? result.json : JSON.stringify(result);
-    if (extra !== undefined) json = `${json.slice(0, -1)}${json === '{}' ? '' : ','}${extra.json}}`;
+    let json: string;
+    if (extra !== undefined && isObject((result as { _meta?: unknown })._meta)) {
+      // A result with `_meta` of its own (skills/list's count of skills withheld) gets one `_meta` holding
+      // both; rare, so parsed rather than spliced.
+      json = JSON.stringify(mergedMembers(result as { _meta: Record<string, unknown> }, extra));
+    } else {
+      json = result instanceof SerializedResult ? result.json : JSON.stringify(result);
+      if (extra !== undefined) json = `${json.slice(0, -1)}${json === '{}' ? '' : ','}${extra.json}}`;
+    }
     body = `${RESPONSE_HEAD}${idJson},"result":${json}}`;
     length = Buffer.byteLength(body);
   }
@@ -185,6 +192,12 @@ export function writeResult(
     'Content-Length': length,
   });
   res.end(body);
+}
+
+/** `result` with `extra`'s members, the two `_meta` objects merged. */
+function mergedMembers(result: { _meta: Record<string, unknown> }, extra: ResultMembers): object {
+  const members = JSON.parse(`{${extra.json}}`) as { _meta?: Record<string, unknown> };
+  return { ...result, ...members, _meta: { ...result._meta, ...members._meta } };
 }
 
 /** A notification (or a client's response) is accepted with 202 and no body; returns the status. */
