@@ -379,6 +379,23 @@ describe('the tasks extension over the contract tasks', () => {
     executionMode,
   });
 
+  it("a replayed call whose task record is gone still answers its task (the call ran), at today's time", async () => {
+    const idempotencyKey = crypto.randomUUID();
+    const call = () =>
+      modern(
+        'tools/call',
+        { ...invoke, arguments: { ...args('async'), idempotencyKey } },
+        { tasks: true, name: invoke.name },
+      );
+    const first = await call();
+    expect(first.status).toBe(200);
+    const { taskId } = first.body.result;
+    await h.t.db.deleteFrom('tasks').where('task_id', '=', taskId).execute();
+    const replayed = await call();
+    expect(replayed.status).toBe(200);
+    expect(replayed.body.result).toMatchObject({ resultType: 'task', taskId, status: 'working' });
+  });
+
   it('declared: an async invoke is a task; tasks/get polls it to its result inline', async () => {
     const created = await modern(
       'tools/call',

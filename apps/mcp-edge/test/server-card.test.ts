@@ -213,6 +213,18 @@ describe('caching and CORS', () => {
     }
   });
 
+  it("the earlier drafts' catalog path answers a preflight too, so a browser can follow its 308", async () => {
+    const path = '/.well-known/mcp/catalog.json';
+    const preflight = await request(h.app)
+      .options(path)
+      .set('Origin', 'https://app.example.org')
+      .set('Access-Control-Request-Method', 'GET')
+      .set('Access-Control-Request-Headers', 'if-none-match');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers).toMatchObject(CORS);
+    expect((await request(h.app).post(path).send({})).status).toBe(405);
+  });
+
   it('HEAD answers the headers alone', async () => {
     const res = await request(h.app).head('/mcp/server-card').expect(200);
     expect(res.headers.etag).toMatch(/^"/);

@@ -228,6 +228,22 @@ describe("the discovery RFC's archive (docs/discovery.md)", () => {
     expect(ustarEntries(tgz)).toEqual(ustar.map((path) => path && `skill/${path}`));
   });
 
+  it("takes each header's path from the file, never from its PAX record: a line break forges nothing", async () => {
+    // A record parser that splits lines reads `path=SKILL.md` out of this name (node-tar's Pax.parse).
+    const forged = 'é\n17 path=SKILL.md';
+    // Exactly 100 bytes: a ustar name holds it whole, with no prefix.
+    const full = `${'é'.repeat(48)}.txt`;
+    expect(Buffer.byteLength(full)).toBe(100);
+    const files = [file('SKILL.md'), file(forged), file(full)];
+    const archive = await buildAgentSkillArchive(files, bytes);
+    expect(ustarEntries(archive)).toEqual(['SKILL.md', forged, full]);
+    expect((await entryNames(archive)).map((line) => line.slice(0, line.lastIndexOf(' 644')))).toEqual([
+      'SKILL.md',
+      forged,
+      full,
+    ]);
+  });
+
   it('v1 (agent-skill.tar.gz) is the bytes served and locked before', async () => {
     const files = [file('SKILL.md'), file('références/é.md'), file(unsplittable)];
     const v1 = await buildAgentSkillArchive(files, bytes, 'v1');

@@ -128,15 +128,12 @@ interface Manifest {
   result: object;
   /** What the skills extension serves of it, worked out on first use. */
   served?: ServedFile[];
-  /** Its SKILL.md's frontmatter as the extension's clients read it, or why they cannot; on first use. */
-  skillMd?: Record<string, unknown> | string;
 }
 
-/** A package's current SKILL.md: its SHA-256, and its frontmatter as the extension's clients read it. */
-interface CurrentSkillMd {
-  sha256: string;
-  reading?: Record<string, unknown> | string;
-}
+/** A SKILL.md's frontmatter as the extension's clients read it, or why they cannot. */
+type SkillMdReading = Record<string, unknown> | string;
+/** What the readings kept may hold, counted in UTF-16 units of their JSON (about 64 MiB). */
+const READINGS_MAX_SIZE = 32 * 1024 * 1024;
 
 type Visibility = { ok: true; state: PackageState } | { ok: false; message: string };
 
@@ -382,28 +379,37 @@ export function createCatalog(options: CatalogOptions): Catalog {
   // The frontmatter is the registry's reading of the package's current SKILL.md when that SKILL.md is
   // exactly the version's (the SHA-256 of the detail's text, once per detail); another version's is read
   // from its own SKILL.md bytes (skill-entries.ts). Either way the SKILL.md must be one the extension's
-  // clients can read: the edge reads it as they do, once per detail or per version record.
-  const currentSkillMd = new WeakMap<PackageDetail, CurrentSkillMd>();
+  // clients can read: the edge reads it as they do, once per SKILL.md (by SHA-256) while it is kept, since
+  // details and delegated reads' records are built anew and a large frontmatter costs the parser's time.
+  const currentSha256 = new WeakMap<PackageDetail, string>();
+  const readings = new LRUCache<string, SkillMdReading>({
+    maxSize: READINGS_MAX_SIZE,
+    sizeCalculation: (reading) =>
+      (typeof reading === 'string' ? reading : JSON.stringify(reading)).length + 64,
+  });
   async function frontmatterOf(
     detail: PackageDetail,
     ref: SkillRef,
     m: Manifest,
     uri: string,
     assertion: string | undefined,
-  ): Promise<Record<string, unknown> | string> {
-    let current = currentSkillMd.get(detail);
-    if (current === undefined) {
-      current = { sha256: createHash('sha256').update(detail.skillMdRaw, 'utf8').digest('hex') };
-      currentSkillMd.set(detail, current);
-    }
+  ): Promise<SkillMdReading> {
     const file = fileAt(m, SKILL_MD_PATH);
     if (!file) return 'it has no SKILL.md';
-    if (file.sha256 === current.sha256) {
-      current.reading ??= frontmatterFromSkillMd(detail.skillMdRaw);
-      return typeof current.reading === 'string' ? current.reading : detail.frontmatter;
+    let sha256 = currentSha256.get(detail);
+    if (sha256 === undefined) {
+      sha256 = createHash('sha256').update(detail.skillMdRaw, 'utf8').digest('hex');
+      currentSha256.set(detail, sha256);
     }
-    m.skillMd ??= frontmatterFromSkillMd(await bytesOf(ref, m.version, file, uri, assertion));
-    return m.skillMd;
+    const current = file.sha256 === sha256;
+    let reading = readings.get(file.sha256);
+    if (reading === undefined) {
+      reading = frontmatterFromSkillMd(
+        current ? detail.skillMdRaw : await bytesOf(ref, m.version, file, uri, assertion),
+      );
+      readings.set(file.sha256, reading);
+    }
+    return current && typeof reading !== 'string' ? detail.frontmatter : reading;
   }
 
   /**

@@ -199,13 +199,27 @@ export function frontmatterFromSkillMd(skillMd: Buffer | string): Record<string,
 /** The content lines of every block scalar (by index in the YAML's lines), with their content's indent. */
 function blockScalarLines(doc: Document, yaml: string): Map<number, number> {
   const lines = new Map<number, number>();
+  // Where each line break is, to tell a scalar's line by binary search (counting from the top each time
+  // made a frontmatter of many block scalars quadratic).
+  const breaks: number[] = [];
+  for (let at = yaml.indexOf('\n'); at !== -1; at = yaml.indexOf('\n', at + 1)) breaks.push(at);
+  const lineAfter = (breakAt: number) => {
+    let low = 0;
+    let high = breaks.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((breaks[mid] as number) < breakAt) low = mid + 1;
+      else high = mid;
+    }
+    return low + 1; // breaks before breakAt, plus this one
+  };
   visit(doc, {
     Scalar(_key, node) {
       if (node.type !== Scalar.BLOCK_LITERAL && node.type !== Scalar.BLOCK_FOLDED) return;
       const [start = 0, end = 0] = node.range ?? [];
       const headerEnd = yaml.indexOf('\n', start);
       if (headerEnd === -1 || headerEnd >= end) return; // no content lines
-      const first = yaml.slice(0, headerEnd + 1).split('\n').length - 1; // the line after the header's
+      const first = lineAfter(headerEnd); // the line after the header's
       const body = yaml
         .slice(headerEnd + 1, end)
         .replace(/\n$/, '')

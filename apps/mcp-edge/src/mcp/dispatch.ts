@@ -86,8 +86,14 @@ export function createDispatch(
           // A 2026-07-28 client with the tasks extension gets the extension's task to poll; one without
           // it, the call's outcome, waited for (it could not poll a task).
           if (modern.tasks) {
-            const record = (await backend.runtime().getTask(caller, handle.taskId)) as TaskRecord;
-            return createdTask(record, pollWindow);
+            const record = await backend
+              .runtime()
+              .getTask(caller, handle.taskId)
+              .then(
+                (task) => task as TaskRecord,
+                () => undefined,
+              );
+            return createdTask(handle, record, pollWindow);
           }
           const ended = await outcomeWithin(backend.runtime(), caller, handle.taskId, untaskedWaitMs);
           if (ended) return ended;

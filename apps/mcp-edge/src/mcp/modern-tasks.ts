@@ -35,21 +35,27 @@ export function taskHandleOf(
 }
 
 /**
- * The CreateTaskResult of a task just submitted, from its stored record (which tasks/get reads too, so
- * the two give the same times).
+ * The CreateTaskResult of a task just submitted, its times from the stored record (which tasks/get reads
+ * too, so the two agree). Without the record (an idempotent replay of a task whose record has expired, a
+ * read that failed) the call still ran: the handle's status and the current time stand in.
  */
-export function createdTask(record: TaskRecord, pollWindowSeconds: number): TaskCreated {
+export function createdTask(
+  handle: { taskId: string; status: TaskStatus; runId: string },
+  record: TaskRecord | undefined,
+  pollWindowSeconds: number,
+): TaskCreated {
+  const now = new Date().toISOString();
   return new TaskCreated(
     JSON.stringify({
       resultType: 'task',
-      taskId: record.taskId,
-      status: STATUS[record.status],
-      createdAt: record.submittedAt,
-      lastUpdatedAt: record.updatedAt,
+      taskId: handle.taskId,
+      status: STATUS[record?.status ?? handle.status],
+      createdAt: record?.submittedAt ?? now,
+      lastUpdatedAt: record?.updatedAt ?? now,
       ttlMs: pollWindowSeconds * 1000,
       pollIntervalMs: POLL_INTERVAL_MS,
       // The contract's run id, for pkgreg's own records (the trace and audit of the run).
-      'pkgreg.dev/runId': record.canonicalRunId,
+      'pkgreg.dev/runId': handle.runId,
     }),
   );
 }

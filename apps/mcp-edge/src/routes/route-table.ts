@@ -79,6 +79,7 @@ export const EDGE_ROUTES = [
   otherMethods('server-card-other-methods', '/mcp/server-card'),
   otherMethods('server-card-well-known-other-methods', '/.well-known/mcp/server-card.json'),
   otherMethods('ai-catalog-other-methods', '/.well-known/ai-catalog.json'),
+  otherMethods('mcp-catalog-other-methods', '/.well-known/mcp/catalog.json'),
   {
     id: 'jwks',
     method: 'get',

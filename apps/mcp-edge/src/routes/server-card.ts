@@ -38,7 +38,8 @@ type ServerCardRouteId =
   | 'mcp-catalog'
   | 'server-card-other-methods'
   | 'server-card-well-known-other-methods'
-  | 'ai-catalog-other-methods';
+  | 'ai-catalog-other-methods'
+  | 'mcp-catalog-other-methods';
 
 export function serverCardRoutes(env: Env): Record<ServerCardRouteId, RequestHandler> {
   const base = env.PKGREG_PUBLIC_BASE_URL;
@@ -106,5 +107,6 @@ export function serverCardRoutes(env: Env): Record<ServerCardRouteId, RequestHan
     'server-card-other-methods': otherMethods,
     'server-card-well-known-other-methods': otherMethods,
     'ai-catalog-other-methods': otherMethods,
+    'mcp-catalog-other-methods': otherMethods,
   };
 }

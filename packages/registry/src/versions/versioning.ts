@@ -4,7 +4,6 @@ import { crc32, gzip } from 'node:zlib';
 import { manifestText } from '@pkgreg/contracts';
 import semver from 'semver';
 import { Header } from 'tar/header';
-import { Pax } from 'tar/pax';
 import { pack as tarPack } from 'tar-stream';
 
 // A version's identity (digest), its string (declared or pseudo) and its archive: docs/versions.md.
@@ -109,6 +108,7 @@ async function tarOf(
   prefix: string,
   files: ManifestFile[],
   bytesOf: (file: ManifestFile) => Buffer,
+  ustarNames: boolean,
 ): Promise<Buffer> {
   const pack = tarPack();
   const chunks: Buffer[] = [];
@@ -118,7 +118,8 @@ async function tarOf(
     pack.on('error', reject);
   });
   const common = { mtime: ARCHIVE_MTIME, uid: 0, gid: 0, uname: '', gname: '' };
-  for (const file of [...files].sort(byPath)) {
+  const sorted = [...files].sort(byPath);
+  for (const file of sorted) {
     const entryName = `${prefix}${file.path}`;
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error | null) => (error ? reject(error) : resolve());
@@ -135,36 +136,73 @@ async function tarOf(
   }
   pack.finalize();
   await ended;
-  return Buffer.concat(chunks);
+  const tar = Buffer.concat(chunks);
+  if (!ustarNames) return tar;
+  const entries = sorted.map((file) => ({
+    name: `${prefix}${file.path}`,
+    linkname: file.linkTarget ?? undefined,
+  }));
+  return nameUstarHeaders(tar, entries);
+}
+
+/** Where a ustar header holds `text`'s UTF-8 bytes: name (100 bytes) and prefix (155, split at a `/`). */
+function ustarFields(text: string): { name: Buffer; prefix: Buffer } | undefined {
+  const bytes = Buffer.from(text);
+  if (bytes.length <= 100) return { name: bytes, prefix: Buffer.alloc(0) };
+  for (
+    let slash = bytes.indexOf(0x2f);
+    slash !== -1 && slash <= 155;
+    slash = bytes.indexOf(0x2f, slash + 1)
+  ) {
+    const name = bytes.subarray(slash + 1);
+    if (name.length > 0 && name.length <= 100) return { name, prefix: bytes.subarray(0, slash) };
+  }
+  return undefined;
 }
 
 /**
- * `tar` with each PAX entry's own header naming its path, as GNU tar and node-tar write it. tar-stream
- * gives a path ustar cannot hold as it writes it (not ASCII, or past 100 bytes with no split into a
- * 155-byte prefix and a 100-byte name) a PAX record and names the entry's header `PaxHeader`, which a
- * reader that skips PAX records (vercel's `skills` CLI) writes as a file of that name. node-tar's Header
- * writes the path's UTF-8 bytes in name and prefix; a path they cannot hold whole, which node-tar would
- * cut, gets an empty name instead: such a reader refuses it rather than write a file under a cut path.
- * PAX readers take the record's path either way; entries without a record keep their bytes.
+ * `tar` with each PAX entry's own header naming its path, as GNU tar writes it. tar-stream gives a path
+ * ustar cannot hold as it writes it (not ASCII, or past 100 bytes with no split) a PAX record and names the
+ * entry's header `PaxHeader`, which a reader that skips PAX records (vercel's `skills` CLI) writes as a file
+ * of that name. The header now gets the path's UTF-8 bytes where name and prefix hold them whole, else an
+ * empty name, which such a reader refuses rather than write a file under a cut path. The paths are the
+ * entries' own (`entries`, in the tar's order), never read back from the records: a path may hold a line
+ * break, and a record parser that splits lines would take a forged `path=` from it. Entries without a
+ * record keep their bytes. node-tar's Header only reads each header's type and size.
  */
-function nameUstarHeaders(tar: Buffer): Buffer {
+function nameUstarHeaders(tar: Buffer, entries: readonly { name: string; linkname?: string }[]): Buffer {
+  let next = 0;
+  let recorded = false;
   for (let at = 0; at + 512 <= tar.length; ) {
     const header = new Header(tar, at);
     if (header.nullBlock) break;
-    const size = header.size ?? 0;
-    const body = at + 512;
-    at = body + Math.ceil(size / 512) * 512;
-    if (header.type !== 'ExtendedHeader') continue;
-    const { path, linkpath } = Pax.parse(tar.toString('utf8', body, body + size));
-    const entry = new Header(tar, at);
-    entry.path = path;
-    if (linkpath !== undefined) entry.linkpath = linkpath;
-    entry.encode(tar, at);
-    const written = new Header(tar, at);
-    if (written.path !== entry.path || written.linkpath !== entry.linkpath) {
-      entry.path = '';
-      entry.encode(tar, at);
+    const start = at;
+    at += 512 + Math.ceil((header.size ?? 0) / 512) * 512;
+    if (header.type === 'ExtendedHeader') {
+      recorded = true;
+      continue;
     }
+    const entry = entries[next++];
+    if (!recorded || entry === undefined) continue;
+    recorded = false;
+    const path = ustarFields(entry.name);
+    const link = entry.linkname === undefined ? undefined : Buffer.from(entry.linkname);
+    tar.fill(0, start, start + 100);
+    tar.fill(0, start + 345, start + 500);
+    if (path) {
+      path.name.copy(tar, start);
+      path.prefix.copy(tar, start + 345);
+    }
+    if (link) {
+      tar.fill(0, start + 157, start + 257);
+      if (link.length <= 100) link.copy(tar, start + 157);
+    }
+    // The checksum (ustar): the header's bytes summed with its own field read as spaces.
+    tar.fill(0x20, start + 148, start + 156);
+    let sum = 0;
+    for (let i = start; i < start + 512; i++) sum += tar[i] as number;
+    // Written as tar-stream writes it: six octal digits, a space, a NUL.
+    tar.write(`${sum.toString(8).padStart(6, '0')} \0`, start + 148, 'latin1');
   }
   return tar;
 }
@@ -179,7 +217,7 @@ export async function buildArchive(
   files: ManifestFile[],
   bytesOf: (file: ManifestFile) => Buffer,
 ): Promise<Buffer> {
-  const tar = nameUstarHeaders(await tarOf(`${name}/`, files, bytesOf));
+  const tar = await tarOf(`${name}/`, files, bytesOf, true);
   // On libuv's thread pool: the run's database writes go on meanwhile.
   return gzipAsync(tar, { level: 9 });
 }
@@ -203,8 +241,7 @@ export async function buildAgentSkillArchive(
   bytesOf: (file: ManifestFile) => Buffer,
   form: AgentSkillArchiveForm = 'v2',
 ): Promise<Buffer> {
-  const tar = await tarOf('', files, bytesOf);
-  return gzipStored(form === 'v2' ? nameUstarHeaders(tar) : tar);
+  return gzipStored(await tarOf('', files, bytesOf, form === 'v2'));
 }
 
 /** Deflate's largest stored block (RFC 1951 3.2.4: LEN is 16 bits). */
