@@ -325,7 +325,9 @@ describe('from a pkgreg registry', () => {
       source: { kind: 'well-known', url: `${registry.url}/@acme`, skill: 'pdf-kit' },
       index: `${registry.url}/@acme/.well-known/agent-skills/index.json`,
       type: 'archive',
-      url: expect.stringMatching(/\/api\/packages\/@acme\/pdf-kit\/versions\/[^/]+\/agent-skill\.tar\.gz$/),
+      url: expect.stringMatching(
+        /\/api\/packages\/@acme\/pdf-kit\/versions\/[^/]+\/agent-skill\.v2\.tar\.gz$/,
+      ),
       digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       agents: ['claude-code'],
       dirs: ['.claude/skills/pdf-kit'],
