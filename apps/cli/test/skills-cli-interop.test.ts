@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentSkillsIndexSchema } from '@pkgreg/contracts';
+import { insertOrganisation } from '@pkgreg/db/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runBinary, runCli, tempDir } from './helpers/cli.js';
 import { snapshot } from './helpers/folders.js';
@@ -59,31 +60,12 @@ let home: string;
 beforeAll(async () => {
   home = await tempDir('interop-home');
   // The organisation `acme-corp` holds the scope @acme (its settings name it).
-  const now = new Date();
-  await database.db
-    .insertInto('auth_organization')
-    .values({
-      id: 'org-acme',
-      name: 'Acme Corp',
-      slug: 'acme-corp',
-      createdAt: now,
-      logo: null,
-      metadata: null,
-      githubOrgId: null,
-      githubOrgLogin: null,
-      suspendedAt: null,
-    })
-    .execute();
-  await database.db
-    .insertInto('scope_settings')
-    .values({
-      scope: 'acme',
-      organization_id: 'org-acme',
-      account_id: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await insertOrganisation(database.db, {
+    id: 'org-acme',
+    slug: 'acme-corp',
+    name: 'Acme Corp',
+    scopes: { acme: 'public' },
+  });
 });
 
 /** `skills add <source> …` in `cwd`: telemetry off, non-interactive, project scope, one agent folder. */
