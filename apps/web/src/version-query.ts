@@ -25,7 +25,9 @@ export function parseVersion(value: string | null): string | null {
  * because importing contracts' runtime code would pull zod into the bundle.
  */
 export function parseFilePath(value: string | null): string | null {
-  if (!value || value.length > 4096 || value.includes('\\') || value.includes('\0')) return null;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  if (!value || value.length > 4096 || value.includes('\\') || /[\u0000-\u001f\u007f]/.test(value))
+    return null;
   return value.split('/').some((s) => s === '' || s === '.' || s === '..') ? null : value;
 }
 

@@ -146,12 +146,18 @@ export const VersionListResponseSchema = z.object({
 });
 export type VersionListResponse = z.infer<typeof VersionListResponseSchema>;
 
+// Control characters (C0 and DEL): a line break in a name let a PAX record parser that splits lines read a
+// forged `path=` (node-tar), and they rewrite terminals that print a file list.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 /**
  * A file path as a URL or manifest names it: relative, `/`-separated, no empty, `.` or `..` segment, no
- * backslash or NUL. Returns the path, or null when it could name something outside the folder.
+ * backslash or control character (NUL, line breaks, escapes). Returns the path, or null when it could name
+ * something outside the folder or is not a name a skill may hold.
  */
 export function normalizeSkillFilePath(path: string): string | null {
-  if (path === '' || path.length > 4096 || path.includes('\\') || path.includes('\0')) return null;
+  if (path === '' || path.length > 4096 || path.includes('\\') || CONTROL_CHARACTER.test(path)) return null;
   const segments = path.split('/');
   if (segments.some((s) => s === '' || s === '.' || s === '..')) return null;
   return path;

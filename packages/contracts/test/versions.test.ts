@@ -4,15 +4,31 @@ import { manifestText, normalizeSkillFilePath, resolveSkillLink } from '../src/i
 // docs/versions.md: the path, link and manifest rules the indexer and the CLI share.
 
 describe('skill file paths', () => {
-  it.each(['SKILL.md', 'scripts/run.sh', 'a/b/c.txt', '.hidden/file'])('accepts %s', (path) => {
-    expect(normalizeSkillFilePath(path)).toBe(path);
-  });
-  it.each(['', '/etc/passwd', '../x', 'a/../b', 'a//b', 'a/./b', 'a\\b', 'a\0b', 'a/'])(
-    'refuses %j',
+  it.each(['SKILL.md', 'scripts/run.sh', 'a/b/c.txt', '.hidden/file', 'références/é.md', 'a b.md'])(
+    'accepts %s',
     (path) => {
-      expect(normalizeSkillFilePath(path)).toBeNull();
+      expect(normalizeSkillFilePath(path)).toBe(path);
     },
   );
+  it.each([
+    '',
+    '/etc/passwd',
+    '../x',
+    'a/../b',
+    'a//b',
+    'a/./b',
+    'a\\b',
+    'a\0b',
+    'a/',
+    // Control characters: a line break forged a PAX path= for node-tar; escapes rewrite terminals.
+    'é\n17 path=SKILL.md',
+    'a\rb',
+    'a\tb',
+    'a\u001b[2Jb',
+    'a\u007fb',
+  ])('refuses %j', (path) => {
+    expect(normalizeSkillFilePath(path)).toBeNull();
+  });
 });
 
 describe('links', () => {

@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { normalizeSkillFilePath } from '@pkgreg/contracts';
 import type { TreeFile } from './types.js';
 
 // Which SKILL.md files of a tree are skills, and which files make up each skill's folder
@@ -85,8 +86,15 @@ function mib(bytes: number): string {
   return `${+(bytes / (1024 * 1024)).toFixed(2)} MiB`;
 }
 
-/** Why a folder is past a limit (naming the limit), or null. Sizes come from the tree listing. */
+/**
+ * Why a folder is past a limit (naming the limit) or holds a path no skill may (a control character, a
+ * backslash: normalizeSkillFilePath), or null. Sizes come from the tree listing.
+ */
 export function limitProblem(folder: SkillFolder, limits: SkillLimits): string | null {
+  const unfit = folder.files.find((file) => normalizeSkillFilePath(file.relativePath) === null);
+  if (unfit) {
+    return `${JSON.stringify(unfit.relativePath)} is not a path a skill may hold (no control characters or backslashes)`;
+  }
   if (folder.files.length > limits.maxSkillFiles) {
     return `the skill has ${folder.files.length} files; the limit is ${limits.maxSkillFiles} files a skill`;
   }

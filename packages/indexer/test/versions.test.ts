@@ -451,6 +451,24 @@ describe('what is indexed', () => {
     expect(await pkg('limits', 'big')).toBeUndefined();
   });
 
+  it('a skill holding a path with a control character is rejected, naming the path', async () => {
+    const repo = createRepo(root, 'ctl', 'kit', {
+      'forged/SKILL.md': skillMd(['name: forged', 'description: A line break in a name.']),
+      'forged/é\n17 path=SKILL.md': 'not the SKILL.md',
+      'fine/SKILL.md': skillMd(['name: fine', 'description: Fine.']),
+    });
+    const summary = await indexSource({ db }, { kind: 'git', locator: repo, owner: 'ctl' });
+    expect(summary).toMatchObject({ indexed: 1, rejected: 1 });
+    expect(summary.rejections).toEqual([
+      {
+        path: 'forged/SKILL.md',
+        reason:
+          '"é\\n17 path=SKILL.md" is not a path a skill may hold (no control characters or backslashes)',
+      },
+    ]);
+    expect(await pkg('ctl', 'forged')).toBeUndefined();
+  });
+
   it('license: declared, else the folder LICENSE, else the root LICENSE; an unknown own text is null', async () => {
     const mit =
       'MIT License\n\nCopyright (c) 2026 Acme\n\nPermission is hereby granted, free of charge, to any person obtaining a copy of this software and associated documentation files (the "Software"), to deal in the Software without restriction, including without limitation the rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the Software is furnished to do so, subject to the following conditions:\n\nThe above copyright notice and this permission notice shall be included in all copies or substantial portions of the Software.\n\nTHE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.\n';

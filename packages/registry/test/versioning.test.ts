@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import semver from 'semver';
+import { Parser as TarParser } from 'tar';
 import { extract } from 'tar-stream';
 import { describe, expect, it } from 'vitest';
 import {
@@ -228,7 +229,7 @@ describe("the discovery RFC's archive (docs/discovery.md)", () => {
     expect(ustarEntries(tgz)).toEqual(ustar.map((path) => path && `skill/${path}`));
   });
 
-  it("takes each header's path from the file, never from its PAX record: a line break forges nothing", async () => {
+  it("takes each header's path from the file, never from its PAX record: a line break forges no ustar name", async () => {
     // A record parser that splits lines reads `path=SKILL.md` out of this name (node-tar's Pax.parse).
     const forged = 'é\n17 path=SKILL.md';
     // Exactly 100 bytes: a ustar name holds it whole, with no prefix.
@@ -241,6 +242,33 @@ describe("the discovery RFC's archive (docs/discovery.md)", () => {
       'SKILL.md',
       forged,
       full,
+    ]);
+  });
+
+  it("a link whose target ustar cannot hold keeps tar-stream's placeholder: node-tar reads every entry", async () => {
+    const target = `refs/${'x'.repeat(60)}/${'y'.repeat(60)}.md`;
+    const files = [
+      file('SKILL.md'),
+      file('a-link', { mode: '120000', linkTarget: target }),
+      file('b.md'),
+      file(target),
+    ];
+    const entries: string[] = [];
+    const parser = new TarParser({
+      onReadEntry: (entry) => {
+        entries.push(`${entry.path} ${entry.type}${entry.linkpath ? ` -> ${entry.linkpath}` : ''}`);
+        entry.resume();
+      },
+    });
+    const archive = await buildAgentSkillArchive(files, bytes);
+    const ended = new Promise((resolve) => parser.on('end', resolve));
+    parser.end(gunzipSync(archive));
+    await ended;
+    expect(entries).toEqual([
+      'SKILL.md File',
+      `a-link SymbolicLink -> ${target}`,
+      'b.md File',
+      `${target} File`,
     ]);
   });
 

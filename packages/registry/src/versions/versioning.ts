@@ -193,9 +193,11 @@ function nameUstarHeaders(tar: Buffer, entries: readonly { name: string; linknam
       path.name.copy(tar, start);
       path.prefix.copy(tar, start + 345);
     }
-    if (link) {
+    // A target past 100 bytes keeps tar-stream's placeholder: an empty linkname makes node-tar drop the
+    // link and give its PAX record to the next entry.
+    if (link && link.length <= 100) {
       tar.fill(0, start + 157, start + 257);
-      if (link.length <= 100) link.copy(tar, start + 157);
+      link.copy(tar, start + 157);
     }
     // The checksum (ustar): the header's bytes summed with its own field read as spaces.
     tar.fill(0x20, start + 148, start + 156);
